@@ -1,0 +1,41 @@
+# Top-level entry points. Every target runs the idempotent set-up first, so a fresh Debian 12
+# machine needs nothing else: `make run` (the main job on the embedded default), `make test`.
+BUILD     ?= build
+BUILD_SAN ?= build-asan
+JOBS      ?= $(shell nproc)
+
+.PHONY: all setup build run test test-asan bench fuzz goldens clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERHEAD_WERROR=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/overhead run
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# ASan+UBSan build of every test (CI runs it after `make test`).
+test-asan: setup
+	@cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOVERHEAD_WERROR=ON -DOVERHEAD_SANITIZE=ON >/dev/null
+	@cmake --build $(BUILD_SAN) -j $(JOBS)
+	@cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -LE slow $(CTEST_ARGS)
+
+bench: build
+	@bash bench/tokenize_vs_hf.sh
+
+fuzz: setup
+	@bash fuzz/run.sh
+
+goldens: build
+	@bash scripts/make_goldens.sh
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One-time, idempotent set-up for a fresh Debian 12 machine: installs the Debian packages the
+# build, tests and benchmarks need, then fetches and builds the tokenizer files (pinned, sha256-checked).
+# Safe to run again: every step checks first and does nothing when already done.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  clang libclang-rt-14-dev                                  # fuzzers (libFuzzer) and sanitizer runtimes
+  libsimdjson-dev libpcre2-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-jinja2                                     # golden regeneration (Jinja2 reference)
+  nodejs npm                                                 # npm packages: tokenizer files, references
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+    { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; }
+fi
+
+bash "$ROOT/scripts/fetch_tokenizers.sh"

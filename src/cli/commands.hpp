@@ -1,0 +1,12 @@
+// Registration of the subcommands. Each add_* function adds its subcommand(s) to `app`; when one
+// runs, it stores its process exit code (0 ok, 1 failure, 2 usage) in `exit_code`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace overhead::cli {
+
+void add_tokenize_command(CLI::App& app, int& exit_code);
+void add_bench_tokenize_command(CLI::App& bench, int& exit_code);
+
+}  // namespace overhead::cli

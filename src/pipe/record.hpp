@@ -1,0 +1,46 @@
+// One work item's record: what the worker writes per (experiment, tokenizer, id), as the seed's
+// table did, plus the stage stamps that let the analysis break each item's cost down.
+// Key: (experiment_tokenizer, id), so a replay overwrites rather than duplicates.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace overhead::pipe {
+
+struct Record {
+  // --- the seed's fields ---
+  std::string experiment_tokenizer;  // "<experiment>#<tokenizer>" (hash key)
+  std::string id;                    // the source record id (range key)
+  std::string model;
+  std::string start_time;            // UTC ISO-8601 with microseconds, e.g. 2026-12-02T12:00:00.123456Z
+  std::string end_time;
+  std::int64_t token_count = 0;      // our count: rendered chat template, add_special_tokens=True
+  std::optional<std::int64_t> api_input;   // usage.input of the source record, when present
+  std::optional<std::int64_t> api_output;  // usage.output
+  std::string experiment;
+  std::string tokenizer;
+
+  // --- ours ---
+  int case_number = 0;     // 1..5, the seed's case this run was
+  std::string worker;      // worker name (process/thread), unique within an experiment
+  std::int64_t seq = 0;    // 0-based order of the item within its worker
+  std::int64_t batch = 0;  // 0-based index of the input batch within its worker
+  bool batch_boundary = false;  // true for the item at which a new input batch was taken
+
+  // Monotonic clock stamps in nanoseconds (CLOCK_MONOTONIC, comparable within one host).
+  // 0 means "stage not taken" (e.g. no input queue in cases 1-4 gives input_deleted == 0).
+  std::int64_t received = 0;
+  std::int64_t render_start = 0;
+  std::int64_t render_end = 0;
+  std::int64_t encode_end = 0;
+  std::int64_t publish_start = 0;
+  std::int64_t publish_acked = 0;
+  std::int64_t input_deleted = 0;
+
+  std::int64_t prompt_chars = 0;  // Unicode code points over all message contents
+  std::int64_t prompt_bytes = 0;  // UTF-8 bytes over all message contents
+};
+
+}  // namespace overhead::pipe

@@ -1,0 +1,32 @@
+// The record store: idempotent upsert keyed by (experiment_tokenizer, id) and a scan by
+// experiment. Backends are chosen by URL: "sqlite:PATH" (embedded default, WAL) here; PostgreSQL
+// and DynamoDB fit the same interface.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pipe/record.hpp"
+
+namespace overhead::pipe {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Insert or replace by key. Thread-safe. Throws StoreError naming the URL on failure.
+  virtual void upsert(const Record& record) = 0;
+  virtual void upsert_batch(std::span<const Record> records) = 0;
+  // Calls fn for every record of `experiment` (all experiments when empty), in key order.
+  virtual void scan(const std::string& experiment, const std::function<void(const Record&)>& fn) = 0;
+  // Distinct experiment names held.
+  virtual std::vector<std::string> experiments() = 0;
+  virtual const std::string& url() const = 0;
+};
+
+// Opens a store by URL ("sqlite:out/records.db"); throws std::invalid_argument for an unknown scheme.
+std::unique_ptr<Store> open_store(const std::string& url);
+
+}  // namespace overhead::pipe

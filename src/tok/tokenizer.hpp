@@ -1,0 +1,76 @@
+// The public face of the tokenizer: load a HuggingFace `tokenizer.json` (BPE family) and encode
+// text to the same ids as HF tokenizers, or decode ids back to text.
+//
+// A loaded Tokenizer is immutable: every method is const and safe to call from many threads at
+// once with no lock (per-thread scratch space lives in thread_local storage). Load it once and
+// share the pointer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace overhead::tok {
+
+using TokenId = std::uint32_t;
+using Ids = std::vector<TokenId>;
+
+class TokenizerImpl;
+
+class Tokenizer {
+ public:
+  // `path` is a folder holding tokenizer.json (and optionally tokenizer_config.json), a path to a
+  // tokenizer.json file, a short name (see resolve.hpp) or an HF model id in the local HF cache.
+  // Throws LoadError naming the file and JSON path of anything unsupported.
+  static std::shared_ptr<const Tokenizer> load(const std::string& path);
+
+  ~Tokenizer();
+  Tokenizer(const Tokenizer&) = delete;
+  Tokenizer& operator=(const Tokenizer&) = delete;
+
+  // tokenizer(text, add_special_tokens=add_special)["input_ids"]. Text that is not valid UTF-8
+  // is first repaired: every maximal invalid subsequence becomes U+FFFD (as Python's
+  // bytes.decode("utf-8", "replace") and Rust's from_utf8_lossy do).
+  Ids encode(std::string_view text, bool add_special = true) const;
+  // Appends to `out` instead of returning a new vector (no allocation once `out` has capacity).
+  void encode_into(std::string_view text, Ids& out, bool add_special = true) const;
+  // Number of ids encode() would return.
+  std::size_t count(std::string_view text, bool add_special = true) const;
+  // Encodes every text on a pool of `threads` threads (0 = all cores); result i is for text i.
+  std::vector<Ids> encode_batch(std::span<const std::string> texts, bool add_special = true,
+                                unsigned threads = 0) const;
+  // tokenizer.decode(ids, skip_special_tokens=skip_special). Unknown ids are skipped, as HF does.
+  std::string decode(std::span<const TokenId> ids, bool skip_special = false) const;
+
+  // Vocabulary lookups (model vocabulary and added tokens).
+  std::optional<TokenId> token_to_id(std::string_view token) const;
+  std::optional<std::string> id_to_token(TokenId id) const;
+  std::size_t vocab_size() const;  // highest id + 1
+  bool is_special(TokenId id) const;
+
+  // tokenizer_config.json as loaded (an empty object when the folder has none).
+  const nlohmann::json& config() const;
+  // Special-token strings from tokenizer_config.json ("bos_token", "eos_token", ...), given
+  // either as a string or as an AddedToken object there; nullopt when absent or null.
+  std::optional<std::string> special_token(std::string_view key) const;
+  // The chat template ("default" one when the config holds a list); nullopt when absent.
+  std::optional<std::string> chat_template() const;
+
+  // Where the files came from (the folder) and a display name (the alias or folder name).
+  const std::string& source_dir() const;
+  const std::string& name() const;
+
+  const TokenizerImpl& impl() const { return *impl_; }
+
+ private:
+  explicit Tokenizer(std::unique_ptr<TokenizerImpl> impl);
+  std::unique_ptr<TokenizerImpl> impl_;
+};
+
+}  // namespace overhead::tok

@@ -1,0 +1,73 @@
+#include "util/thread_pool.hpp"
+
+namespace overhead::util {
+
+ThreadPool::ThreadPool(unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+// Takes indices one at a time under the lock: items are whole documents (microseconds each), so
+// the hand-off cost is small against the work and the load stays balanced.
+void ThreadPool::run_items() {
+  std::unique_lock lock(mutex_);
+  ++active_;
+  while (next_index_ < job_size_) {
+    const std::size_t i = next_index_++;
+    const auto* job = job_;
+    lock.unlock();
+    try {
+      (*job)(i);
+    } catch (...) {
+      lock.lock();
+      if (!error_) error_ = std::current_exception();
+      next_index_ = job_size_;  // abandon the rest of this job
+      continue;
+    }
+    lock.lock();
+  }
+  --active_;
+  if (next_index_ >= job_size_ && active_ == 0) done_.notify_all();
+}
+
+void ThreadPool::worker_loop() {
+  std::size_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+    }
+    run_items();
+  }
+}
+
+void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
+  if (n == 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    job_ = &fn;
+    job_size_ = n;
+    next_index_ = 0;
+    error_ = nullptr;
+    ++generation_;
+  }
+  wake_.notify_all();
+  run_items();
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return next_index_ >= job_size_ && active_ == 0; });
+  job_ = nullptr;
+  if (error_) std::rethrow_exception(error_);
+}
+
+}  // namespace overhead::util
