@@ -14,24 +14,15 @@ using unicode::kLetter;
 using unicode::kNumber;
 using unicode::kSpace;
 
-// Classes of the ASCII range, looked up without touching the big table.
-struct AsciiClasses {
-  std::uint16_t bits[128];
-  AsciiClasses() {
-    for (char32_t c = 0; c < 128; ++c) bits[c] = unicode::classes(c);
-  }
-};
-
 inline std::uint16_t class_at(std::string_view s, std::size_t i, std::size_t& next, char32_t& c) {
-  static const AsciiClasses ascii;
   const auto b = static_cast<unsigned char>(s[i]);
   if (b < 0x80) {
     next = i + 1;
     c = b;
-    return ascii.bits[b];
+  } else {
+    next = i;
+    c = utf8::next(s, next);
   }
-  next = i;
-  c = utf8::next(s, next);
   return unicode::classes(c);
 }
 

@@ -47,9 +47,8 @@ const std::vector<std::uint16_t>& table() {
 
 }  // namespace
 
-std::uint16_t classes(char32_t c) {
-  static const std::uint16_t* const t = table().data();
-  return c < 0x110000 ? t[c] : 0;
-}
+namespace detail {
+const std::uint16_t* const class_table = table().data();
+}  // namespace detail
 
 }  // namespace overhead::tok::unicode
