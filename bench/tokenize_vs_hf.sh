@@ -44,7 +44,7 @@ PY
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores; $(uname -sr); node $(node --version)"
 echo "# input: every MT-Bench message content ($(wc -l < "$TEXTS") texts, $(python3 -c 'import sys,json; print(sum(len(json.loads(l)["text"].encode()) for l in open(sys.argv[1])))' "$TEXTS") bytes); passes: $PASSES (median)"
 for name in "${NAMES[@]}"; do
-  ours=$("$BIN" bench tokenize --tokenizer "$name" --input "$TEXTS" --json | tail -1)
+  ours=$("$BIN" bench tokenize --tokenizer "$name" --input "$TEXTS" --passes "$PASSES" --json | tail -1)
   hf=$(node "$ROOT/bench/hf_tokenize_bench.mjs" --dir "$(dir_of "$name")" --input "$TEXTS" --passes "$PASSES")
   printf '%s\t%s\t%s\n' "$name" "$ours" "$hf"
 done > "$TMP/results.tsv"
