@@ -18,7 +18,7 @@ B=${BUILD_FUZZ:-$ROOT/build-fuzz}
 JOBS=${JOBS:-2}
 
 cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" -DOVERHEAD_SANITIZE=ON -DOVERHEAD_FUZZ=ON \
   -DOVERHEAD_TESTS=OFF -DOVERHEAD_BENCH=OFF >/dev/null
 cmake --build "$B" -j "$JOBS" --target "${TARGETS[@]}"
