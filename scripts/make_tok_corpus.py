@@ -266,6 +266,43 @@ def unusual_code_points():
     ]
 
 
+def recent_unicode():
+    """Letters, digits and marks assigned in Unicode 13-16: a regex engine or table of an older
+    Unicode version classes them as unassigned (not \\p{L} / \\p{N}), which splits words differently."""
+    samples = [
+        "\U00010E80\U00010E81\U00010E82",  # Yezidi letters (13.0)
+        "\U0001FBF0\U0001FBF1\U0001FBF2\U0001FBF3",  # segmented digits, Nd (13.0)
+        "\U00030000\U00030001\U0003134A",  # CJK Ext G (13.0)
+        "\U0001E290\U0001E291\U0001E292",  # Toto (14.0)
+        "\U00016A70\U00016A71 \U00016AC0\U00016AC1",  # Tangsa letters, digits (14.0)
+        "\u0870\u0871\u0872 \u0898",  # Arabic Extended-B (14.0)
+        "\U00011F04\U00011F05 \U00011F50\U00011F51",  # Kawi letters, digits (15.0)
+        "\U0001E4D0\U0001E4D1 \U0001E4F0\U0001E4F1",  # Nag Mundari letters, digits (15.0)
+        "\U00031350\U00031351",  # CJK Ext H (15.0)
+        "\U0001E030\U0001E031",  # Cyrillic modifier letters, Lm (15.0)
+        "\U0002EBF0\U0002EBF1",  # CJK Ext I (15.1)
+        "\U000105C0\U000105C1 \U00011BC0\U00011BC1 \U00016D40\U00016D41 \U00010D50\U00010D51",  # Unicode 16
+        "\U0001E5D0\U0001E5D1 \U00011BF0\U00011BF1",  # Ol Onal letters, Sunuwar digits (16.0)
+    ]
+    out = []
+    for t in samples:
+        out += [t, "a" + t + "b", " " + t, "1" + t + "2", t + "'s"]
+    return out
+
+
+def case_and_space_classes():
+    """Case classes the o200k regex distinguishes (Lu/Lt/Lm/Lo/Ll/M), Unicode case folding inside
+    the case-insensitive contraction group, and characters some engines count as \\s and others not."""
+    return [
+        "\u01c5emal \u01c8ubljana \u01cbjegos", "HTTPServer iPhone McDonald's eBay's XMLHttpRequest",
+        "\u02b0\u02b1 a\u02b0b \u30fc\u30fc\u30a2\u30fc", "\u00aa\u00ba Se\u00f1or\u00aa", "\u1d2c\u1d2d\u1d43",
+        "\u0130stanbul's \u0130I\u0131", "ABC\u0301def GHI\u0308j", "\u1f88\u1f89 \u1fbc \u1e9e\u00df",
+        "it'\u017f", "'\u017f", "IT'\u017f", "'\u017fT", "'\u212a", "we'\u212al", "'L\u212a", "'\u0130", "'\u0131",
+        "a\x1cb", "a\x1c b", "\x1d\x1e\x1f", "x\x1f\x1f  y", "a\u180eb", "a \u180e b", "a\u200b b", "a \u2028\u2029 b",
+        "a\u0085\u0085b", "  \u0085  ", "a\u00a0\u00a0 b", "\u3000\u3000x", "x \u3000", "\u2007\u202f1",
+    ]
+
+
 def random_mixes(rng):
     pool = (list("abcXYZ019 _-.,'\"!?") + [" ", " ", "  ", "\n", "\n\n", "\t", "\r\n", "'s", "'LL", "\u00a0", "\u3000"] +
             list("あア漢한ก中ß") + ["é", "e\u0301", "👍", "👍🏽", "👨‍👩‍👧", "🇯🇵", "\ue000", "\u0378", "\u2581", "\u200d"] +
@@ -281,7 +318,8 @@ def build():
     rng = XorShift(0x6F7665726865ad)
     lines = []
     for part in (basics(), scripts(), combining(), emoji(), code(), whitespace(), numbers(), contractions(),
-                 special_text(), gemma_added(), long_words(rng), singles(), unusual_code_points(), random_mixes(rng)):
+                 special_text(), gemma_added(), long_words(rng), singles(), unusual_code_points(), recent_unicode(),
+                 case_and_space_classes(), random_mixes(rng)):
         lines += part
     seen = set()
     unique = []
