@@ -1,6 +1,7 @@
 // Unicode character classes the pre-tokenizer patterns ask about (\p{L}, \p{N}, \s, the letter
-// sub-categories of o200k's pattern, \w), answered from one table built once from utf8proc's
-// category data, so the hand-written scanners classify a code point with a single load.
+// sub-categories of o200k's pattern, \w), answered from one table built once at start-up from
+// generated ranges (unicode_ranges.inc), so the hand-written scanners classify a code point with a
+// single load. The ranges follow current Unicode, as HF tokenizers' Oniguruma does.
 #pragma once
 
 #include <cstdint>
