@@ -1,0 +1,82 @@
+// The hand-written pre-tokenizer scanners must find exactly the matches of the regex they
+// replace. PCRE2 is the reference here; it knows Unicode 14, so the generated strings draw from
+// characters whose class is the same in Unicode 14 and in the scanners' (newer) table.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tok/regex.hpp"
+#include "tok/split_scanner.hpp"
+#include "tok/utf8.hpp"
+
+namespace overhead::tok {
+namespace {
+
+// Characters that exercise every branch: ASCII letters and digits, apostrophes and contraction
+// letters (including U+017F, which case-folds to 's'), every kind of whitespace, punctuation,
+// '/', CJK, kana, Latin with marks (combining and precomposed), title case, modifier letters,
+// other numbers, emoji.
+const std::vector<std::string> kAlphabet = {
+    "a", "b", "s", "t", "r", "e", "v", "l", "m", "d", "S", "T", "R", "E", "L", "D", "'", "\xC5\xBF",
+    "0", "7", "9", " ", "  ", "\t", "\n", "\r", "\r\n", "\xC2\xA0", "\xE3\x80\x80", "\xE2\x80\x83",
+    ".", ",", "!", "?", "/", "-", "(", ")", "\"", "#", "_", "\xE3\x80\x81", "\xE3\x80\x82",
+    "\xE6\x97\xA5", "\xE6\x9C\xAC", "\xE3\x81\x82", "\xE3\x82\xA2", "\xE3\x83\xBC",  // 日 本 あ ア ー
+    "\xC3\xA9", "e\xCC\x81", "\xCC\x81", "\xC7\x85", "\xCA\xB0", "\xC2\xB2", "\xE2\x85\xA0",  // é e◌́ ◌́ ǅ ʰ ² Ⅰ
+    "\xC3\x89", "\xD0\x96", "\xD0\xB6", "\xCE\xA9", "\xCF\x89", "\xD8\xB3", "\xE0\xA4\x95\xE0\xA5\x8D",
+    "\xF0\x9F\x98\x80", "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD", "\xE2\x80\x8D", "\xEF\xBB\xBF",
+};
+
+std::string random_text(std::mt19937& rng, std::size_t pieces) {
+  std::uniform_int_distribution<std::size_t> pick(0, kAlphabet.size() - 1);
+  std::string s;
+  for (std::size_t k = 0; k < pieces; ++k) s += kAlphabet[pick(rng)];
+  return s;
+}
+
+void expect_same_as_regex(ScannerKind kind) {
+  const Regex reference(scanner_pattern(kind));
+  std::mt19937 rng(20261202);
+  std::vector<Span> expected, got;
+  for (int round = 0; round < 20000; ++round) {
+    const std::string text = random_text(rng, 1 + round % 40);
+    ASSERT_TRUE(utf8::is_valid(text));
+    expected.clear();
+    got.clear();
+    reference.find_all(text, 0, text.size(), expected);
+    scan(kind, text, 0, text.size(), got);
+    ASSERT_EQ(expected, got) << "text: \"" << text << "\"";
+  }
+}
+
+TEST(ScannerTest, Cl100kMatchesPcre2) { expect_same_as_regex(ScannerKind::kCl100k); }
+TEST(ScannerTest, O200kMatchesPcre2) { expect_same_as_regex(ScannerKind::kO200k); }
+
+TEST(ScannerTest, RecognisesOnlyItsExactPatterns) {
+  EXPECT_EQ(scanner_for(scanner_pattern(ScannerKind::kCl100k)), ScannerKind::kCl100k);
+  EXPECT_EQ(scanner_for(scanner_pattern(ScannerKind::kO200k)), ScannerKind::kO200k);
+  EXPECT_FALSE(scanner_for(scanner_pattern(ScannerKind::kCl100k) + "|x"));
+}
+
+TEST(ScannerTest, TilesTheInput) {
+  std::mt19937 rng(7);
+  std::vector<Span> spans;
+  for (int round = 0; round < 2000; ++round) {
+    const std::string text = random_text(rng, 30);
+    for (ScannerKind kind : {ScannerKind::kCl100k, ScannerKind::kO200k}) {
+      spans.clear();
+      scan(kind, text, 0, text.size(), spans);
+      std::size_t pos = 0;
+      for (const auto& [b, e] : spans) {
+        ASSERT_EQ(b, pos);
+        ASSERT_LT(b, e);
+        pos = e;
+      }
+      ASSERT_EQ(pos, text.size());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace overhead::tok
