@@ -60,6 +60,8 @@ struct Node {
   std::vector<std::string> names;
   std::vector<NodePtr> kwargs;
   std::vector<CmpOp> ops;
+  NodePtr star_args;    // Call/Filter/Test: f(*xs)
+  NodePtr star_kwargs;  // Call/Filter/Test: f(**d)
   FilterFn filter = nullptr;
   TestFn test = nullptr;
 

@@ -502,7 +502,7 @@ Value f_attr(Interpreter& in, const Value& v, CallArgs& a) {
 // map(attribute='x', default=...) or map('filter', args...)
 Value f_map(Interpreter& in, const Value& v, CallArgs& a) {
   std::vector<Value> out;
-  const auto items = iterate(v);
+  const auto items = truthy(v) ? iterate(v) : std::vector<Value>();  // Jinja: `if seq:`
   const Value* attr = nullptr;
   const Value* dflt = nullptr;
   for (const auto& [k, val] : a.keyword) {
@@ -544,6 +544,7 @@ Value select_impl(Interpreter& in, const Value& v, CallArgs& a, bool by_attr, bo
   rest.positional.assign(a.positional.begin() + static_cast<std::ptrdiff_t>(std::min(next, a.positional.size())),
                          a.positional.end());
   rest.keyword = a.keyword;
+  if (!truthy(v)) return make_list({});  // Jinja: `if seq:`
   for (const auto& it : iterate(v)) {
     const Value x = by_attr ? attribute_of(in, it, attr) : it;
     bool pass;

@@ -348,6 +348,23 @@ void Interpreter::collect_args(const Node& n, CallArgs& args, std::size_t first_
     args.keyword.reserve(n.kwargs.size());
     for (std::size_t i = 0; i < n.kwargs.size(); ++i) args.keyword.emplace_back(n.names[i], eval(*n.kwargs[i]));
   }
+  if (n.star_args) {
+    const Value xs = eval(*n.star_args);
+    try {
+      for (auto& x : iterate(xs)) args.positional.push_back(std::move(x));
+    } catch (const EvalError& e) {
+      throw LocatedError{e.what(), n.star_args->offset};
+    }
+  }
+  if (n.star_kwargs) {
+    const Value d = eval(*n.star_kwargs);
+    if (d.kind != Kind::Dict) throw LocatedError{"argument after ** must be a mapping", n.star_kwargs->offset};
+    args.keep.push_back(d);
+    for (const auto& [k, v] : as_dict(d).items) {
+      if (k.kind != Kind::String) throw LocatedError{"keywords must be strings", n.star_kwargs->offset};
+      args.keyword.emplace_back(k.s, v);
+    }
+  }
 }
 
 Value Interpreter::eval_filter(const Node& n, const Value* operand) {

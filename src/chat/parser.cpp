@@ -649,7 +649,14 @@ class Parser {
         if (is_op(")")) break;
       }
       first = false;
-      if (is_op("*") || is_op("**")) fail("*args and **kwargs in calls are not supported");
+      if (skip_op("*")) {
+        n.star_args = parse_expression(true);
+        continue;
+      }
+      if (skip_op("**")) {
+        n.star_kwargs = parse_expression(true);
+        continue;
+      }
       if (cur().type == Tok::Name && peek().type == Tok::Op && peek().value == "=") {
         n.names.push_back(cur().value);
         advance();

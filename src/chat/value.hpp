@@ -114,6 +114,7 @@ class Interpreter;
 struct CallArgs {
   std::vector<Value> positional;
   std::vector<std::pair<std::string_view, Value>> keyword;
+  std::vector<Value> keep;  // owners of keyword names that came from a **mapping
   const Value* get(std::size_t index, std::string_view name) const;
 };
 
