@@ -218,7 +218,7 @@ Value binary_op(BinOp op, const Value& a, const Value& b, Interpreter& in) {
       if (a.kind == Kind::String && b.kind == Kind::String) {
         in.check_size(a.s.size() + b.s.size());
         std::string s;
-        s.reserve(a.s.size() + b.s.size());
+        s.reserve(a.s.size() + b.s.size() + 64);  // room for the usual `+ '<end_of_turn>'` that follows
         s.append(a.s);
         s.append(b.s);
         return Value::owned(std::move(s));

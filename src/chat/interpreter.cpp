@@ -651,9 +651,23 @@ Value Interpreter::eval_inner(const Node& n) {
       throw EvalError(std::string("bad operand type for unary ") + (neg ? "-" : "+") + ": '" + py::type_name(v) + "'");
     }
     case NodeKind::Binary: {
-      const Value a = eval(*n.kids[0]);
+      Value a = eval(*n.kids[0]);
       const Value b = eval(*n.kids[1]);
-      return binary_op(static_cast<BinOp>(n.op), a, b, *this);
+      const auto op = static_cast<BinOp>(n.op);
+      // `a + b + c ...` on strings: when the left operand is a string this render built and nobody
+      // else holds, append in place instead of copying the growing prefix at every step.
+      if (a.kind == Kind::String && a.obj && a.obj.use_count() == 1 &&
+          (op == BinOp::Concat || (op == BinOp::Add && b.kind == Kind::String))) {
+        auto& text = static_cast<StringObject&>(*a.obj).text;
+        if (a.s.data() == text.data() && a.s.size() == text.size()) {
+          if (op == BinOp::Concat) py::append_str(text, b);
+          else text.append(b.s);
+          check_size(text.size());
+          a.s = text;
+          return a;
+        }
+      }
+      return binary_op(op, a, b, *this);
     }
     case NodeKind::And: {
       Value a = eval(*n.kids[0]);
