@@ -29,7 +29,8 @@ std::string normalize_newlines(std::string_view src) {
 // Converts caller JSON to Values without copying strings: they borrow from the JSON, which
 // outlives the render.
 template <typename Json>
-Value from_json(const Json& j) {
+Value from_json(const Json& j, int depth = 0) {
+  if (depth > 256) throw EvalError("input nested too deeply (more than 256 levels)");
   switch (j.type()) {
     case nlohmann::json::value_t::null: return Value::none();
     case nlohmann::json::value_t::boolean: return Value::boolean(j.template get<bool>());
@@ -44,7 +45,7 @@ Value from_json(const Json& j) {
     case nlohmann::json::value_t::array: {
       auto l = std::make_shared<ListObject>();
       l->items.reserve(j.size());
-      for (const auto& x : j) l->items.push_back(from_json(x));
+      for (const auto& x : j) l->items.push_back(from_json(x, depth + 1));
       Value v;
       v.kind = Kind::List;
       v.obj = std::move(l);
@@ -54,7 +55,7 @@ Value from_json(const Json& j) {
       auto d = std::make_shared<DictObject>();
       d->items.reserve(j.size());
       for (auto it = j.begin(); it != j.end(); ++it)
-        d->items.emplace_back(Value::borrowed(it.key()), from_json(it.value()));
+        d->items.emplace_back(Value::borrowed(it.key()), from_json(it.value(), depth + 1));
       return make_dict(std::move(d));
     }
     default: return Value::none();
@@ -148,7 +149,11 @@ std::string ChatTemplate::render_impl(const Json& messages, const RenderOptions&
   Interpreter in(out, limits, options.date);
   // The context of transformers' render: messages, tools, documents, add_generation_prompt, the
   // special tokens, then the caller's extra variables.
-  in.define("messages", from_json(messages));
+  try {
+    in.define("messages", from_json(messages));
+  } catch (const EvalError& e) {
+    throw TemplateError(name_ + ": " + e.what(), e.what());
+  }
   in.define("tools", Value::none());
   in.define("documents", Value::none());
   in.define("add_generation_prompt", Value::boolean(options.add_generation_prompt));
@@ -159,7 +164,13 @@ std::string ChatTemplate::render_impl(const Json& messages, const RenderOptions&
     in.define("additional_special_tokens", make_list(std::move(items)));
   }
   if (extra.is_object())
-    for (auto it = extra.begin(); it != extra.end(); ++it) in.define(it.key(), from_json(it.value()));
+    for (auto it = extra.begin(); it != extra.end(); ++it) {
+      try {
+        in.define(it.key(), from_json(it.value()));
+      } catch (const EvalError& e) {
+        throw TemplateError(name_ + ": " + e.what(), e.what());
+      }
+    }
   try {
     in.run(*root_);
   } catch (const LocatedError& e) {

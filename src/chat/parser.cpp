@@ -80,6 +80,7 @@ class Parser {
 
   // Parses until a block tag whose name is in `end_tags` (left unconsumed: the caller reads it).
   NodePtr parse_body(std::initializer_list<std::string_view> end_tags) {
+    DepthGuard guard(*this);
     auto body = node(NodeKind::Body);
     for (;;) {
       const Token& t = cur();
@@ -364,7 +365,19 @@ class Parser {
     return t == Tok::VarEnd || t == Tok::BlockEnd || t == Tok::Eof || is_op(")") || is_op("]") || is_op("}");
   }
 
+  // Bounds the recursion of both the parser and the evaluator (which walks the same tree).
+  struct DepthGuard {
+    Parser& p;
+    explicit DepthGuard(Parser& parser) : p(parser) {
+      if (++p.depth_ > kMaxDepth) p.fail("template nesting too deep (more than " + std::to_string(kMaxDepth) + " levels)");
+    }
+    ~DepthGuard() { --p.depth_; }
+  };
+  static constexpr int kMaxDepth = 200;
+  int depth_ = 0;
+
   NodePtr parse_expression(bool with_condexpr) {
+    DepthGuard guard(*this);
     if (!with_condexpr) return parse_or();
     auto expr = parse_or();
     while (is_name("if")) {
@@ -487,6 +500,7 @@ class Parser {
     return l;
   }
   NodePtr parse_unary(bool with_filter) {
+    DepthGuard guard(*this);
     NodePtr n;
     if (is_op("-") || is_op("+")) {
       n = node(is_op("-") ? NodeKind::Neg : NodeKind::Pos);
@@ -672,6 +686,7 @@ class Parser {
 
   NodePtr parse_call(NodePtr callee) {
     auto c = node(NodeKind::Call);
+    c->offset = callee->offset;  // errors point at the start of the call
     c->kids.push_back(std::move(callee));
     parse_args(*c);
     return c;
