@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "tok/resolve.hpp"
 #include "util/line_reader.hpp"
 
 namespace overhead::cli {
@@ -12,32 +13,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Where short names live until the tokenizer module's resolver takes over: $OVERHEAD_MODELS, then
-// the build's models folder; raw asset names are under raw/.
+// tokenizer_config.json of a tokenizer name (resolved as everywhere else), or a file given directly.
 std::string find_config(const std::string& name) {
-  std::vector<fs::path> tries;
-  const fs::path p(name);
-  if (fs::is_regular_file(p)) return p.string();
-  tries.push_back(p / "tokenizer_config.json");
-  std::vector<fs::path> roots;
-  if (const char* env = std::getenv("OVERHEAD_MODELS")) roots.emplace_back(env);
-#ifdef OVERHEAD_MODELS_DIR
-  roots.emplace_back(OVERHEAD_MODELS_DIR);
-#endif
-  static const std::pair<const char*, const char*> aliases[] = {{"gemma-3", "raw/gemma3"}, {"llama-3", "raw/llama3"},
-                                                                {"cl100k", "raw/gpt35turbo"}, {"o200k", "raw/gpt4o"}};
-  for (const auto& r : roots) {
-    tries.push_back(r / name / "tokenizer_config.json");
-    tries.push_back(r / "raw" / name / "tokenizer_config.json");
-    for (const auto& [alias, dir] : aliases)
-      if (name == alias) tries.push_back(r / dir / "tokenizer_config.json");
-  }
-  std::string tried;
-  for (const auto& t : tries) {
-    if (fs::is_regular_file(t)) return t.string();
-    tried += "\n  " + t.string();
-  }
-  throw std::runtime_error("tokenizer '" + name + "': no tokenizer_config.json found; tried:" + tried);
+  if (fs::is_regular_file(name) && fs::path(name).filename() == "tokenizer_config.json") return name;
+  const fs::path p = fs::path(tok::resolve_tokenizer_dir(name)) / "tokenizer_config.json";
+  if (!fs::is_regular_file(p)) throw std::runtime_error(p.string() + ": no such file (tokenizer '" + name + "')");
+  return p.string();
 }
 
 }  // namespace
