@@ -3,6 +3,7 @@
 # each for SECONDS seconds (default 60) from seed corpora:
 #   tokenizer_json_fuzz  seeds: the small tokenizers of fuzz/tokenizers (dictionary tokenizer_json.dict)
 #   encode_decode_fuzz   seeds: every text of data/tok/corpus.jsonl, once per fixture tokenizer
+#   chat_template_fuzz   seeds: every chat template of data/chat/templates (template NUL messages-JSON)
 #
 #   bash fuzz/run.sh [SECONDS] [TARGET...]      env: BUILD_FUZZ (default build-fuzz), JOBS (default 2)
 #
@@ -13,7 +14,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_PER_TARGET=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(tokenizer_json_fuzz encode_decode_fuzz)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(tokenizer_json_fuzz encode_decode_fuzz chat_template_fuzz)
 B=${BUILD_FUZZ:-$ROOT/build-fuzz}
 JOBS=${JOBS:-2}
 
@@ -25,7 +26,7 @@ cmake --build "$B" -j "$JOBS" --target "${TARGETS[@]}"
 
 # Seeds are regenerated each run (cheap) so they follow the corpus and fixtures.
 SEEDS=$B/seeds
-rm -rf "$SEEDS" && mkdir -p "$SEEDS/tokenizer_json_fuzz" "$SEEDS/encode_decode_fuzz"
+rm -rf "$SEEDS" && mkdir -p "$SEEDS/tokenizer_json_fuzz" "$SEEDS/encode_decode_fuzz" "$SEEDS/chat_template_fuzz"
 for f in "$ROOT"/fuzz/tokenizers/*/tokenizer.json; do
   cp "$f" "$SEEDS/tokenizer_json_fuzz/$(basename "$(dirname "$f")").json"
 done
@@ -38,6 +39,15 @@ for i, line in enumerate(open(sys.argv[1], encoding="utf-8")):
         with open(os.path.join(sys.argv[2], "%04d_%d" % (i, k)), "wb") as f:
             f.write(bytes([k]) + text)
 PY
+python3 - "$ROOT/data/chat/templates" "$SEEDS/chat_template_fuzz" <<'PY'
+import json, os, sys
+for fn in sorted(os.listdir(sys.argv[1])):
+    if fn.endswith(".json"):
+        with open(os.path.join(sys.argv[1], fn), encoding="utf-8") as f:
+            src = json.load(f)["chat_template"]
+        with open(os.path.join(sys.argv[2], fn[:-5]), "wb") as f:
+            f.write(src.encode("utf-8"))
+PY
 
 status=0
 for t in "${TARGETS[@]}"; do
@@ -47,6 +57,7 @@ for t in "${TARGETS[@]}"; do
   case "$t" in
     tokenizer_json_fuzz) args+=(-max_len=131072 -dict="$ROOT/fuzz/tokenizer_json.dict") ;;
     encode_decode_fuzz) args+=(-max_len=4096) ;;
+    chat_template_fuzz) args+=(-max_len=16384) ;;
   esac
   echo "fuzz: $t for ${SECONDS_PER_TARGET}s"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
