@@ -48,7 +48,9 @@ void add_fits(Analysis& a, int case_number, const std::string& tokenizer, const 
           if (method == "ols") {
             e.ols = stats::ols(y, xs);
           } else {
-            e.robust = stats::huber(y, xs);
+            stats::HuberOptions ho;
+            ho.relative = true;  // see HuberOptions: an absolute tolerance never stops on large n
+            e.robust = stats::huber(y, xs, ho);
           }
         } catch (const stats::StatsError& err) {
           e.error = err.what();

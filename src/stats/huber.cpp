@@ -53,12 +53,13 @@ RobustFit huber(std::span<const double> y, std::span<const Regressor> regressors
       const double z = std::fabs(resid[i] / scale);
       weights[i] = z <= options.t ? 1.0 : options.t / z;
     }
-    ls = solve_least_squares(y, regressors, weights);
+    ls = solve_least_squares(y, regressors, weights, /*checked=*/true);
     residuals(y, regressors, ls.beta, resid);
     scale = mad_about_zero(resid, scratch);
     const double dev = deviance(resid, weights, df_resid, options.t);
     ++iteration;
-    const bool small_change = !(std::fabs(dev - previous_dev) > options.tolerance);
+    const double limit = options.relative ? options.tolerance * std::fabs(dev) : options.tolerance;
+    const bool small_change = !(std::fabs(dev - previous_dev) > limit);
     previous_dev = dev;
     if (small_change) {
       converged = true;

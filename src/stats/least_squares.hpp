@@ -35,9 +35,10 @@ struct LeastSquaresSolution {
 void check_design(std::span<const double> y, std::span<const Regressor> regressors);
 
 // Solves min sum w_i (y_i - x_i'b)^2; `weights` empty means all 1. Throws StatsError for a
-// constant regressor or collinear regressors (singular design).
+// constant regressor or collinear regressors (singular design). `checked` = the caller already
+// ran check_design and the constant-column test on these columns (IRLS steps skip repeating them).
 LeastSquaresSolution solve_least_squares(std::span<const double> y, std::span<const Regressor> regressors,
-                                         std::span<const double> weights = {});
+                                         std::span<const double> weights = {}, bool checked = false);
 
 // y - X beta.
 void residuals(std::span<const double> y, std::span<const Regressor> regressors, const Eigen::VectorXd& beta,
