@@ -8,7 +8,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   clang libclang-rt-14-dev                                  # fuzzers (libFuzzer) and sanitizer runtimes
-  libsimdjson-dev libpcre2-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
+  libsimdjson-dev libpcre2-dev libutf8proc-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2                                     # golden regeneration (Jinja2 reference)
   nodejs npm                                                 # npm packages: tokenizer files, references

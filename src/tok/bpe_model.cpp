@@ -1,0 +1,279 @@
+#include "tok/bpe_model.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <unordered_map>
+#include <functional>
+#include <stdexcept>
+
+#include "tok/byte_level.hpp"
+#include "tok/piece_cache.hpp"
+#include "tok/utf8.hpp"
+
+namespace overhead::tok {
+
+namespace {
+constexpr std::uint32_t kNone = ~0u;
+constexpr std::uint32_t kNoRank = ~0u;
+// Pieces up to this many symbols merge by rescanning a small array of pair ranks (no heap, no
+// allocation); longer ones (SentencePiece segments with no pre-tokenizer, pathological runs) use
+// the heap so the cost stays O(n log n).
+constexpr std::size_t kSmallPiece = 48;
+
+std::string byte_token(unsigned b) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  return std::string("<0x") + kHex[b >> 4] + kHex[b & 15] + ">";
+}
+
+std::atomic<std::uint64_t> next_model_serial{1};
+
+// This thread's cache for the model with `serial` (serials are never reused, so a cache can never
+// answer for a different model that happens to live at the same address).
+PieceCache& thread_cache(std::uint64_t serial) {
+  thread_local std::unordered_map<std::uint64_t, std::unique_ptr<PieceCache>> caches;
+  auto& slot = caches[serial];
+  if (!slot) slot = std::make_unique<PieceCache>();
+  return *slot;
+}
+}  // namespace
+
+BpeModel::BpeModel(std::vector<std::pair<std::string, std::uint32_t>> vocab,
+                   const std::vector<std::pair<std::string, std::string>>& merges, BpeConfig config)
+    : config_(std::move(config)), serial_(next_model_serial.fetch_add(1)) {
+  // OVERHEAD_BPE_CACHE=0 turns the per-thread piece cache off (to measure the merge loop itself).
+  const char* cache_env = std::getenv("OVERHEAD_BPE_CACHE");
+  use_cache_ = !(cache_env && std::string(cache_env) == "0");
+  std::uint32_t max_id = 0;
+  for (const auto& [token, id] : vocab) max_id = std::max(max_id, id);
+  id_to_token_.assign(vocab.empty() ? 0 : max_id + 1, std::string());
+  id_present_.assign(id_to_token_.size(), false);
+  source_vocab_.reserve(vocab.size());
+  encode_vocab_.reserve(vocab.size());
+  for (auto& [token, id] : vocab) {
+    source_vocab_.insert(token, id);
+    if (config_.byte_level) {
+      // Tokens with characters outside the byte mapping can never come out of merging bytes.
+      if (auto raw = byte_level::to_bytes(token)) encode_vocab_.insert(*raw, id);
+    } else {
+      encode_vocab_.insert(token, id);
+    }
+    id_to_token_[id] = std::move(token);
+    id_present_[id] = true;
+  }
+
+  merges_.reserve(merges.size());
+  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+    const auto& [left, right] = merges[rank];
+    const auto l = source_vocab_.find(left);
+    const auto r = source_vocab_.find(right);
+    const auto m = source_vocab_.find(left + right);
+    if (!l || !r || !m)
+      throw std::invalid_argument("merge " + std::to_string(rank) + " (\"" + left + "\" \"" + right +
+                                  "\") uses a token missing from the vocabulary");
+    merges_.insert_if_absent(*l, *r, PairMap::Merge{static_cast<std::uint32_t>(rank), *m});
+  }
+
+  all_byte_ids_ = true;
+  for (unsigned b = 0; b < 256; ++b) {
+    std::optional<std::uint32_t> id;
+    if (config_.byte_level) {
+      id = encode_vocab_.find(std::string(1, static_cast<char>(b)));
+    } else if (config_.byte_fallback) {
+      id = encode_vocab_.find(byte_token(b));
+    }
+    byte_ids_[b] = id.value_or(kNone);
+    all_byte_ids_ = all_byte_ids_ && id.has_value();
+  }
+  if (!config_.byte_level) {
+    bmp_char_ids_.assign(0x10000, kNone);
+    for (char32_t c = 0; c < 0x10000; ++c) {
+      if (c >= 0xD800 && c <= 0xDFFF) continue;
+      std::string s;
+      utf8::append(s, c);
+      if (auto id = encode_vocab_.find(s)) bmp_char_ids_[c] = *id;
+    }
+  }
+  if (config_.unk_token) {
+    unk_id_ = source_vocab_.find(*config_.unk_token);
+    if (!unk_id_) throw std::invalid_argument("unk_token \"" + *config_.unk_token + "\" is not in the vocabulary");
+  }
+}
+
+std::optional<std::uint32_t> BpeModel::token_to_id(std::string_view token) const { return source_vocab_.find(token); }
+
+const std::string* BpeModel::id_to_token(std::uint32_t id) const {
+  if (id >= id_to_token_.size() || !id_present_[id]) return nullptr;
+  return &id_to_token_[id];
+}
+
+void BpeModel::initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const {
+  symbols.clear();
+  auto push = [&](std::uint32_t id, std::uint32_t length) {
+    const auto n = static_cast<std::int32_t>(symbols.size());
+    symbols.push_back(Symbol{id, n - 1, n + 1, length, kNoRank, 0});
+  };
+  if (config_.byte_level) {
+    for (const char ch : piece) {
+      const std::uint32_t id = byte_ids_[static_cast<unsigned char>(ch)];
+      if (id != kNone) {
+        push(id, 1);
+      } else if (unk_id_) {
+        push(*unk_id_, 1);
+      }
+    }
+  } else {
+    // Mirrors HF's merge_word: a known char is one symbol; else its bytes as <0xXX> tokens when
+    // all exist (byte_fallback); else the unknown token, consecutive ones fused when fuse_unk.
+    std::uint32_t pending_unk_length = 0;
+    std::size_t i = 0;
+    while (i < piece.size()) {
+      const std::size_t start = i;
+      const char32_t c = utf8::next(piece, i);
+      const auto length = static_cast<std::uint32_t>(i - start);
+      std::uint32_t id = kNone;
+      if (c < 0x10000) {
+        id = bmp_char_ids_[c];
+      } else if (auto found = encode_vocab_.find(piece.substr(start, length))) {
+        id = *found;
+      }
+      if (id != kNone) {
+        if (pending_unk_length) push(*unk_id_, pending_unk_length), pending_unk_length = 0;
+        push(id, length);
+        continue;
+      }
+      if (config_.byte_fallback) {
+        bool all = true;
+        for (std::size_t k = start; k < i; ++k) all = all && byte_ids_[static_cast<unsigned char>(piece[k])] != kNone;
+        if (all) {
+          // HF adds the byte tokens without flushing a pending unk first; keep that order.
+          for (std::size_t k = start; k < i; ++k) push(byte_ids_[static_cast<unsigned char>(piece[k])], 1);
+          continue;
+        }
+      }
+      if (unk_id_) {
+        if (pending_unk_length && config_.fuse_unk) {
+          pending_unk_length += length;
+        } else {
+          if (pending_unk_length) push(*unk_id_, pending_unk_length);
+          pending_unk_length = length;
+        }
+      }
+    }
+    if (pending_unk_length) push(*unk_id_, pending_unk_length);
+  }
+  if (!symbols.empty()) symbols.back().next = -1;
+}
+
+void BpeModel::merge_small(std::vector<Symbol>& symbols) const {
+  // Compact arrays: ids[k] is symbol k, rank[k]/merged[k] describe the pair (k, k+1).
+  const std::size_t n0 = symbols.size();
+  std::uint32_t ids[kSmallPiece];
+  std::uint32_t rank[kSmallPiece];
+  std::uint32_t merged[kSmallPiece];
+  std::size_t n = n0;
+  for (std::size_t k = 0; k < n; ++k) ids[k] = symbols[k].id;
+  auto lookup = [&](std::size_t k) {
+    if (const auto* m = merges_.find(ids[k], ids[k + 1])) {
+      rank[k] = m->rank;
+      merged[k] = m->id;
+    } else {
+      rank[k] = kNoRank;
+    }
+  };
+  for (std::size_t k = 0; k + 1 < n; ++k) lookup(k);
+  while (n > 1) {
+    std::size_t best = 0;
+    for (std::size_t k = 1; k + 1 < n; ++k)
+      if (rank[k] < rank[best]) best = k;
+    if (rank[best] == kNoRank) break;
+    ids[best] = merged[best];
+    for (std::size_t k = best + 1; k + 1 < n; ++k) {
+      ids[k] = ids[k + 1];
+      rank[k] = rank[k + 1];
+      merged[k] = merged[k + 1];
+    }
+    --n;
+    if (best > 0) lookup(best - 1);
+    if (best + 1 < n) lookup(best);
+  }
+  symbols.resize(n);
+  for (std::size_t k = 0; k < n; ++k) symbols[k].id = ids[k];
+}
+
+void BpeModel::merge_large(std::vector<Symbol>& symbols) const {
+  // HF's Word::merge_all: a min-heap of (rank, position) over the current adjacent pairs. Each
+  // symbol remembers the rank of the pair it starts, so a popped entry is stale exactly when
+  // that rank changed (ranks identify merges uniquely) -- no lookup to validate it.
+  thread_local std::vector<std::uint64_t> heap;
+  heap.clear();
+  auto consider = [&](std::int32_t pos) {
+    Symbol& left = symbols[pos];
+    left.pair_rank = kNoRank;
+    if (left.next < 0) return;
+    if (const auto* m = merges_.find(left.id, symbols[left.next].id)) {
+      left.pair_rank = m->rank;
+      left.pair_id = m->id;
+      heap.push_back((std::uint64_t{m->rank} << 32) | static_cast<std::uint32_t>(pos));
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    }
+  };
+  for (std::int32_t k = 0; k < static_cast<std::int32_t>(symbols.size()); ++k) consider(k);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const std::uint64_t top = heap.back();
+    heap.pop_back();
+    const auto pos = static_cast<std::int32_t>(top & 0xFFFFFFFFu);
+    const auto rank = static_cast<std::uint32_t>(top >> 32);
+    Symbol& left = symbols[pos];
+    if (left.length == 0 || left.pair_rank != rank) continue;
+    Symbol& right = symbols[left.next];
+    left.id = left.pair_id;
+    left.length += right.length;
+    left.next = right.next;
+    right.length = 0;
+    right.pair_rank = kNoRank;
+    if (left.next >= 0) symbols[left.next].prev = pos;
+    if (left.prev >= 0) consider(left.prev);
+    consider(pos);
+  }
+  std::size_t out = 0;
+  for (std::int32_t k = 0; k >= 0; k = symbols[k].next) symbols[out++].id = symbols[k].id;
+  symbols.resize(out);
+}
+
+
+void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& out) const {
+  if (piece.empty()) return;
+  if (config_.ignore_merges) {
+    if (auto id = encode_vocab_.find(piece)) {
+      out.push_back(*id);
+      return;
+    }
+  }
+  // One- and two-byte pieces merge in a handful of operations: cheaper than a cache probe.
+  const bool cacheable = use_cache_ && piece.size() > 2;
+  std::uint64_t hash = 0;
+  PieceCache* cache = nullptr;
+  if (cacheable) {
+    thread_local std::uint64_t last_serial = 0;
+    thread_local PieceCache* last_cache = nullptr;
+    if (last_serial != serial_) last_cache = &thread_cache(serial_), last_serial = serial_;
+    cache = last_cache;
+    hash = hash_bytes(piece);
+    if (cache->lookup(piece, hash, out)) return;
+  }
+  thread_local std::vector<Symbol> symbols;
+  initial_symbols(piece, symbols);
+  if (symbols.size() <= kSmallPiece) {
+    merge_small(symbols);
+  } else {
+    merge_large(symbols);
+  }
+  const std::size_t first = out.size();
+  for (const Symbol& s : symbols) out.push_back(s.id);
+  if (cache) cache->store(piece, hash, out.data() + first, out.size() - first);
+}
+
+}  // namespace overhead::tok

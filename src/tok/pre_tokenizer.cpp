@@ -1,0 +1,195 @@
+#include "tok/pre_tokenizer.hpp"
+
+#include "tok/unicode_class.hpp"
+#include "tok/utf8.hpp"
+
+namespace overhead::tok {
+
+namespace {
+// GPT-2's pattern, used by ByteLevel(use_regex=true).
+const char* const kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+}  // namespace
+
+Matcher Matcher::regex(const std::string& pattern) {
+  if (auto kind = scanner_for(pattern)) return Matcher(std::string(), nullptr, kind);
+  return Matcher(std::string(), std::make_shared<Regex>(pattern), std::nullopt);
+}
+
+void Matcher::find_all(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) const {
+  if (scanner_) {
+    scan(*scanner_, s, begin, end, out);
+  } else if (regex_) {
+    regex_->find_all(s, begin, end, out);
+  } else {
+    if (literal_.empty()) return;
+    const std::string_view window = s.substr(0, end);
+    std::size_t pos = begin, hit;
+    while ((hit = window.find(literal_, pos)) != std::string_view::npos) {
+      out.emplace_back(hit, hit + literal_.size());
+      pos = hit + literal_.size();
+    }
+  }
+}
+
+void split_pieces(std::vector<Piece>& pieces,
+                  const std::function<void(std::size_t, std::size_t, std::vector<Span>&)>& find,
+                  SplitBehavior behavior, bool invert) {
+  thread_local std::vector<Piece> result;
+  thread_local std::vector<Span> matches;
+  thread_local std::vector<std::pair<Span, bool>> marked;  // (span, is_match)
+  thread_local std::vector<std::pair<Span, bool>> kept;    // (span, remove)
+  result.clear();
+  for (const Piece& piece : pieces) {
+    matches.clear();
+    marked.clear();
+    kept.clear();
+    if (piece.begin == piece.end) continue;
+    find(piece.begin, piece.end, matches);
+    std::size_t prev = piece.begin;
+    for (const auto& m : matches) {
+      if (prev != m.first) marked.push_back({{prev, m.first}, invert});
+      marked.push_back({m, !invert});
+      prev = m.second;
+    }
+    if (prev != piece.end) marked.push_back({{prev, piece.end}, invert});
+
+    // The behaviours, as HF tokenizers' NormalizedString::split defines them.
+    switch (behavior) {
+      case SplitBehavior::kIsolated:
+        for (const auto& [span, is_match] : marked) kept.push_back({span, false});
+        break;
+      case SplitBehavior::kRemoved:
+        kept = marked;
+        break;
+      case SplitBehavior::kContiguous: {
+        bool previous_match = false;
+        for (const auto& [span, is_match] : marked) {
+          if (is_match == previous_match && !kept.empty()) {
+            kept.back().first.second = span.second;
+          } else {
+            kept.push_back({span, false});
+          }
+          previous_match = is_match;
+        }
+        break;
+      }
+      case SplitBehavior::kMergedWithPrevious: {
+        bool previous_match = false;
+        for (const auto& [span, is_match] : marked) {
+          if (is_match && !previous_match && !kept.empty()) {
+            kept.back().first.second = span.second;
+          } else {
+            kept.push_back({span, false});
+          }
+          previous_match = is_match;
+        }
+        break;
+      }
+      case SplitBehavior::kMergedWithNext: {
+        bool previous_match = false;
+        for (auto it = marked.rbegin(); it != marked.rend(); ++it) {
+          const auto& [span, is_match] = *it;
+          if (is_match && !previous_match && !kept.empty()) {
+            kept.back().first.first = span.first;
+          } else {
+            kept.push_back({span, false});
+          }
+          previous_match = is_match;
+        }
+        std::reverse(kept.begin(), kept.end());
+        break;
+      }
+    }
+    for (const auto& [span, remove] : kept) {
+      if (remove || span.first == span.second) continue;
+      result.push_back(Piece{span.first, span.second, piece.at_origin && span.first == piece.begin});
+    }
+  }
+  pieces.swap(result);
+}
+
+void SplitPreTokenizer::apply(std::string& buffer, std::vector<Piece>& pieces) const {
+  split_pieces(
+      pieces, [&](std::size_t b, std::size_t e, std::vector<Span>& out) { matcher_.find_all(buffer, b, e, out); },
+      behavior_, invert_);
+}
+
+ByteLevelPreTokenizer::ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex)
+    : add_prefix_space_(add_prefix_space) {
+  if (use_regex) gpt2_split_.emplace(Matcher::regex(kGpt2Pattern), SplitBehavior::kIsolated, false);
+}
+
+namespace {
+// Rebuilds the buffer with `prefix` inserted before every piece that `wants` one.
+template <typename Wants>
+void prefix_pieces(std::string& buffer, std::vector<Piece>& pieces, std::string_view prefix, Wants wants) {
+  bool any = false;
+  for (const Piece& p : pieces) any = any || wants(p);
+  if (!any) return;
+  std::string rebuilt;
+  rebuilt.reserve(buffer.size() + pieces.size() * prefix.size());
+  for (Piece& p : pieces) {
+    const bool add = wants(p);
+    const std::size_t b = rebuilt.size();
+    if (add) rebuilt += prefix;
+    rebuilt.append(buffer, p.begin, p.end - p.begin);
+    p.begin = b;
+    p.end = rebuilt.size();
+  }
+  buffer.swap(rebuilt);
+}
+}  // namespace
+
+void ByteLevelPreTokenizer::apply(std::string& buffer, std::vector<Piece>& pieces) const {
+  if (add_prefix_space_)
+    prefix_pieces(buffer, pieces, " ", [&](const Piece& p) { return p.end > p.begin && buffer[p.begin] != ' '; });
+  if (gpt2_split_) gpt2_split_->apply(buffer, pieces);
+}
+
+void MetaspacePreTokenizer::apply(std::string& buffer, std::vector<Piece>& pieces) const {
+  // Replace ' ' by the replacement inside every piece, then prepend per the scheme.
+  std::string rebuilt;
+  rebuilt.reserve(buffer.size() + buffer.size() / 2 + pieces.size() * replacement_.size());
+  for (Piece& p : pieces) {
+    const std::size_t b = rebuilt.size();
+    const std::string_view text(buffer.data() + p.begin, p.end - p.begin);
+    const bool starts = text.substr(0, replacement_.size()) == replacement_ || (!text.empty() && text[0] == ' ');
+    const bool add = !text.empty() && !starts &&
+                     (prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && p.at_origin));
+    if (add) rebuilt += replacement_;
+    for (const char c : text) {
+      if (c == ' ') {
+        rebuilt += replacement_;
+      } else {
+        rebuilt.push_back(c);
+      }
+    }
+    p.begin = b;
+    p.end = rebuilt.size();
+  }
+  buffer.swap(rebuilt);
+  if (split_) {
+    const Matcher m = Matcher::literal(replacement_);
+    split_pieces(
+        pieces, [&](std::size_t b, std::size_t e, std::vector<Span>& out) { m.find_all(buffer, b, e, out); },
+        SplitBehavior::kMergedWithNext, false);
+  }
+}
+
+void DigitsPreTokenizer::apply(std::string& buffer, std::vector<Piece>& pieces) const {
+  // HF matches with char::is_numeric (Unicode N*); individual digits isolate each, else contiguous runs.
+  split_pieces(
+      pieces,
+      [&](std::size_t b, std::size_t e, std::vector<Span>& out) {
+        std::size_t i = b;
+        while (i < e) {
+          std::size_t n = i;
+          const char32_t c = utf8::next(buffer, n);
+          if (unicode::is(c, unicode::kNumber)) out.emplace_back(i, n);
+          i = n;
+        }
+      },
+      individual_ ? SplitBehavior::kIsolated : SplitBehavior::kContiguous, false);
+}
+
+}  // namespace overhead::tok

@@ -1,0 +1,110 @@
+// Pre-tokenizers of tokenizer.json: each cuts a segment into pieces the BPE model encodes one by
+// one. Pieces are spans of one buffer; only steps that change content (Metaspace, ByteLevel's
+// prefix space) rebuild the buffer, so the common path (regex split + byte-level) copies nothing.
+// Supported: Split (string, regex or a hand-written scanner; all five behaviours, invert),
+// ByteLevel, Metaspace, Digits, Sequence.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tok/regex.hpp"
+#include "tok/split_scanner.hpp"
+
+namespace overhead::tok {
+
+struct Piece {
+  std::size_t begin;
+  std::size_t end;
+  bool at_origin;  // starts at offset 0 of the original input (Metaspace's "first" scheme)
+};
+
+class PreTokenizer {
+ public:
+  virtual ~PreTokenizer() = default;
+  virtual void apply(std::string& buffer, std::vector<Piece>& pieces) const = 0;
+};
+
+// How a pattern's matches are found: a literal string, a PCRE2 regex or a scanner.
+class Matcher {
+ public:
+  static Matcher literal(std::string text) { return Matcher(std::move(text), nullptr, std::nullopt); }
+  static Matcher regex(const std::string& pattern);  // uses a scanner when one implements it
+  void find_all(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) const;
+  bool uses_scanner() const { return scanner_.has_value(); }
+
+ private:
+  Matcher(std::string literal, std::shared_ptr<Regex> regex, std::optional<ScannerKind> scanner)
+      : literal_(std::move(literal)), regex_(std::move(regex)), scanner_(scanner) {}
+  std::string literal_;
+  std::shared_ptr<Regex> regex_;
+  std::optional<ScannerKind> scanner_;
+};
+
+enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext, kContiguous };
+
+class SplitPreTokenizer final : public PreTokenizer {
+ public:
+  SplitPreTokenizer(Matcher matcher, SplitBehavior behavior, bool invert)
+      : matcher_(std::move(matcher)), behavior_(behavior), invert_(invert) {}
+  void apply(std::string& buffer, std::vector<Piece>& pieces) const override;
+
+ private:
+  Matcher matcher_;
+  SplitBehavior behavior_;
+  bool invert_;
+};
+
+// Marks the byte-level alphabet. The model works on raw bytes (see bpe_model.hpp), so this step
+// only adds the prefix space and the GPT-2 regex split when asked.
+class ByteLevelPreTokenizer final : public PreTokenizer {
+ public:
+  ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex);
+  void apply(std::string& buffer, std::vector<Piece>& pieces) const override;
+
+ private:
+  bool add_prefix_space_;
+  std::optional<SplitPreTokenizer> gpt2_split_;
+};
+
+class MetaspacePreTokenizer final : public PreTokenizer {
+ public:
+  enum class Prepend { kAlways, kFirst, kNever };
+  MetaspacePreTokenizer(std::string replacement, Prepend prepend, bool split)
+      : replacement_(std::move(replacement)), prepend_(prepend), split_(split) {}
+  void apply(std::string& buffer, std::vector<Piece>& pieces) const override;
+
+ private:
+  std::string replacement_;
+  Prepend prepend_;
+  bool split_;
+};
+
+class DigitsPreTokenizer final : public PreTokenizer {
+ public:
+  explicit DigitsPreTokenizer(bool individual) : individual_(individual) {}
+  void apply(std::string& buffer, std::vector<Piece>& pieces) const override;
+
+ private:
+  bool individual_;
+};
+
+class SequencePreTokenizer final : public PreTokenizer {
+ public:
+  explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> steps) : steps_(std::move(steps)) {}
+  void apply(std::string& buffer, std::vector<Piece>& pieces) const override {
+    for (const auto& step : steps_) step->apply(buffer, pieces);
+  }
+
+ private:
+  std::vector<std::unique_ptr<PreTokenizer>> steps_;
+};
+
+// Splits every piece by (span, is_match) rules of HF's NormalizedString::split.
+void split_pieces(std::vector<Piece>& pieces, const std::function<void(std::size_t, std::size_t, std::vector<Span>&)>& find,
+                  SplitBehavior behavior, bool invert);
+
+}  // namespace overhead::tok

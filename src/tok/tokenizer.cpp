@@ -1,0 +1,123 @@
+#include "tok/tokenizer.hpp"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "tok/errors.hpp"
+#include "tok/resolve.hpp"
+#include "tok/tokenizer_impl.hpp"
+#include "tok/utf8.hpp"
+#include "util/thread_pool.hpp"
+
+namespace overhead::tok {
+
+Tokenizer::Tokenizer(std::unique_ptr<TokenizerImpl> impl) : impl_(std::move(impl)) {}
+Tokenizer::~Tokenizer() = default;
+
+std::shared_ptr<const Tokenizer> Tokenizer::load(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::string dir, file;
+  if (fs::is_regular_file(path)) {
+    file = path;
+    dir = fs::path(path).parent_path().string();
+    if (dir.empty()) dir = ".";
+  } else {
+    dir = resolve_tokenizer_dir(path);
+    file = (fs::path(dir) / "tokenizer.json").string();
+  }
+  auto impl = load_tokenizer_files(dir, file);
+  // A short name or model id is the friendlier display name than the folder's.
+  if (!fs::exists(path)) impl->name = path;
+  return std::shared_ptr<const Tokenizer>(new Tokenizer(std::move(impl)));
+}
+
+void Tokenizer::encode_into(std::string_view text, Ids& out, bool add_special) const {
+  if (utf8::is_valid(text)) {
+    impl_->encode(text, out, add_special);
+  } else {
+    impl_->encode(utf8::repair(text), out, add_special);
+  }
+}
+
+Ids Tokenizer::encode(std::string_view text, bool add_special) const {
+  Ids ids;
+  ids.reserve(text.size() / 3 + 4);
+  encode_into(text, ids, add_special);
+  return ids;
+}
+
+std::size_t Tokenizer::count(std::string_view text, bool add_special) const {
+  thread_local Ids scratch;
+  scratch.clear();
+  encode_into(text, scratch, add_special);
+  return scratch.size();
+}
+
+std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string> texts, bool add_special, unsigned threads) const {
+  std::vector<Ids> out(texts.size());
+  util::ThreadPool pool(threads);
+  pool.parallel_for(texts.size(), [&](std::size_t i) { out[i] = encode(texts[i], add_special); });
+  return out;
+}
+
+std::string Tokenizer::decode(std::span<const TokenId> ids, bool skip_special) const {
+  return impl_->decode(std::vector<TokenId>(ids.begin(), ids.end()), skip_special);
+}
+
+std::optional<TokenId> Tokenizer::token_to_id(std::string_view token) const {
+  if (const AddedToken* a = impl_->added->by_content(token)) return a->id;
+  return impl_->model->token_to_id(token);
+}
+
+std::optional<std::string> Tokenizer::id_to_token(TokenId id) const {
+  if (const AddedToken* a = impl_->added->by_id(id)) return a->content;
+  if (const std::string* t = impl_->model->id_to_token(id)) return *t;
+  return std::nullopt;
+}
+
+std::size_t Tokenizer::vocab_size() const {
+  std::size_t n = impl_->model->size();
+  for (const AddedToken& a : impl_->added->tokens()) n = std::max<std::size_t>(n, a.id + 1);
+  return n;
+}
+
+bool Tokenizer::is_special(TokenId id) const {
+  const AddedToken* a = impl_->added->by_id(id);
+  return a != nullptr && a->special;
+}
+
+const nlohmann::json& Tokenizer::config() const { return impl_->config; }
+
+std::optional<std::string> Tokenizer::special_token(std::string_view key) const {
+  const auto it = impl_->config.find(std::string(key));
+  if (it == impl_->config.end()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object()) {
+    const auto content = it->find("content");
+    if (content != it->end() && content->is_string()) return content->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Tokenizer::chat_template() const {
+  const auto it = impl_->config.find("chat_template");
+  if (it == impl_->config.end()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_array()) {
+    // A list of named templates: "default" wins, else the first.
+    const nlohmann::json* first = nullptr;
+    for (const auto& entry : *it) {
+      if (!entry.is_object() || !entry.contains("template") || !entry["template"].is_string()) continue;
+      if (!first) first = &entry;
+      if (entry.value("name", "") == "default") return entry["template"].get<std::string>();
+    }
+    if (first) return (*first)["template"].get<std::string>();
+  }
+  return std::nullopt;
+}
+
+const std::string& Tokenizer::source_dir() const { return impl_->dir; }
+const std::string& Tokenizer::name() const { return impl_->name; }
+
+}  // namespace overhead::tok

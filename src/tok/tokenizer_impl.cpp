@@ -1,0 +1,85 @@
+#include "tok/tokenizer_impl.hpp"
+
+namespace overhead::tok {
+
+void TokenizerImpl::encode(std::string_view text, std::vector<std::uint32_t>& out, bool add_special) const {
+  thread_local std::vector<Segment> segments;
+  segments.clear();
+  added->split_raw(text, 0, text.size(), segments);
+  if (add_special) out.insert(out.end(), post.prefix.begin(), post.prefix.end());
+  for (const Segment& seg : segments) {
+    if (seg.token) {
+      out.push_back(*seg.token);
+    } else {
+      encode_segment(text, seg.begin, seg.end, out);
+    }
+  }
+  if (add_special) out.insert(out.end(), post.suffix.begin(), post.suffix.end());
+}
+
+void TokenizerImpl::encode_segment(std::string_view text, std::size_t begin, std::size_t end,
+                                   std::vector<std::uint32_t>& out) const {
+  thread_local std::string buffer;
+  buffer.assign(text.data() + begin, end - begin);
+  const bool at_origin = begin == 0;
+  if (normalizer) normalizer->normalize(buffer);
+  if (!added->has_normalized_tokens()) {
+    encode_normalized(buffer, 0, buffer.size(), at_origin, out);
+    return;
+  }
+  std::vector<Segment> parts;
+  added->split_normalized(buffer, 0, buffer.size(), parts);
+  // Each part is encoded from its own copy: pre-tokenizers may rebuild their buffer.
+  for (const Segment& part : parts) {
+    if (part.token) {
+      out.push_back(*part.token);
+    } else {
+      std::string piece = buffer.substr(part.begin, part.end - part.begin);
+      encode_normalized(piece, 0, piece.size(), at_origin && part.begin == 0, out);
+    }
+  }
+}
+
+void TokenizerImpl::encode_normalized(std::string& buffer, std::size_t begin, std::size_t end, bool at_origin,
+                                      std::vector<std::uint32_t>& out) const {
+  if (begin == end) return;
+  if (!pre_tokenizer) {
+    model->encode_piece(std::string_view(buffer).substr(begin, end - begin), out);
+    return;
+  }
+  thread_local std::vector<Piece> pieces;
+  pieces.assign(1, Piece{begin, end, at_origin});
+  pre_tokenizer->apply(buffer, pieces);
+  const std::string_view view(buffer);
+  for (const Piece& p : pieces) model->encode_piece(view.substr(p.begin, p.end - p.begin), out);
+}
+
+std::string TokenizerImpl::decode(const std::vector<std::uint32_t>& ids, bool skip_special) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (const std::uint32_t id : ids) {
+    if (const AddedToken* a = added->by_id(id)) {
+      if (skip_special && a->special) continue;
+      tokens.push_back(a->content);
+    } else if (const std::string* t = model->id_to_token(id)) {
+      if (skip_special) {
+        if (const AddedToken* same = added->by_content(*t); same && same->special) continue;
+      }
+      tokens.push_back(*t);
+    }
+  }
+  if (!decoder) {
+    std::string joined;
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+      if (k) joined.push_back(' ');
+      joined += tokens[k];
+    }
+    return joined;
+  }
+  decoder->decode_chain(tokens);
+  std::string joined;
+  for (const std::string& t : tokens) joined += t;
+  return joined;
+}
+
+}  // namespace overhead::tok

@@ -1,0 +1,47 @@
+// The assembled pipeline behind Tokenizer: added-token extraction -> normalizer -> pre-tokenizer
+// -> BPE model -> post-processor, and the decoder. Built by the loader, immutable afterwards.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tok/added_vocabulary.hpp"
+#include "tok/bpe_model.hpp"
+#include "tok/decoder.hpp"
+#include "tok/normalizer.hpp"
+#include "tok/post_processor.hpp"
+#include "tok/pre_tokenizer.hpp"
+
+namespace overhead::tok {
+
+class TokenizerImpl {
+ public:
+  std::string name;
+  std::string dir;
+  std::string file;  // path of tokenizer.json
+  nlohmann::json config = nlohmann::json::object();
+
+  std::unique_ptr<Normalizer> normalizer;      // may be null
+  std::unique_ptr<PreTokenizer> pre_tokenizer; // may be null
+  std::unique_ptr<BpeModel> model;
+  std::unique_ptr<AddedVocabulary> added;
+  PostProcessor post;
+  std::unique_ptr<Decoder> decoder;            // may be null
+
+  // Encodes valid UTF-8 `text`, appending ids to `out`.
+  void encode(std::string_view text, std::vector<std::uint32_t>& out, bool add_special) const;
+  std::string decode(const std::vector<std::uint32_t>& ids, bool skip_special) const;
+
+ private:
+  void encode_segment(std::string_view text, std::size_t begin, std::size_t end, std::vector<std::uint32_t>& out) const;
+  void encode_normalized(std::string& buffer, std::size_t begin, std::size_t end, bool at_origin,
+                         std::vector<std::uint32_t>& out) const;
+};
+
+// Parses tokenizer.json at `file` (and tokenizer_config.json beside it, when present).
+std::unique_ptr<TokenizerImpl> load_tokenizer_files(const std::string& dir, const std::string& file);
+
+}  // namespace overhead::tok
