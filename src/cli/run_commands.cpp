@@ -77,6 +77,7 @@ struct CommonOptions {
   double idle_exit = 5;
   std::string name;
   int case_number = 5;
+  unsigned workers = 1;
 };
 
 void add_data_options(CLI::App& cmd, CommonOptions& o) {
@@ -138,6 +139,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   cfg.limit = o.limit;
   cfg.max_prompt_bytes = o.max_prompt_bytes;
   cfg.max_in_flight = o.max_in_flight;
+  cfg.workers = o.workers;
   cfg.progress = !o.no_progress;
   if (!std::filesystem::exists(cfg.data)) throw std::runtime_error(cfg.data + ": no such data file");
   std::vector<int> numbers;
@@ -261,6 +263,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   run->add_option("--case", cases, "1..5, a comma list, or all")->capture_default_str();
   add_data_options(*run, o);
   add_worker_options(*run, o);
+  run->add_option("--workers", o.workers, "Worker threads per case (the seed had one)")->capture_default_str();
   run->add_option("--queue", o.queue, "Input queue URL (case 5)")->capture_default_str();
   run->add_option("--log-queue", o.log_queue, "Log queue URL (cases 3-5)")->capture_default_str();
   run->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -112,6 +113,46 @@ class BackgroundConsumer {
   ConsumerStats stats_;
 };
 
+// Runs `n` workers on threads over one source and adds up their stats.
+WorkerStats run_workers(Source& source, const Processor& processor, RecordSink& sink, DeadLetterSink& dead,
+                        const WorkerOptions& options, unsigned n) {
+  n = std::max(1u, n);
+  std::vector<WorkerStats> stats(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  const std::string base = options.name.substr(0, options.name.rfind('-'));
+  for (unsigned i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        WorkerOptions o = options;
+        o.name = base + "-" + std::to_string(i);
+        Worker worker(source, processor, sink, dead, o);
+        stats[i] = worker.run();
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  WorkerStats total;
+  for (const auto& s : stats) {
+    total.items += s.items;
+    total.ok += s.ok;
+    total.bad_input += s.bad_input;
+    total.publish_failed += s.publish_failed;
+    total.batches += s.batches;
+    total.ack_failures += s.ack_failures;
+    total.elapsed_ns = std::max(total.elapsed_ns, s.elapsed_ns);
+    total.publisher.published += s.publisher.published;
+    total.publisher.retries += s.publisher.retries;
+    total.publisher.failed += s.publisher.failed;
+    total.publisher.stamp_failures += s.publisher.stamp_failures;
+    total.publisher.max_outstanding = std::max(total.publisher.max_outstanding, s.publisher.max_outstanding);
+  }
+  return total;
+}
+
 }  // namespace
 
 CaseResult run_case(int number, const RunConfig& config, const Processor& processor, Store& store) {
@@ -120,6 +161,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   result.number = number;
   result.steps = case_steps(number);
   result.experiment = config.experiment + "-case" + std::to_string(number);
+  result.workers = std::max(1u, config.workers);
   std::filesystem::create_directories(config.out_dir);
   result.dead_letter_file = (std::filesystem::path(config.out_dir) / ("dead_letters_case" + std::to_string(number) + ".jsonl")).string();
   std::filesystem::remove(result.dead_letter_file);
@@ -160,8 +202,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     Progress progress(label, source.expected(), config.progress);
     wo.progress = &progress.counter();
     if (log) consumer = std::make_unique<BackgroundConsumer>(log, store, dead);
-    Worker worker(source, processor, *sink, dead, wo);
-    ws = worker.run();
+    ws = run_workers(source, processor, *sink, dead, wo, config.workers);
   } else {
     auto in = open_queue(config.queue_url);
     auto records = load_source_records(config.data, config.limit, dead);
@@ -174,8 +215,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     wo.progress = &progress.counter();
     consumer = std::make_unique<BackgroundConsumer>(log, store, dead);
     start = monotonic_ns();
-    Worker worker(source, processor, *sink, dead, wo);
-    ws = worker.run();
+    ws = run_workers(source, processor, *sink, dead, wo, config.workers);
   }
   result.total_ns = monotonic_ns() - start;
   result.items = ws.items;
@@ -216,6 +256,7 @@ nlohmann::json to_json(const CaseResult& r) {
   j["total_s"] = double(r.total_ns) / 1e9;
   j["enqueue_s"] = double(r.enqueue_ns) / 1e9;
   j["drain_s"] = double(r.drain_ns) / 1e9;
+  j["workers"] = r.workers;
   j["items"] = r.items;
   j["ok"] = r.ok;
   j["stored"] = r.stored;

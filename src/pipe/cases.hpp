@@ -42,6 +42,7 @@ struct RunConfig {
   std::size_t limit = 0;                  // first N records (0 = all)
   std::int64_t max_prompt_bytes = 0;
   std::size_t max_in_flight = 0;
+  unsigned workers = 1;                   // worker threads sharing the source (the seed had one)
   bool progress = true;
 };
 
@@ -62,7 +63,8 @@ struct CaseResult {
   std::int64_t total_ns = 0;
   std::int64_t enqueue_ns = 0;  // case 5: producer, before the total
   std::int64_t drain_ns = 0;    // cases 3-5: consumer still running after the worker finished
-  std::uint64_t items = 0;      // work items handled by the worker
+  unsigned workers = 1;
+  std::uint64_t items = 0;      // work items handled by the workers
   std::uint64_t ok = 0;         // records confirmed
   std::uint64_t stored = 0;     // records found in the store (or CSV for case 1) afterwards
   std::map<std::string, std::size_t> failures;  // dead letters by kind

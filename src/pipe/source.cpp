@@ -10,6 +10,7 @@ FileSource::FileSource(std::vector<std::shared_ptr<const SourceRecord>> records,
 
 bool FileSource::next(std::size_t max, std::vector<SourceEntry>& out) {
   out.clear();
+  std::lock_guard lock(mutex_);
   const std::size_t total = records_.size() * tokenizers_.size();
   while (out.size() < max && next_ < total) {
     const std::size_t t = next_ / records_.size();

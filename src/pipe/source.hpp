@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ class Source {
   virtual std::size_t expected() const = 0;
 };
 
+// Thread-safe: several workers may share one source.
 class FileSource final : public Source {
  public:
   FileSource(std::vector<std::shared_ptr<const SourceRecord>> records, std::vector<std::string> tokenizers);
@@ -56,6 +58,7 @@ class FileSource final : public Source {
  private:
   std::vector<std::shared_ptr<const SourceRecord>> records_;
   std::vector<std::string> tokenizers_;
+  std::mutex mutex_;      // taken once per batch, not per item
   std::size_t next_ = 0;  // index over tokenizers x records
 };
 

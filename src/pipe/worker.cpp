@@ -188,7 +188,9 @@ void Worker::io_loop() {
       std::unique_lock lock(mutex_);
       if (aborted_) return;
       if (!open_.empty() && open_.front()->pending.load(std::memory_order_acquire) == 0) continue;
-      const bool room = !source_done_ && channel_.empty() && unsettled_ + options_.batch <= options_.max_in_flight;
+      // Prefetch as far ahead as the in-flight bound allows, so that a slow wake-up of this
+      // thread never leaves the processing thread without a batch.
+      const bool room = !source_done_ && unsettled_ + options_.batch <= options_.max_in_flight;
       if (room) {
         lock.unlock();
         auto b = take_batch();
@@ -219,7 +221,8 @@ WorkerStats Worker::run() {
   wall_offset_ns_ = wall_ns() - monotonic_ns();
   std::thread io;
   try {
-    if (options_.prefetch) {
+    // Prefetch hides a receive/delete round trip; a file source has none, so it runs in-line.
+    if (options_.prefetch && source_.has_acks()) {
       io = std::thread([this] { io_loop(); });
       for (;;) {
         std::shared_ptr<Batch> b;

@@ -6,10 +6,10 @@
 // exist only after the record left. A crash therefore never loses a record: unacknowledged
 // inputs come back after their visibility timeout and are replayed into an idempotent store.
 //
-// Prefetch (on by default): a second thread receives the next batch while this one is being
-// processed and performs the deletes, so the item at a batch boundary does not pay the
-// receive/delete round trip. Items received but not yet settled are bounded by max_in_flight
-// either way.
+// Prefetch (on by default, for sources with a queue): a second thread receives the next
+// batches while this one is being processed and performs the deletes, so the item at a batch
+// boundary does not pay the receive/delete round trip. Items received but not yet settled are
+// bounded by max_in_flight either way. A file source has no round trip to hide and runs in-line.
 #pragma once
 
 #include <atomic>
