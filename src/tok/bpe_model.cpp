@@ -31,10 +31,10 @@ std::atomic<std::uint64_t> next_model_serial{1};
 
 // This thread's cache for the model with `serial` (serials are never reused, so a cache can never
 // answer for a different model that happens to live at the same address).
-PieceCache& thread_cache(std::uint64_t serial) {
-  thread_local std::unordered_map<std::uint64_t, std::unique_ptr<PieceCache>> caches;
-  auto& slot = caches[serial];
-  if (!slot) slot = std::make_unique<PieceCache>();
+BpeModel::ThreadState& thread_state_for(std::uint64_t serial) {
+  thread_local std::unordered_map<std::uint64_t, std::unique_ptr<BpeModel::ThreadState>> states;
+  auto& slot = states[serial];
+  if (!slot) slot = std::make_unique<BpeModel::ThreadState>();
   return *slot;
 }
 }  // namespace
@@ -115,12 +115,23 @@ void BpeModel::initial_symbols(std::string_view piece, std::vector<Symbol>& symb
     symbols.push_back(Symbol{id, n - 1, n + 1, length, kNoRank, 0});
   };
   if (config_.byte_level) {
-    for (const char ch : piece) {
-      const std::uint32_t id = byte_ids_[static_cast<unsigned char>(ch)];
-      if (id != kNone) {
-        push(id, 1);
-      } else if (unk_id_) {
-        push(*unk_id_, 1);
+    if (all_byte_ids_) {
+      // The common case (every byte has a token): fill the array directly.
+      const std::size_t n = piece.size();
+      symbols.resize(n);
+      Symbol* out = symbols.data();
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto pos = static_cast<std::int32_t>(k);
+        out[k] = Symbol{byte_ids_[static_cast<unsigned char>(piece[k])], pos - 1, pos + 1, 1, kNoRank, 0};
+      }
+    } else {
+      for (const char ch : piece) {
+        const std::uint32_t id = byte_ids_[static_cast<unsigned char>(ch)];
+        if (id != kNone) {
+          push(id, 1);
+        } else if (unk_id_) {
+          push(*unk_id_, 1);
+        }
       }
     }
   } else {
@@ -166,7 +177,7 @@ void BpeModel::initial_symbols(std::string_view piece, std::vector<Symbol>& symb
   if (!symbols.empty()) symbols.back().next = -1;
 }
 
-void BpeModel::merge_small(std::vector<Symbol>& symbols) const {
+void BpeModel::merge_small(std::vector<Symbol>& symbols, PairCache& pairs) const {
   // Compact arrays: ids[k] is symbol k, rank[k]/merged[k] describe the pair (k, k+1).
   const std::size_t n0 = symbols.size();
   std::uint32_t ids[kSmallPiece];
@@ -175,12 +186,9 @@ void BpeModel::merge_small(std::vector<Symbol>& symbols) const {
   std::size_t n = n0;
   for (std::size_t k = 0; k < n; ++k) ids[k] = symbols[k].id;
   auto lookup = [&](std::size_t k) {
-    if (const auto* m = merges_.find(ids[k], ids[k + 1])) {
-      rank[k] = m->rank;
-      merged[k] = m->id;
-    } else {
-      rank[k] = kNoRank;
-    }
+    const PairMap::Merge m = pairs.find(merges_, ids[k], ids[k + 1]);
+    rank[k] = m.rank;
+    merged[k] = m.id;
   };
   for (std::size_t k = 0; k + 1 < n; ++k) lookup(k);
   while (n > 1) {
@@ -202,7 +210,7 @@ void BpeModel::merge_small(std::vector<Symbol>& symbols) const {
   for (std::size_t k = 0; k < n; ++k) symbols[k].id = ids[k];
 }
 
-void BpeModel::merge_large(std::vector<Symbol>& symbols) const {
+void BpeModel::merge_large(std::vector<Symbol>& symbols, PairCache& pairs) const {
   // HF's Word::merge_all: a min-heap of (rank, position) over the current adjacent pairs. Each
   // symbol remembers the rank of the pair it starts, so a popped entry is stale exactly when
   // that rank changed (ranks identify merges uniquely) -- no lookup to validate it.
@@ -212,10 +220,11 @@ void BpeModel::merge_large(std::vector<Symbol>& symbols) const {
     Symbol& left = symbols[pos];
     left.pair_rank = kNoRank;
     if (left.next < 0) return;
-    if (const auto* m = merges_.find(left.id, symbols[left.next].id)) {
-      left.pair_rank = m->rank;
-      left.pair_id = m->id;
-      heap.push_back((std::uint64_t{m->rank} << 32) | static_cast<std::uint32_t>(pos));
+    const PairMap::Merge m = pairs.find(merges_, left.id, symbols[left.next].id);
+    if (m.rank != kNoRank) {
+      left.pair_rank = m.rank;
+      left.pair_id = m.id;
+      heap.push_back((std::uint64_t{m.rank} << 32) | static_cast<std::uint32_t>(pos));
       std::push_heap(heap.begin(), heap.end(), std::greater<>());
     }
   };
@@ -252,28 +261,27 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& 
       return;
     }
   }
+  thread_local std::uint64_t last_serial = 0;
+  thread_local ThreadState* last_state = nullptr;
+  if (last_serial != serial_) last_state = &thread_state_for(serial_), last_serial = serial_;
+  ThreadState& state = *last_state;
   // One- and two-byte pieces merge in a handful of operations: cheaper than a cache probe.
   const bool cacheable = use_cache_ && piece.size() > 2;
   std::uint64_t hash = 0;
-  PieceCache* cache = nullptr;
   if (cacheable) {
-    thread_local std::uint64_t last_serial = 0;
-    thread_local PieceCache* last_cache = nullptr;
-    if (last_serial != serial_) last_cache = &thread_cache(serial_), last_serial = serial_;
-    cache = last_cache;
     hash = hash_bytes(piece);
-    if (cache->lookup(piece, hash, out)) return;
+    if (state.pieces.lookup(piece, hash, out)) return;
   }
   thread_local std::vector<Symbol> symbols;
   initial_symbols(piece, symbols);
   if (symbols.size() <= kSmallPiece) {
-    merge_small(symbols);
+    merge_small(symbols, state.pairs);
   } else {
-    merge_large(symbols);
+    merge_large(symbols, state.pairs);
   }
   const std::size_t first = out.size();
   for (const Symbol& s : symbols) out.push_back(s.id);
-  if (cache) cache->store(piece, hash, out.data() + first, out.size() - first);
+  if (cacheable) state.pieces.store(piece, hash, out.data() + first, out.size() - first);
 }
 
 }  // namespace overhead::tok

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "tok/flat_maps.hpp"
+#include "tok/pair_cache.hpp"
+#include "tok/piece_cache.hpp"
 
 namespace overhead::tok {
 
@@ -31,6 +33,12 @@ struct BpeConfig {
 
 class BpeModel {
  public:
+  // Per-thread, per-model memo tables (see piece_cache.hpp and pair_cache.hpp).
+  struct ThreadState {
+    PieceCache pieces;
+    PairCache pairs;
+  };
+
   // `vocab` maps every token string (as written in tokenizer.json) to its id; `merges` are pairs
   // of token strings in rank order. Throws std::invalid_argument with the merge index when a
   // merge names a token that is not in the vocabulary.
@@ -56,8 +64,8 @@ class BpeModel {
   };
 
   void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;
-  void merge_small(std::vector<Symbol>& symbols) const;
-  void merge_large(std::vector<Symbol>& symbols) const;
+  void merge_small(std::vector<Symbol>& symbols, PairCache& pairs) const;
+  void merge_large(std::vector<Symbol>& symbols, PairCache& pairs) const;
 
   BpeConfig config_;
   StringIdMap encode_vocab_;                // raw bytes (byte-level) or text -> id

@@ -10,28 +10,22 @@ namespace {
 const std::string kCl100kPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+const std::string kO200kPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 using unicode::kLetter;
 using unicode::kNumber;
 using unicode::kSpace;
 
-// Classes of the ASCII range, looked up without touching the big table.
-struct AsciiClasses {
-  std::uint16_t bits[128];
-  AsciiClasses() {
-    for (char32_t c = 0; c < 128; ++c) bits[c] = unicode::classes(c);
-  }
-};
-
 inline std::uint16_t class_at(std::string_view s, std::size_t i, std::size_t& next, char32_t& c) {
-  static const AsciiClasses ascii;
   const auto b = static_cast<unsigned char>(s[i]);
   if (b < 0x80) {
     next = i + 1;
     c = b;
-    return ascii.bits[b];
+  } else {
+    next = i;
+    c = utf8::next(s, next);
   }
-  next = i;
-  c = utf8::next(s, next);
   return unicode::classes(c);
 }
 
@@ -62,23 +56,73 @@ std::size_t contraction(std::string_view s, std::size_t i, std::size_t end) {
   }
 }
 
+// \p{N}{1,3} at i (c0 already known to be a number): end of the match.
+std::size_t numbers(std::string_view s, std::size_t i1, std::size_t end) {
+  std::size_t j = i1;
+  for (int taken = 1; taken < 3 && j < end; ++taken) {
+    std::size_t n;
+    char32_t c;
+    if (!(class_at(s, j, n, c) & kNumber)) break;
+    j = n;
+  }
+  return j;
+}
+
+// ' ?[^\s\p{L}\p{N}]+' followed by any of `trailing` (newlines, and '/' for o200k): end of the
+// match, or 0 when it does not match at i.
+std::size_t punctuation(std::string_view s, std::size_t i, std::size_t i1, char32_t c0, std::uint16_t k0,
+                        std::size_t end, bool slash_too) {
+  std::size_t p;
+  if (is_other(k0)) {
+    p = i;
+  } else if (c0 == ' ' && i1 < end) {
+    std::size_t n;
+    char32_t c;
+    if (!is_other(class_at(s, i1, n, c))) return 0;
+    p = i1;
+  } else {
+    return 0;
+  }
+  std::size_t j = p;
+  while (j < end) {
+    std::size_t n;
+    char32_t c;
+    if (!is_other(class_at(s, j, n, c))) break;
+    j = n;
+  }
+  while (j < end && (s[j] == '\r' || s[j] == '\n' || (slash_too && s[j] == '/'))) ++j;
+  return j;
+}
+
+// \s*[\r\n]+ | \s+(?!\S) | \s+ at i (c0 is whitespace): end of the match.
+std::size_t whitespace(std::string_view s, std::size_t i, std::size_t end) {
+  std::size_t j = i, last_newline_end = 0, last_char_start = i;
+  while (j < end) {
+    std::size_t n;
+    char32_t c;
+    if (!(class_at(s, j, n, c) & kSpace)) break;
+    if (is_newline(c)) last_newline_end = n;
+    last_char_start = j;
+    j = n;
+  }
+  if (last_newline_end) return last_newline_end;        // ends after the run's last newline
+  if (j == end || last_char_start == i) return j;        // \s+(?!\S) at the end, or one \s
+  return last_char_start;  // \s+(?!\S): leave the last space to prefix the next word
+}
+
 void scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) {
   std::size_t i = begin;
   while (i < end) {
     std::size_t i1;
     char32_t c0;
     const std::uint16_t k0 = class_at(s, i, i1, c0);
-
+    std::size_t stop = 0;
     // 1. contractions
     if (c0 == '\'') {
-      if (const std::size_t n = contraction(s, i, end)) {
-        out.emplace_back(i, i + n);
-        i += n;
-        continue;
-      }
+      if (const std::size_t n = contraction(s, i, end)) stop = i + n;
     }
     // 2. [^\r\n\p{L}\p{N}]?\p{L}+
-    {
+    if (!stop) {
       std::size_t j = 0;
       if (k0 & kLetter) {
         j = i1;
@@ -94,67 +138,87 @@ void scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::ve
           if (!(class_at(s, j, n, c) & kLetter)) break;
           j = n;
         }
-        out.emplace_back(i, j);
-        i = j;
-        continue;
+        stop = j;
       }
     }
     // 3. \p{N}{1,3}
-    if (k0 & kNumber) {
-      std::size_t j = i1;
-      for (int taken = 1; taken < 3 && j < end; ++taken) {
-        std::size_t n;
-        char32_t c;
-        if (!(class_at(s, j, n, c) & kNumber)) break;
-        j = n;
-      }
-      out.emplace_back(i, j);
-      i = j;
-      continue;
-    }
+    if (!stop && (k0 & kNumber)) stop = numbers(s, i1, end);
     // 4. ' ?[^\s\p{L}\p{N}]+[\r\n]*'
-    {
-      constexpr std::size_t kNoRun = ~std::size_t{0};
-      std::size_t p = kNoRun;  // start of the [^\s\p{L}\p{N}]+ run
-      if (is_other(k0)) {
-        p = i;
-      } else if (c0 == ' ' && i1 < end) {
-        std::size_t n;
-        char32_t c;
-        if (is_other(class_at(s, i1, n, c))) p = i1;
-      }
-      if (p != kNoRun) {
-        std::size_t j = p;
-        while (j < end) {
-          std::size_t n;
-          char32_t c;
-          if (!is_other(class_at(s, j, n, c))) break;
-          j = n;
-        }
-        while (j < end && (s[j] == '\r' || s[j] == '\n')) ++j;
-        out.emplace_back(i, j);
-        i = j;
-        continue;
-      }
-    }
+    if (!stop) stop = punctuation(s, i, i1, c0, k0, end, false);
     // 5-7. whitespace: c0 is \s here (every other class was taken above).
-    std::size_t j = i, last_newline_end = 0, last_char_start = i;
-    while (j < end) {
-      std::size_t n;
-      char32_t c;
-      if (!(class_at(s, j, n, c) & kSpace)) break;
-      if (is_newline(c)) last_newline_end = n;
-      last_char_start = j;
-      j = n;
-    }
-    std::size_t stop;
-    if (last_newline_end) {
-      stop = last_newline_end;  // \s*[\r\n]+ ends after the run's last newline
-    } else if (j == end || last_char_start == i) {
-      stop = j;  // \s+(?!\S) at the end of input, or \s+ for a single whitespace char
-    } else {
-      stop = last_char_start;  // \s+(?!\S): leave the last space to prefix the next word
-    }
+    if (!stop) stop = whitespace(s, i, end);
+    out.emplace_back(i, stop);
+    i = stop;
+  }
+}
+
+// o200k's letter alternatives, with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
+// W = [\p{Ll}\p{Lm}\p{Lo}\p{M}] (they share Lm, Lo and M, which is where backtracking matters).
+constexpr std::uint16_t kU = unicode::kUpper | unicode::kTitle | unicode::kModifier | unicode::kOtherLetter | unicode::kMark;
+constexpr std::uint16_t kW = unicode::kLower | unicode::kModifier | unicode::kOtherLetter | unicode::kMark;
+
+std::size_t run_of(std::string_view s, std::size_t j, std::size_t end, std::uint16_t mask) {
+  while (j < end) {
+    std::size_t n;
+    char32_t c;
+    if (!(class_at(s, j, n, c) & mask)) break;
+    j = n;
+  }
+  return j;
+}
+
+std::size_t with_contraction(std::string_view s, std::size_t e, std::size_t end) {
+  if (e < end && s[e] == '\'') return e + contraction(s, e, end);
+  return e;
+}
+
+// U*W+ from j, as a backtracking engine would settle it: U* takes the longest prefix of the U run
+// after which a W char follows; W+ then runs greedily. Returns the end, or 0 when nothing matches.
+std::size_t upper_then_lower(std::string_view s, std::size_t j, std::size_t end) {
+  const std::size_t k = run_of(s, j, end, kU);
+  if (k < end) {
+    std::size_t n;
+    char32_t c;
+    if (class_at(s, k, n, c) & kW) return with_contraction(s, run_of(s, n, end, kW), end);
+  }
+  // Give back U chars from the right until one of them is also a W char.
+  std::size_t p = k;
+  while (p > j) {
+    std::size_t start;
+    const char32_t c = utf8::previous(s, p, start);
+    if (unicode::classes(c) & kW) return with_contraction(s, p, end);  // W+ is that one char
+    p = start;
+  }
+  return 0;
+}
+
+// U+W* from j: the end, or 0 when j does not start a U char.
+std::size_t upper_run(std::string_view s, std::size_t j, std::size_t end) {
+  const std::size_t k = run_of(s, j, end, kU);
+  if (k == j) return 0;
+  return with_contraction(s, run_of(s, k, end, kW), end);
+}
+
+void scan_o200k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) {
+  std::size_t i = begin;
+  while (i < end) {
+    std::size_t i1;
+    char32_t c0;
+    const std::uint16_t k0 = class_at(s, i, i1, c0);
+    const bool prefix = !(k0 & (kLetter | kNumber)) && !is_newline(c0);  // [^\r\n\p{L}\p{N}]
+    std::size_t stop = 0;
+    // 1. P? U* W+ '?   (with P first, then without)
+    if (prefix && i1 < end) stop = upper_then_lower(s, i1, end);
+    if (!stop) stop = upper_then_lower(s, i, end);
+    // 2. P? U+ W* '?
+    if (!stop && prefix && i1 < end) stop = upper_run(s, i1, end);
+    if (!stop) stop = upper_run(s, i, end);
+    // 3. \p{N}{1,3}
+    if (!stop && (k0 & kNumber)) stop = numbers(s, i1, end);
+    // 4. ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+    if (!stop) stop = punctuation(s, i, i1, c0, k0, end, true);
+    // 5-7. whitespace
+    if (!stop) stop = whitespace(s, i, end);
     out.emplace_back(i, stop);
     i = stop;
   }
@@ -164,19 +228,18 @@ void scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::ve
 
 std::optional<ScannerKind> scanner_for(const std::string& pattern) {
   if (pattern == kCl100kPattern) return ScannerKind::kCl100k;
+  if (pattern == kO200kPattern) return ScannerKind::kO200k;
   return std::nullopt;
 }
 
 const std::string& scanner_pattern(ScannerKind kind) {
-  switch (kind) {
-    case ScannerKind::kCl100k: return kCl100kPattern;
-  }
-  return kCl100kPattern;
+  return kind == ScannerKind::kO200k ? kO200kPattern : kCl100kPattern;
 }
 
 void scan(ScannerKind kind, std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) {
   switch (kind) {
     case ScannerKind::kCl100k: scan_cl100k(s, begin, end, out); return;
+    case ScannerKind::kO200k: scan_o200k(s, begin, end, out); return;
   }
 }
 

@@ -16,6 +16,8 @@ enum class ScannerKind {
   // cl100k_base / Llama-3 / Phi-4:
   // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   kCl100k,
+  // o200k_base (GPT-4o): cased letter runs with optional contractions, '/' after punctuation.
+  kO200k,
 };
 
 // The scanner that implements `pattern` exactly, if there is one.

@@ -1,12 +1,27 @@
 #include "tok/unicode_class.hpp"
 
-#include <utf8proc.h>
-
 #include <vector>
 
 namespace overhead::tok::unicode {
 
 namespace {
+
+// General-category bits before they are folded into the public classes.
+enum Category : std::uint16_t {
+  kLetterNumber = 1 << 12,
+  kOtherNumber = 1 << 13,
+  kConnector = 1 << 14,
+};
+
+struct Range {
+  char32_t first;
+  char32_t last;
+  std::uint16_t category;
+};
+
+constexpr Range kRanges[] = {
+#include "tok/unicode_ranges.inc"
+};
 
 bool is_white_space(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
@@ -14,32 +29,24 @@ bool is_white_space(char32_t c) {
          c == 0x3000;
 }
 
-std::uint16_t compute(char32_t c) {
-  std::uint16_t bits = is_white_space(c) ? kSpace : 0;
-  switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
-    case UTF8PROC_CATEGORY_LU: bits |= kLetter | kUpper | kWord; break;
-    case UTF8PROC_CATEGORY_LL: bits |= kLetter | kLower | kWord; break;
-    case UTF8PROC_CATEGORY_LT: bits |= kLetter | kTitle | kWord; break;
-    case UTF8PROC_CATEGORY_LM: bits |= kLetter | kModifier | kWord; break;
-    case UTF8PROC_CATEGORY_LO: bits |= kLetter | kOtherLetter | kWord; break;
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME: bits |= kMark | kWord; break;
-    case UTF8PROC_CATEGORY_ND: bits |= kNumber | kDigit | kWord; break;
-    case UTF8PROC_CATEGORY_NL: bits |= kNumber | kWord; break;
-    case UTF8PROC_CATEGORY_NO: bits |= kNumber; break;
-    case UTF8PROC_CATEGORY_PC: bits |= kWord; break;
-    default: break;
-  }
-  if (c == 0x200C || c == 0x200D) bits |= kWord;
-  return bits;
-}
-
-// Built on first use (a magic static: thread-safe, once) and immutable afterwards.
+// Built during static initialisation (before main) and immutable afterwards.
 const std::vector<std::uint16_t>& table() {
   static const std::vector<std::uint16_t> t = [] {
-    std::vector<std::uint16_t> v(0x110000);
-    for (char32_t c = 0; c < 0x110000; ++c) v[c] = compute(c);
+    std::vector<std::uint16_t> v(0x110000, 0);
+    for (const Range& r : kRanges)
+      for (char32_t c = r.first; c <= r.last; ++c) v[c] |= r.category;
+    for (char32_t c = 0; c < 0x110000; ++c) {
+      std::uint16_t bits = v[c];
+      if (bits & (kUpper | kLower | kTitle | kModifier | kOtherLetter)) bits |= kLetter | kWord;
+      if (bits & kMark) bits |= kWord;
+      if (bits & kDigit) bits |= kNumber | kWord;
+      if (bits & kLetterNumber) bits |= kNumber | kWord;
+      if (bits & kOtherNumber) bits |= kNumber;
+      if (bits & kConnector) bits |= kWord;
+      if (c == 0x200C || c == 0x200D) bits |= kWord;
+      if (is_white_space(c)) bits |= kSpace;
+      v[c] = bits & ~(kLetterNumber | kOtherNumber | kConnector);
+    }
     return v;
   }();
   return t;
@@ -47,9 +54,8 @@ const std::vector<std::uint16_t>& table() {
 
 }  // namespace
 
-std::uint16_t classes(char32_t c) {
-  static const std::uint16_t* const t = table().data();
-  return c < 0x110000 ? t[c] : 0;
-}
+namespace detail {
+const std::uint16_t* const class_table = table().data();
+}  // namespace detail
 
 }  // namespace overhead::tok::unicode

@@ -1,6 +1,7 @@
 // Unicode character classes the pre-tokenizer patterns ask about (\p{L}, \p{N}, \s, the letter
-// sub-categories of o200k's pattern, \w), answered from one table built once from utf8proc's
-// category data, so the hand-written scanners classify a code point with a single load.
+// sub-categories of o200k's pattern, \w), answered from one table built once at start-up from
+// generated ranges (unicode_ranges.inc), so the hand-written scanners classify a code point with a
+// single load. The ranges follow current Unicode, as HF tokenizers' Oniguruma does.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,13 @@ enum Class : std::uint16_t {
   kDigit = 1 << 10,    // \p{Nd}
 };
 
+namespace detail {
+// The table, filled during static initialisation (before main), so lookups need no guard.
+extern const std::uint16_t* const class_table;
+}  // namespace detail
+
 // The class bits of code point c (0 for c > 0x10FFFF).
-std::uint16_t classes(char32_t c);
+inline std::uint16_t classes(char32_t c) { return c < 0x110000 ? detail::class_table[c] : 0; }
 
 inline bool is(char32_t c, std::uint16_t mask) { return (classes(c) & mask) != 0; }
 

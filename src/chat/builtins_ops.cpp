@@ -1,0 +1,363 @@
+// Python's operators over Values: truthiness, ==, <, + - * / // % ** ~, `in`, len() and iteration.
+#include <cmath>
+#include <cstdio>
+
+#include "chat/builtins.hpp"
+#include "chat/interpreter.hpp"
+#include "chat/pytext.hpp"
+
+namespace overhead::chat {
+
+[[noreturn]] void fail_undefined(const Value& u) {
+  std::string m;
+  switch (u.why) {
+    case UndefinedWhy::MissingName:
+      py::append_repr(m, Value::borrowed(u.s));
+      m += " is undefined";
+      break;
+    case UndefinedWhy::MissingAttribute:
+      py::append_repr(m, Value::borrowed(u.owner_type ? u.owner_type : "object"));
+      m += " has no attribute ";
+      py::append_repr(m, Value::borrowed(u.s));
+      break;
+    case UndefinedWhy::MissingElement:
+      m += u.owner_type ? u.owner_type : "object";
+      m += " has no element ";
+      m += u.s;  // already a repr
+      break;
+    case UndefinedWhy::Unsafe:
+      m = "access to attribute '" + std::string(u.s) + "' of '" + (u.owner_type ? u.owner_type : "object") +
+          "' object is unsafe.";
+      break;
+    case UndefinedWhy::Hint: m = std::string(u.s); break;
+  }
+  throw EvalError(m);
+}
+
+bool truthy(const Value& v) {
+  switch (v.kind) {
+    case Kind::Undefined:
+    case Kind::None: return false;
+    case Kind::Bool: return v.b;
+    case Kind::Int: return v.i != 0;
+    case Kind::Float: return v.f != 0;
+    case Kind::String: return !v.s.empty();
+    case Kind::List: return !as_list(v).items.empty();
+    case Kind::Dict: return !as_dict(v).items.empty();
+    default: return true;
+  }
+}
+
+namespace {
+double as_double(const Value& v) {
+  return v.kind == Kind::Float ? v.f : v.kind == Kind::Int ? static_cast<double>(v.i) : (v.b ? 1.0 : 0.0);
+}
+std::int64_t as_int(const Value& v) { return v.kind == Kind::Int ? v.i : (v.b ? 1 : 0); }
+bool is_intlike(const Value& v) { return v.kind == Kind::Int || v.kind == Kind::Bool; }
+}  // namespace
+
+bool equals(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (is_intlike(a) && is_intlike(b)) return as_int(a) == as_int(b);
+    return as_double(a) == as_double(b);
+  }
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Kind::Undefined:
+    case Kind::None: return true;
+    case Kind::String: return a.s == b.s;
+    case Kind::List: {
+      const auto& x = as_list(a);
+      const auto& y = as_list(b);
+      if (x.is_tuple != y.is_tuple || x.items.size() != y.items.size()) return false;
+      for (std::size_t i = 0; i < x.items.size(); ++i)
+        if (!equals(x.items[i], y.items[i])) return false;
+      return true;
+    }
+    case Kind::Dict: {
+      const auto& x = as_dict(a);
+      const auto& y = as_dict(b);
+      if (x.items.size() != y.items.size()) return false;
+      for (const auto& [k, v] : x.items) {
+        bool found = false;
+        for (const auto& [k2, v2] : y.items)
+          if (equals(k, k2)) {
+            if (!equals(v, v2)) return false;
+            found = true;
+            break;
+          }
+        if (!found) return false;
+      }
+      return true;
+    }
+    default: return a.obj == b.obj;
+  }
+}
+
+bool less(const Value& a, const Value& b) {
+  if (a.kind == Kind::Undefined) fail_undefined(a);
+  if (b.kind == Kind::Undefined) fail_undefined(b);
+  if (a.is_number() && b.is_number()) {
+    if (is_intlike(a) && is_intlike(b)) return as_int(a) < as_int(b);
+    return as_double(a) < as_double(b);
+  }
+  if (a.kind == Kind::String && b.kind == Kind::String) return a.s < b.s;
+  if (a.kind == Kind::List && b.kind == Kind::List && as_list(a).is_tuple == as_list(b).is_tuple) {
+    const auto& x = as_list(a).items;
+    const auto& y = as_list(b).items;
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+      if (!equals(x[i], y[i])) return less(x[i], y[i]);
+    return x.size() < y.size();
+  }
+  throw EvalError(std::string("'<' not supported between instances of '") + py::type_name(a) + "' and '" +
+                  py::type_name(b) + "'");
+}
+
+namespace {
+[[noreturn]] void unsupported(const char* op, const Value& a, const Value& b) {
+  throw EvalError(std::string("unsupported operand type(s) for ") + op + ": '" + py::type_name(a) + "' and '" +
+                  py::type_name(b) + "'");
+}
+
+Value repeat(const Value& seq, std::int64_t times, Interpreter& in) {
+  if (times < 0) times = 0;
+  if (seq.kind == Kind::String) {
+    in.check_size(seq.s.size() * static_cast<std::size_t>(times));
+    std::string out;
+    out.reserve(seq.s.size() * static_cast<std::size_t>(times));
+    for (std::int64_t i = 0; i < times; ++i) out.append(seq.s);
+    return Value::owned(std::move(out));
+  }
+  const auto& l = as_list(seq);
+  in.check_size(l.items.size() * static_cast<std::size_t>(times) * sizeof(Value));
+  std::vector<Value> out;
+  for (std::int64_t i = 0; i < times; ++i) out.insert(out.end(), l.items.begin(), l.items.end());
+  return make_list(std::move(out), l.is_tuple);
+}
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  if (a == INT64_MIN && b == -1) throw EvalError("integer overflow");
+  std::int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// printf-style `str % args` as Python does it, for %s %r %d %i %f %x %%.
+Value percent_format(std::string_view fmt, const Value& args) {
+  std::vector<Value> list;
+  if (args.kind == Kind::List && as_list(args).is_tuple) list = as_list(args).items;
+  else list.push_back(args);
+  std::size_t next = 0;
+  std::string out;
+  for (std::size_t i = 0; i < fmt.size(); ++i) {
+    if (fmt[i] != '%') {
+      out.push_back(fmt[i]);
+      continue;
+    }
+    if (++i >= fmt.size()) throw EvalError("incomplete format");
+    std::string spec = "%";
+    while (i < fmt.size() && std::string_view("-+ #0123456789.").find(fmt[i]) != std::string_view::npos)
+      spec.push_back(fmt[i++]);
+    if (i >= fmt.size()) throw EvalError("incomplete format");
+    const char c = fmt[i];
+    if (c == '%') {
+      out.push_back('%');
+      continue;
+    }
+    if (next >= list.size()) throw EvalError("not enough arguments for format string");
+    const Value& v = list[next++];
+    char buf[512];
+    if (c == 's' || c == 'r') {
+      std::string s;
+      if (c == 's') py::append_str(s, v);
+      else py::append_repr(s, v);
+      spec += "s";
+      std::snprintf(buf, sizeof buf, spec.c_str(), s.c_str());
+      out += (spec == "%s") ? s : std::string(buf);
+    } else if (c == 'd' || c == 'i' || c == 'x' || c == 'X' || c == 'o') {
+      if (!v.is_number()) throw EvalError(std::string("%") + c + " format: a real number is required, not " + py::type_name(v));
+      spec += "ll";
+      spec.push_back(c == 'i' ? 'd' : c);
+      std::snprintf(buf, sizeof buf, spec.c_str(),
+                    static_cast<long long>(v.kind == Kind::Float ? static_cast<std::int64_t>(v.f) : as_int(v)));
+      out += buf;
+    } else if (c == 'f' || c == 'F' || c == 'e' || c == 'E' || c == 'g' || c == 'G') {
+      if (!v.is_number()) throw EvalError("must be real number, not " + std::string(py::type_name(v)));
+      spec.push_back(c);
+      std::snprintf(buf, sizeof buf, spec.c_str(), as_double(v));
+      out += buf;
+    } else {
+      throw EvalError(std::string("unsupported format character '") + c + "'");
+    }
+  }
+  if (next < list.size()) throw EvalError("not all arguments converted during string formatting");
+  return Value::owned(std::move(out));
+}
+}  // namespace
+
+Value binary_op(BinOp op, const Value& a, const Value& b, Interpreter& in) {
+  if (op == BinOp::Concat) {
+    std::string s;
+    py::append_str(s, a);
+    py::append_str(s, b);
+    in.check_size(s.size());
+    return Value::owned(std::move(s));
+  }
+  if (a.kind == Kind::Undefined) fail_undefined(a);
+  if (b.kind == Kind::Undefined) fail_undefined(b);
+  const bool nums = a.is_number() && b.is_number();
+  const bool ints = nums && is_intlike(a) && is_intlike(b);
+  switch (op) {
+    case BinOp::Add:
+      if (ints) {
+        std::int64_t r;
+        if (__builtin_add_overflow(as_int(a), as_int(b), &r)) throw EvalError("integer overflow");
+        return Value::integer(r);
+      }
+      if (nums) return Value::floating(as_double(a) + as_double(b));
+      if (a.kind == Kind::String && b.kind == Kind::String) {
+        in.check_size(a.s.size() + b.s.size());
+        std::string s;
+        s.reserve(a.s.size() + b.s.size() + 64);  // room for the usual `+ '<end_of_turn>'` that follows
+        s.append(a.s);
+        s.append(b.s);
+        return Value::owned(std::move(s));
+      }
+      if (a.kind == Kind::List && b.kind == Kind::List && as_list(a).is_tuple == as_list(b).is_tuple) {
+        std::vector<Value> items = as_list(a).items;
+        items.insert(items.end(), as_list(b).items.begin(), as_list(b).items.end());
+        return make_list(std::move(items), as_list(a).is_tuple);
+      }
+      if (a.kind == Kind::String)
+        throw EvalError(std::string("can only concatenate str (not \"") + py::type_name(b) + "\") to str");
+      if (a.kind == Kind::List)
+        throw EvalError(std::string("can only concatenate ") + py::type_name(a) + " (not \"" + py::type_name(b) +
+                        "\") to " + py::type_name(a));
+      unsupported("+", a, b);
+    case BinOp::Sub:
+      if (ints) {
+        std::int64_t r;
+        if (__builtin_sub_overflow(as_int(a), as_int(b), &r)) throw EvalError("integer overflow");
+        return Value::integer(r);
+      }
+      if (nums) return Value::floating(as_double(a) - as_double(b));
+      unsupported("-", a, b);
+    case BinOp::Mul:
+      if (ints) {
+        std::int64_t r;
+        if (__builtin_mul_overflow(as_int(a), as_int(b), &r)) throw EvalError("integer overflow");
+        return Value::integer(r);
+      }
+      if (nums) return Value::floating(as_double(a) * as_double(b));
+      if ((a.kind == Kind::String || a.kind == Kind::List) && is_intlike(b)) return repeat(a, as_int(b), in);
+      if ((b.kind == Kind::String || b.kind == Kind::List) && is_intlike(a)) return repeat(b, as_int(a), in);
+      if (a.kind == Kind::String || b.kind == Kind::String)
+        throw EvalError(std::string("can't multiply sequence by non-int of type '") +
+                        py::type_name(a.kind == Kind::String ? b : a) + "'");
+      unsupported("*", a, b);
+    case BinOp::Div:
+      if (nums) {
+        if (as_double(b) == 0) throw EvalError(ints ? "division by zero" : "float division by zero");
+        return Value::floating(as_double(a) / as_double(b));
+      }
+      unsupported("/", a, b);
+    case BinOp::FloorDiv:
+      if (ints) {
+        if (as_int(b) == 0) throw EvalError("integer division or modulo by zero");
+        return Value::integer(floor_div(as_int(a), as_int(b)));
+      }
+      if (nums) {
+        if (as_double(b) == 0) throw EvalError("float floor division by zero");
+        return Value::floating(std::floor(as_double(a) / as_double(b)));
+      }
+      unsupported("//", a, b);
+    case BinOp::Mod:
+      if (ints) {
+        if (as_int(b) == 0) throw EvalError("integer division or modulo by zero");
+        const std::int64_t x = as_int(a), y = as_int(b);
+        if (y == -1) return Value::integer(0);
+        std::int64_t r = x % y;
+        if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        return Value::integer(r);
+      }
+      if (nums) {
+        if (as_double(b) == 0) throw EvalError("float modulo");
+        double r = std::fmod(as_double(a), as_double(b));
+        if (r != 0 && ((r < 0) != (as_double(b) < 0))) r += as_double(b);
+        return Value::floating(r);
+      }
+      if (a.kind == Kind::String) return percent_format(a.s, b);
+      unsupported("%", a, b);
+    case BinOp::Pow:
+      if (ints && as_int(b) >= 0) {
+        std::int64_t base = as_int(a), e = as_int(b), r = 1;
+        while (e > 0) {
+          if (e & 1)
+            if (__builtin_mul_overflow(r, base, &r)) throw EvalError("integer overflow");
+          e >>= 1;
+          if (e > 0 && __builtin_mul_overflow(base, base, &base)) throw EvalError("integer overflow");
+        }
+        return Value::integer(r);
+      }
+      if (nums) return Value::floating(std::pow(as_double(a), as_double(b)));
+      unsupported("** or pow()", a, b);
+    case BinOp::Concat: break;
+  }
+  unsupported("?", a, b);
+}
+
+bool contains(const Value& c, const Value& item) {
+  switch (c.kind) {
+    case Kind::Undefined: return false;  // Undefined iterates as empty
+    case Kind::String:
+      if (item.kind != Kind::String)
+        throw EvalError(std::string("'in <string>' requires string as left operand, not ") + py::type_name(item));
+      return c.s.find(item.s) != std::string_view::npos;
+    case Kind::List:
+      for (const auto& v : as_list(c).items)
+        if (equals(v, item)) return true;
+      return false;
+    case Kind::Dict:
+      for (const auto& [k, v] : as_dict(c).items)
+        if (equals(k, item)) return true;
+      return false;
+    default:
+      throw EvalError(std::string("argument of type '") + py::type_name(c) + "' is not iterable");
+  }
+}
+
+std::size_t length_of(const Value& v) {
+  switch (v.kind) {
+    case Kind::Undefined: return 0;
+    case Kind::String: return py::code_point_count(v.s);
+    case Kind::List: return as_list(v).items.size();
+    case Kind::Dict: return as_dict(v).items.size();
+    default: throw EvalError(std::string("object of type '") + py::type_name(v) + "' has no len()");
+  }
+}
+
+std::vector<Value> iterate(const Value& v) {
+  switch (v.kind) {
+    case Kind::Undefined: return {};
+    case Kind::List: return as_list(v).items;
+    case Kind::Dict: {
+      std::vector<Value> keys;
+      for (const auto& [k, val] : as_dict(v).items) keys.push_back(k);
+      return keys;
+    }
+    case Kind::String: {
+      std::vector<Value> chars;
+      for (std::size_t i = 0; i < v.s.size();) {
+        const std::size_t start = i;
+        py::next_code_point(v.s, i);
+        Value c = v;
+        c.s = v.s.substr(start, i - start);
+        chars.push_back(std::move(c));
+      }
+      return chars;
+    }
+    default: throw EvalError(std::string("'") + py::type_name(v) + "' object is not iterable");
+  }
+}
+
+}  // namespace overhead::chat

@@ -1,0 +1,193 @@
+#include "chat/chat_template.hpp"
+
+#include "chat/ast.hpp"
+#include "chat/interpreter.hpp"
+#include "chat/lexer.hpp"
+#include "chat/parser.hpp"
+
+namespace overhead::chat {
+
+namespace {
+
+// Jinja's lexer first turns \r\n and \r into \n and drops one trailing newline
+// (keep_trailing_newline=False).
+std::string normalize_newlines(std::string_view src) {
+  std::string out;
+  out.reserve(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    if (src[i] == '\r') {
+      out.push_back('\n');
+      if (i + 1 < src.size() && src[i + 1] == '\n') ++i;
+    } else {
+      out.push_back(src[i]);
+    }
+  }
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// Converts caller JSON to Values without copying strings: they borrow from the JSON, which
+// outlives the render.
+template <typename Json>
+Value from_json(const Json& j, int depth = 0) {
+  if (depth > 256) throw EvalError("input nested too deeply (more than 256 levels)");
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return Value::none();
+    case nlohmann::json::value_t::boolean: return Value::boolean(j.template get<bool>());
+    case nlohmann::json::value_t::number_integer: return Value::integer(j.template get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned: {
+      const auto u = j.template get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(INT64_MAX)) return Value::floating(static_cast<double>(u));
+      return Value::integer(static_cast<std::int64_t>(u));
+    }
+    case nlohmann::json::value_t::number_float: return Value::floating(j.template get<double>());
+    case nlohmann::json::value_t::string: return Value::borrowed(j.template get_ref<const std::string&>());
+    case nlohmann::json::value_t::array: {
+      auto l = std::make_shared<ListObject>();
+      l->items.reserve(j.size());
+      for (const auto& x : j) l->items.push_back(from_json(x, depth + 1));
+      Value v;
+      v.kind = Kind::List;
+      v.obj = std::move(l);
+      return v;
+    }
+    case nlohmann::json::value_t::object: {
+      auto d = std::make_shared<DictObject>();
+      d->items.reserve(j.size());
+      for (auto it = j.begin(); it != j.end(); ++it)
+        d->items.emplace_back(Value::borrowed(it.key()), from_json(it.value(), depth + 1));
+      return make_dict(std::move(d));
+    }
+    default: return Value::none();
+  }
+}
+
+template <typename Json>
+std::optional<std::string> token_text(const Json& t) {
+  if (t.is_string()) return t.template get<std::string>();
+  if (t.is_object()) {
+    const auto it = t.find("content");
+    if (it != t.end() && it->is_string()) return it->template get<std::string>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ChatTemplate::~ChatTemplate() = default;
+
+void ChatTemplate::fail_at(std::uint32_t offset, const std::string& message) const {
+  std::uint32_t line, col;
+  line_col(source_, offset, line, col);
+  throw TemplateError(name_ + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + message, message);
+}
+
+std::shared_ptr<const ChatTemplate> ChatTemplate::compile(std::string_view source, std::string name) {
+  std::shared_ptr<ChatTemplate> t(new ChatTemplate());
+  t->name_ = std::move(name);
+  t->source_ = normalize_newlines(source);
+  try {
+    t->root_ = parse_template(tokenize(t->source_));
+  } catch (const LexError& e) {
+    t->fail_at(e.offset, e.message);
+  }
+  return t;
+}
+
+template <typename Json>
+std::shared_ptr<const ChatTemplate> ChatTemplate::from_config_impl(const Json& config, std::string name) {
+  if (!config.is_object()) throw TemplateError(name + ": tokenizer_config.json is not a JSON object", "not an object");
+  const auto it = config.find("chat_template");
+  if (it == config.end() || it->is_null())
+    throw TemplateError(name + ": tokenizer_config.json has no chat_template", "no chat_template");
+  std::string source;
+  if (it->is_string()) {
+    source = it->template get<std::string>();
+  } else if (it->is_array()) {
+    // A list of {"name", "template"}: transformers uses the one named "default".
+    const Json* chosen = nullptr;
+    for (const auto& e : *it)
+      if (e.is_object() && e.contains("name") && e["name"] == "default") chosen = &e;
+    if (!chosen || !chosen->contains("template") || !(*chosen)["template"].is_string())
+      throw TemplateError(name + ": chat_template list has no \"default\" entry", "no default chat_template");
+    source = (*chosen)["template"].template get<std::string>();
+  } else {
+    throw TemplateError(name + ": chat_template must be a string or a list", "bad chat_template");
+  }
+  auto compiled = compile(source, std::move(name));
+  auto* t = const_cast<ChatTemplate*>(compiled.get());
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
+    const auto k = config.find(key);
+    if (k == config.end()) continue;
+    if (auto s = token_text(*k)) t->special_tokens_.emplace_back(key, *s);
+  }
+  const auto add = config.find("additional_special_tokens");
+  if (add != config.end() && add->is_array()) {
+    t->has_additional_special_tokens_ = true;
+    for (const auto& x : *add)
+      if (auto s = token_text(x)) t->additional_special_tokens_.push_back(*s);
+  }
+  return compiled;
+}
+
+std::shared_ptr<const ChatTemplate> ChatTemplate::from_tokenizer_config(const nlohmann::json& config, std::string name) {
+  return from_config_impl(config, std::move(name));
+}
+std::shared_ptr<const ChatTemplate> ChatTemplate::from_tokenizer_config(const nlohmann::ordered_json& config,
+                                                                        std::string name) {
+  return from_config_impl(config, std::move(name));
+}
+
+template <typename Json>
+std::string ChatTemplate::render_impl(const Json& messages, const RenderOptions& options, const Json& extra) const {
+  std::string out;
+  out.reserve(512 + source_.size() / 2);
+  Limits limits;
+  limits.max_output_bytes = options.max_output_bytes;
+  limits.max_loop_iterations = options.max_loop_iterations;
+  limits.max_call_depth = options.max_call_depth;
+  Interpreter in(out, limits, options.date);
+  // The context of transformers' render: messages, tools, documents, add_generation_prompt, the
+  // special tokens, then the caller's extra variables.
+  try {
+    in.define("messages", from_json(messages));
+  } catch (const EvalError& e) {
+    throw TemplateError(name_ + ": " + e.what(), e.what());
+  }
+  in.define("tools", Value::none());
+  in.define("documents", Value::none());
+  in.define("add_generation_prompt", Value::boolean(options.add_generation_prompt));
+  for (const auto& [k, v] : special_tokens_) in.define(k, Value::borrowed(v));
+  if (has_additional_special_tokens_) {
+    std::vector<Value> items;
+    for (const auto& s : additional_special_tokens_) items.push_back(Value::borrowed(s));
+    in.define("additional_special_tokens", make_list(std::move(items)));
+  }
+  if (extra.is_object())
+    for (auto it = extra.begin(); it != extra.end(); ++it) {
+      try {
+        in.define(it.key(), from_json(it.value()));
+      } catch (const EvalError& e) {
+        throw TemplateError(name_ + ": " + e.what(), e.what());
+      }
+    }
+  try {
+    in.run(*root_);
+  } catch (const LocatedError& e) {
+    fail_at(e.offset, e.message);
+  } catch (const EvalError& e) {
+    fail_at(0, e.what());
+  }
+  return out;
+}
+
+std::string ChatTemplate::render(const nlohmann::json& messages, const RenderOptions& options,
+                                 const nlohmann::json& extra) const {
+  return render_impl(messages, options, extra);
+}
+std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const RenderOptions& options,
+                                 const nlohmann::ordered_json& extra) const {
+  return render_impl(messages, options, extra);
+}
+
+}  // namespace overhead::chat

@@ -1,0 +1,83 @@
+#include "cli/chat_input.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "tok/resolve.hpp"
+#include "util/line_reader.hpp"
+
+namespace overhead::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// tokenizer_config.json of a tokenizer name (resolved as everywhere else), or a file given directly.
+std::string find_config(const std::string& name) {
+  if (fs::is_regular_file(name) && fs::path(name).filename() == "tokenizer_config.json") return name;
+  const fs::path p = fs::path(tok::resolve_tokenizer_dir(name)) / "tokenizer_config.json";
+  if (!fs::is_regular_file(p)) throw std::runtime_error(p.string() + ": no such file (tokenizer '" + name + "')");
+  return p.string();
+}
+
+}  // namespace
+
+std::shared_ptr<const chat::ChatTemplate> load_chat_template(const std::string& name_or_path,
+                                                             const std::string& template_file) {
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
+  std::string config_path;
+  if (!name_or_path.empty()) {
+    config_path = find_config(name_or_path);
+    try {
+      config = nlohmann::ordered_json::parse(util::read_file(config_path));
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(config_path + ": invalid JSON: " + e.what());
+    }
+  }
+  if (!template_file.empty()) {
+    config["chat_template"] = util::read_file(template_file);
+    return chat::ChatTemplate::from_tokenizer_config(config, template_file);
+  }
+  return chat::ChatTemplate::from_tokenizer_config(config, config_path);
+}
+
+bool parse_conversation(std::string_view text, std::size_t line_number, const std::string& field, Conversation& out,
+                        std::string& error) {
+  const std::string prefix = "line " + std::to_string(line_number) + ": ";
+  try {
+    out.line = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    error = prefix + "invalid JSON (" + e.what() + ")";
+    return false;
+  }
+  if (!out.line.is_object()) {
+    error = prefix + "not a JSON object";
+    return false;
+  }
+  const auto it = out.line.find(field);
+  if (it == out.line.end()) {
+    error = prefix + "missing field \"" + field + "\"";
+    return false;
+  }
+  out.extra = nlohmann::ordered_json::object();
+  if (it->is_array()) {
+    out.messages = &*it;
+    return true;
+  }
+  if (it->is_object()) {
+    const auto m = it->find("messages");
+    if (m == it->end() || !m->is_array()) {
+      error = prefix + "field \"" + field + "\" has no \"messages\" list";
+      return false;
+    }
+    out.messages = &*m;
+    for (auto kv = it->begin(); kv != it->end(); ++kv)
+      if (kv.key() != "messages") out.extra[kv.key()] = kv.value();
+    return true;
+  }
+  error = prefix + "field \"" + field + "\" is neither a list of messages nor an object with \"messages\"";
+  return false;
+}
+
+}  // namespace overhead::cli

@@ -1,0 +1,32 @@
+// Shared by `template`, `bench template` and `tokenize --chat`: finding a tokenizer's chat template
+// and reading one conversation from a JSONL line.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_template.hpp"
+
+namespace overhead::cli {
+
+// The chat template of tokenizer `name_or_path` (a short name or a folder holding
+// tokenizer_config.json), or of a raw Jinja file when `template_file` is not empty (then the
+// tokenizer, if given, only supplies the special tokens). Throws std::runtime_error naming the file.
+std::shared_ptr<const chat::ChatTemplate> load_chat_template(const std::string& name_or_path,
+                                                             const std::string& template_file);
+
+// One conversation: `field` of the line holds a list of messages, or an object with "messages" and
+// further variables (tools, documents, ...). Key order is kept (ordered_json), as Python keeps it.
+struct Conversation {
+  nlohmann::ordered_json line;      // owns everything below
+  const nlohmann::ordered_json* messages = nullptr;
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+};
+// Returns false and sets `error` ("line N: reason") when the line is not usable.
+bool parse_conversation(std::string_view text, std::size_t line_number, const std::string& field, Conversation& out,
+                        std::string& error);
+
+}  // namespace overhead::cli
