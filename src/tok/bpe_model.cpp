@@ -21,6 +21,8 @@ constexpr std::uint32_t kNoRank = ~0u;
 // allocation); longer ones (SentencePiece segments with no pre-tokenizer, pathological runs) use
 // the heap so the cost stays O(n log n).
 constexpr std::size_t kSmallPiece = 16;
+// Pieces up to this many bytes merge whole: looking for cut points would cost more than it saves.
+constexpr std::size_t kChunkFrom = 16;
 
 std::string byte_token(unsigned b) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -99,6 +101,29 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, std::uint32_t>> vocab,
     unk_id_ = source_vocab_.find(*config_.unk_token);
     if (!unk_id_) throw std::invalid_argument("unk_token \"" + *config_.unk_token + "\" is not in the vocabulary");
   }
+  build_boundaries(merges);
+}
+
+void BpeModel::build_boundaries(const std::vector<std::pair<std::string, std::string>>& merges) {
+  // Chunking is exact only if every symbol BPE can form is a vocabulary token spelled by its
+  // characters. Byte-fallback and unknown-token symbols are not; cuts are never placed next to
+  // them (has_char_id), and if a merge could combine them, chunking is off altogether.
+  if (config_.byte_level && !all_byte_ids_) return;
+  for (const auto& [left, right] : merges) {
+    for (const std::string* side : {&left, &right}) {
+      const bool byte_token = side->size() == 6 && side->compare(0, 3, "<0x") == 0;
+      if (byte_token || (config_.unk_token && *side == *config_.unk_token)) return;
+    }
+  }
+  for (std::uint32_t id = 0; id < id_to_token_.size(); ++id) {
+    if (!id_present_[id]) continue;
+    if (config_.byte_level) {
+      if (auto raw = byte_level::to_bytes(id_to_token_[id])) boundaries_.add_token(*raw);
+    } else {
+      boundaries_.add_token(id_to_token_[id]);
+    }
+  }
+  chunking_ = true;
 }
 
 std::optional<std::uint32_t> BpeModel::token_to_id(std::string_view token) const { return source_vocab_.find(token); }
@@ -272,16 +297,56 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& 
     hash = hash_bytes(piece);
     if (state.pieces.lookup(piece, hash, out)) return;
   }
-  thread_local std::vector<Symbol> symbols;
-  initial_symbols(piece, symbols);
-  if (symbols.size() <= kSmallPiece) {
-    merge_small(symbols, state.pairs);
-  } else {
-    merge_large(symbols, state.pairs);
-  }
   const std::size_t first = out.size();
-  for (const Symbol& s : symbols) out.push_back(s.id);
+  if (chunking_ && piece.size() > kChunkFrom) {
+    // Cut where no token can span and merge the chunks one by one (merge_boundaries.hpp).
+    std::size_t chunk_start = 0, i = 0;
+    std::size_t prev_start = 0;
+    bool prev_known = false;
+    while (i < piece.size()) {
+      const std::size_t char_start = i;
+      i += utf8::sequence_length(static_cast<unsigned char>(piece[i]));
+      const bool known = config_.byte_level || has_char_id(piece.substr(char_start, i - char_start));
+      if (char_start > chunk_start && prev_known && known &&
+          boundaries_.cuttable(piece.substr(prev_start, char_start - prev_start),
+                               piece.substr(char_start, i - char_start))) {
+        merge_chunk(piece.substr(chunk_start, char_start - chunk_start), state, out);
+        chunk_start = char_start;
+      }
+      prev_start = char_start;
+      prev_known = known;
+    }
+    merge_chunk(piece.substr(chunk_start), state, out);
+  } else {
+    merge_chunk(piece, state, out);
+  }
   if (cacheable) state.pieces.store(piece, hash, out.data() + first, out.size() - first);
+}
+
+void BpeModel::merge_chunk(std::string_view chunk, ThreadState& state, std::vector<std::uint32_t>& out) const {
+  const bool memo = chunk.size() <= ChunkMemo::kMaxBytes;
+  if (memo && state.chunks.lookup(chunk, out)) return;
+  const std::size_t first = out.size();
+  merge_symbols(chunk, state.pairs, out);
+  if (memo) state.chunks.store(chunk, out.data() + first, out.size() - first);
+}
+
+void BpeModel::merge_symbols(std::string_view chunk, PairCache& pairs, std::vector<std::uint32_t>& out) const {
+  thread_local std::vector<Symbol> symbols;
+  initial_symbols(chunk, symbols);
+  if (symbols.size() <= kSmallPiece) {
+    merge_small(symbols, pairs);
+  } else {
+    merge_large(symbols, pairs);
+  }
+  for (const Symbol& sym : symbols) out.push_back(sym.id);
+}
+
+bool BpeModel::has_char_id(std::string_view ch) const {
+  std::size_t i = 0;
+  const char32_t c = utf8::next(ch, i);
+  if (c < 0x10000) return bmp_char_ids_[c] != kNone;
+  return encode_vocab_.find(ch).has_value();
 }
 
 }  // namespace overhead::tok

@@ -17,7 +17,9 @@
 #include <string_view>
 #include <vector>
 
+#include "tok/chunk_memo.hpp"
 #include "tok/flat_maps.hpp"
+#include "tok/merge_boundaries.hpp"
 #include "tok/pair_cache.hpp"
 #include "tok/piece_cache.hpp"
 
@@ -37,6 +39,7 @@ class BpeModel {
   struct ThreadState {
     PieceCache pieces;
     PairCache pairs;
+    ChunkMemo chunks;
   };
 
   // `vocab` maps every token string (as written in tokenizer.json) to its id; `merges` are pairs
@@ -64,6 +67,10 @@ class BpeModel {
   };
 
   void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;
+  void build_boundaries(const std::vector<std::pair<std::string, std::string>>& merges);
+  void merge_chunk(std::string_view chunk, ThreadState& state, std::vector<std::uint32_t>& out) const;
+  void merge_symbols(std::string_view chunk, PairCache& pairs, std::vector<std::uint32_t>& out) const;
+  bool has_char_id(std::string_view ch) const;
   void merge_small(std::vector<Symbol>& symbols, PairCache& pairs) const;
   void merge_large(std::vector<Symbol>& symbols, PairCache& pairs) const;
 
@@ -77,6 +84,8 @@ class BpeModel {
   bool all_byte_ids_ = false;
   std::vector<std::uint32_t> bmp_char_ids_;     // char-level: id of each BMP char, or kNone
   std::optional<std::uint32_t> unk_id_;
+  MergeBoundaries boundaries_;  // where pieces may be cut (see merge_boundaries.hpp)
+  bool chunking_ = false;
   std::uint64_t serial_;     // identifies this model's per-thread piece caches
   bool use_cache_ = true;
 };

@@ -1,0 +1,44 @@
+// Where BPE can never merge across: a cut between two adjacent characters x|y is safe when no
+// token of the vocabulary spans it, because every symbol BPE ever forms is a vocabulary token. The
+// piece then splits into chunks that merge independently, with the same result as merging the
+// whole -- and a long piece (a Japanese clause under a \p{L}+ pattern, or a whole SentencePiece
+// segment) becomes many short ones, each a few operations or a cache hit.
+//
+// A token spans x|y if it holds the end of x followed by the start of y. Byte-level tokens may
+// begin or end inside a character, so four kinds of evidence are recorded from the vocabulary:
+//   both characters complete      (x, y)            e.g. "です" spans で|す
+//   token ends inside y           (x, first byte of y)
+//   token starts inside x         (last byte of x, y)
+//   token starts inside x and ends inside y (last byte of x, first byte of y)
+// A boundary with none of them cannot be crossed. The check is conservative: a recorded pair only
+// means a merge might cross there.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace overhead::tok {
+
+class MergeBoundaries {
+ public:
+  MergeBoundaries() = default;
+  // `tokens` are the vocabulary entries as the model matches them (raw bytes for byte-level).
+  void add_token(std::string_view token);
+  // True if no token spans the boundary between the valid UTF-8 characters `left` and `right`.
+  bool cuttable(std::string_view left, std::string_view right) const;
+  bool empty() const { return size_ == 0; }
+
+ private:
+  enum Kind : std::uint64_t { kChars = 1, kCharByte = 2, kByteChar = 3, kBytes = 4 };
+  static std::uint64_t key(Kind kind, std::uint32_t a, std::uint32_t b) {
+    return (std::uint64_t{kind} << 60) | (std::uint64_t{a} << 28) | b;
+  }
+  void insert(std::uint64_t k);
+  bool contains(std::uint64_t k) const;
+
+  std::vector<std::uint64_t> slots_;  // 0 = empty (every key has a non-zero kind)
+  std::size_t size_ = 0;
+};
+
+}  // namespace overhead::tok
