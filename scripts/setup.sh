@@ -12,6 +12,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2                                     # golden regeneration (Jinja2 reference)
   nodejs npm                                                 # npm packages: tokenizer files, references
+  libeigen3-dev libgsl-dev                                   # statistics: small solves, t/normal distributions
+  librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
+  python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
+  chromium                                                   # report test: render index.html headless
 )
 
 missing=()

@@ -10,5 +10,8 @@ void add_tokenize_command(CLI::App& app, int& exit_code);
 void add_bench_tokenize_command(CLI::App& bench, int& exit_code);
 void add_template_command(CLI::App& app, int& exit_code);
 void add_bench_template_command(CLI::App& bench, int& exit_code);
+// run, enqueue, worker, consume (run_commands.cpp)
+void add_run_commands(CLI::App& app, int& exit_code);
+void add_analyze_command(CLI::App& app, int& exit_code);
 
 }  // namespace overhead::cli

@@ -43,4 +43,15 @@ struct Record {
   std::int64_t prompt_bytes = 0;  // UTF-8 bytes over all message contents
 };
 
+// Stamps known only after a record was published: when its publish was acknowledged and when
+// its input message was deleted. Added to the contract because the record itself is already on
+// its way when these happen; the worker sends them afterwards (one patch per input batch) and
+// the store applies them to the stored record by key.
+struct StampPatch {
+  std::string experiment_tokenizer;
+  std::string id;
+  std::int64_t publish_acked = 0;
+  std::int64_t input_deleted = 0;
+};
+
 }  // namespace overhead::pipe

@@ -19,6 +19,10 @@ class Store {
   // Insert or replace by key. Thread-safe. Throws StoreError naming the URL on failure.
   virtual void upsert(const Record& record) = 0;
   virtual void upsert_batch(std::span<const Record> records) = 0;
+  // Sets publish_acked/input_deleted (non-zero values only) of stored records; returns how many
+  // of the patches found their record. Added to the contract for the stamps that exist only
+  // after publishing (see StampPatch).
+  virtual std::size_t update_stamps(std::span<const StampPatch> patches) = 0;
   // Calls fn for every record of `experiment` (all experiments when empty), in key order.
   virtual void scan(const std::string& experiment, const std::function<void(const Record&)>& fn) = 0;
   // Distinct experiment names held.

@@ -20,7 +20,7 @@ constexpr std::uint32_t kNoRank = ~0u;
 // Pieces up to this many symbols merge by rescanning a small array of pair ranks (no heap, no
 // allocation); longer ones (SentencePiece segments with no pre-tokenizer, pathological runs) use
 // the heap so the cost stays O(n log n).
-constexpr std::size_t kSmallPiece = 48;
+constexpr std::size_t kSmallPiece = 16;
 
 std::string byte_token(unsigned b) {
   static constexpr char kHex[] = "0123456789ABCDEF";

@@ -1,0 +1,77 @@
+// `overhead analyze --store URL [--experiment NAME ...] [--out DIR] [--compare-seed] [--no-png]`:
+// reads the records of the chosen experiments (all when none is named) from the store and writes
+// the report (report.md, index.html, fits.json, CSVs, figures) into --out.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "pipe/store.hpp"
+#include "report/write_report.hpp"
+
+namespace overhead::cli {
+
+namespace {
+
+struct AnalyzeOptions {
+  std::string store_url;
+  std::vector<std::string> experiments;
+  std::string out_dir = "out/report";
+  bool compare_seed = false;
+  bool no_png = false;
+};
+
+int run_analyze(const AnalyzeOptions& o) {
+  try {
+    auto store = pipe::open_store(o.store_url);
+    std::vector<pipe::Record> records;
+    if (o.experiments.empty()) {
+      store->scan("", [&](const pipe::Record& r) { records.push_back(r); });
+    } else {
+      const std::vector<std::string> held = store->experiments();
+      for (const auto& name : o.experiments) {
+        if (std::find(held.begin(), held.end(), name) == held.end()) {
+          std::string list;
+          for (const auto& h : held) list += (list.empty() ? "" : ", ") + h;
+          std::fprintf(stderr, "overhead analyze: experiment '%s' is not in %s (it holds: %s)\n", name.c_str(),
+                       o.store_url.c_str(), list.empty() ? "nothing" : list.c_str());
+          return 1;
+        }
+        store->scan(name, [&](const pipe::Record& r) { records.push_back(r); });
+      }
+    }
+    if (records.empty()) {
+      std::fprintf(stderr, "overhead analyze: no records in %s\n", o.store_url.c_str());
+      return 1;
+    }
+    report::ReportOptions ro;
+    ro.out_dir = o.out_dir;
+    ro.compare_seed = o.compare_seed;
+    ro.png = !o.no_png;
+    ro.source = o.store_url;
+    const report::ReportSummary summary = report::write_report(records, ro);
+    report::print_headline(summary);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "overhead analyze: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_analyze_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<AnalyzeOptions>();
+  CLI::App* cmd = app.add_subcommand("analyze", "Statistics, E(x) fits and the HTML/Markdown report from a record store");
+  cmd->add_option("--store", options->store_url, "Record store URL, e.g. sqlite:out/records.db")->required();
+  cmd->add_option("--experiment", options->experiments, "Experiment(s) to analyse (default: all in the store)");
+  cmd->add_option("--out", options->out_dir, "Output folder")->capture_default_str();
+  cmd->add_flag("--compare-seed", options->compare_seed, "Put the seed's case figures beside ours");
+  cmd->add_flag("--no-png", options->no_png, "Write SVG figures only (skip rsvg-convert)");
+  cmd->callback([options, &exit_code] { exit_code = run_analyze(*options); });
+}
+
+}  // namespace overhead::cli

@@ -1,0 +1,306 @@
+// `overhead run` (the five cases on one machine) and the separate processes of a shared-backend
+// deployment: `overhead enqueue`, `overhead worker`, `overhead consume`.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "pipe/cases.hpp"
+#include "pipe/chat_token_processor.hpp"
+#include "pipe/consumer.hpp"
+#include "pipe/dead_letter.hpp"
+#include "pipe/producer.hpp"
+#include "pipe/progress.hpp"
+#include "pipe/queue.hpp"
+#include "pipe/record_sink.hpp"
+#include "pipe/source.hpp"
+#include "pipe/worker.hpp"
+#include "tok/resolve.hpp"
+
+namespace overhead::cli {
+
+namespace {
+
+using namespace overhead::pipe;
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+void install_stop_handler() {
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGINT, on_stop_signal);
+}
+
+// The bundled data: relative to the working directory (a clone's root), else where the build
+// was configured to find it.
+std::string default_data() {
+  const std::string rel = "data/jmtbench/records.jsonl.gz";
+  if (std::filesystem::exists(rel)) return rel;
+  return std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/jmtbench/records.jsonl.gz";
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ','))
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+struct CommonOptions {
+  std::string data;
+  std::string tokenizers = join(tok::seed_tokenizer_names());
+  std::string experiment = "jmtbench";
+  std::string queue = "mem:in";
+  std::string log_queue = "mem:log";
+  std::string store;
+  std::string out = "out";
+  std::size_t batch = 10;
+  unsigned publishers = 10;
+  std::string prefetch = "on";
+  std::size_t limit = 0;
+  std::int64_t max_prompt_bytes = 0;
+  std::size_t max_in_flight = 0;
+  bool allow_failures = false;
+  bool no_progress = false;
+  std::string date;
+  double idle_exit = 5;
+  std::string name;
+  int case_number = 5;
+  unsigned workers = 1;
+};
+
+void add_data_options(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--data", o.data, "The seed's JSONL records (.gz ok); default: the bundled MT-Bench records");
+  cmd.add_option("--tokenizers", o.tokenizers, "Comma-separated tokenizer names")->capture_default_str();
+  cmd.add_option("--limit", o.limit, "Use only the first N records (0 = all)");
+}
+
+void add_worker_options(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--experiment", o.experiment, "Experiment name")->capture_default_str();
+  cmd.add_option("--batch", o.batch, "Items per input batch (<= 10 on a queue)")->capture_default_str();
+  cmd.add_option("--publishers", o.publishers, "Threads of the asynchronous log publisher")->capture_default_str();
+  cmd.add_option("--prefetch", o.prefetch, "Receive the next batch while processing this one")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  cmd.add_option("--max-prompt-bytes", o.max_prompt_bytes, "Dead-letter prompts larger than this (0 = no limit)");
+  cmd.add_option("--max-in-flight", o.max_in_flight, "Items received but not settled (0 = 4 x batch)");
+  cmd.add_option("--date", o.date, "Pin strftime_now in chat templates (YYYY-MM-DD)");
+}
+
+std::string store_url(const CommonOptions& o) {
+  return o.store.empty() ? "sqlite:" + (std::filesystem::path(o.out) / "records.db").string() : o.store;
+}
+
+int report_failures(const std::map<std::string, std::size_t>& failures, const CommonOptions& o, const std::string& where) {
+  std::size_t total = 0;
+  for (const auto& [kind, n] : failures) total += n;
+  if (total == 0) return 0;
+  std::fprintf(stderr, "overhead: %zu item(s) failed (", total);
+  bool first = true;
+  for (const auto& [kind, n] : failures) {
+    std::fprintf(stderr, "%s%s %zu", first ? "" : ", ", kind.c_str(), n);
+    first = false;
+  }
+  std::fprintf(stderr, "); see %s\n", where.c_str());
+  return o.allow_failures ? 0 : 1;
+}
+
+void print_first_letters(const DeadLetterSink& dead, std::size_t n) {
+  std::size_t i = 0;
+  for (const auto& l : dead.letters()) {
+    if (i++ == n) break;
+    std::fprintf(stderr, "  %s: %s [%s]%s%s\n", l.origin.c_str(), l.reason.c_str(), l.kind.c_str(),
+                 l.tokenizer.empty() ? "" : " tokenizer ", l.tokenizer.c_str());
+  }
+}
+
+int run_command(const CommonOptions& o, const std::string& cases) {
+  RunConfig cfg;
+  cfg.data = o.data.empty() ? default_data() : o.data;
+  cfg.tokenizers = split_commas(o.tokenizers);
+  cfg.experiment = o.experiment;
+  cfg.queue_url = o.queue;
+  cfg.log_queue_url = o.log_queue;
+  cfg.out_dir = o.out;
+  cfg.store_url = store_url(o);
+  cfg.batch = o.batch;
+  cfg.publishers = o.publishers;
+  cfg.prefetch = o.prefetch == "on";
+  cfg.limit = o.limit;
+  cfg.max_prompt_bytes = o.max_prompt_bytes;
+  cfg.max_in_flight = o.max_in_flight;
+  cfg.workers = o.workers;
+  cfg.progress = !o.no_progress;
+  if (!std::filesystem::exists(cfg.data)) throw std::runtime_error(cfg.data + ": no such data file");
+  std::vector<int> numbers;
+  if (cases == "all") numbers = {1, 2, 3, 4, 5};
+  else
+    for (const auto& c : split_commas(cases)) {
+      if (c.size() != 1 || c[0] < '1' || c[0] > '5') throw CLI::ValidationError("--case", "expected 1..5 or all, got " + c);
+      numbers.push_back(c[0] - '0');
+    }
+
+  ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
+  for (const auto& [name, err] : processor.load_errors())
+    std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
+  std::filesystem::create_directories(cfg.out_dir);
+  auto store = open_store(cfg.store_url);
+
+  std::vector<CaseResult> results;
+  for (int n : numbers) results.push_back(run_case(n, cfg, processor, *store));
+
+  std::cout << "\n" << format_case_table(results) << std::flush;
+  nlohmann::json summary;
+  summary["data"] = cfg.data;
+  summary["tokenizers"] = cfg.tokenizers;
+  summary["experiment"] = cfg.experiment;
+  summary["store"] = cfg.store_url;
+  summary["queue"] = cfg.queue_url;
+  summary["log_queue"] = cfg.log_queue_url;
+  summary["batch"] = cfg.batch;
+  summary["publishers"] = cfg.publishers;
+  summary["prefetch"] = cfg.prefetch;
+  summary["limit"] = cfg.limit;
+  summary["cases"] = nlohmann::json::array();
+  std::map<std::string, std::size_t> failures;
+  for (const auto& r : results) {
+    summary["cases"].push_back(to_json(r));
+    for (const auto& [k, v] : r.failures) failures[k] += v;
+  }
+  summary["failures"] = failures;
+  const auto summary_path = std::filesystem::path(cfg.out_dir) / "summary.json";
+  std::ofstream(summary_path) << summary.dump(2) << "\n";
+  std::cout << "\nrecords: " << cfg.store_url << "\nsummary: " << summary_path.string() << "\n";
+  return report_failures(failures, o, (std::filesystem::path(cfg.out_dir) / "dead_letters_case*.jsonl").string());
+}
+
+int enqueue_command(const CommonOptions& o) {
+  const std::string data = o.data.empty() ? default_data() : o.data;
+  const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_enqueue.jsonl").string();
+  DeadLetterSink dead(dl_path);
+  auto queue = open_queue(o.queue);
+  auto records = load_source_records(data, o.limit, dead);
+  const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch));
+  std::printf("enqueued %llu messages in %llu batches to %s in %.3f s\n", static_cast<unsigned long long>(ps.messages),
+              static_cast<unsigned long long>(ps.batches), o.queue.c_str(), double(ps.elapsed_ns) / 1e9);
+  print_first_letters(dead, 10);
+  return report_failures(dead.counts(), o, dl_path);
+}
+
+int worker_command(const CommonOptions& o) {
+  install_stop_handler();
+  const std::string name = o.name.empty() ? "worker-" + std::to_string(::getpid()) : o.name;
+  const auto dl_path = (std::filesystem::path(o.out) / ("dead_letters_" + name + ".jsonl")).string();
+  DeadLetterSink dead(dl_path);
+  auto in = open_queue(o.queue);
+  auto log = open_queue(o.log_queue);
+  const auto idle = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
+  QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
+  const auto tokenizers = split_commas(o.tokenizers);
+  ChatTokenProcessor processor(tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
+  QueueSink sink(log);
+  WorkerOptions wo;
+  wo.name = name;
+  wo.experiment = o.experiment;
+  wo.case_number = o.case_number;
+  wo.batch = o.batch;
+  wo.prefetch = o.prefetch == "on";
+  wo.publishers = o.publishers;
+  wo.max_in_flight = o.max_in_flight;
+  wo.max_prompt_bytes = o.max_prompt_bytes;
+  wo.visibility = in->visibility_timeout();
+  Progress progress("worker " + name, 0, !o.no_progress);
+  wo.progress = &progress.counter();
+  Worker worker(source, processor, sink, dead, wo);
+  const WorkerStats ws = worker.run();
+  std::printf("worker %s: %llu items, %llu records, %llu failed, %llu batches in %.3f s%s\n", name.c_str(),
+              static_cast<unsigned long long>(ws.items), static_cast<unsigned long long>(ws.ok),
+              static_cast<unsigned long long>(ws.bad_input + ws.publish_failed),
+              static_cast<unsigned long long>(ws.batches), double(ws.elapsed_ns) / 1e9,
+              g_stop.load() ? " (stopped by signal)" : "");
+  print_first_letters(dead, 10);
+  return report_failures(dead.counts(), o, dl_path);
+}
+
+int consume_command(const CommonOptions& o) {
+  install_stop_handler();
+  const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_consume.jsonl").string();
+  DeadLetterSink dead(dl_path);
+  auto log = open_queue(o.log_queue);
+  auto store = open_store(store_url(o));
+  ConsumerOptions co;
+  co.idle_exit = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
+  co.wait = std::min(co.idle_exit, std::chrono::milliseconds(1000));
+  co.stop = &g_stop;
+  Progress progress("consume", 0, !o.no_progress);
+  co.progress = &progress.counter();
+  Consumer consumer(log, *store, dead, co);
+  const ConsumerStats cs = consumer.run();
+  std::printf("consumed %llu messages: %llu records, %llu stamp patches (%llu deferred), %llu bad, into %s in %.3f s\n",
+              static_cast<unsigned long long>(cs.messages), static_cast<unsigned long long>(cs.records),
+              static_cast<unsigned long long>(cs.stamp_patches), static_cast<unsigned long long>(cs.deferred_patches),
+              static_cast<unsigned long long>(cs.bad_messages), store->url().c_str(), double(cs.elapsed_ns) / 1e9);
+  return report_failures(dead.counts(), o, dl_path);
+}
+
+}  // namespace
+
+void add_run_commands(CLI::App& app, int& exit_code) {
+  static CommonOptions o;
+  static std::string cases = "all";
+
+  CLI::App* run = app.add_subcommand("run", "Run the seed's five cases on the embedded default (mem: queues, sqlite: store)");
+  run->add_option("--case", cases, "1..5, a comma list, or all")->capture_default_str();
+  add_data_options(*run, o);
+  add_worker_options(*run, o);
+  run->add_option("--workers", o.workers, "Worker threads per case (the seed had one)")->capture_default_str();
+  run->add_option("--queue", o.queue, "Input queue URL (case 5)")->capture_default_str();
+  run->add_option("--log-queue", o.log_queue, "Log queue URL (cases 3-5)")->capture_default_str();
+  run->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");
+  run->add_option("--out", o.out, "Output folder: store, summary.json, CSV, dead letters")->capture_default_str();
+  run->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when items failed");
+  run->add_flag("--no-progress", o.no_progress, "No progress output");
+  run->callback([&exit_code] { exit_code = run_command(o, cases); });
+
+  CLI::App* enqueue = app.add_subcommand("enqueue", "Producer: send every record once per tokenizer to the input queue");
+  add_data_options(*enqueue, o);
+  enqueue->add_option("--queue", o.queue, "Input queue URL")->required();
+  enqueue->add_option("--batch", o.batch, "Messages per send (<= 10)")->capture_default_str();
+  enqueue->add_option("--out", o.out, "Folder for the dead-letter file")->capture_default_str();
+  enqueue->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when lines were bad");
+  enqueue->callback([&exit_code] { exit_code = enqueue_command(o); });
+
+  CLI::App* worker = app.add_subcommand("worker", "Worker: input queue -> chat template + tokenize -> log queue");
+  worker->add_option("--queue", o.queue, "Input queue URL")->required();
+  worker->add_option("--log-queue", o.log_queue, "Log queue URL")->required();
+  worker->add_option("--tokenizers", o.tokenizers, "Tokenizers to load (items naming others are dead-lettered)")->capture_default_str();
+  add_worker_options(*worker, o);
+  worker->add_option("--case", o.case_number, "Case number written into the records")->capture_default_str();
+  worker->add_option("--name", o.name, "Worker name (default worker-<pid>)");
+  worker->add_option("--idle-exit", o.idle_exit, "Stop after the queue stayed empty this many seconds")->capture_default_str();
+  worker->add_option("--out", o.out, "Folder for the dead-letter file")->capture_default_str();
+  worker->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when items failed");
+  worker->add_flag("--no-progress", o.no_progress, "No progress output");
+  worker->callback([&exit_code] { exit_code = worker_command(o); });
+
+  CLI::App* consume = app.add_subcommand("consume", "Consumer: log queue -> record store");
+  consume->add_option("--log-queue", o.log_queue, "Log queue URL")->required();
+  consume->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");
+  consume->add_option("--out", o.out, "Folder for the store and the dead-letter file")->capture_default_str();
+  consume->add_option("--idle-exit", o.idle_exit, "Stop after the queue stayed empty this many seconds")->capture_default_str();
+  consume->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when messages were bad");
+  consume->add_flag("--no-progress", o.no_progress, "No progress output");
+  consume->callback([&exit_code] { exit_code = consume_command(o); });
+}
+
+}  // namespace overhead::cli

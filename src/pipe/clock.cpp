@@ -1,0 +1,33 @@
+#include "pipe/clock.hpp"
+
+#include <ctime>
+
+namespace overhead::pipe {
+
+namespace {
+std::int64_t read_clock(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
+std::int64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
+std::int64_t wall_ns() { return read_clock(CLOCK_REALTIME); }
+std::int64_t wall_ms() { return wall_ns() / 1'000'000; }
+
+std::string iso8601_utc(std::int64_t wall_time_ns) {
+  const std::time_t secs = static_cast<std::time_t>(wall_time_ns / 1'000'000'000);
+  const long micros = static_cast<long>((wall_time_ns % 1'000'000'000) / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::string out(buf, n);
+  char frac[16];
+  std::snprintf(frac, sizeof frac, ".%06ldZ", micros);
+  out += frac;
+  return out;
+}
+
+}  // namespace overhead::pipe

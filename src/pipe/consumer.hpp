@@ -1,0 +1,55 @@
+// The consumer (the seed's Lambda): reads the log queue in batches and upserts the records into
+// the store, one transaction per round. A message is deleted only after its record is stored, so
+// a consumer crash replays records, which the store's upsert absorbs. A stamp patch whose record
+// is not stored yet is left undeleted and comes back after the visibility timeout. A body that is
+// no log message is dead-lettered.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "pipe/dead_letter.hpp"
+#include "pipe/queue.hpp"
+#include "pipe/store.hpp"
+
+namespace overhead::pipe {
+
+struct ConsumerOptions {
+  std::size_t max_records_per_write = 200;          // records per store transaction
+  std::chrono::milliseconds wait{200};              // long-poll wait per receive
+  // Stop after the queue stayed empty this long, once `drain` is set (or from the start when
+  // drain is null). 0 = at the first empty receive.
+  std::chrono::milliseconds idle_exit{0};
+  const std::atomic<bool>* drain = nullptr;         // "no more will come": stop when empty
+  const std::atomic<bool>* stop = nullptr;          // stop now (SIGTERM), after the current round
+  std::atomic<std::uint64_t>* progress = nullptr;   // records stored
+};
+
+struct ConsumerStats {
+  std::uint64_t messages = 0;
+  std::uint64_t records = 0;
+  std::uint64_t stamp_patches = 0;
+  std::uint64_t deferred_patches = 0;  // left for redelivery (record not stored yet)
+  std::uint64_t bad_messages = 0;
+  std::uint64_t store_failures = 0;
+  std::int64_t elapsed_ns = 0;
+};
+
+class Consumer {
+ public:
+  Consumer(std::shared_ptr<Queue> log, Store& store, DeadLetterSink& dead_letters, ConsumerOptions options);
+  ConsumerStats run();
+
+ private:
+  // One round: receive up to max_records_per_write, store, delete. Returns messages received.
+  std::size_t round(ConsumerStats& stats);
+
+  std::shared_ptr<Queue> log_;
+  Store& store_;
+  DeadLetterSink& dead_letters_;
+  ConsumerOptions options_;
+};
+
+}  // namespace overhead::pipe

@@ -1,0 +1,58 @@
+#include "pipe/dead_letter.hpp"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "util/json_writer.hpp"
+
+namespace overhead::pipe {
+
+DeadLetterSink::DeadLetterSink(std::string path) : path_(std::move(path)) {}
+
+void DeadLetterSink::add(DeadLetter letter) {
+  std::string line;
+  if (!path_.empty()) {
+    line = "{\"kind\":";
+    util::append_json_string(line, letter.kind);
+    line += ",\"origin\":";
+    util::append_json_string(line, letter.origin);
+    line += ",\"tokenizer\":";
+    util::append_json_string(line, letter.tokenizer);
+    line += ",\"reason\":";
+    util::append_json_string(line, letter.reason);
+    line += ",\"payload\":";
+    util::append_json_string(line, letter.payload);
+    line += "}\n";
+  }
+  std::lock_guard lock(mutex_);
+  if (!path_.empty()) {
+    if (!file_.is_open()) {
+      const auto parent = std::filesystem::path(path_).parent_path();
+      if (!parent.empty()) std::filesystem::create_directories(parent);
+      file_.open(path_, std::ios::app | std::ios::binary);
+      if (!file_) throw std::runtime_error(path_ + ": cannot open the dead-letter file");
+    }
+    file_ << line;
+    file_.flush();  // a dead letter must outlive a crash that follows it
+  }
+  ++counts_[letter.kind];
+  ++total_;
+  if (letters_.size() < kKept) letters_.push_back(std::move(letter));
+}
+
+std::size_t DeadLetterSink::total() const {
+  std::lock_guard lock(mutex_);
+  return total_;
+}
+
+std::map<std::string, std::size_t> DeadLetterSink::counts() const {
+  std::lock_guard lock(mutex_);
+  return counts_;
+}
+
+std::vector<DeadLetter> DeadLetterSink::letters() const {
+  std::lock_guard lock(mutex_);
+  return letters_;
+}
+
+}  // namespace overhead::pipe

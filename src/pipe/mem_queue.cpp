@@ -1,0 +1,149 @@
+#include "pipe/mem_queue.hpp"
+
+#include <charconv>
+
+#include "pipe/errors.hpp"
+
+namespace overhead::pipe {
+
+MemQueue::MemQueue(std::string url, std::chrono::milliseconds visibility, int max_receives,
+                   std::shared_ptr<Queue> dead_letters, ClockMs clock)
+    : url_(std::move(url)), visibility_(visibility), max_receives_(max_receives),
+      dead_letters_(std::move(dead_letters)), clock_(clock ? std::move(clock) : ClockMs(&wall_ms)) {}
+
+std::vector<std::string> MemQueue::send_batch(std::span<const std::string> bodies) {
+  if (bodies.empty() || bodies.size() > kMaxQueueBatch)
+    throw QueueError(url_ + ": send_batch takes 1 to 10 messages, got " + std::to_string(bodies.size()));
+  std::vector<std::string> ids;
+  ids.reserve(bodies.size());
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& body : bodies) {
+      const std::uint64_t seq = next_seq_++;
+      entries_.emplace(seq, Entry{body, 0, 0, 0, false});
+      visible_.push_back(seq);
+      ids.push_back(std::to_string(seq));
+    }
+  }
+  arrived_.notify_all();
+  return ids;
+}
+
+void MemQueue::expire_locked(std::int64_t now) {
+  while (!timers_.empty() && timers_.top().at <= now) {
+    const Timer t = timers_.top();
+    timers_.pop();
+    auto it = entries_.find(t.seq);
+    // A timer is stale when the message was deleted, received again or had its visibility changed.
+    if (it == entries_.end() || !it->second.in_flight || it->second.nonce != t.nonce || it->second.visible_at != t.at) continue;
+    it->second.in_flight = false;
+    --in_flight_;
+    visible_.push_back(t.seq);
+  }
+}
+
+std::vector<Message> MemQueue::receive(std::size_t max, std::chrono::milliseconds wait) {
+  if (max == 0 || max > kMaxQueueBatch)
+    throw QueueError(url_ + ": receive takes 1 to 10 messages, asked " + std::to_string(max));
+  std::vector<Message> out;
+  std::vector<std::string> to_dead_letter;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      const std::int64_t now = clock_();
+      expire_locked(now);
+      while (!visible_.empty() && out.size() < max) {
+        const std::uint64_t seq = visible_.front();
+        visible_.pop_front();
+        auto it = entries_.find(seq);
+        if (it == entries_.end() || it->second.in_flight) continue;  // deleted, or a duplicate slot
+        Entry& e = it->second;
+        if (max_receives_ > 0 && e.receive_count >= max_receives_) {
+          to_dead_letter.push_back(std::move(e.body));
+          entries_.erase(it);
+          continue;
+        }
+        e.in_flight = true;
+        ++in_flight_;
+        e.receive_count += 1;
+        e.nonce = next_nonce_++;
+        e.visible_at = now + visibility_.count();
+        timers_.push(Timer{e.visible_at, seq, e.nonce});
+        out.push_back(Message{std::to_string(seq), std::to_string(seq) + ":" + std::to_string(e.nonce), e.body, e.receive_count});
+      }
+      if (!out.empty() || !to_dead_letter.empty() || wait.count() <= 0) break;
+      // Wake on a send, or in time for the earliest visibility expiry, or at the deadline.
+      auto until = deadline;
+      if (!timers_.empty()) {
+        const auto expiry = std::chrono::steady_clock::now() + std::chrono::milliseconds(timers_.top().at - now);
+        if (expiry < until) until = expiry;
+      }
+      if (arrived_.wait_until(lock, until) == std::cv_status::timeout && std::chrono::steady_clock::now() >= deadline) {
+        expire_locked(clock_());
+        if (visible_.empty()) break;
+      }
+    }
+  }
+  // Outside the lock: the dead-letter queue has its own.
+  for (std::size_t i = 0; i < to_dead_letter.size(); i += kMaxQueueBatch) {
+    const std::size_t n = std::min(kMaxQueueBatch, to_dead_letter.size() - i);
+    dead_letters_->send_batch(std::span<const std::string>(to_dead_letter.data() + i, n));
+  }
+  if (out.empty() && !to_dead_letter.empty() && wait.count() > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    return receive(max, left.count() > 0 ? left : std::chrono::milliseconds(0));
+  }
+  return out;
+}
+
+bool MemQueue::parse_receipt(const std::string& receipt, std::uint64_t& seq, std::uint64_t& nonce) const {
+  const auto colon = receipt.find(':');
+  if (colon == std::string::npos) return false;
+  const char* b = receipt.data();
+  const auto r1 = std::from_chars(b, b + colon, seq);
+  const auto r2 = std::from_chars(b + colon + 1, b + receipt.size(), nonce);
+  return r1.ec == std::errc() && r1.ptr == b + colon && r2.ec == std::errc() && r2.ptr == b + receipt.size();
+}
+
+std::vector<std::string> MemQueue::delete_batch(std::span<const std::string> receipts) {
+  if (receipts.size() > kMaxQueueBatch)
+    throw QueueError(url_ + ": delete_batch takes at most 10 receipts, got " + std::to_string(receipts.size()));
+  std::vector<std::string> failed;
+  std::lock_guard lock(mutex_);
+  for (const auto& r : receipts) {
+    std::uint64_t seq = 0, nonce = 0;
+    auto it = parse_receipt(r, seq, nonce) ? entries_.find(seq) : entries_.end();
+    if (it == entries_.end() || it->second.nonce != nonce) {
+      failed.push_back(r);
+      continue;
+    }
+    if (it->second.in_flight) --in_flight_;
+    entries_.erase(it);  // its slot in visible_ (if any) is skipped on receive
+  }
+  return failed;
+}
+
+bool MemQueue::change_visibility(const std::string& receipt, std::chrono::milliseconds timeout) {
+  std::uint64_t seq = 0, nonce = 0;
+  if (!parse_receipt(receipt, seq, nonce)) return false;
+  {
+    std::lock_guard lock(mutex_);
+    const std::int64_t now = clock_();
+    expire_locked(now);
+    auto it = entries_.find(seq);
+    if (it == entries_.end() || it->second.nonce != nonce || !it->second.in_flight) return false;
+    it->second.visible_at = now + timeout.count();
+    timers_.push(Timer{it->second.visible_at, seq, nonce});
+  }
+  if (timeout.count() <= 0) arrived_.notify_all();
+  return true;
+}
+
+QueueCounts MemQueue::counts() {
+  std::lock_guard lock(mutex_);
+  expire_locked(clock_());
+  return QueueCounts{entries_.size() - in_flight_, in_flight_};
+}
+
+}  // namespace overhead::pipe

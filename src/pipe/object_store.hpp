@@ -1,0 +1,23 @@
+// Object storage for whole files (case 1's CSV). `file:DIR` writes DIR/KEY; S3 fits the same
+// interface (PUT/GET by key).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace overhead::pipe {
+
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+  // Writes the whole object; readers never see a partial one. Throws std::runtime_error naming the URL.
+  virtual void put(const std::string& key, std::string_view bytes) = 0;
+  virtual std::string get(const std::string& key) = 0;
+  virtual const std::string& url() const = 0;
+};
+
+// "file:DIR"; throws std::invalid_argument for an unknown scheme.
+std::unique_ptr<ObjectStore> open_object_store(const std::string& url);
+
+}  // namespace overhead::pipe

@@ -1,0 +1,59 @@
+// Where the log publisher delivers records: kept in memory (case 1), written to the store
+// synchronously (case 2), or pushed to the log queue for the consumer (cases 3-5). A put that
+// returns has been confirmed (stored, or accepted by the queue); a failure throws.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pipe/queue.hpp"
+#include "pipe/record.hpp"
+#include "pipe/store.hpp"
+
+namespace overhead::pipe {
+
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void put(const Record& record) = 0;
+  virtual void put_stamps(std::span<const StampPatch> patches) = 0;
+};
+
+// Case 1: records cached in memory; the stamps are applied when the records are taken.
+class MemorySink final : public RecordSink {
+ public:
+  void put(const Record& record) override;
+  void put_stamps(std::span<const StampPatch> patches) override;
+  std::vector<Record> take();  // all records, patched, in arrival order
+
+ private:
+  std::mutex mutex_;
+  std::vector<Record> records_;
+  std::vector<StampPatch> patches_;
+};
+
+class StoreSink final : public RecordSink {
+ public:
+  explicit StoreSink(Store& store) : store_(store) {}
+  void put(const Record& record) override { store_.upsert(record); }
+  void put_stamps(std::span<const StampPatch> patches) override { store_.update_stamps(patches); }
+
+ private:
+  Store& store_;
+};
+
+// One message per record (as the seed's send_message), one message per stamp patch list.
+class QueueSink final : public RecordSink {
+ public:
+  explicit QueueSink(std::shared_ptr<Queue> queue) : queue_(std::move(queue)) {}
+  void put(const Record& record) override;
+  void put_stamps(std::span<const StampPatch> patches) override;
+
+ private:
+  std::shared_ptr<Queue> queue_;
+};
+
+}  // namespace overhead::pipe

@@ -1,0 +1,90 @@
+// Where a worker takes its items from, a batch at a time.
+//   FileSource   records read from the local JSONL (cases 1-4): every record once per tokenizer,
+//                tokenizer by tokenizer; nothing to acknowledge.
+//   QueueSource  the input queue (case 5, `overhead worker`): receive up to 10 with a wait,
+//                acknowledge = delete by receipt, and visibility can be extended.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pipe/dead_letter.hpp"
+#include "pipe/queue.hpp"
+#include "pipe/work_item.hpp"
+
+namespace overhead::pipe {
+
+struct SourceEntry {
+  // A file entry carries the parsed record; a queue entry carries the undecoded body (the
+  // worker decodes it, so that cost is counted per item where it happens).
+  std::shared_ptr<const SourceRecord> source;
+  std::string tokenizer;
+  std::string origin;   // "line N" or "message ID"
+  std::string body;
+  std::string receipt;  // empty for a file entry
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Fills `out` with up to `max` entries; false when the source is finished (no more, idle
+  // for too long, or stopped) and `out` is empty.
+  virtual bool next(std::size_t max, std::vector<SourceEntry>& out) = 0;
+  // Acknowledges consumed entries by receipt (deletes them from a queue). Returns the receipts
+  // that failed (stale).
+  virtual std::vector<std::string> ack(std::span<const std::string> receipts) = 0;
+  // Keeps the given entries invisible for a while longer (no-op for files).
+  virtual void extend(std::span<const std::string> receipts, std::chrono::milliseconds timeout) = 0;
+  virtual bool has_acks() const = 0;
+  // Items the source expects to deliver in all (0 = unknown), for the progress bar.
+  virtual std::size_t expected() const = 0;
+};
+
+// Thread-safe: several workers may share one source.
+class FileSource final : public Source {
+ public:
+  FileSource(std::vector<std::shared_ptr<const SourceRecord>> records, std::vector<std::string> tokenizers);
+  bool next(std::size_t max, std::vector<SourceEntry>& out) override;
+  std::vector<std::string> ack(std::span<const std::string>) override { return {}; }
+  void extend(std::span<const std::string>, std::chrono::milliseconds) override {}
+  bool has_acks() const override { return false; }
+  std::size_t expected() const override { return records_.size() * tokenizers_.size(); }
+
+ private:
+  std::vector<std::shared_ptr<const SourceRecord>> records_;
+  std::vector<std::string> tokenizers_;
+  std::mutex mutex_;      // taken once per batch, not per item
+  std::size_t next_ = 0;  // index over tokenizers x records
+};
+
+class QueueSource final : public Source {
+ public:
+  // Stops (next() returns false) when the queue stays empty for `idle_exit` (0 = at the first
+  // empty receive) or when `stop` becomes true.
+  QueueSource(std::shared_ptr<Queue> queue, std::chrono::milliseconds wait, std::chrono::milliseconds idle_exit,
+              const std::atomic<bool>* stop = nullptr, std::size_t expected = 0);
+  bool next(std::size_t max, std::vector<SourceEntry>& out) override;
+  std::vector<std::string> ack(std::span<const std::string> receipts) override;
+  void extend(std::span<const std::string> receipts, std::chrono::milliseconds timeout) override;
+  bool has_acks() const override { return true; }
+  std::size_t expected() const override { return expected_; }
+  Queue& queue() { return *queue_; }
+
+ private:
+  std::shared_ptr<Queue> queue_;
+  std::chrono::milliseconds wait_, idle_exit_;
+  const std::atomic<bool>* stop_;
+  std::size_t expected_;
+};
+
+// Reads the seed's JSONL (".gz" gunzipped): one SourceRecord per good line, the first `limit`
+// (0 = all). A bad line is dead-lettered (kind, "line N", reason, the line) and skipped.
+std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::string& path, std::size_t limit,
+                                                                     DeadLetterSink& dead_letters);
+
+}  // namespace overhead::pipe

@@ -1,0 +1,170 @@
+#include "pipe/work_item.hpp"
+
+#include <simdjson.h>
+
+#include "pipe/errors.hpp"
+#include "util/json_writer.hpp"
+
+namespace overhead::pipe {
+
+namespace {
+
+namespace dom = simdjson::dom;
+
+// simdjson's DOM parser reuses its buffers across documents; one per thread keeps parsing free
+// of allocation after warm-up and of any lock.
+dom::parser& thread_parser() {
+  thread_local dom::parser parser;
+  return parser;
+}
+
+nlohmann::json to_nlohmann(dom::element e) {
+  switch (e.type()) {
+    case dom::element_type::ARRAY: {
+      nlohmann::json out = nlohmann::json::array();
+      for (dom::element x : dom::array(e)) out.push_back(to_nlohmann(x));
+      return out;
+    }
+    case dom::element_type::OBJECT: {
+      nlohmann::json out = nlohmann::json::object();
+      for (dom::key_value_pair kv : dom::object(e)) out[std::string(kv.key)] = to_nlohmann(kv.value);
+      return out;
+    }
+    case dom::element_type::INT64: return std::int64_t(e);
+    case dom::element_type::UINT64: return std::uint64_t(e);
+    case dom::element_type::DOUBLE: return double(e);
+    case dom::element_type::STRING: return std::string(std::string_view(e));
+    case dom::element_type::BOOL: return bool(e);
+    case dom::element_type::NULL_VALUE: return nullptr;
+  }
+  return nullptr;
+}
+
+[[noreturn]] void fail(const std::string& kind, const std::string& where, const std::string& reason) {
+  throw ItemError(kind, where + ": " + reason);
+}
+
+std::string_view required_string(dom::object obj, const char* field, const std::string& where) {
+  dom::element v;
+  if (obj[field].get(v) != simdjson::SUCCESS) fail("missing_field", where, std::string("missing field \"") + field + "\"");
+  std::string_view s;
+  if (v.get(s) != simdjson::SUCCESS) fail("missing_field", where, std::string("field \"") + field + "\" is not a string");
+  return s;
+}
+
+std::optional<std::int64_t> optional_int(dom::object obj, const char* field) {
+  std::int64_t v = 0;
+  if (obj[field].get(v) == simdjson::SUCCESS) return v;
+  return std::nullopt;
+}
+
+// Fills everything but `line` from a parsed object of the record shape.
+void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
+  rec.id = required_string(obj, "id", where);
+  rec.model = required_string(obj, "model", where);
+  dom::element prompt;
+  if (obj["prompt"].get(prompt) != simdjson::SUCCESS) fail("missing_field", where, "missing field \"prompt\"");
+  dom::array messages;
+  if (prompt.get(messages) != simdjson::SUCCESS) fail("bad_prompt", where, "field \"prompt\" is not a list of messages");
+  if (messages.size() == 0) fail("bad_prompt", where, "field \"prompt\" is an empty list");
+  std::size_t index = 0;
+  for (dom::element m : messages) {
+    dom::object msg;
+    const std::string at = "prompt[" + std::to_string(index++) + "]";
+    if (m.get(msg) != simdjson::SUCCESS) fail("bad_prompt", where, at + " is not a message object");
+    std::string_view role;
+    if (msg["role"].get(role) != simdjson::SUCCESS) fail("bad_prompt", where, at + " has no string \"role\"");
+    dom::element content;
+    if (msg["content"].get(content) != simdjson::SUCCESS) fail("bad_prompt", where, at + " has no \"content\"");
+    std::string_view text;
+    if (content.get(text) == simdjson::SUCCESS) {
+      rec.prompt_bytes += static_cast<std::int64_t>(text.size());
+      rec.prompt_chars += count_code_points(text);
+    } else if (content.is_array()) {
+      // Content given as a list of parts: count the text parts.
+      for (dom::element part : dom::array(content)) {
+        std::string_view t;
+        if (part["text"].get(t) == simdjson::SUCCESS) {
+          rec.prompt_bytes += static_cast<std::int64_t>(t.size());
+          rec.prompt_chars += count_code_points(t);
+        }
+      }
+    } else if (!content.is_null()) {
+      fail("bad_prompt", where, at + ".content is neither a string, a list of parts nor null");
+    }
+  }
+  rec.prompt = to_nlohmann(prompt);
+  rec.prompt_json = simdjson::minify(prompt);
+  dom::object usage;
+  if (obj["usage"].get(usage) == simdjson::SUCCESS) {
+    rec.api_input = optional_int(usage, "input");
+    rec.api_output = optional_int(usage, "output");
+  }
+}
+
+dom::object parse_object(std::string_view text, const std::string& where, const char* bad_kind) {
+  dom::element doc;
+  if (auto err = thread_parser().parse(text.data(), text.size(), true).get(doc); err)
+    fail(bad_kind, where, std::string("invalid JSON (") + simdjson::error_message(err) + ")");
+  dom::object obj;
+  if (doc.get(obj) != simdjson::SUCCESS) fail(bad_kind, where, "not a JSON object");
+  return obj;
+}
+
+}  // namespace
+
+std::int64_t count_code_points(std::string_view utf8) {
+  std::int64_t n = 0;
+  for (const char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number) {
+  const std::string where = "line " + std::to_string(line_number);
+  auto rec = std::make_shared<SourceRecord>();
+  rec->line = line_number;
+  fill_record(parse_object(line, where, "malformed_json"), where, *rec);
+  return rec;
+}
+
+std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer) {
+  std::string out;
+  out.reserve(source.prompt_json.size() + source.id.size() + source.model.size() + 96);
+  out += "{\"tokenizer\":";
+  util::append_json_string(out, tokenizer);
+  out += ",\"line\":" + std::to_string(source.line) + ",\"id\":";
+  util::append_json_string(out, source.id);
+  out += ",\"model\":";
+  util::append_json_string(out, source.model);
+  out += ",\"usage\":";
+  if (source.api_input || source.api_output) {
+    out += "{\"input\":";
+    out += source.api_input ? std::to_string(*source.api_input) : "null";
+    out += ",\"output\":";
+    out += source.api_output ? std::to_string(*source.api_output) : "null";
+    out += "}";
+  } else {
+    out += "null";
+  }
+  out += ",\"prompt\":";
+  out += source.prompt_json;
+  out += "}";
+  return out;
+}
+
+WorkItem decode_item_body(std::string_view body, const std::string& origin) {
+  dom::object obj = parse_object(body, origin, "bad_message");
+  WorkItem item;
+  item.origin = origin;
+  std::string_view tok;
+  if (obj["tokenizer"].get(tok) != simdjson::SUCCESS) fail("bad_message", origin, "no string \"tokenizer\" in the item body");
+  item.tokenizer = tok;
+  auto rec = std::make_shared<SourceRecord>();
+  std::uint64_t line = 0;
+  if (obj["line"].get(line) == simdjson::SUCCESS) rec->line = line;
+  fill_record(obj, origin, *rec);
+  item.source = std::move(rec);
+  return item;
+}
+
+}  // namespace overhead::pipe

@@ -1,0 +1,51 @@
+// The work item: one record of the seed's JSONL (`id`, `model`, `prompt` messages, `answer`,
+// `usage{input,output}` or null) paired with one tokenizer name.
+//
+// A source record is parsed once and shared (immutable) by the items of every tokenizer, so the
+// three tokenizers of the seed cost one parse, not three. On a queue the item travels as a compact
+// JSON body (`encode_item_body`) that leaves out the answer, which the worker never reads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace overhead::pipe {
+
+struct SourceRecord {
+  std::string id;
+  std::string model;
+  nlohmann::json prompt;            // a list of {role, content, ...} messages, validated
+  std::string prompt_json;          // the same list as compact JSON (for queue bodies)
+  std::optional<std::int64_t> api_input;
+  std::optional<std::int64_t> api_output;
+  std::size_t line = 0;             // 1-based line in the source file (0 when unknown)
+  std::int64_t prompt_chars = 0;    // code points over all string contents
+  std::int64_t prompt_bytes = 0;    // UTF-8 bytes over all string contents
+};
+
+struct WorkItem {
+  std::shared_ptr<const SourceRecord> source;
+  std::string tokenizer;
+  // Where the item came from, for error reports: "line 12" or "message 42".
+  std::string origin;
+};
+
+// Parses one JSONL line of the seed's format. Throws ItemError (malformed_json, missing_field,
+// bad_prompt) whose message starts with "line N: ".
+std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number);
+
+// The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]}.
+std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer);
+// The reverse; `origin` names the message in errors. Throws ItemError (bad_message when the
+// body is not an item at all, else the same kinds as parse_source_line).
+WorkItem decode_item_body(std::string_view body, const std::string& origin);
+
+// Code points of valid UTF-8 (bytes that are not continuation bytes).
+std::int64_t count_code_points(std::string_view utf8);
+
+}  // namespace overhead::pipe

@@ -1,0 +1,300 @@
+#include "pipe/worker.hpp"
+
+#include "pipe/clock.hpp"
+#include "pipe/errors.hpp"
+
+namespace overhead::pipe {
+
+Worker::Worker(Source& source, const Processor& processor, RecordSink& sink, DeadLetterSink& dead_letters,
+               WorkerOptions options)
+    : source_(source), processor_(processor), dead_letters_(dead_letters), options_(std::move(options)) {
+  if (options_.batch == 0) options_.batch = 1;
+  if (options_.max_in_flight == 0) options_.max_in_flight = 4 * options_.batch;
+  if (options_.max_in_flight < options_.batch) options_.max_in_flight = options_.batch;
+  PublishListener* listener = this;
+  if (options_.publishers == 0)
+    publisher_ = std::make_unique<SyncPublisher>(sink, dead_letters, options_.retry, listener);
+  else
+    publisher_ = std::make_unique<AsyncPublisher>(sink, dead_letters, options_.retry, listener, options_.publishers,
+                                                  options_.publish_capacity);
+}
+
+Worker::~Worker() {
+  if (publisher_) publisher_->abort();
+}
+
+void Worker::on_published(std::uintptr_t token, bool ok, std::int64_t acked_ns) {
+  auto* slot = reinterpret_cast<Slot*>(token);
+  slot->ok = ok;
+  slot->acked = acked_ns;
+  (ok ? ok_ : publish_failed_).fetch_add(1, std::memory_order_relaxed);
+  item_settled(*slot->batch);
+}
+
+void Worker::item_settled(Batch& b) {
+  if (b.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Take the lock so a settler that just checked `pending` under it cannot miss this wake-up.
+    std::lock_guard lock(mutex_);
+    cv_.notify_all();
+  }
+}
+
+std::shared_ptr<Worker::Batch> Worker::take_batch() {
+  auto b = std::make_shared<Batch>();
+  if (!source_.next(options_.batch, b->entries)) return nullptr;
+  b->received = monotonic_ns();
+  b->last_extended = b->received;
+  b->index = next_batch_index_++;
+  b->slots.resize(b->entries.size());
+  for (std::size_t i = 0; i < b->entries.size(); ++i) {
+    b->slots[i].batch = b.get();
+    if (!b->entries[i].receipt.empty()) b->receipts.push_back(b->entries[i].receipt);
+  }
+  b->pending.store(b->entries.size(), std::memory_order_relaxed);
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  return b;
+}
+
+void Worker::open_batch(const std::shared_ptr<Batch>& b) {
+  std::lock_guard lock(mutex_);
+  open_.push_back(b);
+  unsettled_ += b->entries.size();
+}
+
+void Worker::dead_letter_item(Batch& b, std::size_t i, const std::string& kind, const std::string& reason,
+                              const std::string& tokenizer) {
+  const SourceEntry& e = b.entries[i];
+  std::string payload = !e.body.empty() ? e.body : (e.source ? e.source->prompt_json : std::string());
+  dead_letters_.add(DeadLetter{kind, e.origin, tokenizer, reason, std::move(payload)});
+  bad_.fetch_add(1, std::memory_order_relaxed);
+  item_settled(b);
+}
+
+void Worker::process_item(Batch& b, std::size_t i) {
+  SourceEntry& e = b.entries[i];
+  const std::int64_t seq = next_seq_++;
+  items_.fetch_add(1, std::memory_order_relaxed);
+  if (options_.progress) options_.progress->fetch_add(1, std::memory_order_relaxed);
+
+  std::shared_ptr<const SourceRecord> src = e.source;
+  std::string tokenizer = e.tokenizer;
+  Record r;
+  try {
+    if (!src) {
+      WorkItem item = decode_item_body(e.body, e.origin);
+      src = std::move(item.source);
+      tokenizer = std::move(item.tokenizer);
+    }
+    if (options_.max_prompt_bytes > 0 && src->prompt_bytes > options_.max_prompt_bytes)
+      throw ItemError("prompt_too_large", e.origin + ": prompt of " + std::to_string(src->prompt_bytes) +
+                                              " bytes is over --max-prompt-bytes " + std::to_string(options_.max_prompt_bytes));
+    r.render_start = monotonic_ns();
+    const ProcessResult res = processor_.process(*src, tokenizer);
+    r.encode_end = monotonic_ns();
+    r.render_end = res.render_end;
+    r.token_count = res.token_count;
+  } catch (const ItemError& err) {
+    dead_letter_item(b, i, err.kind(), err.what(), tokenizer);
+    return;
+  } catch (const std::exception& err) {
+    dead_letter_item(b, i, "processing_error", e.origin + ": " + err.what(), tokenizer);
+    return;
+  }
+  r.experiment = options_.experiment;
+  r.tokenizer = std::move(tokenizer);
+  r.experiment_tokenizer = r.experiment + '#' + r.tokenizer;
+  r.id = src->id;
+  r.model = src->model;
+  r.start_time = iso8601_utc(r.render_start + wall_offset_ns_);
+  r.end_time = iso8601_utc(r.encode_end + wall_offset_ns_);
+  r.api_input = src->api_input;
+  r.api_output = src->api_output;
+  r.case_number = options_.case_number;
+  r.worker = options_.name;
+  r.seq = seq;
+  r.batch = b.index;
+  r.batch_boundary = i == 0;
+  r.received = b.received;
+  r.prompt_chars = src->prompt_chars;
+  r.prompt_bytes = src->prompt_bytes;
+  Slot& slot = b.slots[i];
+  slot.key = r.experiment_tokenizer;
+  slot.id = r.id;
+  hook(WorkerStage::after_render);
+  r.publish_start = monotonic_ns();
+  publisher_->publish(std::move(r), reinterpret_cast<std::uintptr_t>(&slot));
+  hook(WorkerStage::after_publish);
+}
+
+void Worker::process_batch(Batch& b) {
+  hook(WorkerStage::after_receive);
+  for (std::size_t i = 0; i < b.entries.size(); ++i) process_item(b, i);
+}
+
+void Worker::extend_old_batches() {
+  if (!source_.has_acks()) return;
+  const std::int64_t now = monotonic_ns();
+  const std::int64_t half = options_.visibility.count() * 500'000;  // half the timeout, in ns
+  std::vector<std::shared_ptr<Batch>> old;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& b : open_)
+      if (now - b->last_extended > half) old.push_back(b);
+  }
+  for (auto& b : old) {
+    source_.extend(b->receipts, options_.visibility);
+    b->last_extended = now;
+  }
+}
+
+bool Worker::settle(bool wait) {
+  std::shared_ptr<Batch> front;
+  {
+    std::unique_lock lock(mutex_);
+    if (open_.empty()) return false;
+    if (wait) cv_.wait(lock, [&] { return aborted_ || open_.front()->pending.load(std::memory_order_acquire) == 0; });
+    if (aborted_ || open_.front()->pending.load(std::memory_order_acquire) != 0) return true;
+    front = open_.front();
+  }
+  hook(WorkerStage::before_delete);
+  std::int64_t deleted = 0;
+  if (source_.has_acks() && !front->receipts.empty()) {
+    const auto failed = source_.ack(front->receipts);
+    ack_failures_.fetch_add(failed.size(), std::memory_order_relaxed);
+    deleted = monotonic_ns();
+  }
+  std::vector<StampPatch> patches;
+  patches.reserve(front->slots.size());
+  for (const Slot& s : front->slots)
+    if (s.ok) patches.push_back(StampPatch{s.key, s.id, s.acked, deleted});
+  publisher_->publish_stamps(patches);
+  {
+    std::lock_guard lock(mutex_);
+    open_.pop_front();
+    unsettled_ -= front->entries.size();
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void Worker::io_loop() {
+  try {
+    for (;;) {
+      while (settle(false)) {
+        std::lock_guard lock(mutex_);
+        if (aborted_ || open_.empty() || open_.front()->pending.load(std::memory_order_acquire) != 0) break;
+      }
+      extend_old_batches();
+      std::unique_lock lock(mutex_);
+      if (aborted_) return;
+      if (!open_.empty() && open_.front()->pending.load(std::memory_order_acquire) == 0) continue;
+      // Prefetch as far ahead as the in-flight bound allows, so that a slow wake-up of this
+      // thread never leaves the processing thread without a batch.
+      const bool room = !source_done_ && unsettled_ + options_.batch <= options_.max_in_flight;
+      if (room) {
+        lock.unlock();
+        auto b = take_batch();
+        lock.lock();
+        if (!b) {
+          source_done_ = true;
+        } else {
+          open_.push_back(b);
+          unsettled_ += b->entries.size();
+          channel_.push_back(std::move(b));
+        }
+        cv_.notify_all();
+        continue;
+      }
+      if (source_done_ && worker_done_ && open_.empty()) return;
+      cv_.wait_for(lock, std::chrono::milliseconds(200));
+    }
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    io_error_ = std::current_exception();
+    aborted_ = true;
+    cv_.notify_all();
+  }
+}
+
+WorkerStats Worker::run() {
+  const std::int64_t start = monotonic_ns();
+  wall_offset_ns_ = wall_ns() - monotonic_ns();
+  std::thread io;
+  try {
+    // Prefetch hides a receive/delete round trip; a file source has none, so it runs in-line.
+    if (options_.prefetch && source_.has_acks()) {
+      io = std::thread([this] { io_loop(); });
+      for (;;) {
+        std::shared_ptr<Batch> b;
+        {
+          std::unique_lock lock(mutex_);
+          cv_.wait(lock, [&] { return aborted_ || !channel_.empty() || source_done_; });
+          if (aborted_ || channel_.empty()) break;
+          b = std::move(channel_.front());
+          channel_.pop_front();
+        }
+        cv_.notify_all();  // room for the next prefetch
+        process_batch(*b);
+      }
+      {
+        std::unique_lock lock(mutex_);
+        if (aborted_) {  // the io thread failed (or crashed on purpose): stop as abruptly
+          lock.unlock();
+          io.join();
+          std::rethrow_exception(io_error_);
+        }
+      }
+      publisher_->flush();
+      {
+        std::lock_guard lock(mutex_);
+        worker_done_ = true;
+      }
+      cv_.notify_all();
+      io.join();
+      if (io_error_) std::rethrow_exception(io_error_);
+    } else {
+      for (;;) {
+        while (settle(false)) {
+          std::lock_guard lock(mutex_);
+          if (open_.empty() || open_.front()->pending.load(std::memory_order_acquire) != 0) break;
+        }
+        extend_old_batches();
+        for (;;) {  // room for one more batch within the in-flight bound
+          {
+            std::lock_guard lock(mutex_);
+            if (unsettled_ + options_.batch <= options_.max_in_flight) break;
+          }
+          settle(true);
+        }
+        auto b = take_batch();
+        if (!b) break;
+        open_batch(b);
+        process_batch(*b);
+      }
+      publisher_->flush();
+      while (settle(true)) {
+      }
+    }
+  } catch (...) {
+    {
+      std::lock_guard lock(mutex_);
+      aborted_ = true;
+    }
+    cv_.notify_all();
+    if (io.joinable()) io.join();
+    publisher_->abort();
+    throw;
+  }
+  WorkerStats s;
+  s.items = items_.load();
+  s.ok = ok_.load();
+  s.bad_input = bad_.load();
+  s.publish_failed = publish_failed_.load();
+  s.batches = batches_.load();
+  s.ack_failures = ack_failures_.load();
+  s.elapsed_ns = monotonic_ns() - start;
+  s.publisher = publisher_->stats();
+  return s;
+}
+
+}  // namespace overhead::pipe

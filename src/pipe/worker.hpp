@@ -1,0 +1,135 @@
+// The worker: takes a batch from its source; for each item decodes it (queue bodies), renders
+// the chat template and encodes (the injected Processor), builds the record with every stage
+// stamp, and hands it to the log publisher. The input of a batch is acknowledged (deleted from
+// the queue) only after every record of the batch is confirmed by the publisher or
+// dead-lettered; then one stamp patch per batch carries publish_acked and input_deleted, which
+// exist only after the record left. A crash therefore never loses a record: unacknowledged
+// inputs come back after their visibility timeout and are replayed into an idempotent store.
+//
+// Prefetch (on by default, for sources with a queue): a second thread receives the next
+// batches while this one is being processed and performs the deletes, so the item at a batch
+// boundary does not pay the receive/delete round trip. Items received but not yet settled are
+// bounded by max_in_flight either way. A file source has no round trip to hide and runs in-line.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipe/dead_letter.hpp"
+#include "pipe/processor.hpp"
+#include "pipe/publisher.hpp"
+#include "pipe/record_sink.hpp"
+#include "pipe/source.hpp"
+
+namespace overhead::pipe {
+
+// Points at which the test hook runs. Throwing WorkerCrash from the hook stops the worker
+// abruptly there: nothing after it happens (no publish, no delete, queued records dropped).
+enum class WorkerStage { after_receive, after_render, after_publish, before_delete };
+struct WorkerCrash {};  // deliberately not a std::exception: nothing in the pipeline may swallow it
+
+struct WorkerOptions {
+  std::string name = "worker-0";
+  std::string experiment = "jmtbench";
+  int case_number = 0;
+  std::size_t batch = 10;            // items per receive (<= 10 on a queue)
+  bool prefetch = true;
+  std::size_t max_in_flight = 0;     // items received but not settled; 0 = 4 x batch
+  std::int64_t max_prompt_bytes = 0; // 0 = no limit
+  unsigned publishers = 0;           // 0 = synchronous publisher, N = async pool of N threads
+  std::size_t publish_capacity = 0;  // async queue bound; 0 = 2 x publishers
+  RetryPolicy retry;
+  std::chrono::milliseconds visibility{30000};  // extend batches older than half of this
+  std::atomic<std::uint64_t>* progress = nullptr;  // incremented per item handled
+  std::function<void(WorkerStage)> fault;          // test hook, see WorkerStage
+};
+
+struct WorkerStats {
+  std::uint64_t items = 0;         // entries taken from the source
+  std::uint64_t ok = 0;            // records confirmed
+  std::uint64_t bad_input = 0;     // entries dead-lettered before publishing
+  std::uint64_t publish_failed = 0;
+  std::uint64_t batches = 0;
+  std::uint64_t ack_failures = 0;  // deletes refused (stale receipts: the input will come back)
+  std::int64_t elapsed_ns = 0;
+  PublisherStats publisher;
+};
+
+class Worker final : private PublishListener {
+ public:
+  Worker(Source& source, const Processor& processor, RecordSink& sink, DeadLetterSink& dead_letters,
+         WorkerOptions options);
+  ~Worker() override;
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Runs until the source is finished and every record is settled. Rethrows WorkerCrash.
+  WorkerStats run();
+
+ private:
+  struct Batch;
+  struct Slot {
+    Batch* batch = nullptr;
+    std::string key, id;
+    std::int64_t acked = 0;
+    bool ok = false;
+  };
+  struct Batch {
+    std::int64_t index = 0;
+    std::int64_t received = 0;
+    std::int64_t last_extended = 0;
+    std::vector<SourceEntry> entries;
+    std::vector<std::string> receipts;
+    std::vector<Slot> slots;
+    std::atomic<std::size_t> pending{0};
+  };
+
+  void on_published(std::uintptr_t token, bool ok, std::int64_t acked_ns) override;
+  void item_settled(Batch& b);
+  std::shared_ptr<Batch> take_batch();  // receive one batch from the source (nullptr = finished)
+  void open_batch(const std::shared_ptr<Batch>& b);
+  void process_batch(Batch& b);
+  void process_item(Batch& b, std::size_t i);
+  void dead_letter_item(Batch& b, std::size_t i, const std::string& kind, const std::string& reason,
+                        const std::string& tokenizer);
+  // Acknowledges ready batches in order; with `wait`, blocks until the front one is ready.
+  // Returns false when nothing is open.
+  bool settle(bool wait);
+  void extend_old_batches();
+  void io_loop();
+  void hook(WorkerStage stage) {
+    if (options_.fault) options_.fault(stage);
+  }
+
+  Source& source_;
+  const Processor& processor_;
+  DeadLetterSink& dead_letters_;
+  WorkerOptions options_;
+  std::unique_ptr<Publisher> publisher_;
+  std::int64_t wall_offset_ns_ = 0;  // wall = monotonic + offset, fixed at start (one clock read per stamp)
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Batch>> open_;     // received, not yet settled, in order
+  std::deque<std::shared_ptr<Batch>> channel_;  // prefetched, not yet processed
+  std::size_t unsettled_ = 0;
+  bool source_done_ = false;
+  bool worker_done_ = false;
+  bool aborted_ = false;
+  std::exception_ptr io_error_;
+
+  std::int64_t next_batch_index_ = 0;
+  std::int64_t next_seq_ = 0;
+  std::atomic<std::uint64_t> items_{0}, ok_{0}, bad_{0}, publish_failed_{0}, batches_{0}, ack_failures_{0};
+};
+
+}  // namespace overhead::pipe

@@ -1,0 +1,115 @@
+// The CLI end to end with the real tokenizers: bad inputs of every kind are counted and
+// dead-lettered while the run goes on, the exit code is 1 unless --allow-failures; and the
+// separate processes (enqueue, worker, consume) over the durable queue fill the store.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "pipe/store.hpp"
+#include "test_util.hpp"
+
+namespace overhead::pipe {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool have_models() { return fs::exists(fs::path(OVERHEAD_MODELS_DIR) / "gemma-2-27b-it" / "tokenizer.json"); }
+
+int run(const std::string& args) {
+  const std::string cmd = std::string(OVERHEAD_BINARY) + " " + args + " >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string line(const std::string& id, const std::string& role, const std::string& content) {
+  nlohmann::json j = {{"id", id}, {"model", "m"}, {"answer", "a"}, {"usage", nullptr},
+                      {"prompt", nlohmann::json::array({{{"role", role}, {"content", content}}})}};
+  if (role == "system") j["prompt"].push_back({{"role", "user"}, {"content", "hi"}});
+  return j.dump();
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+TEST(RunCli, BadInputsAreCountedDeadLetteredAndFailTheExitCode) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-bad");
+  {
+    std::ofstream data(dir / "bad.jsonl");
+    data << line("g1", "user", "こんにちは") << "\n"
+         << line("g2", "user", "hello") << "\n"
+         << line("sys", "system", "be brief") << "\n"           // Gemma-2's template rejects it
+         << line("big", "user", std::string(3000, 'x')) << "\n"  // over --max-prompt-bytes
+         << "{\"id\": \"broken\"\n"                              // malformed JSON
+         << R"({"model":"m","prompt":[{"role":"user","content":"x"}]})" << "\n"  // no id
+         << R"({"id":"s","model":"m","prompt":"just a string"})" << "\n";        // prompt not a list
+  }
+  const std::string args = "run --case 2 --data " + (dir / "bad.jsonl").string() +
+                           " --tokenizers gemma-2-27b-it,no-such-tokenizer --max-prompt-bytes 2000 --no-progress --out " +
+                           (dir / "out").string();
+  EXPECT_EQ(run(args), 1);
+  const auto summary = read_json(dir / "out" / "summary.json");
+  const auto& f = summary["failures"];
+  EXPECT_EQ(f.value("malformed_json", 0), 1);
+  EXPECT_EQ(f.value("missing_field", 0), 1);
+  EXPECT_EQ(f.value("bad_prompt", 0), 1);
+  EXPECT_EQ(f.value("template_error", 0), 1);
+  EXPECT_EQ(f.value("prompt_too_large", 0), 2);
+  EXPECT_EQ(f.value("unknown_tokenizer", 0), 3);
+  EXPECT_EQ(summary["cases"][0]["ok"], 2);
+  // Every failure is in the dead-letter file with its origin and reason.
+  std::ifstream letters(dir / "out" / "dead_letters_case2.jsonl");
+  std::string l;
+  int n = 0;
+  bool saw_line_5 = false, saw_system = false;
+  while (std::getline(letters, l)) {
+    const auto j = nlohmann::json::parse(l);
+    EXPECT_FALSE(j["reason"].get<std::string>().empty());
+    saw_line_5 |= j["origin"].get<std::string>().find(":5") != std::string::npos;
+    saw_system |= j["kind"] == "template_error" && j["reason"].get<std::string>().find("System role") != std::string::npos;
+    ++n;
+  }
+  EXPECT_EQ(n, 9);
+  EXPECT_TRUE(saw_line_5) << "the malformed line is named by its number";
+  EXPECT_TRUE(saw_system) << "the template's own message is kept";
+  auto store = open_store("sqlite:" + (dir / "out" / "records.db").string());
+  int stored = 0;
+  store->scan("jmtbench-case2", [&](const Record&) { ++stored; });
+  EXPECT_EQ(stored, 2);
+
+  EXPECT_EQ(run(args + " --allow-failures"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(RunCli, SeparateProcessesOverTheDurableQueue) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-procs");
+  const std::string data = std::string(OVERHEAD_DATA_DIR) + "/jmtbench/records.jsonl.gz";
+  const std::string in = "sqlite-queue:" + (dir / "q.db").string() + "?name=in";
+  const std::string log = "sqlite-queue:" + (dir / "q.db").string() + "?name=log";
+  const std::string out = (dir / "out").string();
+  ASSERT_EQ(run("enqueue --data " + data + " --limit 20 --tokenizers phi-4,gemma-2-27b-it --queue '" + in + "' --out " + out), 0);
+  ASSERT_EQ(run("worker --queue '" + in + "' --log-queue '" + log +
+                "' --tokenizers phi-4,gemma-2-27b-it --idle-exit 0.2 --no-progress --experiment procs --out " + out), 0);
+  ASSERT_EQ(run("consume --log-queue '" + log + "' --idle-exit 0.2 --no-progress --out " + out), 0);
+  auto store = open_store("sqlite:" + (dir / "out" / "records.db").string());
+  int stored = 0, deleted = 0;
+  store->scan("procs", [&](const Record& r) {
+    ++stored;
+    deleted += r.input_deleted > 0 && r.publish_acked > 0;
+    EXPECT_GT(r.token_count, 0);
+  });
+  EXPECT_EQ(stored, 40);
+  EXPECT_EQ(deleted, 40) << "stamp patches reached the store";
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace overhead::pipe

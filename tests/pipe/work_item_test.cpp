@@ -1,0 +1,73 @@
+// Parsing the seed's JSONL and the queue bodies: every kind of bad input gives an ItemError of
+// its kind naming the line or message.
+#include <gtest/gtest.h>
+
+#include "pipe/errors.hpp"
+#include "pipe/work_item.hpp"
+#include "fake_processor.hpp"
+
+namespace overhead::pipe {
+namespace {
+
+std::string kind_of(const std::string& line) {
+  try {
+    parse_source_line(line, 7);
+  } catch (const ItemError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("line 7: ", 0), 0u) << e.what();
+    return e.kind();
+  }
+  return "ok";
+}
+
+TEST(WorkItem, ParsesTheSeedShape) {
+  auto rec = parse_source_line(testing::source_line("1-1", "日本語"), 3);
+  EXPECT_EQ(rec->id, "1-1");
+  EXPECT_EQ(rec->model, "m");
+  EXPECT_EQ(rec->line, 3u);
+  EXPECT_EQ(rec->prompt.size(), 1u);
+  EXPECT_EQ(rec->prompt_chars, 3);
+  EXPECT_EQ(rec->prompt_bytes, 9);
+  EXPECT_EQ(rec->api_input, 3);
+  EXPECT_EQ(rec->api_output, 4);
+  auto nulls = parse_source_line(R"({"id":"x","model":"m","prompt":[{"role":"user","content":"hi"}],"usage":null})", 1);
+  EXPECT_FALSE(nulls->api_input.has_value());
+}
+
+TEST(WorkItem, EachBadInputHasItsKind) {
+  EXPECT_EQ(kind_of("{not json"), "malformed_json");
+  EXPECT_EQ(kind_of("[1,2]"), "malformed_json");
+  EXPECT_EQ(kind_of(R"({"model":"m","prompt":[]})"), "missing_field");
+  EXPECT_EQ(kind_of(R"({"id":"1","prompt":[{"role":"user","content":"x"}]})"), "missing_field");
+  EXPECT_EQ(kind_of(R"({"id":"1","model":"m"})"), "missing_field");
+  EXPECT_EQ(kind_of(R"({"id":1,"model":"m","prompt":[]})"), "missing_field");
+  EXPECT_EQ(kind_of(R"({"id":"1","model":"m","prompt":"hello"})"), "bad_prompt");
+  EXPECT_EQ(kind_of(R"({"id":"1","model":"m","prompt":[]})"), "bad_prompt");
+  EXPECT_EQ(kind_of(R"({"id":"1","model":"m","prompt":["hello"]})"), "bad_prompt");
+  EXPECT_EQ(kind_of(R"({"id":"1","model":"m","prompt":[{"content":"x"}]})"), "bad_prompt");
+  EXPECT_EQ(kind_of(R"({"id":"1","model":"m","prompt":[{"role":"user","content":5}]})"), "bad_prompt");
+  EXPECT_EQ(kind_of(R"({"id":"1","model":"m","prompt":[{"role":"user","content":[{"type":"text","text":"x"}]}]})"), "ok");
+}
+
+TEST(WorkItem, QueueBodyRoundTripsWithoutTheAnswer) {
+  auto rec = parse_source_line(testing::source_line("1-1", "a \\\"quoted\\\" line"), 12);
+  const std::string body = encode_item_body(*rec, "phi-4");
+  EXPECT_EQ(body.find("answer"), std::string::npos);
+  WorkItem item = decode_item_body(body, "message 5");
+  EXPECT_EQ(item.tokenizer, "phi-4");
+  EXPECT_EQ(item.origin, "message 5");
+  EXPECT_EQ(item.source->id, "1-1");
+  EXPECT_EQ(item.source->line, 12u);
+  EXPECT_EQ(item.source->prompt, rec->prompt);
+  EXPECT_EQ(item.source->prompt_bytes, rec->prompt_bytes);
+  EXPECT_EQ(item.source->api_input, 3);
+  try {
+    decode_item_body("{\"id\":\"x\"}", "message 9");
+    FAIL();
+  } catch (const ItemError& e) {
+    EXPECT_EQ(e.kind(), "bad_message");
+    EXPECT_EQ(std::string(e.what()).rfind("message 9: ", 0), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace overhead::pipe

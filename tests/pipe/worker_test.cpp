@@ -1,0 +1,206 @@
+// The worker over a fake processor: every item becomes one record with its stamps, bad inputs
+// are dead-lettered by kind and the run goes on, inputs are deleted only after their records
+// are confirmed, and the in-flight bound holds. Each with prefetch on and off, sync and async.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <set>
+#include <thread>
+
+#include "fake_processor.hpp"
+#include "pipe/producer.hpp"
+#include "pipe/worker.hpp"
+
+namespace overhead::pipe {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::vector<std::shared_ptr<const SourceRecord>> records(int n) {
+  std::vector<std::shared_ptr<const SourceRecord>> out;
+  for (int i = 0; i < n; ++i) out.push_back(parse_source_line(testing::source_line("r" + std::to_string(i), std::string(i + 1, 'x')), i + 1));
+  return out;
+}
+
+struct Mode {
+  bool prefetch;
+  unsigned publishers;
+};
+
+class WorkerModes : public ::testing::TestWithParam<Mode> {
+ protected:
+  WorkerOptions options(int case_number) {
+    WorkerOptions o;
+    o.experiment = "exp";
+    o.case_number = case_number;
+    o.prefetch = GetParam().prefetch;
+    o.publishers = GetParam().publishers;
+    o.retry.attempts = 2;
+    o.retry.sleep = [](std::chrono::microseconds) {};
+    return o;
+  }
+};
+
+TEST_P(WorkerModes, FileSourceGivesEveryRecordOncePerTokenizerWithStamps) {
+  FileSource source(records(23), {"llama", "phi"});
+  auto proc = testing::fake_processor();
+  MemorySink sink;
+  DeadLetterSink dead;
+  Worker worker(source, proc, sink, dead, options(1));
+  const WorkerStats stats = worker.run();
+  EXPECT_EQ(stats.items, 46u);
+  EXPECT_EQ(stats.ok, 46u);
+  EXPECT_EQ(stats.batches, 5u);
+  EXPECT_EQ(dead.total(), 0u);
+  auto rs = sink.take();
+  ASSERT_EQ(rs.size(), 46u);
+  std::sort(rs.begin(), rs.end(), [](const Record& a, const Record& b) { return a.seq < b.seq; });
+  std::set<std::pair<std::string, std::string>> keys;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const Record& r = rs[i];
+    keys.emplace(r.experiment_tokenizer, r.id);
+    EXPECT_EQ(r.seq, static_cast<std::int64_t>(i));
+    EXPECT_EQ(r.batch, static_cast<std::int64_t>(i / 10));
+    EXPECT_EQ(r.batch_boundary, i % 10 == 0);
+    EXPECT_EQ(r.case_number, 1);
+    EXPECT_EQ(r.experiment, "exp");
+    EXPECT_EQ(r.experiment_tokenizer, "exp#" + r.tokenizer);
+    EXPECT_EQ(r.token_count, r.prompt_bytes);
+    EXPECT_EQ(r.api_input, 3);
+    EXPECT_LE(r.received, r.render_start);
+    EXPECT_LE(r.render_start, r.render_end);
+    EXPECT_LE(r.render_end, r.encode_end);
+    EXPECT_LE(r.encode_end, r.publish_start);
+    EXPECT_LE(r.publish_start, r.publish_acked) << "publish_acked comes in the stamp patch";
+    EXPECT_EQ(r.input_deleted, 0) << "no input queue";
+    EXPECT_EQ(r.start_time.size(), 27u) << r.start_time;
+    EXPECT_EQ(r.start_time.back(), 'Z');
+  }
+  EXPECT_EQ(keys.size(), 46u);
+}
+
+TEST_P(WorkerModes, BadInputsAreDeadLetteredByKindAndTheRunGoesOn) {
+  auto in = open_queue("mem:");
+  auto recs = records(12);
+  produce(recs, {"llama", "gemma"}, *in);
+  std::vector<std::string> bad = {
+      "{broken",                                                                         // bad_message
+      encode_item_body(*parse_source_line(testing::source_line("sys", "s", "system"), 1), "gemma"),  // template_error
+      encode_item_body(*parse_source_line(testing::source_line("sys2", "s", "system"), 2), "llama"),  // fine
+      encode_item_body(*recs[0], "no-such-tokenizer"),                                    // unknown_tokenizer
+      encode_item_body(*parse_source_line(testing::source_line("big", std::string(500, 'y')), 3), "llama"),  // too large
+      R"({"tokenizer":"llama","id":"x","model":"m","prompt":"not a list"})",            // bad_prompt
+      R"({"tokenizer":"llama","model":"m","prompt":[]})",                               // missing_field
+  };
+  send_all(*in, bad);
+  QueueSource source(in, milliseconds(0), milliseconds(0));
+  auto proc = testing::fake_processor();
+  MemorySink sink;
+  DeadLetterSink dead;
+  auto o = options(5);
+  o.max_prompt_bytes = 100;
+  Worker worker(source, proc, sink, dead, o);
+  const WorkerStats stats = worker.run();
+  EXPECT_EQ(stats.items, 24u + bad.size());
+  EXPECT_EQ(stats.ok, 25u);
+  EXPECT_EQ(stats.bad_input, 6u);
+  const auto counts = dead.counts();
+  for (const char* kind : {"bad_message", "template_error", "unknown_tokenizer", "prompt_too_large", "bad_prompt", "missing_field"})
+    EXPECT_EQ(counts.count(kind) ? counts.at(kind) : 0u, 1u) << kind;
+  for (const auto& letter : dead.letters()) {
+    EXPECT_EQ(letter.origin.rfind("message ", 0), 0u) << letter.origin;
+    EXPECT_FALSE(letter.reason.empty());
+    EXPECT_FALSE(letter.payload.empty());
+  }
+  // Every input is accounted for (a record or a dead letter), so every input is deleted.
+  EXPECT_EQ(in->counts().visible + in->counts().in_flight, 0u);
+  for (const Record& r : sink.take()) {
+    EXPECT_GT(r.input_deleted, 0);
+    EXPECT_GE(r.input_deleted, r.publish_acked);
+  }
+}
+
+// A sink that blocks every put until opened.
+class GateSink final : public RecordSink {
+ public:
+  void put(const Record& r) override {
+    std::unique_lock lock(m_);
+    ++attempts_;
+    waiting_.notify_all();
+    cv_.wait(lock, [&] { return open_; });
+    records_.push_back(r);
+  }
+  void put_stamps(std::span<const StampPatch>) override {}
+  void open() {
+    std::lock_guard lock(m_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  void wait_attempt() {
+    std::unique_lock lock(m_);
+    waiting_.wait(lock, [&] { return attempts_ > 0; });
+  }
+  std::size_t stored() {
+    std::lock_guard lock(m_);
+    return records_.size();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_, waiting_;
+  bool open_ = false;
+  int attempts_ = 0;
+  std::vector<Record> records_;
+};
+
+TEST_P(WorkerModes, InputsAreDeletedOnlyAfterTheirRecordsAreConfirmedAndInFlightIsBounded) {
+  auto in = open_queue("mem:?visibility_ms=600000");
+  produce(records(50), {"llama"}, *in);
+  QueueSource source(in, milliseconds(0), milliseconds(0));
+  auto proc = testing::fake_processor();
+  GateSink sink;
+  DeadLetterSink dead;
+  auto o = options(5);
+  o.max_in_flight = 20;
+  Worker worker(source, proc, sink, dead, o);
+  std::thread t([&] { worker.run(); });
+  sink.wait_attempt();
+  std::this_thread::sleep_for(milliseconds(50));  // let the worker go as far as it can
+  const QueueCounts blocked = in->counts();
+  EXPECT_EQ(blocked.visible + blocked.in_flight, 50u) << "nothing deleted before a record was confirmed";
+  EXPECT_GE(blocked.in_flight, 10u);
+  EXPECT_LE(blocked.in_flight, 20u) << "max_in_flight bounds what is received";
+  EXPECT_EQ(sink.stored(), 0u);
+  sink.open();
+  t.join();
+  EXPECT_EQ(sink.stored(), 50u);
+  EXPECT_EQ(in->counts().visible + in->counts().in_flight, 0u);
+}
+
+TEST_P(WorkerModes, PublishFailuresAreDeadLetteredAndCounted) {
+  struct Failing final : RecordSink {
+    void put(const Record&) override { throw std::runtime_error("log queue down"); }
+    void put_stamps(std::span<const StampPatch>) override {}
+  } sink;
+  FileSource source(records(5), {"phi"});
+  auto proc = testing::fake_processor();
+  DeadLetterSink dead;
+  Worker worker(source, proc, sink, dead, options(4));
+  const WorkerStats stats = worker.run();
+  EXPECT_EQ(stats.ok, 0u);
+  EXPECT_EQ(stats.publish_failed, 5u);
+  EXPECT_EQ(stats.publisher.retries, 5u);  // 2 tries each
+  EXPECT_EQ(dead.counts().at("publish_failed"), 5u);
+}
+
+std::string mode_name(const ::testing::TestParamInfo<Mode>& p) {
+  return std::string(p.param.prefetch ? "Prefetch" : "NoPrefetch") + (p.param.publishers ? "Async" : "Sync");
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, WorkerModes,
+                         ::testing::Values(Mode{false, 0}, Mode{true, 0}, Mode{false, 4}, Mode{true, 10}),
+                         mode_name);
+
+}  // namespace
+}  // namespace overhead::pipe
