@@ -87,7 +87,7 @@ void add_bench_template_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--input", args->input, "JSONL file (.gz ok)")->required();
   cmd->add_option("--field", args->field, "Field holding the messages");
   cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
-  cmd->add_option("--date", args->date, "Date for strftime_now (YYYY-MM-DD)");
+  cmd->add_option("--date", args->date, "Date for strftime_now (YYYY-MM-DD)")->check(date_validator());
   cmd->add_option("--passes", args->passes, "Timed passes over the input (median reported)");
   cmd->add_flag("--json", args->json, "Print one JSON line");
   cmd->callback([args, &exit_code]() {
