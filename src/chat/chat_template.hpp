@@ -41,6 +41,7 @@ struct RenderOptions {
 };
 
 struct Node;
+struct Value;
 
 class ChatTemplate {
  public:
@@ -62,6 +63,14 @@ class ChatTemplate {
                      const nlohmann::json& extra = nlohmann::json::object()) const;
   std::string render(const nlohmann::ordered_json& messages, const RenderOptions& options,
                      const nlohmann::ordered_json& extra = nlohmann::ordered_json::object()) const;
+
+  // The same render from engine values converted once (chat/json_value.hpp value_from_json), so a
+  // caller that renders a conversation more than once, or builds it without JSON, pays no
+  // conversion per render. `messages` is normally a list; `extra`, when given, a dict of further
+  // variables. The text replaces the contents of `out`, whose capacity is reused: a loop over many
+  // conversations allocates no output buffer once it has grown. On error `out` holds a partial render.
+  void render_into(std::string& out, const Value& messages, const RenderOptions& options,
+                   const Value* extra = nullptr) const;
 
   const std::string& name() const { return name_; }
   const std::string& source() const { return source_; }

@@ -97,8 +97,13 @@ Interpreter::Flow Interpreter::exec(const Node& n) {
       if (out_.size() > limits_.max_output_bytes) throw LocatedError{"output size limit exceeded", n.offset};
       return Flow::Normal;
     case NodeKind::Print: {
-      const Value v = eval(*n.kids[0]);
-      py::append_str(out_, v);
+      const Node& e = *n.kids[0];
+      if (e.kind == NodeKind::Binary && (static_cast<BinOp>(e.op) == BinOp::Add || static_cast<BinOp>(e.op) == BinOp::Concat)) {
+        print_sum(e);
+      } else {
+        const Value v = eval(e);
+        py::append_str(out_, v);
+      }
       if (out_.size() > limits_.max_output_bytes) throw LocatedError{"output size limit exceeded", n.offset};
       return Flow::Normal;
     }
@@ -162,6 +167,55 @@ Interpreter::Flow Interpreter::exec(const Node& n) {
       throw LocatedError{"internal error: expression node in statement position", n.offset};
     }
   }
+}
+
+// `{{ a + b + c }}` (and `~`), the shape of nearly every chat template line: while each `+` joins
+// two strings, the operands go straight to the output instead of building the sum in a temporary
+// string first. Operands are evaluated left to right as Jinja does; at the first `+` that is not
+// str + str the sum so far becomes a value and the rest is computed the ordinary way, so results
+// and errors (with their positions) are those of evaluating the expression and then printing it.
+void Interpreter::print_sum(const Node& sum) {
+  constexpr std::size_t kMaxChain = 32;
+  const Node* chain[kMaxChain];  // the + / ~ nodes, outermost first
+  std::size_t k = 0;
+  const Node* leaf = &sum;
+  while (k < kMaxChain && leaf->kind == NodeKind::Binary &&
+         (static_cast<BinOp>(leaf->op) == BinOp::Add || static_cast<BinOp>(leaf->op) == BinOp::Concat)) {
+    chain[k++] = leaf;
+    leaf = leaf->kids[0].get();
+  }
+  const std::size_t mark = out_.size();
+  Value first = eval(*leaf);
+  bool direct = true;  // the sum so far is out_[mark..] (or still `first`, before the first operator)
+  Value acc;
+  for (std::size_t i = k; i-- > 0;) {
+    const Node& b = *chain[i];
+    const auto op = static_cast<BinOp>(b.op);
+    const Value rhs = eval(*b.kids[1]);
+    const bool at_first = i + 1 == k;
+    if (direct) {
+      const bool left_is_str = !at_first || first.kind == Kind::String;
+      if (op == BinOp::Concat || (left_is_str && rhs.kind == Kind::String)) {
+        if (at_first) py::append_str(out_, first);
+        py::append_str(out_, rhs);
+        if (out_.size() > limits_.max_output_bytes) throw LocatedError{"output size limit exceeded", b.offset};
+        continue;
+      }
+      if (at_first) {
+        acc = std::move(first);
+      } else {
+        acc = Value::owned(out_.substr(mark));
+        out_.resize(mark);
+      }
+      direct = false;
+    }
+    try {
+      acc = binary_op(op, acc, rhs, *this);
+    } catch (const EvalError& e) {
+      throw LocatedError{e.what(), b.offset};
+    }
+  }
+  if (!direct) py::append_str(out_, acc);
 }
 
 std::string Interpreter::capture(const Node& body) {

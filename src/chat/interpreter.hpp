@@ -67,6 +67,7 @@ class Interpreter {
   Flow exec_for(const Node& n);
   void exec_set(const Node& n);
   std::string capture(const Node& body);
+  void print_sum(const Node& sum);
   Value eval_inner(const Node& n);
   Value eval_call(const Node& n);
   Value eval_filter(const Node& n, const Value* operand);
