@@ -56,7 +56,20 @@ std::shared_ptr<const ChatTemplate> ChatTemplate::compile(std::string_view sourc
   } catch (const LexError& e) {
     t->fail_at(e.offset, e.message);
   }
+  resolve_symbols(*t->root_, t->symbols_);
+  t->bind_context_names();
   return t;
+}
+
+void ChatTemplate::bind_context_names() {
+  messages_id_ = symbols_.find("messages");
+  tools_id_ = symbols_.find("tools");
+  documents_id_ = symbols_.find("documents");
+  add_generation_prompt_id_ = symbols_.find("add_generation_prompt");
+  additional_id_ = has_additional_special_tokens_ ? symbols_.find("additional_special_tokens") : std::nullopt;
+  special_token_ids_.clear();
+  for (const auto& [k, v] : special_tokens_)
+    if (const auto id = symbols_.find(k)) special_token_ids_.emplace_back(*id, v);
 }
 
 template <typename Json>
@@ -92,6 +105,7 @@ std::shared_ptr<const ChatTemplate> ChatTemplate::from_config_impl(const Json& c
     for (const auto& x : *add)
       if (auto s = token_text(x)) t->additional_special_tokens_.push_back(*s);
   }
+  t->bind_context_names();
   return compiled;
 }
 
@@ -128,19 +142,20 @@ void ChatTemplate::render_into(std::string& out, const Value& messages, const Re
   Interpreter in(out, limits, options.date);
   // The context of transformers' render: messages, tools, documents, add_generation_prompt, the
   // special tokens, then the caller's extra variables.
-  in.define("messages", messages);
-  in.define("tools", Value::none());
-  in.define("documents", Value::none());
-  in.define("add_generation_prompt", Value::boolean(options.add_generation_prompt));
-  for (const auto& [k, v] : special_tokens_) in.define(k, Value::borrowed(v));
-  if (has_additional_special_tokens_) {
+  if (messages_id_) in.define(*messages_id_, messages);
+  if (tools_id_) in.define(*tools_id_, Value::none());
+  if (documents_id_) in.define(*documents_id_, Value::none());
+  if (add_generation_prompt_id_) in.define(*add_generation_prompt_id_, Value::boolean(options.add_generation_prompt));
+  for (const auto& [id, v] : special_token_ids_) in.define(id, Value::borrowed(v));
+  if (additional_id_) {
     std::vector<Value> items;
     for (const auto& s : additional_special_tokens_) items.push_back(Value::borrowed(s));
-    in.define("additional_special_tokens", make_list(std::move(items)));
+    in.define(*additional_id_, make_list(std::move(items)));
   }
   if (extra && extra->kind == Kind::Dict)
     for (const auto& [k, v] : as_dict(*extra).items)
-      if (k.kind == Kind::String) in.define(k.s, v);
+      if (k.kind == Kind::String)
+        if (const auto id = symbols_.find(k.s)) in.define(*id, v);
   try {
     in.run(*root_);
   } catch (const LocatedError& e) {

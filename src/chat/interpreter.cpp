@@ -26,7 +26,7 @@ struct MacroObject final : Object {
 
 }  // namespace
 
-void Interpreter::define(std::string_view name, Value v) {
+void Interpreter::define(SymbolId name, Value v) {
   if (frames_.empty()) frames_.push_back({0, -1});
   assign(name, std::move(v));
 }
@@ -40,7 +40,7 @@ void Interpreter::pop_frame() {
   frames_.pop_back();
 }
 
-const Value* Interpreter::lookup(std::string_view name) const {
+const Value* Interpreter::lookup(SymbolId name) const {
   std::int32_t f = static_cast<std::int32_t>(frames_.size()) - 1;
   while (f >= 0) {
     const std::size_t start = frames_[static_cast<std::size_t>(f)].start;
@@ -54,7 +54,7 @@ const Value* Interpreter::lookup(std::string_view name) const {
   return nullptr;
 }
 
-void Interpreter::assign(std::string_view name, Value v) {
+void Interpreter::assign(SymbolId name, Value v) {
   const std::size_t start = frames_.back().start;
   for (std::size_t i = start; i < vars_.size(); ++i)
     if (vars_[i].first == name) {
@@ -124,7 +124,7 @@ Interpreter::Flow Interpreter::exec(const Node& n) {
     case NodeKind::Set:
     case NodeKind::SetAttr:
     case NodeKind::SetBlock: exec_set(n); return Flow::Normal;
-    case NodeKind::Macro: assign(n.text, make_macro(n, 0)); return Flow::Normal;
+    case NodeKind::Macro: assign(n.sym, make_macro(n, 0)); return Flow::Normal;
     case NodeKind::CallBlock: {
       const Node& call = *n.kids[0];
       CallArgs args;
@@ -154,7 +154,7 @@ Interpreter::Flow Interpreter::exec(const Node& n) {
       std::vector<Value> values;
       for (const auto& k : n.kwargs) values.push_back(eval(*k));
       push_frame(static_cast<std::int32_t>(frames_.size()) - 1);
-      for (std::size_t i = 0; i < n.names.size(); ++i) assign(n.names[i], std::move(values[i]));
+      for (std::size_t i = 0; i < n.syms.size(); ++i) assign(n.syms[i], std::move(values[i]));
       const Flow f = exec_body(*n.kids[0]);
       pop_frame();
       return f;
@@ -229,7 +229,7 @@ std::string Interpreter::capture(const Node& body) {
 void Interpreter::exec_set(const Node& n) {
   if (n.kind == NodeKind::SetAttr) {
     Value v = eval(*n.kids[0]);
-    const Value* target = lookup(n.text);
+    const Value* target = lookup(n.sym);
     if (!target || target->kind != Kind::Namespace)
       throw LocatedError{"can only set attributes on a namespace object", n.offset};
     static_cast<NamespaceObject&>(*target->obj).attrs.set(Value::borrowed(n.names[0]), std::move(v));
@@ -238,12 +238,12 @@ void Interpreter::exec_set(const Node& n) {
   if (n.kind == NodeKind::SetBlock) {
     Value v = Value::owned(capture(*n.kids[0]));
     if (n.kids[1]) v = eval_filter(*n.kids[1], &v);
-    assign(n.names[0], std::move(v));
+    assign(n.syms[0], std::move(v));
     return;
   }
   Value v = eval(*n.kids[0]);
   if (!n.flag) {
-    assign(n.names[0], std::move(v));
+    assign(n.syms[0], std::move(v));
     return;
   }
   std::vector<Value> parts = iterate(v);
@@ -253,7 +253,7 @@ void Interpreter::exec_set(const Node& n) {
                                  std::to_string(parts.size()) + ")"
                            : "too many values to unpack (expected " + std::to_string(n.names.size()) + ")",
                        n.offset};
-  for (std::size_t i = 0; i < parts.size(); ++i) assign(n.names[i], std::move(parts[i]));
+  for (std::size_t i = 0; i < parts.size(); ++i) assign(n.syms[i], std::move(parts[i]));
 }
 
 Interpreter::Flow Interpreter::exec_for(const Node& n) {
@@ -276,7 +276,7 @@ Interpreter::Flow Interpreter::exec_for(const Node& n) {
   const std::uint32_t frame_start = frames_.back().start;
   auto bind_targets = [&](const Value& item) {
     if (!n.flag) {
-      vars_.emplace_back(n.names[0], item);
+      vars_.emplace_back(n.syms[0], item);
       return;
     }
     std::vector<Value> parts;
@@ -291,7 +291,7 @@ Interpreter::Flow Interpreter::exec_for(const Node& n) {
                                    ", got " + std::to_string(parts.size()) + ")"
                              : "too many values to unpack (expected " + std::to_string(n.names.size()) + ")",
                          n.offset};
-    for (std::size_t i = 0; i < parts.size(); ++i) vars_.emplace_back(n.names[i], std::move(parts[i]));
+    for (std::size_t i = 0; i < parts.size(); ++i) vars_.emplace_back(n.syms[i], std::move(parts[i]));
   };
   if (filter) {
     // `for x in xs if cond`: loop.* counts only the items that pass.
@@ -317,7 +317,7 @@ Interpreter::Flow Interpreter::exec_for(const Node& n) {
     vars_.resize(frame_start);
     bind_targets((*items)[i]);
     lp->index0 = i;
-    vars_.emplace_back("loop", loop);
+    vars_.emplace_back(Symbols::kLoop, loop);
     const Flow f = exec_body(*n.kids[1]);
     if (f == Flow::Break) break;
   }
@@ -371,9 +371,9 @@ Value Interpreter::call_macro(const Node& macro, CallArgs& args, const Value* ca
       if (macro.kwargs[i]) bound[i] = eval(*macro.kwargs[i]);
       else bound[i] = Value::undefined(macro.names[i]);
     }
-    assign(macro.names[i], std::move(bound[i]));
+    assign(macro.syms[i], std::move(bound[i]));
   }
-  if (caller) assign("caller", *caller);
+  if (caller) assign(Symbols::kCaller, *caller);
   const Node& body = macro.kind == NodeKind::Macro ? *macro.kids[0] : *macro.kids[1];
   exec_body(body);
   pop_frame();
@@ -630,7 +630,7 @@ Value Interpreter::eval_inner(const Node& n) {
   switch (n.kind) {
     case NodeKind::Const: return n.constant;
     case NodeKind::Name: {
-      if (const Value* v = lookup(n.text)) return *v;
+      if (const Value* v = lookup(n.sym)) return *v;
       Value g = find_global(n.text);
       if (g.kind != Kind::Undefined) return g;
       return Value::undefined(n.text);

@@ -31,7 +31,7 @@ class Interpreter {
       : out_(out), limits_(limits), pinned_date_(std::move(pinned_date)) {}
 
   // Defines a variable of the outermost frame (the render context).
-  void define(std::string_view name, Value v);
+  void define(SymbolId name, Value v);
   void run(const Node& root);
 
   // Used by builtins.
@@ -57,7 +57,7 @@ class Interpreter {
   std::string& out_;
   const Limits& limits_;
   std::optional<std::string> pinned_date_;
-  std::vector<std::pair<std::string_view, Value>> vars_;
+  std::vector<std::pair<SymbolId, Value>> vars_;
   std::vector<Frame> frames_;
   std::uint64_t iterations_ = 0;
   int depth_ = 0;
@@ -75,8 +75,8 @@ class Interpreter {
   Value make_macro(const Node& n, std::int32_t caller_frame);
   Value call_macro(const Node& macro, CallArgs& args, const Value* caller, std::int32_t parent_frame);
 
-  const Value* lookup(std::string_view name) const;
-  void assign(std::string_view name, Value v);
+  const Value* lookup(SymbolId name) const;
+  void assign(SymbolId name, Value v);
   void push_frame(std::int32_t parent);
   void pop_frame();
 
