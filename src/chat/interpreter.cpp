@@ -26,6 +26,37 @@ struct MacroObject final : Object {
 
 }  // namespace
 
+namespace {
+// The variable and frame stacks of the last render on this thread, kept with their capacity so
+// that a render allocates no stack once the thread has rendered one conversation.
+struct SpareStacks {
+  std::vector<std::pair<SymbolId, Value>> vars;
+  std::vector<Interpreter::Frame> frames;
+  bool in_use = false;
+};
+thread_local SpareStacks spare;
+}  // namespace
+
+Interpreter::Interpreter(std::string& out, const Limits& limits, std::optional<std::string> pinned_date)
+    : out_(out), limits_(limits), pinned_date_(std::move(pinned_date)) {
+  if (!spare.in_use) {
+    spare.in_use = true;
+    scratch_borrowed_ = true;
+    vars_.swap(spare.vars);
+    frames_.swap(spare.frames);
+  }
+}
+
+Interpreter::~Interpreter() {
+  if (scratch_borrowed_) {
+    vars_.clear();  // drops the render's values now, keeps the capacity
+    frames_.clear();
+    vars_.swap(spare.vars);
+    frames_.swap(spare.frames);
+    spare.in_use = false;
+  }
+}
+
 void Interpreter::define(SymbolId name, Value v) {
   if (frames_.empty()) frames_.push_back({0, -1});
   assign(name, std::move(v));

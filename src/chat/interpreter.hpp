@@ -27,8 +27,10 @@ struct Limits {
 
 class Interpreter {
  public:
-  Interpreter(std::string& out, const Limits& limits, std::optional<std::string> pinned_date)
-      : out_(out), limits_(limits), pinned_date_(std::move(pinned_date)) {}
+  Interpreter(std::string& out, const Limits& limits, std::optional<std::string> pinned_date);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
 
   // Defines a variable of the outermost frame (the render context).
   void define(SymbolId name, Value v);
@@ -49,16 +51,20 @@ class Interpreter {
 
  private:
   enum class Flow : std::uint8_t { Normal, Break, Continue };
+ public:
   struct Frame {
     std::uint32_t start;   // first variable in vars_
     std::int32_t parent;   // frame to search next, -1 at the root
   };
+
+ private:
 
   std::string& out_;
   const Limits& limits_;
   std::optional<std::string> pinned_date_;
   std::vector<std::pair<SymbolId, Value>> vars_;
   std::vector<Frame> frames_;
+  bool scratch_borrowed_ = false;  // vars_ and frames_ came from this thread's spare buffers
   std::uint64_t iterations_ = 0;
   int depth_ = 0;
 
