@@ -17,9 +17,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
-import { createRequire } from "node:module";
-import { loadHfTokenizerClass, hfVersion, refNodeModules } from "./hf_tokenizers.mjs";
+import { loadHfTokenizerClass, hfVersion } from "./hf_tokenizers.mjs";
 import { idsDigest } from "./ids_digest.mjs";
+import { loadHfJinja, pinClock, specialTokens, templateSource } from "./hf_jinja.mjs";
 
 function parseArgs(argv) {
   const a = { field: "messages", date: "2024-07-26", agp: false, full: false };
@@ -43,42 +43,11 @@ function parseArgs(argv) {
   return a;
 }
 
-// @huggingface/jinja's strftime_now reads `new Date()` (a template may not override the global), so
-// the clock itself is pinned to local midnight of --date, as the project's --date pins it.
-function pinClock(date) {
-  const [y, m, d] = date.split("-").map(Number);
-  const RealDate = Date;
-  const pinned = new RealDate(y, m - 1, d).getTime();
-  globalThis.Date = class extends RealDate {
-    constructor(...args) {
-      if (args.length === 0) super(pinned);
-      else super(...args);
-    }
-    static now() { return pinned; }
-  };
-}
-
-function specialTokens(cfg) {
-  const out = {};
-  for (const k of ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"]) {
-    const v = cfg[k];
-    if (typeof v === "string") out[k] = v;
-    else if (v && typeof v.content === "string") out[k] = v.content;
-  }
-  if (Array.isArray(cfg.additional_special_tokens))
-    out.additional_special_tokens = cfg.additional_special_tokens.map((x) => (typeof x === "string" ? x : x.content));
-  return out;
-}
-
 async function main() {
   const a = parseArgs(process.argv.slice(2));
-  const req = createRequire(path.join(refNodeModules(), "..", "resolve-from-here.js"));
-  const { Template } = req("@huggingface/jinja");
-  const jinjaVersion = JSON.parse(fs.readFileSync(path.join(refNodeModules(), "@huggingface/jinja/package.json"), "utf8")).version;
+  const { Template, version: jinjaVersion } = loadHfJinja();
   const cfg = JSON.parse(fs.readFileSync(path.join(a.dir, "tokenizer_config.json"), "utf8"));
-  let src = cfg.chat_template;
-  if (Array.isArray(src)) src = src.find((t) => t.name === "default").template;
-  const template = new Template(src);
+  const template = new Template(templateSource(cfg));
   const tokens = specialTokens(cfg);
   pinClock(a.date);
   const tok = loadHfTokenizerClass().fromFile(path.join(a.dir, "tokenizer.json"));
