@@ -5,7 +5,9 @@ trim_blocks, lstrip_blocks, the loopcontrols extension and transformers' {% gene
 tojson with ensure_ascii=False / indent / sort_keys=False, raise_exception, strftime_now).
 strftime_now is pinned to PINNED_DATE so that renders are reproducible.
 
-Run with Debian's Jinja2:  /usr/bin/python3 scripts/make_chat_goldens.py
+Run with Debian's Jinja2:  /usr/bin/python3 scripts/make_chat_goldens.py [NAME ...]
+With names, only those templates' goldens are rewritten (index.json always lists every template);
+the .gz files carry no timestamp, so an unchanged golden regenerates byte-identical.
 Templates: the tokenizer sets in $OVERHEAD_MODELS (default: models/ of the clone) and the fixtures
 in data/chat/templates/*.json. Inputs: data/chat/conversations.jsonl (each with and without
 add_generation_prompt), each fixture's own example, and the MT-Bench prompts
@@ -19,6 +21,7 @@ Outputs:
 len is the UTF-8 byte length; fnv is FNV-1a 64 of the UTF-8 bytes as 16 hex digits.
 """
 import gzip
+import io
 import json
 import os
 import sys
@@ -163,10 +166,16 @@ def main():
         mtbench = [json.loads(l)["prompt"] for l in f if l.strip()]
     os.makedirs(os.path.join(OUT, "conversations"), exist_ok=True)
     os.makedirs(os.path.join(OUT, "mtbench"), exist_ok=True)
+    only = set(sys.argv[1:])
+    unknown = only - set(templates)
+    if unknown:
+        sys.exit("make_chat_goldens: unknown template name(s): " + ", ".join(sorted(unknown)))
     index = {}
     for name, (origin, cfg) in templates.items():
-        r = Renderer(env, cfg)
         index[name] = origin
+        if only and name not in only:
+            continue
+        r = Renderer(env, cfg)
         lines = []
         cases = list(conversations)
         if "example" in cfg:
@@ -182,7 +191,8 @@ def main():
         with open(os.path.join(OUT, "conversations", name + ".jsonl"), "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
         ok = 0
-        with gzip.open(os.path.join(OUT, "mtbench", name + ".jsonl.gz"), "wt", encoding="utf-8", compresslevel=9) as f:
+        with gzip.GzipFile(os.path.join(OUT, "mtbench", name + ".jsonl.gz"), "wb", compresslevel=9, mtime=0) as raw, \
+                io.TextIOWrapper(raw, encoding="utf-8") as f:
             for n, messages in enumerate(mtbench, 1):
                 text, err = r.render(messages, False, {})
                 if err is not None:

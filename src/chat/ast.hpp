@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/symbols.hpp"
 #include "chat/value.hpp"
 
 namespace overhead::chat {
@@ -64,6 +65,8 @@ struct Node {
   NodePtr star_kwargs;  // Call/Filter/Test: f(**d)
   FilterFn filter = nullptr;
   TestFn test = nullptr;
+  SymbolId sym = 0;            // Name, SetAttr, Macro: the variable `text` names (resolve_symbols)
+  std::vector<SymbolId> syms;  // For, Set, SetBlock, With, Macro, CallBlock: ids of `names`
 
   Node(NodeKind k, std::uint32_t off) : kind(k), offset(off) {}
 };

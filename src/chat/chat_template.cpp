@@ -2,6 +2,7 @@
 
 #include "chat/ast.hpp"
 #include "chat/interpreter.hpp"
+#include "chat/json_value.hpp"
 #include "chat/lexer.hpp"
 #include "chat/parser.hpp"
 
@@ -24,42 +25,6 @@ std::string normalize_newlines(std::string_view src) {
   }
   if (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
-}
-
-// Converts caller JSON to Values without copying strings: they borrow from the JSON, which
-// outlives the render.
-template <typename Json>
-Value from_json(const Json& j, int depth = 0) {
-  if (depth > 256) throw EvalError("input nested too deeply (more than 256 levels)");
-  switch (j.type()) {
-    case nlohmann::json::value_t::null: return Value::none();
-    case nlohmann::json::value_t::boolean: return Value::boolean(j.template get<bool>());
-    case nlohmann::json::value_t::number_integer: return Value::integer(j.template get<std::int64_t>());
-    case nlohmann::json::value_t::number_unsigned: {
-      const auto u = j.template get<std::uint64_t>();
-      if (u > static_cast<std::uint64_t>(INT64_MAX)) return Value::floating(static_cast<double>(u));
-      return Value::integer(static_cast<std::int64_t>(u));
-    }
-    case nlohmann::json::value_t::number_float: return Value::floating(j.template get<double>());
-    case nlohmann::json::value_t::string: return Value::borrowed(j.template get_ref<const std::string&>());
-    case nlohmann::json::value_t::array: {
-      auto l = std::make_shared<ListObject>();
-      l->items.reserve(j.size());
-      for (const auto& x : j) l->items.push_back(from_json(x, depth + 1));
-      Value v;
-      v.kind = Kind::List;
-      v.obj = std::move(l);
-      return v;
-    }
-    case nlohmann::json::value_t::object: {
-      auto d = std::make_shared<DictObject>();
-      d->items.reserve(j.size());
-      for (auto it = j.begin(); it != j.end(); ++it)
-        d->items.emplace_back(Value::borrowed(it.key()), from_json(it.value(), depth + 1));
-      return make_dict(std::move(d));
-    }
-    default: return Value::none();
-  }
 }
 
 template <typename Json>
@@ -91,7 +56,20 @@ std::shared_ptr<const ChatTemplate> ChatTemplate::compile(std::string_view sourc
   } catch (const LexError& e) {
     t->fail_at(e.offset, e.message);
   }
+  resolve_symbols(*t->root_, t->symbols_);
+  t->bind_context_names();
   return t;
+}
+
+void ChatTemplate::bind_context_names() {
+  messages_id_ = symbols_.find("messages");
+  tools_id_ = symbols_.find("tools");
+  documents_id_ = symbols_.find("documents");
+  add_generation_prompt_id_ = symbols_.find("add_generation_prompt");
+  additional_id_ = has_additional_special_tokens_ ? symbols_.find("additional_special_tokens") : std::nullopt;
+  special_token_ids_.clear();
+  for (const auto& [k, v] : special_tokens_)
+    if (const auto id = symbols_.find(k)) special_token_ids_.emplace_back(*id, v);
 }
 
 template <typename Json>
@@ -127,6 +105,7 @@ std::shared_ptr<const ChatTemplate> ChatTemplate::from_config_impl(const Json& c
     for (const auto& x : *add)
       if (auto s = token_text(x)) t->additional_special_tokens_.push_back(*s);
   }
+  t->bind_context_names();
   return compiled;
 }
 
@@ -140,8 +119,22 @@ std::shared_ptr<const ChatTemplate> ChatTemplate::from_tokenizer_config(const nl
 
 template <typename Json>
 std::string ChatTemplate::render_impl(const Json& messages, const RenderOptions& options, const Json& extra) const {
+  Value m, e;
+  try {
+    m = value_from_json(messages);
+    if (extra.is_object() && !extra.empty()) e = value_from_json(extra);
+  } catch (const EvalError& err) {
+    throw TemplateError(name_ + ": " + err.what(), err.what());
+  }
   std::string out;
-  out.reserve(512 + source_.size() / 2);
+  render_into(out, m, options, e.kind == Kind::Dict ? &e : nullptr);
+  return out;
+}
+
+void ChatTemplate::render_into(std::string& out, const Value& messages, const RenderOptions& options,
+                               const Value* extra) const {
+  out.clear();
+  if (out.capacity() < 512 + source_.size() / 2) out.reserve(512 + source_.size() / 2);
   Limits limits;
   limits.max_output_bytes = options.max_output_bytes;
   limits.max_loop_iterations = options.max_loop_iterations;
@@ -149,28 +142,20 @@ std::string ChatTemplate::render_impl(const Json& messages, const RenderOptions&
   Interpreter in(out, limits, options.date);
   // The context of transformers' render: messages, tools, documents, add_generation_prompt, the
   // special tokens, then the caller's extra variables.
-  try {
-    in.define("messages", from_json(messages));
-  } catch (const EvalError& e) {
-    throw TemplateError(name_ + ": " + e.what(), e.what());
-  }
-  in.define("tools", Value::none());
-  in.define("documents", Value::none());
-  in.define("add_generation_prompt", Value::boolean(options.add_generation_prompt));
-  for (const auto& [k, v] : special_tokens_) in.define(k, Value::borrowed(v));
-  if (has_additional_special_tokens_) {
+  if (messages_id_) in.define(*messages_id_, messages);
+  if (tools_id_) in.define(*tools_id_, Value::none());
+  if (documents_id_) in.define(*documents_id_, Value::none());
+  if (add_generation_prompt_id_) in.define(*add_generation_prompt_id_, Value::boolean(options.add_generation_prompt));
+  for (const auto& [id, v] : special_token_ids_) in.define(id, Value::borrowed(v));
+  if (additional_id_) {
     std::vector<Value> items;
     for (const auto& s : additional_special_tokens_) items.push_back(Value::borrowed(s));
-    in.define("additional_special_tokens", make_list(std::move(items)));
+    in.define(*additional_id_, make_list(std::move(items)));
   }
-  if (extra.is_object())
-    for (auto it = extra.begin(); it != extra.end(); ++it) {
-      try {
-        in.define(it.key(), from_json(it.value()));
-      } catch (const EvalError& e) {
-        throw TemplateError(name_ + ": " + e.what(), e.what());
-      }
-    }
+  if (extra && extra->kind == Kind::Dict)
+    for (const auto& [k, v] : as_dict(*extra).items)
+      if (k.kind == Kind::String)
+        if (const auto id = symbols_.find(k.s)) in.define(*id, v);
   try {
     in.run(*root_);
   } catch (const LocatedError& e) {
@@ -178,7 +163,6 @@ std::string ChatTemplate::render_impl(const Json& messages, const RenderOptions&
   } catch (const EvalError& e) {
     fail_at(0, e.what());
   }
-  return out;
 }
 
 std::string ChatTemplate::render(const nlohmann::json& messages, const RenderOptions& options,

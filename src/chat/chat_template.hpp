@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/symbols.hpp"
+
 namespace overhead::chat {
 
 // A syntax error, or an error raised while rendering (raise_exception, an undefined value used,
@@ -41,6 +43,7 @@ struct RenderOptions {
 };
 
 struct Node;
+struct Value;
 
 class ChatTemplate {
  public:
@@ -63,6 +66,14 @@ class ChatTemplate {
   std::string render(const nlohmann::ordered_json& messages, const RenderOptions& options,
                      const nlohmann::ordered_json& extra = nlohmann::ordered_json::object()) const;
 
+  // The same render from engine values converted once (chat/json_value.hpp value_from_json), so a
+  // caller that renders a conversation more than once, or builds it without JSON, pays no
+  // conversion per render. `messages` is normally a list; `extra`, when given, a dict of further
+  // variables. The text replaces the contents of `out`, whose capacity is reused: a loop over many
+  // conversations allocates no output buffer once it has grown. On error `out` holds a partial render.
+  void render_into(std::string& out, const Value& messages, const RenderOptions& options,
+                   const Value* extra = nullptr) const;
+
   const std::string& name() const { return name_; }
   const std::string& source() const { return source_; }
   // Special-token variables taken from tokenizer_config.json (name, value).
@@ -79,6 +90,8 @@ class ChatTemplate {
   template <typename Json>
   static std::shared_ptr<const ChatTemplate> from_config_impl(const Json& config, std::string name);
   [[noreturn]] void fail_at(std::uint32_t offset, const std::string& message) const;
+  // Resolves the ids of the context variables once the special tokens are known.
+  void bind_context_names();
 
   std::string name_;
   std::string source_;  // newline-normalised, as Jinja's lexer sees it
@@ -86,6 +99,10 @@ class ChatTemplate {
   std::vector<std::pair<std::string, std::string>> special_tokens_;
   std::vector<std::string> additional_special_tokens_;
   bool has_additional_special_tokens_ = false;
+  // Variable ids of the tree; a context variable the template never names is not defined at all.
+  Symbols symbols_;
+  std::optional<SymbolId> messages_id_, tools_id_, documents_id_, add_generation_prompt_id_, additional_id_;
+  std::vector<std::pair<SymbolId, std::string_view>> special_token_ids_;  // views into special_tokens_
 };
 
 }  // namespace overhead::chat

@@ -26,7 +26,38 @@ struct MacroObject final : Object {
 
 }  // namespace
 
-void Interpreter::define(std::string_view name, Value v) {
+namespace {
+// The variable and frame stacks of the last render on this thread, kept with their capacity so
+// that a render allocates no stack once the thread has rendered one conversation.
+struct SpareStacks {
+  std::vector<std::pair<SymbolId, Value>> vars;
+  std::vector<Interpreter::Frame> frames;
+  bool in_use = false;
+};
+thread_local SpareStacks spare;
+}  // namespace
+
+Interpreter::Interpreter(std::string& out, const Limits& limits, std::optional<std::string> pinned_date)
+    : out_(out), limits_(limits), pinned_date_(std::move(pinned_date)) {
+  if (!spare.in_use) {
+    spare.in_use = true;
+    scratch_borrowed_ = true;
+    vars_.swap(spare.vars);
+    frames_.swap(spare.frames);
+  }
+}
+
+Interpreter::~Interpreter() {
+  if (scratch_borrowed_) {
+    vars_.clear();  // drops the render's values now, keeps the capacity
+    frames_.clear();
+    vars_.swap(spare.vars);
+    frames_.swap(spare.frames);
+    spare.in_use = false;
+  }
+}
+
+void Interpreter::define(SymbolId name, Value v) {
   if (frames_.empty()) frames_.push_back({0, -1});
   assign(name, std::move(v));
 }
@@ -40,7 +71,7 @@ void Interpreter::pop_frame() {
   frames_.pop_back();
 }
 
-const Value* Interpreter::lookup(std::string_view name) const {
+const Value* Interpreter::lookup(SymbolId name) const {
   std::int32_t f = static_cast<std::int32_t>(frames_.size()) - 1;
   while (f >= 0) {
     const std::size_t start = frames_[static_cast<std::size_t>(f)].start;
@@ -54,7 +85,7 @@ const Value* Interpreter::lookup(std::string_view name) const {
   return nullptr;
 }
 
-void Interpreter::assign(std::string_view name, Value v) {
+void Interpreter::assign(SymbolId name, Value v) {
   const std::size_t start = frames_.back().start;
   for (std::size_t i = start; i < vars_.size(); ++i)
     if (vars_[i].first == name) {
@@ -97,8 +128,13 @@ Interpreter::Flow Interpreter::exec(const Node& n) {
       if (out_.size() > limits_.max_output_bytes) throw LocatedError{"output size limit exceeded", n.offset};
       return Flow::Normal;
     case NodeKind::Print: {
-      const Value v = eval(*n.kids[0]);
-      py::append_str(out_, v);
+      const Node& e = *n.kids[0];
+      if (e.kind == NodeKind::Binary && (static_cast<BinOp>(e.op) == BinOp::Add || static_cast<BinOp>(e.op) == BinOp::Concat)) {
+        print_sum(e);
+      } else {
+        const Value v = eval(e);
+        py::append_str(out_, v);
+      }
       if (out_.size() > limits_.max_output_bytes) throw LocatedError{"output size limit exceeded", n.offset};
       return Flow::Normal;
     }
@@ -119,7 +155,7 @@ Interpreter::Flow Interpreter::exec(const Node& n) {
     case NodeKind::Set:
     case NodeKind::SetAttr:
     case NodeKind::SetBlock: exec_set(n); return Flow::Normal;
-    case NodeKind::Macro: assign(n.text, make_macro(n, 0)); return Flow::Normal;
+    case NodeKind::Macro: assign(n.sym, make_macro(n, 0)); return Flow::Normal;
     case NodeKind::CallBlock: {
       const Node& call = *n.kids[0];
       CallArgs args;
@@ -149,7 +185,7 @@ Interpreter::Flow Interpreter::exec(const Node& n) {
       std::vector<Value> values;
       for (const auto& k : n.kwargs) values.push_back(eval(*k));
       push_frame(static_cast<std::int32_t>(frames_.size()) - 1);
-      for (std::size_t i = 0; i < n.names.size(); ++i) assign(n.names[i], std::move(values[i]));
+      for (std::size_t i = 0; i < n.syms.size(); ++i) assign(n.syms[i], std::move(values[i]));
       const Flow f = exec_body(*n.kids[0]);
       pop_frame();
       return f;
@@ -164,6 +200,55 @@ Interpreter::Flow Interpreter::exec(const Node& n) {
   }
 }
 
+// `{{ a + b + c }}` (and `~`), the shape of nearly every chat template line: while each `+` joins
+// two strings, the operands go straight to the output instead of building the sum in a temporary
+// string first. Operands are evaluated left to right as Jinja does; at the first `+` that is not
+// str + str the sum so far becomes a value and the rest is computed the ordinary way, so results
+// and errors (with their positions) are those of evaluating the expression and then printing it.
+void Interpreter::print_sum(const Node& sum) {
+  constexpr std::size_t kMaxChain = 32;
+  const Node* chain[kMaxChain];  // the + / ~ nodes, outermost first
+  std::size_t k = 0;
+  const Node* leaf = &sum;
+  while (k < kMaxChain && leaf->kind == NodeKind::Binary &&
+         (static_cast<BinOp>(leaf->op) == BinOp::Add || static_cast<BinOp>(leaf->op) == BinOp::Concat)) {
+    chain[k++] = leaf;
+    leaf = leaf->kids[0].get();
+  }
+  const std::size_t mark = out_.size();
+  Value first = eval(*leaf);
+  bool direct = true;  // the sum so far is out_[mark..] (or still `first`, before the first operator)
+  Value acc;
+  for (std::size_t i = k; i-- > 0;) {
+    const Node& b = *chain[i];
+    const auto op = static_cast<BinOp>(b.op);
+    const Value rhs = eval(*b.kids[1]);
+    const bool at_first = i + 1 == k;
+    if (direct) {
+      const bool left_is_str = !at_first || first.kind == Kind::String;
+      if (op == BinOp::Concat || (left_is_str && rhs.kind == Kind::String)) {
+        if (at_first) py::append_str(out_, first);
+        py::append_str(out_, rhs);
+        if (out_.size() > limits_.max_output_bytes) throw LocatedError{"output size limit exceeded", b.offset};
+        continue;
+      }
+      if (at_first) {
+        acc = std::move(first);
+      } else {
+        acc = Value::owned(out_.substr(mark));
+        out_.resize(mark);
+      }
+      direct = false;
+    }
+    try {
+      acc = binary_op(op, acc, rhs, *this);
+    } catch (const EvalError& e) {
+      throw LocatedError{e.what(), b.offset};
+    }
+  }
+  if (!direct) py::append_str(out_, acc);
+}
+
 std::string Interpreter::capture(const Node& body) {
   const std::size_t mark = out_.size();
   exec_body(body);
@@ -175,7 +260,7 @@ std::string Interpreter::capture(const Node& body) {
 void Interpreter::exec_set(const Node& n) {
   if (n.kind == NodeKind::SetAttr) {
     Value v = eval(*n.kids[0]);
-    const Value* target = lookup(n.text);
+    const Value* target = lookup(n.sym);
     if (!target || target->kind != Kind::Namespace)
       throw LocatedError{"can only set attributes on a namespace object", n.offset};
     static_cast<NamespaceObject&>(*target->obj).attrs.set(Value::borrowed(n.names[0]), std::move(v));
@@ -184,12 +269,12 @@ void Interpreter::exec_set(const Node& n) {
   if (n.kind == NodeKind::SetBlock) {
     Value v = Value::owned(capture(*n.kids[0]));
     if (n.kids[1]) v = eval_filter(*n.kids[1], &v);
-    assign(n.names[0], std::move(v));
+    assign(n.syms[0], std::move(v));
     return;
   }
   Value v = eval(*n.kids[0]);
   if (!n.flag) {
-    assign(n.names[0], std::move(v));
+    assign(n.syms[0], std::move(v));
     return;
   }
   std::vector<Value> parts = iterate(v);
@@ -199,7 +284,7 @@ void Interpreter::exec_set(const Node& n) {
                                  std::to_string(parts.size()) + ")"
                            : "too many values to unpack (expected " + std::to_string(n.names.size()) + ")",
                        n.offset};
-  for (std::size_t i = 0; i < parts.size(); ++i) assign(n.names[i], std::move(parts[i]));
+  for (std::size_t i = 0; i < parts.size(); ++i) assign(n.syms[i], std::move(parts[i]));
 }
 
 Interpreter::Flow Interpreter::exec_for(const Node& n) {
@@ -222,7 +307,7 @@ Interpreter::Flow Interpreter::exec_for(const Node& n) {
   const std::uint32_t frame_start = frames_.back().start;
   auto bind_targets = [&](const Value& item) {
     if (!n.flag) {
-      vars_.emplace_back(n.names[0], item);
+      vars_.emplace_back(n.syms[0], item);
       return;
     }
     std::vector<Value> parts;
@@ -237,7 +322,7 @@ Interpreter::Flow Interpreter::exec_for(const Node& n) {
                                    ", got " + std::to_string(parts.size()) + ")"
                              : "too many values to unpack (expected " + std::to_string(n.names.size()) + ")",
                          n.offset};
-    for (std::size_t i = 0; i < parts.size(); ++i) vars_.emplace_back(n.names[i], std::move(parts[i]));
+    for (std::size_t i = 0; i < parts.size(); ++i) vars_.emplace_back(n.syms[i], std::move(parts[i]));
   };
   if (filter) {
     // `for x in xs if cond`: loop.* counts only the items that pass.
@@ -263,7 +348,7 @@ Interpreter::Flow Interpreter::exec_for(const Node& n) {
     vars_.resize(frame_start);
     bind_targets((*items)[i]);
     lp->index0 = i;
-    vars_.emplace_back("loop", loop);
+    vars_.emplace_back(Symbols::kLoop, loop);
     const Flow f = exec_body(*n.kids[1]);
     if (f == Flow::Break) break;
   }
@@ -317,9 +402,9 @@ Value Interpreter::call_macro(const Node& macro, CallArgs& args, const Value* ca
       if (macro.kwargs[i]) bound[i] = eval(*macro.kwargs[i]);
       else bound[i] = Value::undefined(macro.names[i]);
     }
-    assign(macro.names[i], std::move(bound[i]));
+    assign(macro.syms[i], std::move(bound[i]));
   }
-  if (caller) assign("caller", *caller);
+  if (caller) assign(Symbols::kCaller, *caller);
   const Node& body = macro.kind == NodeKind::Macro ? *macro.kids[0] : *macro.kids[1];
   exec_body(body);
   pop_frame();
@@ -576,7 +661,7 @@ Value Interpreter::eval_inner(const Node& n) {
   switch (n.kind) {
     case NodeKind::Const: return n.constant;
     case NodeKind::Name: {
-      if (const Value* v = lookup(n.text)) return *v;
+      if (const Value* v = lookup(n.sym)) return *v;
       Value g = find_global(n.text);
       if (g.kind != Kind::Undefined) return g;
       return Value::undefined(n.text);

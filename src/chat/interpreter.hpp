@@ -27,11 +27,13 @@ struct Limits {
 
 class Interpreter {
  public:
-  Interpreter(std::string& out, const Limits& limits, std::optional<std::string> pinned_date)
-      : out_(out), limits_(limits), pinned_date_(std::move(pinned_date)) {}
+  Interpreter(std::string& out, const Limits& limits, std::optional<std::string> pinned_date);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
 
   // Defines a variable of the outermost frame (the render context).
-  void define(std::string_view name, Value v);
+  void define(SymbolId name, Value v);
   void run(const Node& root);
 
   // Used by builtins.
@@ -49,16 +51,20 @@ class Interpreter {
 
  private:
   enum class Flow : std::uint8_t { Normal, Break, Continue };
+ public:
   struct Frame {
     std::uint32_t start;   // first variable in vars_
     std::int32_t parent;   // frame to search next, -1 at the root
   };
 
+ private:
+
   std::string& out_;
   const Limits& limits_;
   std::optional<std::string> pinned_date_;
-  std::vector<std::pair<std::string_view, Value>> vars_;
+  std::vector<std::pair<SymbolId, Value>> vars_;
   std::vector<Frame> frames_;
+  bool scratch_borrowed_ = false;  // vars_ and frames_ came from this thread's spare buffers
   std::uint64_t iterations_ = 0;
   int depth_ = 0;
 
@@ -67,6 +73,7 @@ class Interpreter {
   Flow exec_for(const Node& n);
   void exec_set(const Node& n);
   std::string capture(const Node& body);
+  void print_sum(const Node& sum);
   Value eval_inner(const Node& n);
   Value eval_call(const Node& n);
   Value eval_filter(const Node& n, const Value* operand);
@@ -74,8 +81,8 @@ class Interpreter {
   Value make_macro(const Node& n, std::int32_t caller_frame);
   Value call_macro(const Node& macro, CallArgs& args, const Value* caller, std::int32_t parent_frame);
 
-  const Value* lookup(std::string_view name) const;
-  void assign(std::string_view name, Value v);
+  const Value* lookup(SymbolId name) const;
+  void assign(SymbolId name, Value v);
   void push_frame(std::int32_t parent);
   void pop_frame();
 

@@ -80,4 +80,26 @@ bool parse_conversation(std::string_view text, std::size_t line_number, const st
   return false;
 }
 
+std::string date_error(const std::string& date) {
+  const auto digits = [&](std::size_t from, std::size_t n) {
+    for (std::size_t i = from; i < from + n; ++i)
+      if (date[i] < '0' || date[i] > '9') return false;
+    return true;
+  };
+  if (date.size() != 10 || date[4] != '-' || date[7] != '-' || !digits(0, 4) || !digits(5, 2) || !digits(8, 2))
+    return "'" + date + "' is not a date of the form YYYY-MM-DD";
+  const int y = std::stoi(date.substr(0, 4));
+  const int m = std::stoi(date.substr(5, 2));
+  const int d = std::stoi(date.substr(8, 2));
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (y < 1 || m < 1 || m > 12) return "'" + date + "' is not a date of the form YYYY-MM-DD (month must be 01-12)";
+  const int days = kDays[m - 1] + (m == 2 && leap ? 1 : 0);
+  if (d < 1 || d > days)
+    return "'" + date + "' is not a real date (day must be 01-" + std::to_string(days) + " in that month)";
+  return {};
+}
+
+CLI::Validator date_validator() { return CLI::Validator(date_error, "YYYY-MM-DD", "date"); }
+
 }  // namespace overhead::cli

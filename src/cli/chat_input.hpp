@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "chat/chat_template.hpp"
 
 namespace overhead::cli {
@@ -28,5 +30,11 @@ struct Conversation {
 // Returns false and sets `error` ("line N: reason") when the line is not usable.
 bool parse_conversation(std::string_view text, std::size_t line_number, const std::string& field, Conversation& out,
                         std::string& error);
+
+// Checks a --date value: "YYYY-MM-DD", a real calendar date. Returns "" when valid, else the reason
+// (CLI11 shows it with the option name and exits with the usage code).
+std::string date_error(const std::string& date);
+// The CLI11 validator built on date_error, for every command that takes --date.
+CLI::Validator date_validator();
 
 }  // namespace overhead::cli

@@ -61,7 +61,7 @@ void add_template_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--input", args->input, "JSONL file (.gz ok, - for stdin)")->required();
   cmd->add_option("--field", args->field, "Field holding the messages (or an object with messages, tools)");
   cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
-  cmd->add_option("--date", args->date, "Pin strftime_now to this date (YYYY-MM-DD)");
+  cmd->add_option("--date", args->date, "Pin strftime_now to this date (YYYY-MM-DD)")->check(date_validator());
   cmd->callback([args, &exit_code, cmd]() {
     if (args->tokenizer.empty() && args->template_file.empty())
       throw CLI::ValidationError("template", "--tokenizer or --template is required");

@@ -1,9 +1,17 @@
 // `overhead tokenize`: one {"ids":[...]} line per input line, in order; a bad line gives
 // {"error":"line N: reason"} in its place and the exit code becomes 1.
+//
+// With --chat each line holds a conversation that is first rendered with the tokenizer's chat
+// template, then encoded, as the seed's worker did:
+//   tokenizer(apply_chat_template(messages, tokenize=False), add_special_tokens=True)
+// Templates that write BOS themselves (Llama-3.3, Gemma-2) therefore give two BOS ids, exactly as
+// the seed counted them. --no-special encodes without adding special tokens, which is what
+// apply_chat_template(messages, tokenize=True) does.
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
 #include "tok/tokenizer.hpp"
@@ -16,29 +24,75 @@ namespace {
 struct TokenizeOptions {
   std::string tokenizer;
   std::string input;
-  std::string field = "text";
+  std::string field;  // empty: "text", or "messages" with --chat
   bool no_special = false;
+  bool chat = false;
+  bool add_generation_prompt = false;
+  std::string date;
 };
+
+void write_ids(std::string& out, const tok::Ids& ids) {
+  out += "{\"ids\":";
+  util::append_json_ids(out, ids);
+  out += "}\n";
+}
+
+void write_error(std::string& out, const std::string& error) {
+  out += "{\"error\":";
+  util::append_json_string(out, error);
+  out += "}\n";
+}
 
 int run_tokenize(const TokenizeOptions& o) {
   const auto tokenizer = tok::Tokenizer::load(o.tokenizer);
+  const std::string field = o.field.empty() ? "text" : o.field;
   simdjson::ondemand::parser parser;
   std::string text, error, line_out;
   tok::Ids ids;
   bool failed = false;
   for_each_line(o.input, [&](std::size_t n, std::string_view line) {
     line_out.clear();
-    if (string_field(parser, line, n, o.field, text, error)) {
+    if (string_field(parser, line, n, field, text, error)) {
       ids.clear();
       tokenizer->encode_into(text, ids, !o.no_special);
-      line_out += "{\"ids\":";
-      util::append_json_ids(line_out, ids);
-      line_out += "}\n";
+      write_ids(line_out, ids);
     } else {
       failed = true;
-      line_out += "{\"error\":";
-      util::append_json_string(line_out, error);
-      line_out += "}\n";
+      write_error(line_out, error);
+    }
+    std::fwrite(line_out.data(), 1, line_out.size(), stdout);
+  });
+  std::fflush(stdout);
+  return failed ? 1 : 0;
+}
+
+int run_tokenize_chat(const TokenizeOptions& o) {
+  const auto tokenizer = tok::Tokenizer::load(o.tokenizer);
+  const auto tmpl = load_chat_template(o.tokenizer, "");
+  const std::string field = o.field.empty() ? "messages" : o.field;
+  chat::RenderOptions options;
+  options.add_generation_prompt = o.add_generation_prompt;
+  if (!o.date.empty()) options.date = o.date;
+  std::string error, line_out, text;
+  Conversation conv;
+  tok::Ids ids;
+  bool failed = false;
+  for_each_line(o.input, [&](std::size_t n, std::string_view line) {
+    line_out.clear();
+    error.clear();
+    if (parse_conversation(line, n, field, conv, error)) {
+      try {
+        text = tmpl->render(*conv.messages, options, conv.extra);
+        ids.clear();
+        tokenizer->encode_into(text, ids, !o.no_special);
+        write_ids(line_out, ids);
+      } catch (const chat::TemplateError& e) {
+        error = "line " + std::to_string(n) + ": " + e.what();
+      }
+    }
+    if (!error.empty()) {
+      failed = true;
+      write_error(line_out, error);
     }
     std::fwrite(line_out.data(), 1, line_out.size(), stdout);
   });
@@ -50,12 +104,30 @@ int run_tokenize(const TokenizeOptions& o) {
 
 void add_tokenize_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<TokenizeOptions>();
-  CLI::App* cmd = app.add_subcommand("tokenize", "Encode the text field of each JSONL line to token ids");
+  CLI::App* cmd = app.add_subcommand(
+      "tokenize",
+      "Encode the text field of each JSONL line to token ids; with --chat, render the conversation with the "
+      "tokenizer's chat template first");
+  cmd->footer(
+      "With --chat the ids are those of tokenizer(apply_chat_template(messages, tokenize=False),\n"
+      "add_special_tokens=True), as the seed encoded them: templates that write BOS themselves\n"
+      "(Llama-3.3, Gemma-2) give two BOS ids. --no-special gives apply_chat_template(tokenize=True).");
   cmd->add_option("--tokenizer", opts->tokenizer, "Short name, folder with tokenizer.json, or HF model id")->required();
   cmd->add_option("--input", opts->input, "JSONL file (.gz read compressed; - for stdin)")->required();
-  cmd->add_option("--field", opts->field, "Field holding the text")->capture_default_str();
+  cmd->add_option("--field", opts->field,
+                  "Field holding the text (default text); with --chat the messages, or an object with messages "
+                  "and tools (default messages; the seed's records use prompt)");
   cmd->add_flag("--no-special", opts->no_special, "Do not add special tokens (add_special_tokens=False)");
-  cmd->callback([opts, &exit_code] { exit_code = run_tokenize(*opts); });
+  cmd->add_flag("--chat", opts->chat, "Render the field with the tokenizer's chat template, then encode");
+  cmd->add_flag("--add-generation-prompt", opts->add_generation_prompt,
+                "With --chat: append the assistant prompt (add_generation_prompt=True)");
+  cmd->add_option("--date", opts->date, "With --chat: pin strftime_now to this date (YYYY-MM-DD)")
+      ->check(date_validator());
+  cmd->callback([opts, &exit_code] {
+    if (!opts->chat && (opts->add_generation_prompt || !opts->date.empty()))
+      throw CLI::ValidationError("tokenize", "--add-generation-prompt and --date need --chat");
+    exit_code = opts->chat ? run_tokenize_chat(*opts) : run_tokenize(*opts);
+  });
 }
 
 }  // namespace overhead::cli

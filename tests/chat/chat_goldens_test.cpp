@@ -1,5 +1,7 @@
 // Every golden of data/chat/goldens (made by scripts/make_chat_goldens.py from Python Jinja2 set up
 // as transformers sets it up) must render byte for byte, and every error must carry the same message.
+// Built twice: the written conversations (fast, CHAT_GOLDENS_MTBENCH=0) and every MT-Bench record for
+// every template (CHAT_GOLDENS_MTBENCH=1, labelled slow).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -82,6 +84,7 @@ class ChatGolden : public ::testing::TestWithParam<std::string> {
   std::string compile_error_;
 };
 
+#if !CHAT_GOLDENS_MTBENCH
 TEST_P(ChatGolden, Conversations) {
   std::map<std::string, ordered_json> cases;
   std::istringstream conv(overhead::util::read_file((fs::path(OVERHEAD_DATA_DIR) / "chat" / "conversations.jsonl").string()));
@@ -123,6 +126,7 @@ TEST_P(ChatGolden, Conversations) {
   EXPECT_GT(checked, 0);
 }
 
+#else
 TEST_P(ChatGolden, MtBench) {
   std::vector<ordered_json> prompts;
   overhead::util::LineReader records((fs::path(OVERHEAD_DATA_DIR) / "jmtbench" / "records.jsonl.gz").string());
@@ -154,6 +158,8 @@ TEST_P(ChatGolden, MtBench) {
   }
   EXPECT_EQ(checked, prompts.size());
 }
+
+#endif
 
 INSTANTIATE_TEST_SUITE_P(All, ChatGolden, ::testing::ValuesIn(template_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) {
