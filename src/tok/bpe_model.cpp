@@ -34,10 +34,19 @@ std::atomic<std::uint64_t> next_model_serial{1};
 // This thread's cache for the model with `serial` (serials are never reused, so a cache can never
 // answer for a different model that happens to live at the same address).
 BpeModel::ThreadState& thread_state_for(std::uint64_t serial) {
-  thread_local std::unordered_map<std::uint64_t, std::unique_ptr<BpeModel::ThreadState>> states;
-  auto& slot = states[serial];
-  if (!slot) slot = std::make_unique<BpeModel::ThreadState>();
-  return *slot;
+  // A few models per thread at most; the oldest state is dropped beyond that, so tokenizers that
+  // are loaded, used and destroyed over a long run do not leave their caches behind on the thread.
+  constexpr std::size_t kMaxModelsPerThread = 8;
+  thread_local std::vector<std::pair<std::uint64_t, std::unique_ptr<BpeModel::ThreadState>>> states;
+  for (auto& [s, state] : states)
+    if (s == serial) return *state;
+  if (states.size() >= kMaxModelsPerThread) {
+    auto oldest = std::min_element(states.begin(), states.end(),
+                                   [](const auto& a, const auto& b) { return a.first < b.first; });
+    states.erase(oldest);
+  }
+  states.emplace_back(serial, std::make_unique<BpeModel::ThreadState>());
+  return *states.back().second;
 }
 }  // namespace
 
