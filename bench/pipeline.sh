@@ -33,6 +33,7 @@ print(f"case 5 / case 1, one worker:  {on[5]['total_s'] / on[1]['total_s']:.2f} 
 print(f"case 5 / case 1, two workers: {two[5]['total_s'] / two[1]['total_s']:.2f}")
 for label, c in (("prefetch on ", on[5]), ("prefetch off", off[5])):
     s = c["stages_us"]
-    print(f"case 5 {label}: gap before batch-boundary items {s['gap_boundary']:.2f} us, other items {s['gap_other']:.2f} us, "
+    print(f"case 5 {label}: time between items, before a batch-boundary item {s['between_boundary']:.2f} us, "
+          f"before others {s['between_other']:.2f} us; gap boundary {s['gap_boundary']:.2f} / other {s['gap_other']:.2f} us; "
           f"total {c['total_s']:.3f} s")
 PY

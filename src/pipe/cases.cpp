@@ -45,7 +45,7 @@ StageBreakdown breakdown(std::vector<Record> records) {
   std::sort(records.begin(), records.end(), [](const Record& x, const Record& y) {
     return x.worker != y.worker ? x.worker < y.worker : x.seq < y.seq;
   });
-  double render = 0, encode = 0, publish = 0, del = 0, gap_b = 0, gap_o = 0;
+  double render = 0, encode = 0, publish = 0, del = 0, gap_b = 0, gap_o = 0, bet_b = 0, bet_o = 0;
   std::size_t n_publish = 0, n_delete = 0, n_gap_b = 0, n_gap_o = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Record& r = records[i];
@@ -61,11 +61,14 @@ StageBreakdown breakdown(std::vector<Record> records) {
     }
     if (i > 0 && records[i - 1].worker == r.worker) {
       const double gap = double(r.render_start - records[i - 1].render_start);
+      const double between = double(r.render_start - records[i - 1].encode_end);
       if (r.batch_boundary) {
         gap_b += gap;
+        bet_b += between;
         ++n_gap_b;
       } else {
         gap_o += gap;
+        bet_o += between;
         ++n_gap_o;
       }
     }
@@ -78,6 +81,8 @@ StageBreakdown breakdown(std::vector<Record> records) {
   b.delete_us = n_delete ? del / double(n_delete) / 1e3 : 0;
   b.gap_boundary_us = n_gap_b ? gap_b / double(n_gap_b) / 1e3 : 0;
   b.gap_other_us = n_gap_o ? gap_o / double(n_gap_o) / 1e3 : 0;
+  b.between_boundary_us = n_gap_b ? bet_b / double(n_gap_b) / 1e3 : 0;
+  b.between_other_us = n_gap_o ? bet_o / double(n_gap_o) / 1e3 : 0;
   return b;
 }
 
@@ -270,6 +275,7 @@ nlohmann::json to_json(const CaseResult& r) {
   j["stages_us"] = {{"render", r.stages.render_us},           {"encode", r.stages.encode_us},
                     {"publish", r.stages.publish_us},         {"delete_after_ack", r.stages.delete_us},
                     {"gap_boundary", r.stages.gap_boundary_us}, {"gap_other", r.stages.gap_other_us},
+                    {"between_boundary", r.stages.between_boundary_us}, {"between_other", r.stages.between_other_us},
                     {"boundary_items", r.stages.boundary_items}};
   return j;
 }
@@ -285,14 +291,16 @@ std::string format_case_table(const std::vector<CaseResult>& results) {
                   static_cast<unsigned long long>(r.failed()));
     out << line;
   }
-  out << "\nstage breakdown (mean us per item; gap = previous item's start to this one's, on the same worker)\n";
-  std::snprintf(line, sizeof line, "%-4s %9s %9s %9s %9s %13s %10s %10s %10s\n", "case", "render", "encode", "publish",
-                "delete", "gap boundary", "gap other", "enqueue s", "drain s");
+  out << "\nstage breakdown (mean us per item; gap = previous item's start to this one's, on the same worker;\n"
+         "between = previous item's encode end to this one's start: publish call and batch turnover)\n";
+  std::snprintf(line, sizeof line, "%-4s %8s %8s %8s %8s %9s %9s %9s %9s %9s %9s\n", "case", "render", "encode",
+                "publish", "delete", "gap bnd", "gap oth", "betw bnd", "betw oth", "enqueue s", "drain s");
   out << line;
   for (const auto& r : results) {
-    std::snprintf(line, sizeof line, "%-4d %9.2f %9.2f %9.2f %9.2f %13.2f %10.2f %10.3f %10.3f\n", r.number,
+    std::snprintf(line, sizeof line, "%-4d %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f %9.2f %9.2f %9.3f %9.3f\n", r.number,
                   r.stages.render_us, r.stages.encode_us, r.stages.publish_us, r.stages.delete_us,
-                  r.stages.gap_boundary_us, r.stages.gap_other_us, double(r.enqueue_ns) / 1e9, double(r.drain_ns) / 1e9);
+                  r.stages.gap_boundary_us, r.stages.gap_other_us, r.stages.between_boundary_us,
+                  r.stages.between_other_us, double(r.enqueue_ns) / 1e9, double(r.drain_ns) / 1e9);
     out << line;
   }
   return out.str();

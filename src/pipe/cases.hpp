@@ -53,6 +53,11 @@ struct StageBreakdown {
   // Time from the previous item's start to this one's on the same worker: for a batch-boundary
   // item it holds the batch turnover (receive, delete) unless prefetch hides it.
   double gap_boundary_us = 0, gap_other_us = 0;
+  // Time between the previous item's encode end and this item's render start: what is not the
+  // item's own work (publish call, batch turnover). Unlike the gap it does not depend on the
+  // previous item's length, which in MT-Bench alternates with the position in a batch (turn-1
+  // and turn-2 records alternate), so it isolates the batch-boundary cost.
+  double between_boundary_us = 0, between_other_us = 0;
   std::size_t boundary_items = 0;
 };
 
