@@ -66,6 +66,8 @@ struct CaseResult {
   std::string steps;
   std::string experiment;
   std::int64_t total_ns = 0;
+  std::int64_t worker_cpu_ns = 0;   // CPU time of the worker threads
+  std::int64_t process_cpu_ns = 0;  // CPU time of the whole process over the total (all threads)
   std::int64_t enqueue_ns = 0;  // case 5: producer, before the total
   std::int64_t drain_ns = 0;    // cases 3-5: consumer still running after the worker finished
   unsigned workers = 1;
@@ -78,7 +80,8 @@ struct CaseResult {
   PublisherStats publisher;
   StageBreakdown stages;
   std::uint64_t failed() const;
-  double us_per_item() const { return items ? static_cast<double>(total_ns) / 1e3 / static_cast<double>(items) : 0; }
+  double us_per_item() const { return per_item(total_ns); }
+  double per_item(std::int64_t ns) const { return items ? static_cast<double>(ns) / 1e3 / static_cast<double>(items) : 0; }
 };
 
 const char* case_steps(int number);
