@@ -27,12 +27,16 @@ def load(name):
         return {c["case"]: c for c in json.load(f)["cases"]}
 on, off, two = load("all-prefetch-on"), load("case5-prefetch-off"), load("two-workers")
 print("\n== targets")
-print(f"case 1, one worker:   {on[1]['us_per_item']:.2f} us/item (target <= 25)")
+print(f"case 1, one worker:   {on[1]['us_per_item']:.2f} us/item wall (target <= 25); "
+      f"CPU {on[1]['process_cpu_us_per_item']:.2f} us/item (process), {on[1]['worker_cpu_us_per_item']:.2f} (worker thread)")
+print(f"case 5, one worker:   {on[5]['us_per_item']:.2f} us/item wall; "
+      f"CPU {on[5]['process_cpu_us_per_item']:.2f} us/item (process), {on[5]['worker_cpu_us_per_item']:.2f} (worker thread)")
 print(f"case 1, two workers:  {two[1]['us_per_item']:.2f} us/item")
 print(f"case 5 / case 1, one worker:  {on[5]['total_s'] / on[1]['total_s']:.2f} (target <= 1.3)")
 print(f"case 5 / case 1, two workers: {two[5]['total_s'] / two[1]['total_s']:.2f}")
 for label, c in (("prefetch on ", on[5]), ("prefetch off", off[5])):
     s = c["stages_us"]
-    print(f"case 5 {label}: gap before batch-boundary items {s['gap_boundary']:.2f} us, other items {s['gap_other']:.2f} us, "
+    print(f"case 5 {label}: time between items, before a batch-boundary item {s['between_boundary']:.2f} us, "
+          f"before others {s['between_other']:.2f} us; gap boundary {s['gap_boundary']:.2f} / other {s['gap_other']:.2f} us; "
           f"total {c['total_s']:.3f} s")
 PY

@@ -45,7 +45,7 @@ StageBreakdown breakdown(std::vector<Record> records) {
   std::sort(records.begin(), records.end(), [](const Record& x, const Record& y) {
     return x.worker != y.worker ? x.worker < y.worker : x.seq < y.seq;
   });
-  double render = 0, encode = 0, publish = 0, del = 0, gap_b = 0, gap_o = 0;
+  double render = 0, encode = 0, publish = 0, del = 0, gap_b = 0, gap_o = 0, bet_b = 0, bet_o = 0;
   std::size_t n_publish = 0, n_delete = 0, n_gap_b = 0, n_gap_o = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Record& r = records[i];
@@ -61,11 +61,14 @@ StageBreakdown breakdown(std::vector<Record> records) {
     }
     if (i > 0 && records[i - 1].worker == r.worker) {
       const double gap = double(r.render_start - records[i - 1].render_start);
+      const double between = double(r.render_start - records[i - 1].encode_end);
       if (r.batch_boundary) {
         gap_b += gap;
+        bet_b += between;
         ++n_gap_b;
       } else {
         gap_o += gap;
+        bet_o += between;
         ++n_gap_o;
       }
     }
@@ -78,6 +81,8 @@ StageBreakdown breakdown(std::vector<Record> records) {
   b.delete_us = n_delete ? del / double(n_delete) / 1e3 : 0;
   b.gap_boundary_us = n_gap_b ? gap_b / double(n_gap_b) / 1e3 : 0;
   b.gap_other_us = n_gap_o ? gap_o / double(n_gap_o) / 1e3 : 0;
+  b.between_boundary_us = n_gap_b ? bet_b / double(n_gap_b) / 1e3 : 0;
+  b.between_other_us = n_gap_o ? bet_o / double(n_gap_o) / 1e3 : 0;
   return b;
 }
 
@@ -144,6 +149,7 @@ WorkerStats run_workers(Source& source, const Processor& processor, RecordSink& 
     total.batches += s.batches;
     total.ack_failures += s.ack_failures;
     total.elapsed_ns = std::max(total.elapsed_ns, s.elapsed_ns);
+    total.cpu_ns += s.cpu_ns;
     total.publisher.published += s.publisher.published;
     total.publisher.retries += s.publisher.retries;
     total.publisher.failed += s.publisher.failed;
@@ -195,8 +201,10 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   const std::string label = "case " + std::to_string(number);
   WorkerStats ws;
   std::int64_t start = 0;
+  std::int64_t cpu_start = 0;
   if (number <= 4) {
     start = monotonic_ns();
+    cpu_start = process_cpu_ns();
     auto records = load_source_records(config.data, config.limit, dead);
     FileSource source(std::move(records), config.tokenizers);
     Progress progress(label, source.expected(), config.progress);
@@ -215,9 +223,12 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     wo.progress = &progress.counter();
     consumer = std::make_unique<BackgroundConsumer>(log, store, dead);
     start = monotonic_ns();
+    cpu_start = process_cpu_ns();
     ws = run_workers(source, processor, *sink, dead, wo, config.workers);
   }
   result.total_ns = monotonic_ns() - start;
+  result.process_cpu_ns = process_cpu_ns() - cpu_start;
+  result.worker_cpu_ns = ws.cpu_ns;
   result.items = ws.items;
   result.ok = ws.ok;
   result.publisher = ws.publisher;
@@ -233,6 +244,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     result.artifact = result.experiment + ".csv";
     objects->put(result.artifact, csv.str());
     result.total_ns += monotonic_ns() - csv_start;
+    result.process_cpu_ns = process_cpu_ns() - cpu_start;
     store.upsert_batch(stored);  // outside the timing: so the analysis sees case 1 too
   } else {
     if (consumer) {
@@ -261,6 +273,8 @@ nlohmann::json to_json(const CaseResult& r) {
   j["ok"] = r.ok;
   j["stored"] = r.stored;
   j["us_per_item"] = r.us_per_item();
+  j["worker_cpu_us_per_item"] = r.per_item(r.worker_cpu_ns);
+  j["process_cpu_us_per_item"] = r.per_item(r.process_cpu_ns);
   j["failed"] = r.failed();
   j["failures"] = r.failures;
   j["dead_letter_file"] = r.dead_letter_file;
@@ -270,6 +284,7 @@ nlohmann::json to_json(const CaseResult& r) {
   j["stages_us"] = {{"render", r.stages.render_us},           {"encode", r.stages.encode_us},
                     {"publish", r.stages.publish_us},         {"delete_after_ack", r.stages.delete_us},
                     {"gap_boundary", r.stages.gap_boundary_us}, {"gap_other", r.stages.gap_other_us},
+                    {"between_boundary", r.stages.between_boundary_us}, {"between_other", r.stages.between_other_us},
                     {"boundary_items", r.stages.boundary_items}};
   return j;
 }
@@ -277,22 +292,27 @@ nlohmann::json to_json(const CaseResult& r) {
 std::string format_case_table(const std::vector<CaseResult>& results) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-4s  %-64s %10s %8s %9s %7s\n", "case", "steps", "total s", "items", "us/item", "failed");
+  std::snprintf(line, sizeof line, "%-4s  %-64s %10s %8s %9s %7s %11s %11s\n", "case", "steps", "total s", "items",
+                "us/item", "failed", "cpu us/it", "wkr cpu us");
   out << line;
   for (const auto& r : results) {
-    std::snprintf(line, sizeof line, "%-4d  %-64s %10.3f %8llu %9.2f %7llu\n", r.number, r.steps.c_str(),
+    std::snprintf(line, sizeof line, "%-4d  %-64s %10.3f %8llu %9.2f %7llu %11.2f %11.2f\n", r.number, r.steps.c_str(),
                   double(r.total_ns) / 1e9, static_cast<unsigned long long>(r.items), r.us_per_item(),
-                  static_cast<unsigned long long>(r.failed()));
+                  static_cast<unsigned long long>(r.failed()), r.per_item(r.process_cpu_ns), r.per_item(r.worker_cpu_ns));
     out << line;
   }
-  out << "\nstage breakdown (mean us per item; gap = previous item's start to this one's, on the same worker)\n";
-  std::snprintf(line, sizeof line, "%-4s %9s %9s %9s %9s %13s %10s %10s %10s\n", "case", "render", "encode", "publish",
-                "delete", "gap boundary", "gap other", "enqueue s", "drain s");
+  out << "(cpu us/it: CPU time of the whole process per item, all threads; wkr cpu us: of the worker threads.\n"
+         " On a shared machine wall time also measures the neighbours; CPU time measures this run.)\n";
+  out << "\nstage breakdown (mean us per item; gap = previous item's start to this one's, on the same worker;\n"
+         "between = previous item's encode end to this one's start: publish call and batch turnover)\n";
+  std::snprintf(line, sizeof line, "%-4s %8s %8s %8s %8s %9s %9s %9s %9s %9s %9s\n", "case", "render", "encode",
+                "publish", "delete", "gap bnd", "gap oth", "betw bnd", "betw oth", "enqueue s", "drain s");
   out << line;
   for (const auto& r : results) {
-    std::snprintf(line, sizeof line, "%-4d %9.2f %9.2f %9.2f %9.2f %13.2f %10.2f %10.3f %10.3f\n", r.number,
+    std::snprintf(line, sizeof line, "%-4d %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f %9.2f %9.2f %9.3f %9.3f\n", r.number,
                   r.stages.render_us, r.stages.encode_us, r.stages.publish_us, r.stages.delete_us,
-                  r.stages.gap_boundary_us, r.stages.gap_other_us, double(r.enqueue_ns) / 1e9, double(r.drain_ns) / 1e9);
+                  r.stages.gap_boundary_us, r.stages.gap_other_us, r.stages.between_boundary_us,
+                  r.stages.between_other_us, double(r.enqueue_ns) / 1e9, double(r.drain_ns) / 1e9);
     out << line;
   }
   return out.str();

@@ -53,6 +53,11 @@ struct StageBreakdown {
   // Time from the previous item's start to this one's on the same worker: for a batch-boundary
   // item it holds the batch turnover (receive, delete) unless prefetch hides it.
   double gap_boundary_us = 0, gap_other_us = 0;
+  // Time between the previous item's encode end and this item's render start: what is not the
+  // item's own work (publish call, batch turnover). Unlike the gap it does not depend on the
+  // previous item's length, which in MT-Bench alternates with the position in a batch (turn-1
+  // and turn-2 records alternate), so it isolates the batch-boundary cost.
+  double between_boundary_us = 0, between_other_us = 0;
   std::size_t boundary_items = 0;
 };
 
@@ -61,6 +66,8 @@ struct CaseResult {
   std::string steps;
   std::string experiment;
   std::int64_t total_ns = 0;
+  std::int64_t worker_cpu_ns = 0;   // CPU time of the worker threads
+  std::int64_t process_cpu_ns = 0;  // CPU time of the whole process over the total (all threads)
   std::int64_t enqueue_ns = 0;  // case 5: producer, before the total
   std::int64_t drain_ns = 0;    // cases 3-5: consumer still running after the worker finished
   unsigned workers = 1;
@@ -73,7 +80,8 @@ struct CaseResult {
   PublisherStats publisher;
   StageBreakdown stages;
   std::uint64_t failed() const;
-  double us_per_item() const { return items ? static_cast<double>(total_ns) / 1e3 / static_cast<double>(items) : 0; }
+  double us_per_item() const { return per_item(total_ns); }
+  double per_item(std::int64_t ns) const { return items ? static_cast<double>(ns) / 1e3 / static_cast<double>(items) : 0; }
 };
 
 const char* case_steps(int number);

@@ -15,6 +15,8 @@ std::int64_t read_clock(clockid_t id) {
 std::int64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
 std::int64_t wall_ns() { return read_clock(CLOCK_REALTIME); }
 std::int64_t wall_ms() { return wall_ns() / 1'000'000; }
+std::int64_t thread_cpu_ns() { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
+std::int64_t process_cpu_ns() { return read_clock(CLOCK_PROCESS_CPUTIME_ID); }
 
 std::string iso8601_utc(std::int64_t wall_time_ns) {
   const std::time_t secs = static_cast<std::time_t>(wall_time_ns / 1'000'000'000);

@@ -218,6 +218,7 @@ void Worker::io_loop() {
 
 WorkerStats Worker::run() {
   const std::int64_t start = monotonic_ns();
+  const std::int64_t cpu_start = thread_cpu_ns();
   wall_offset_ns_ = wall_ns() - monotonic_ns();
   std::thread io;
   try {
@@ -293,6 +294,7 @@ WorkerStats Worker::run() {
   s.batches = batches_.load();
   s.ack_failures = ack_failures_.load();
   s.elapsed_ns = monotonic_ns() - start;
+  s.cpu_ns = thread_cpu_ns() - cpu_start;
   s.publisher = publisher_->stats();
   return s;
 }

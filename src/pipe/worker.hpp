@@ -61,6 +61,7 @@ struct WorkerStats {
   std::uint64_t batches = 0;
   std::uint64_t ack_failures = 0;  // deletes refused (stale receipts: the input will come back)
   std::int64_t elapsed_ns = 0;
+  std::int64_t cpu_ns = 0;  // CPU time of the thread that ran run() (not the prefetch or publisher threads)
   PublisherStats publisher;
 };
 
