@@ -18,6 +18,7 @@
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
 #include "pipe/worker.hpp"
+#include "report/write_report.hpp"
 #include "tok/resolve.hpp"
 
 namespace overhead::cli {
@@ -73,6 +74,7 @@ struct CommonOptions {
   std::size_t max_in_flight = 0;
   bool allow_failures = false;
   bool no_progress = false;
+  bool no_report = false;
   std::string date;
   double idle_exit = 5;
   std::string name;
@@ -181,6 +183,21 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   const auto summary_path = std::filesystem::path(cfg.out_dir) / "summary.json";
   std::ofstream(summary_path) << summary.dump(2) << "\n";
   std::cout << "\nrecords: " << cfg.store_url << "\nsummary: " << summary_path.string() << "\n";
+  if (!o.no_report) {
+    // The run ends with its own analysis: the headline fit per case and tokenizer, and the report.
+    std::vector<Record> records;
+    for (const auto& r : results) store->scan(r.experiment, [&](const Record& rec) { records.push_back(rec); });
+    report::ReportOptions ro;
+    ro.out_dir = (std::filesystem::path(cfg.out_dir) / "report").string();
+    ro.compare_seed = true;
+    ro.source = cfg.store_url;
+    try {
+      std::cout << "\n" << std::flush;
+      report::print_headline(report::write_report(records, ro));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "overhead: the report could not be written: %s\n", e.what());
+    }
+  }
   return report_failures(failures, o, (std::filesystem::path(cfg.out_dir) / "dead_letters_case*.jsonl").string());
 }
 
@@ -269,6 +286,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   run->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");
   run->add_option("--out", o.out, "Output folder: store, summary.json, CSV, dead letters")->capture_default_str();
   run->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when items failed");
+  run->add_flag("--no-report", o.no_report, "Skip the analysis at the end (headline fits, <out>/report/)");
   run->add_flag("--no-progress", o.no_progress, "No progress output");
   run->callback([&exit_code] { exit_code = run_command(o, cases); });
 

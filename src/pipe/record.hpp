@@ -30,6 +30,7 @@ struct Record {
   bool batch_boundary = false;  // true for the item at which a new input batch was taken
 
   // Monotonic clock stamps in nanoseconds (CLOCK_MONOTONIC, comparable within one host).
+  // `received` is when the worker took the item up (never before its batch arrived).
   // 0 means "stage not taken" (e.g. no input queue in cases 1-4 gives input_deleted == 0).
   std::int64_t received = 0;
   std::int64_t render_start = 0;

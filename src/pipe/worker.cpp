@@ -72,6 +72,10 @@ void Worker::dead_letter_item(Batch& b, std::size_t i, const std::string& kind, 
 
 void Worker::process_item(Batch& b, std::size_t i) {
   SourceEntry& e = b.entries[i];
+  // The item's cycle starts when the worker takes it up. Its batch may have arrived earlier (the
+  // whole batch at once, and with prefetch before the previous batch was done), so the batch's
+  // arrival is not the item's start; the receive round trip shows in the gap before a new batch.
+  const std::int64_t taken_up = std::max(b.received, monotonic_ns());
   const std::int64_t seq = next_seq_++;
   items_.fetch_add(1, std::memory_order_relaxed);
   if (options_.progress) options_.progress->fetch_add(1, std::memory_order_relaxed);
@@ -114,7 +118,7 @@ void Worker::process_item(Batch& b, std::size_t i) {
   r.seq = seq;
   r.batch = b.index;
   r.batch_boundary = i == 0;
-  r.received = b.received;
+  r.received = taken_up;
   r.prompt_chars = src->prompt_chars;
   r.prompt_bytes = src->prompt_bytes;
   Slot& slot = b.slots[i];
