@@ -29,6 +29,7 @@ test-asan: setup
 	  ctest --output-on-failure -j $(JOBS) -LE slow $(CTEST_ARGS)
 
 bench: build
+	@bash scripts/install_ref.sh
 	@bash bench/tokenize_vs_hf.sh
 
 fuzz: setup
