@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "pipe/errors.hpp"
+#include "pipe/receipt.hpp"
 
 namespace overhead::pipe {
 
@@ -95,15 +96,6 @@ std::vector<Message> MemQueue::receive(std::size_t max, std::chrono::millisecond
     return receive(max, left.count() > 0 ? left : std::chrono::milliseconds(0));
   }
   return out;
-}
-
-bool MemQueue::parse_receipt(const std::string& receipt, std::uint64_t& seq, std::uint64_t& nonce) const {
-  const auto colon = receipt.find(':');
-  if (colon == std::string::npos) return false;
-  const char* b = receipt.data();
-  const auto r1 = std::from_chars(b, b + colon, seq);
-  const auto r2 = std::from_chars(b + colon + 1, b + receipt.size(), nonce);
-  return r1.ec == std::errc() && r1.ptr == b + colon && r2.ec == std::errc() && r2.ptr == b + receipt.size();
 }
 
 std::vector<std::string> MemQueue::delete_batch(std::span<const std::string> receipts) {

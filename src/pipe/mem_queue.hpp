@@ -43,7 +43,6 @@ class MemQueue final : public Queue {
 
   // Returns expired in-flight messages to the visible set. Caller holds mutex_.
   void expire_locked(std::int64_t now);
-  bool parse_receipt(const std::string& receipt, std::uint64_t& seq, std::uint64_t& nonce) const;
 
   const std::string url_;
   const std::chrono::milliseconds visibility_;

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "pipe/errors.hpp"
+#include "pipe/receipt.hpp"
 
 namespace overhead::pipe {
 
@@ -108,15 +109,6 @@ std::vector<Message> SqliteQueue::receive(std::size_t max, std::chrono::millisec
     std::this_thread::sleep_for(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()) + std::chrono::milliseconds(1)));
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
-}
-
-bool SqliteQueue::parse_receipt(const std::string& receipt, std::int64_t& seq, std::int64_t& nonce) const {
-  const auto colon = receipt.find(':');
-  if (colon == std::string::npos) return false;
-  const char* b = receipt.data();
-  const auto r1 = std::from_chars(b, b + colon, seq);
-  const auto r2 = std::from_chars(b + colon + 1, b + receipt.size(), nonce);
-  return r1.ec == std::errc() && r1.ptr == b + colon && r2.ec == std::errc() && r2.ptr == b + receipt.size();
 }
 
 std::vector<std::string> SqliteQueue::delete_batch(std::span<const std::string> receipts) {

@@ -28,7 +28,6 @@ class SqliteQueue final : public Queue {
 
  private:
   std::vector<Message> receive_once(std::size_t max);
-  bool parse_receipt(const std::string& receipt, std::int64_t& seq, std::int64_t& nonce) const;
 
   const std::string url_;
   const std::string path_;
