@@ -56,6 +56,17 @@ std::size_t contraction(std::string_view s, std::size_t i, std::size_t end) {
   }
 }
 
+// End of the run of characters in class `mask` starting at j.
+std::size_t run_of(std::string_view s, std::size_t j, std::size_t end, std::uint16_t mask) {
+  while (j < end) {
+    std::size_t n;
+    char32_t c;
+    if (!(class_at(s, j, n, c) & mask)) break;
+    j = n;
+  }
+  return j;
+}
+
 // \p{N}{1,3} at i (c0 already known to be a number): end of the match.
 std::size_t numbers(std::string_view s, std::size_t i1, std::size_t end) {
   std::size_t j = i1;
@@ -131,15 +142,7 @@ void scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::ve
         char32_t c1;
         if (class_at(s, i1, i2, c1) & kLetter) j = i2;
       }
-      if (j) {
-        while (j < end) {
-          std::size_t n;
-          char32_t c;
-          if (!(class_at(s, j, n, c) & kLetter)) break;
-          j = n;
-        }
-        stop = j;
-      }
+      if (j) stop = run_of(s, j, end, kLetter);
     }
     // 3. \p{N}{1,3}
     if (!stop && (k0 & kNumber)) stop = numbers(s, i1, end);
@@ -156,16 +159,6 @@ void scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::ve
 // W = [\p{Ll}\p{Lm}\p{Lo}\p{M}] (they share Lm, Lo and M, which is where backtracking matters).
 constexpr std::uint16_t kU = unicode::kUpper | unicode::kTitle | unicode::kModifier | unicode::kOtherLetter | unicode::kMark;
 constexpr std::uint16_t kW = unicode::kLower | unicode::kModifier | unicode::kOtherLetter | unicode::kMark;
-
-std::size_t run_of(std::string_view s, std::size_t j, std::size_t end, std::uint16_t mask) {
-  while (j < end) {
-    std::size_t n;
-    char32_t c;
-    if (!(class_at(s, j, n, c) & mask)) break;
-    j = n;
-  }
-  return j;
-}
 
 std::size_t with_contraction(std::string_view s, std::size_t e, std::size_t end) {
   if (e < end && s[e] == '\'') return e + contraction(s, e, end);
