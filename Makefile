@@ -3,6 +3,9 @@
 BUILD     ?= build
 BUILD_SAN ?= build-asan
 JOBS      ?= $(shell nproc)
+# ccache, when present (set-up installs it), makes rebuilds after a checkout or in a second clone
+# cheap. Recursive (=) so it is looked up when the recipe runs, after set-up.
+LAUNCHER   = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 .PHONY: all setup build run test test-asan bench fuzz goldens clean
 
@@ -12,7 +15,7 @@ setup:
 	@bash scripts/setup.sh
 
 build: setup
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERHEAD_WERROR=ON >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERHEAD_WERROR=ON $(LAUNCHER) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
@@ -23,7 +26,7 @@ test: build
 
 # ASan+UBSan build of every test (CI runs it after `make test`).
 test-asan: setup
-	@cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOVERHEAD_WERROR=ON -DOVERHEAD_SANITIZE=ON >/dev/null
+	@cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOVERHEAD_WERROR=ON -DOVERHEAD_SANITIZE=ON $(LAUNCHER) >/dev/null
 	@cmake --build $(BUILD_SAN) -j $(JOBS)
 	@cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -LE slow $(CTEST_ARGS)
