@@ -240,11 +240,11 @@ int worker_command(const CommonOptions& o) {
   wo.progress = &progress.counter();
   Worker worker(source, processor, sink, dead, wo);
   const WorkerStats ws = worker.run();
-  std::printf("worker %s: %llu items, %llu records, %llu failed, %llu batches in %.3f s%s\n", name.c_str(),
-              static_cast<unsigned long long>(ws.items), static_cast<unsigned long long>(ws.ok),
+  std::printf("worker %s: %llu items, %llu records, %llu failed, %llu batches, %llu deletes failed in %.3f s%s\n",
+              name.c_str(), static_cast<unsigned long long>(ws.items), static_cast<unsigned long long>(ws.ok),
               static_cast<unsigned long long>(ws.bad_input + ws.publish_failed),
-              static_cast<unsigned long long>(ws.batches), double(ws.elapsed_ns) / 1e9,
-              g_stop.load() ? " (stopped by signal)" : "");
+              static_cast<unsigned long long>(ws.batches), static_cast<unsigned long long>(ws.delete_failures),
+              double(ws.elapsed_ns) / 1e9, g_stop.load() ? " (stopped by signal)" : "");
   print_first_letters(dead, 10);
   return report_failures(dead.counts(), o, dl_path);
 }

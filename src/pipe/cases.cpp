@@ -147,7 +147,7 @@ WorkerStats run_workers(Source& source, const Processor& processor, RecordSink& 
     total.bad_input += s.bad_input;
     total.publish_failed += s.publish_failed;
     total.batches += s.batches;
-    total.ack_failures += s.ack_failures;
+    total.delete_failures += s.delete_failures;
     total.elapsed_ns = std::max(total.elapsed_ns, s.elapsed_ns);
     total.cpu_ns += s.cpu_ns;
     total.publisher.published += s.publisher.published;
@@ -231,6 +231,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   result.worker_cpu_ns = ws.cpu_ns;
   result.items = ws.items;
   result.ok = ws.ok;
+  result.delete_failures = ws.delete_failures;
   result.publisher = ws.publisher;
 
   std::vector<Record> stored;
@@ -277,6 +278,7 @@ nlohmann::json to_json(const CaseResult& r) {
   j["process_cpu_us_per_item"] = r.per_item(r.process_cpu_ns);
   j["failed"] = r.failed();
   j["failures"] = r.failures;
+  j["delete_failures"] = r.delete_failures;
   j["dead_letter_file"] = r.dead_letter_file;
   if (!r.artifact.empty()) j["csv"] = r.artifact;
   j["publisher"] = {{"published", r.publisher.published}, {"retries", r.publisher.retries},

@@ -75,6 +75,7 @@ struct CaseResult {
   std::uint64_t ok = 0;         // records confirmed
   std::uint64_t stored = 0;     // records found in the store (or CSV for case 1) afterwards
   std::map<std::string, std::size_t> failures;  // dead letters by kind
+  std::uint64_t delete_failures = 0;  // case 5: inputs whose delete failed (they come back)
   std::string dead_letter_file;
   std::string artifact;         // case 1: the CSV's URL/key
   PublisherStats publisher;

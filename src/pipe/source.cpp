@@ -8,7 +8,7 @@ namespace overhead::pipe {
 FileSource::FileSource(std::vector<std::shared_ptr<const SourceRecord>> records, std::vector<std::string> tokenizers)
     : records_(std::move(records)), tokenizers_(std::move(tokenizers)) {}
 
-bool FileSource::next(std::size_t max, std::vector<SourceEntry>& out) {
+PollResult FileSource::poll(std::size_t max, std::chrono::milliseconds, std::vector<SourceEntry>& out) {
   out.clear();
   std::lock_guard lock(mutex_);
   const std::size_t total = records_.size() * tokenizers_.size();
@@ -22,31 +22,41 @@ bool FileSource::next(std::size_t max, std::vector<SourceEntry>& out) {
     out.push_back(std::move(e));
     ++next_;
   }
-  return !out.empty();
+  return out.empty() ? PollResult::finished : PollResult::items;
 }
+
+namespace {
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
 
 QueueSource::QueueSource(std::shared_ptr<Queue> queue, std::chrono::milliseconds wait, std::chrono::milliseconds idle_exit,
                          const std::atomic<bool>* stop, std::size_t expected)
-    : queue_(std::move(queue)), wait_(wait), idle_exit_(idle_exit), stop_(stop), expected_(expected) {}
+    : queue_(std::move(queue)), wait_(wait), idle_exit_(idle_exit), stop_(stop), expected_(expected),
+      last_arrival_ns_(0) {}
 
-bool QueueSource::next(std::size_t max, std::vector<SourceEntry>& out) {
+PollResult QueueSource::poll(std::size_t max, std::chrono::milliseconds max_wait, std::vector<SourceEntry>& out) {
   out.clear();
-  const auto idle_since = std::chrono::steady_clock::now();
-  for (;;) {
-    if (stop_ && stop_->load()) return false;
-    auto messages = queue_->receive(std::min(max, kMaxQueueBatch), wait_);
-    if (!messages.empty()) {
-      for (auto& m : messages) {
-        SourceEntry e;
-        e.origin = "message " + m.id;
-        e.body = std::move(m.body);
-        e.receipt = std::move(m.receipt);
-        out.push_back(std::move(e));
-      }
-      return true;
-    }
-    if (std::chrono::steady_clock::now() - idle_since >= idle_exit_) return false;
+  if (stop_ && stop_->load()) return PollResult::finished;
+  // The idle clock starts at the first poll, not at construction (loading tokenizers takes a while).
+  std::int64_t unset = 0;
+  last_arrival_ns_.compare_exchange_strong(unset, steady_ns(), std::memory_order_relaxed);
+  auto messages = queue_->receive(std::min(max, kMaxQueueBatch), std::max(std::chrono::milliseconds(0), std::min(wait_, max_wait)));
+  if (messages.empty()) {
+    const std::int64_t idle_ns = steady_ns() - last_arrival_ns_.load(std::memory_order_relaxed);
+    const bool idle_too_long = idle_ns >= std::chrono::duration_cast<std::chrono::nanoseconds>(idle_exit_).count();
+    return idle_too_long || (stop_ && stop_->load()) ? PollResult::finished : PollResult::quiet;
   }
+  last_arrival_ns_.store(steady_ns(), std::memory_order_relaxed);
+  for (auto& m : messages) {
+    SourceEntry e;
+    e.origin = "message " + m.id;
+    e.body = std::move(m.body);
+    e.receipt = std::move(m.receipt);
+    out.push_back(std::move(e));
+  }
+  return PollResult::items;
 }
 
 std::vector<std::string> QueueSource::ack(std::span<const std::string> receipts) {

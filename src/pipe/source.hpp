@@ -3,6 +3,10 @@
 //                tokenizer by tokenizer; nothing to acknowledge.
 //   QueueSource  the input queue (case 5, `overhead worker`): receive up to 10 with a wait,
 //                acknowledge = delete by receipt, and visibility can be extended.
+//
+// A poll waits at most once, for a bounded time, and says whether the source is merely quiet or
+// finished. The worker settles (deletes) and extends its received batches between polls, so a
+// long wait for more input never lets finished batches time out and come back.
 #pragma once
 
 #include <atomic>
@@ -29,12 +33,19 @@ struct SourceEntry {
   std::string receipt;  // empty for a file entry
 };
 
+// What one poll found.
+enum class PollResult {
+  items,     // `out` holds at least one entry
+  quiet,     // nothing arrived within the wait; poll again
+  finished,  // no more entries will come (all read, idle for too long, or stopped)
+};
+
 class Source {
  public:
   virtual ~Source() = default;
-  // Fills `out` with up to `max` entries; false when the source is finished (no more, idle
-  // for too long, or stopped) and `out` is empty.
-  virtual bool next(std::size_t max, std::vector<SourceEntry>& out) = 0;
+  // Fills `out` with up to `max` entries, waiting at most `max_wait` (and at most the source's
+  // own wait) for the first one.
+  virtual PollResult poll(std::size_t max, std::chrono::milliseconds max_wait, std::vector<SourceEntry>& out) = 0;
   // Acknowledges consumed entries by receipt (deletes them from a queue). Returns the receipts
   // that failed (stale).
   virtual std::vector<std::string> ack(std::span<const std::string> receipts) = 0;
@@ -49,7 +60,7 @@ class Source {
 class FileSource final : public Source {
  public:
   FileSource(std::vector<std::shared_ptr<const SourceRecord>> records, std::vector<std::string> tokenizers);
-  bool next(std::size_t max, std::vector<SourceEntry>& out) override;
+  PollResult poll(std::size_t max, std::chrono::milliseconds max_wait, std::vector<SourceEntry>& out) override;
   std::vector<std::string> ack(std::span<const std::string>) override { return {}; }
   void extend(std::span<const std::string>, std::chrono::milliseconds) override {}
   bool has_acks() const override { return false; }
@@ -64,11 +75,11 @@ class FileSource final : public Source {
 
 class QueueSource final : public Source {
  public:
-  // Stops (next() returns false) when the queue stays empty for `idle_exit` (0 = at the first
-  // empty receive) or when `stop` becomes true.
+  // Each receive waits up to `wait` for a message. Finished when no message arrived for
+  // `idle_exit` (0 = at the first empty receive) or when `stop` becomes true.
   QueueSource(std::shared_ptr<Queue> queue, std::chrono::milliseconds wait, std::chrono::milliseconds idle_exit,
               const std::atomic<bool>* stop = nullptr, std::size_t expected = 0);
-  bool next(std::size_t max, std::vector<SourceEntry>& out) override;
+  PollResult poll(std::size_t max, std::chrono::milliseconds max_wait, std::vector<SourceEntry>& out) override;
   std::vector<std::string> ack(std::span<const std::string> receipts) override;
   void extend(std::span<const std::string> receipts, std::chrono::milliseconds timeout) override;
   bool has_acks() const override { return true; }
@@ -80,6 +91,9 @@ class QueueSource final : public Source {
   std::chrono::milliseconds wait_, idle_exit_;
   const std::atomic<bool>* stop_;
   std::size_t expected_;
+  // steady_clock ns of the last receive that brought a message (or of the first poll; 0 before
+  // it); shared by the workers polling this source.
+  std::atomic<std::int64_t> last_arrival_ns_;
 };
 
 // Reads the seed's JSONL (".gz" gunzipped): one SourceRecord per good line, the first `limit`

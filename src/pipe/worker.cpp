@@ -1,5 +1,7 @@
 #include "pipe/worker.hpp"
 
+#include <unordered_set>
+
 #include "pipe/clock.hpp"
 #include "pipe/errors.hpp"
 
@@ -39,9 +41,18 @@ void Worker::item_settled(Batch& b) {
   }
 }
 
-std::shared_ptr<Worker::Batch> Worker::take_batch() {
+PollResult Worker::poll_batch(std::shared_ptr<Batch>& out) {
+  out.reset();
+  // While batches are open, wait only briefly so that settling and extending go on (a finished
+  // batch left undeleted through a long poll would time out and be delivered again).
+  std::chrono::milliseconds max_wait = std::chrono::milliseconds::max();
+  {
+    std::lock_guard lock(mutex_);
+    if (!open_.empty()) max_wait = std::min(options_.settle_interval, options_.visibility / 4);
+  }
   auto b = std::make_shared<Batch>();
-  if (!source_.next(options_.batch, b->entries)) return nullptr;
+  const PollResult got = source_.poll(options_.batch, max_wait, b->entries);
+  if (got != PollResult::items) return got;
   b->received = monotonic_ns();
   b->last_extended = b->received;
   b->index = next_batch_index_++;
@@ -52,7 +63,8 @@ std::shared_ptr<Worker::Batch> Worker::take_batch() {
   }
   b->pending.store(b->entries.size(), std::memory_order_relaxed);
   batches_.fetch_add(1, std::memory_order_relaxed);
-  return b;
+  out = std::move(b);
+  return PollResult::items;
 }
 
 void Worker::open_batch(const std::shared_ptr<Batch>& b) {
@@ -162,15 +174,27 @@ bool Worker::settle(bool wait) {
   }
   hook(WorkerStage::before_delete);
   std::int64_t deleted = 0;
+  std::unordered_set<std::string> not_deleted;
   if (source_.has_acks() && !front->receipts.empty()) {
-    const auto failed = source_.ack(front->receipts);
-    ack_failures_.fetch_add(failed.size(), std::memory_order_relaxed);
+    try {
+      for (auto& r : source_.ack(front->receipts)) not_deleted.insert(std::move(r));
+    } catch (const std::exception&) {
+      // The queue failed: nothing of the batch is known to be deleted. The inputs come back
+      // after their visibility timeout and are replayed into the idempotent store.
+      not_deleted.insert(front->receipts.begin(), front->receipts.end());
+    }
+    delete_failures_.fetch_add(not_deleted.size(), std::memory_order_relaxed);
     deleted = monotonic_ns();
   }
   std::vector<StampPatch> patches;
   patches.reserve(front->slots.size());
-  for (const Slot& s : front->slots)
-    if (s.ok) patches.push_back(StampPatch{s.key, s.id, s.acked, deleted});
+  for (std::size_t i = 0; i < front->slots.size(); ++i) {
+    const Slot& s = front->slots[i];
+    if (!s.ok) continue;
+    // input_deleted only for an input that is gone; a failed delete leaves it empty.
+    const bool gone = deleted > 0 && !not_deleted.count(front->entries[i].receipt);
+    patches.push_back(StampPatch{s.key, s.id, s.acked, gone ? deleted : 0});
+  }
   publisher_->publish_stamps(patches);
   {
     std::lock_guard lock(mutex_);
@@ -197,9 +221,11 @@ void Worker::io_loop() {
       const bool room = !source_done_ && unsettled_ + options_.batch <= options_.max_in_flight;
       if (room) {
         lock.unlock();
-        auto b = take_batch();
+        std::shared_ptr<Batch> b;
+        const PollResult got = poll_batch(b);
         lock.lock();
-        if (!b) {
+        if (got == PollResult::quiet) continue;  // settle and extend, then poll again
+        if (got == PollResult::finished) {
           source_done_ = true;
         } else {
           open_.push_back(b);
@@ -271,8 +297,10 @@ WorkerStats Worker::run() {
           }
           settle(true);
         }
-        auto b = take_batch();
-        if (!b) break;
+        std::shared_ptr<Batch> b;
+        const PollResult got = poll_batch(b);
+        if (got == PollResult::finished) break;
+        if (got == PollResult::quiet) continue;  // settle and extend, then poll again
         open_batch(b);
         process_batch(*b);
       }
@@ -296,7 +324,7 @@ WorkerStats Worker::run() {
   s.bad_input = bad_.load();
   s.publish_failed = publish_failed_.load();
   s.batches = batches_.load();
-  s.ack_failures = ack_failures_.load();
+  s.delete_failures = delete_failures_.load();
   s.elapsed_ns = monotonic_ns() - start;
   s.cpu_ns = thread_cpu_ns() - cpu_start;
   s.publisher = publisher_->stats();

@@ -10,6 +10,12 @@
 // batches while this one is being processed and performs the deletes, so the item at a batch
 // boundary does not pay the receive/delete round trip. Items received but not yet settled are
 // bounded by max_in_flight either way. A file source has no round trip to hide and runs in-line.
+//
+// Waiting for input never holds up settling: while received batches are open, each receive waits
+// at most `settle_interval` (and at most a quarter of the visibility timeout), and finished
+// batches are deleted and old ones extended between receives. A delete that fails leaves the
+// record's input_deleted empty and is counted (delete_failures); the input comes back and its
+// replay lands on the same key of the idempotent store.
 #pragma once
 
 #include <atomic>
@@ -49,6 +55,8 @@ struct WorkerOptions {
   std::size_t publish_capacity = 0;  // async queue bound; 0 = 2 x publishers
   RetryPolicy retry;
   std::chrono::milliseconds visibility{30000};  // extend batches older than half of this
+  // The longest receive wait while received batches are not yet settled.
+  std::chrono::milliseconds settle_interval{100};
   std::atomic<std::uint64_t>* progress = nullptr;  // incremented per item handled
   std::function<void(WorkerStage)> fault;          // test hook, see WorkerStage
 };
@@ -59,7 +67,7 @@ struct WorkerStats {
   std::uint64_t bad_input = 0;     // entries dead-lettered before publishing
   std::uint64_t publish_failed = 0;
   std::uint64_t batches = 0;
-  std::uint64_t ack_failures = 0;  // deletes refused (stale receipts: the input will come back)
+  std::uint64_t delete_failures = 0;  // inputs not deleted (stale receipt or a failing queue): they come back
   std::int64_t elapsed_ns = 0;
   std::int64_t cpu_ns = 0;  // CPU time of the thread that ran run() (not the prefetch or publisher threads)
   PublisherStats publisher;
@@ -96,7 +104,8 @@ class Worker final : private PublishListener {
 
   void on_published(std::uintptr_t token, bool ok, std::int64_t acked_ns) override;
   void item_settled(Batch& b);
-  std::shared_ptr<Batch> take_batch();  // receive one batch from the source (nullptr = finished)
+  // Polls the source once for a batch; `b` is set when the result is PollResult::items.
+  PollResult poll_batch(std::shared_ptr<Batch>& b);
   void open_batch(const std::shared_ptr<Batch>& b);
   void process_batch(Batch& b);
   void process_item(Batch& b, std::size_t i);
@@ -130,7 +139,7 @@ class Worker final : private PublishListener {
 
   std::int64_t next_batch_index_ = 0;
   std::int64_t next_seq_ = 0;
-  std::atomic<std::uint64_t> items_{0}, ok_{0}, bad_{0}, publish_failed_{0}, batches_{0}, ack_failures_{0};
+  std::atomic<std::uint64_t> items_{0}, ok_{0}, bad_{0}, publish_failed_{0}, batches_{0}, delete_failures_{0};
 };
 
 }  // namespace overhead::pipe

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fake_processor.hpp"
+#include "pipe/errors.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/worker.hpp"
 
@@ -192,6 +193,103 @@ TEST_P(WorkerModes, PublishFailuresAreDeadLetteredAndCounted) {
   EXPECT_EQ(stats.publish_failed, 5u);
   EXPECT_EQ(stats.publisher.retries, 5u);  // 2 tries each
   EXPECT_EQ(dead.counts().at("publish_failed"), 5u);
+}
+
+// Issue 8 defect 1: with an idle wait longer than the visibility timeout, finished batches
+// used to stay undeleted while the worker long-polled, came back, and were processed again
+// (the redeliveries also reset the idle clock, so the worker never stopped).
+TEST_P(WorkerModes, FinishedBatchesAreDeletedWhileTheWorkerWaitsForMoreInput) {
+  auto in = open_queue("mem:?visibility_ms=200");
+  produce(records(15), {"llama"}, *in);
+  std::atomic<bool> stop{false};
+  QueueSource source(in, milliseconds(500), milliseconds(800), &stop);
+  auto proc = testing::fake_processor();
+  MemorySink sink;
+  DeadLetterSink dead;
+  auto o = options(5);
+  o.visibility = in->visibility_timeout();
+  Worker worker(source, proc, sink, dead, o);
+  WorkerStats stats;
+  std::thread t([&] { stats = worker.run(); });
+  // Without settling between waits the worker would run until stopped.
+  std::thread watchdog([&] {
+    for (int i = 0; i < 50 && !stop.load(); ++i) std::this_thread::sleep_for(milliseconds(100));
+    stop = true;
+  });
+  t.join();
+  const bool stopped_by_watchdog = stop.exchange(true);
+  watchdog.join();
+  EXPECT_FALSE(stopped_by_watchdog) << "the worker stopped by itself once idle";
+  EXPECT_EQ(stats.items, 15u) << "no input came back to be processed again";
+  EXPECT_EQ(stats.delete_failures, 0u);
+  EXPECT_EQ(in->counts().visible + in->counts().in_flight, 0u);
+  for (const Record& r : sink.take()) EXPECT_GT(r.input_deleted, 0) << r.id;
+}
+
+// A queue whose deletes fail for chosen receipts (stale), or fail outright.
+class FlakyDeleteQueue final : public Queue {
+ public:
+  explicit FlakyDeleteQueue(std::shared_ptr<Queue> inner) : inner_(std::move(inner)) {}
+  std::vector<std::string> send_batch(std::span<const std::string> b) override { return inner_->send_batch(b); }
+  std::vector<Message> receive(std::size_t max, std::chrono::milliseconds wait) override {
+    auto got = inner_->receive(max, wait);
+    std::lock_guard lock(m_);
+    for (const auto& m : got) {
+      if (m.body.find("\"r1\"") != std::string::npos) stale_.insert(m.receipt);
+      if (m.body.find("\"r2\"") != std::string::npos) throw_on_.insert(m.receipt);
+    }
+    return got;
+  }
+  std::vector<std::string> delete_batch(std::span<const std::string> receipts) override {
+    {
+      std::lock_guard lock(m_);
+      for (const auto& r : receipts)
+        if (throw_on_.count(r)) throw QueueError("flaky: connection reset");
+    }
+    std::vector<std::string> keep, failed;
+    {
+      std::lock_guard lock(m_);
+      for (const auto& r : receipts) (stale_.count(r) ? failed : keep).push_back(r);
+    }
+    auto f = inner_->delete_batch(keep);
+    failed.insert(failed.end(), f.begin(), f.end());
+    return failed;
+  }
+  bool change_visibility(const std::string& r, std::chrono::milliseconds t) override { return inner_->change_visibility(r, t); }
+  QueueCounts counts() override { return inner_->counts(); }
+  std::shared_ptr<Queue> dead_letter_queue() override { return inner_->dead_letter_queue(); }
+  std::chrono::milliseconds visibility_timeout() const override { return inner_->visibility_timeout(); }
+  const std::string& url() const override { return inner_->url(); }
+
+ private:
+  std::shared_ptr<Queue> inner_;
+  std::mutex m_;
+  std::set<std::string> stale_, throw_on_;
+};
+
+// Issue 8 defect 1 (also): input_deleted was stamped even when the delete failed, and failed
+// deletes were not counted.
+TEST_P(WorkerModes, AFailedDeleteLeavesInputDeletedEmptyAndIsCounted) {
+  auto inner = open_queue("mem:?visibility_ms=600000");
+  auto in = std::make_shared<FlakyDeleteQueue>(inner);
+  auto o = options(5);
+  o.batch = 1;  // r2's delete throws: only its own batch is affected
+  produce(records(5), {"llama"}, *in, 1);
+  QueueSource source(in, milliseconds(0), milliseconds(0));
+  auto proc = testing::fake_processor();
+  MemorySink sink;
+  DeadLetterSink dead;
+  Worker worker(source, proc, sink, dead, o);
+  const WorkerStats stats = worker.run();
+  EXPECT_EQ(stats.ok, 5u);
+  EXPECT_EQ(stats.delete_failures, 2u) << "r1 (stale receipt) and r2 (queue error)";
+  std::set<std::string> undeleted;
+  for (const Record& r : sink.take()) {
+    EXPECT_GT(r.publish_acked, 0) << r.id;
+    if (r.input_deleted == 0) undeleted.insert(r.id);
+  }
+  EXPECT_EQ(undeleted, (std::set<std::string>{"r1", "r2"}));
+  EXPECT_EQ(inner->counts().in_flight, 2u) << "the two inputs are still in the queue and will come back";
 }
 
 std::string mode_name(const ::testing::TestParamInfo<Mode>& p) {
