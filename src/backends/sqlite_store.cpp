@@ -28,7 +28,8 @@ void transaction(SqliteDb& db, Fn&& fn) {
 }
 }  // namespace
 
-SqliteStore::SqliteStore(std::string url, const std::string& path) : url_(std::move(url)), db_(path, url_) {
+SqliteStore::SqliteStore(std::string url, const std::string& path, std::chrono::milliseconds call_timeout)
+    : url_(std::move(url)), db_(path, url_, call_timeout) {
   db_.exec(
       "CREATE TABLE IF NOT EXISTS records ("
       " experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT, end_time TEXT,"
@@ -58,7 +59,6 @@ SqliteStore::SqliteStore(std::string url, const std::string& path) : url_(std::m
   scan_all_ = db_.prepare(std::string("SELECT ") + kColumns + " FROM records ORDER BY experiment_tokenizer, id");
   scan_one_ = db_.prepare(std::string("SELECT ") + kColumns +
                           " FROM records WHERE experiment=?1 ORDER BY experiment_tokenizer, id");
-  experiments_ = db_.prepare("SELECT DISTINCT experiment FROM records ORDER BY experiment");
 }
 
 void SqliteStore::upsert_locked(const Record& r) {
@@ -80,12 +80,13 @@ void SqliteStore::upsert(const Record& record) {
   upsert_locked(record);  // autocommit: one transaction
 }
 
-void SqliteStore::upsert_batch(std::span<const Record> records) {
-  if (records.empty()) return;
+std::vector<UpsertFailure> SqliteStore::upsert_batch(std::span<const Record> records) {
+  if (records.empty()) return {};
   std::lock_guard lock(mutex_);
   transaction(db_, [&] {
     for (const auto& r : records) upsert_locked(r);
   });
+  return {};
 }
 
 std::size_t SqliteStore::update_stamps(std::span<const StampPatch> patches) {
@@ -140,18 +141,10 @@ void SqliteStore::scan(const std::string& experiment, const std::function<void(c
   s.reset();
 }
 
-std::vector<std::string> SqliteStore::experiments() {
-  std::lock_guard lock(mutex_);
-  std::vector<std::string> out;
-  while (experiments_.step()) out.emplace_back(experiments_.column_text(0));
-  experiments_.reset();
-  return out;
-}
-
 std::unique_ptr<Store> open_sqlite_store(const BackendUrl& u) {
-  u.check_params({});
+  u.check_params({"timeout_ms"});
   if (u.path.empty()) throw std::invalid_argument(u.describe("store", "expected sqlite:PATH"));
-  return std::make_unique<SqliteStore>(u.redacted(), u.path);
+  return std::make_unique<SqliteStore>(u.redacted(), u.path, u.call_timeout());
 }
 
 }  // namespace overhead::backends

@@ -207,6 +207,50 @@ TEST_P(QueueSemantics, ConcurrentReceiversNeverShareAMessage) {
   EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), std::size_t(n));
 }
 
+TEST_P(QueueSemantics, AnEntryOverTheSizeLimitFailsAloneAndForGood) {
+  auto q = make("visibility_ms=1000&max_message_bytes=8");
+  EXPECT_EQ(q->max_message_bytes(), 8u);
+  const auto out = q->send_batch(std::vector<std::string>{"small", "far too large", "ok"});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[0].ok());
+  ASSERT_FALSE(out[1].ok());
+  EXPECT_FALSE(out[1].failure->retryable);
+  EXPECT_NE(out[1].failure->message.find("exceeds"), std::string::npos);
+  EXPECT_TRUE(out[1].id.empty());
+  EXPECT_TRUE(out[2].ok());
+  std::set<std::string> got;
+  for (auto& m : q->receive(10, milliseconds(0))) got.insert(m.body);
+  EXPECT_EQ(got, (std::set<std::string>{"small", "ok"}));
+  EXPECT_THROW(send_all(*q, std::vector<std::string>{"far too large"}), QueueError);
+}
+
+TEST_P(QueueSemantics, ABatchOverOneMebibyteIsRefusedWhole) {
+  auto q = make("visibility_ms=1000&max_message_bytes=2000000");
+  const std::vector<std::string> big(5, std::string(300 * 1024, 'x'));
+  try {
+    (void)q->send_batch(big);
+    ADD_FAILURE() << "no error";
+  } catch (const QueueError& e) {
+    EXPECT_FALSE(e.retryable());
+  }
+  EXPECT_EQ(q->counts().visible, 0u);
+}
+
+TEST_P(QueueSemantics, ChangeVisibilityBatchReportsStaleReceipts) {
+  auto q = make("visibility_ms=1000");
+  (void)q->send_batch(bodies(3));
+  auto got = q->receive(10, milliseconds(0));
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_TRUE(q->delete_batch(std::vector<std::string>{got[2].receipt}).empty());
+  const std::vector<std::string> receipts{got[0].receipt, got[1].receipt, got[2].receipt, "garbage"};
+  const auto stale = q->change_visibility_batch(receipts, milliseconds(5000));
+  EXPECT_EQ(stale, (std::vector<std::string>{got[2].receipt, "garbage"}));
+  clock_.advance(2000);  // past the first timeout, within the extension
+  EXPECT_TRUE(q->receive(10, milliseconds(0)).empty());
+  clock_.advance(3500);
+  EXPECT_EQ(q->receive(10, milliseconds(0)).size(), 2u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, QueueSemantics, ::testing::Values("mem", "sqlite"));
 
 TEST(QueueOpen, NamedMemQueuesAreSharedInAProcess) {
