@@ -1,5 +1,6 @@
 // `overhead run` (the five cases on one machine) and the separate processes of a shared-backend
 // deployment: `overhead enqueue`, `overhead worker`, `overhead consume`.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -7,9 +8,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "backends/open.hpp"
 #include "cli/chat_input.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "pipe/backend_url.hpp"
 #include "pipe/cases.hpp"
 #include "pipe/chat_token_processor.hpp"
 #include "pipe/consumer.hpp"
@@ -28,6 +31,9 @@ namespace overhead::cli {
 namespace {
 
 using namespace overhead::pipe;
+using backends::open_object_store;
+using backends::open_queue;
+using backends::open_store;
 
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
@@ -178,18 +184,27 @@ int run_command(const CommonOptions& o, const std::string& cases) {
     std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
   std::filesystem::create_directories(cfg.out_dir);
   auto store = open_store(cfg.store_url);
+  // Each backend is opened once, and only when a chosen case uses it (a sqlite-queue: URL would
+  // create its file).
+  auto uses = [&](auto pred) { return std::any_of(numbers.begin(), numbers.end(), pred); };
+  CaseBackends backends{*store, nullptr, nullptr, nullptr};
+  if (uses([](int n) { return n == 5; })) backends.input = open_queue(cfg.queue_url);
+  if (uses([](int n) { return n >= 3; })) backends.log = open_queue(cfg.log_queue_url);
+  std::unique_ptr<ObjectStore> objects;
+  if (uses([](int n) { return n == 1; })) objects = open_object_store("file:" + cfg.out_dir);
+  backends.objects = objects.get();
 
   std::vector<CaseResult> results;
-  for (int n : numbers) results.push_back(run_case(n, cfg, processor, *store));
+  for (int n : numbers) results.push_back(run_case(n, cfg, processor, backends));
 
   std::cout << "\n" << format_case_table(results) << std::flush;
   nlohmann::json summary;
   summary["data"] = cfg.data;
   summary["tokenizers"] = cfg.tokenizers;
   summary["experiment"] = cfg.experiment;
-  summary["store"] = cfg.store_url;
-  summary["queue"] = cfg.queue_url;
-  summary["log_queue"] = cfg.log_queue_url;
+  summary["store"] = store->url();  // the backends' url() and redact_url never show a password
+  summary["queue"] = redact_url(cfg.queue_url);
+  summary["log_queue"] = redact_url(cfg.log_queue_url);
   summary["batch"] = cfg.batch;
   summary["publishers"] = cfg.publishers;
   summary["prefetch"] = cfg.prefetch;
@@ -203,7 +218,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   summary["failures"] = failures;
   const auto summary_path = std::filesystem::path(cfg.out_dir) / "summary.json";
   std::ofstream(summary_path) << summary.dump(2) << "\n";
-  std::cout << "\nrecords: " << cfg.store_url << "\nsummary: " << summary_path.string() << "\n";
+  std::cout << "\nrecords: " << store->url() << "\nsummary: " << summary_path.string() << "\n";
   if (!o.no_report) {
     // The run ends with its own analysis: the headline fit per case and tokenizer, and the report.
     std::vector<Record> records;
@@ -211,7 +226,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
     report::ReportOptions ro;
     ro.out_dir = (std::filesystem::path(cfg.out_dir) / "report").string();
     ro.compare_seed = true;
-    ro.source = cfg.store_url;
+    ro.source = store->url();
     try {
       std::cout << "\n" << std::flush;
       report::print_headline(report::write_report(records, ro));
@@ -230,7 +245,7 @@ int enqueue_command(const CommonOptions& o) {
   auto records = load_source_records(data, o.limit, dead);
   const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch));
   std::printf("enqueued %llu messages in %llu batches to %s in %.3f s\n", static_cast<unsigned long long>(ps.messages),
-              static_cast<unsigned long long>(ps.batches), o.queue.c_str(), double(ps.elapsed_ns) / 1e9);
+              static_cast<unsigned long long>(ps.batches), queue->url().c_str(), double(ps.elapsed_ns) / 1e9);
   print_first_letters(dead, 10);
   return report_failures(dead.counts(), o, dl_path);
 }

@@ -10,7 +10,6 @@
 #include "pipe/clock.hpp"
 #include "pipe/consumer.hpp"
 #include "pipe/dead_letter.hpp"
-#include "pipe/object_store.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/progress.hpp"
 #include "pipe/queue.hpp"
@@ -161,8 +160,12 @@ WorkerStats run_workers(Source& source, const Processor& processor, RecordSink& 
 
 }  // namespace
 
-CaseResult run_case(int number, const RunConfig& config, const Processor& processor, Store& store) {
+CaseResult run_case(int number, const RunConfig& config, const Processor& processor, const CaseBackends& backends) {
   if (number < 1 || number > 5) throw std::invalid_argument("case must be 1..5, got " + std::to_string(number));
+  Store& store = backends.store;
+  if (number == 1 && !backends.objects) throw std::invalid_argument("case 1 needs an object store");
+  if (number >= 3 && !backends.log) throw std::invalid_argument("case " + std::to_string(number) + " needs a log queue");
+  if (number == 5 && !backends.input) throw std::invalid_argument("case 5 needs an input queue");
   CaseResult result;
   result.number = number;
   result.steps = case_steps(number);
@@ -194,7 +197,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   } else if (number == 2) {
     sink = std::make_unique<StoreSink>(store);
   } else {
-    log = open_queue(config.log_queue_url);
+    log = backends.log;
     sink = std::make_unique<QueueSink>(log);
   }
 
@@ -212,7 +215,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     if (log) consumer = std::make_unique<BackgroundConsumer>(log, store, dead);
     ws = run_workers(source, processor, *sink, dead, wo, config.workers);
   } else {
-    auto in = open_queue(config.queue_url);
+    auto in = backends.input;
     auto records = load_source_records(config.data, config.limit, dead);
     const ProducerStats ps = produce(records, config.tokenizers, *in, std::min(config.batch, kMaxQueueBatch));
     result.enqueue_ns = ps.elapsed_ns;
@@ -241,9 +244,8 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     stored = memory->take();
     std::ostringstream csv;
     write_records_csv(csv, stored);
-    auto objects = open_object_store("file:" + config.out_dir);
     result.artifact = result.experiment + ".csv";
-    objects->put(result.artifact, csv.str());
+    backends.objects->put(result.artifact, csv.str());
     result.total_ns += monotonic_ns() - csv_start;
     result.process_cpu_ns = process_cpu_ns() - cpu_start;
     store.upsert_batch(stored);  // outside the timing: so the analysis sees case 1 too

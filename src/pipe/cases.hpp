@@ -21,8 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipe/object_store.hpp"
 #include "pipe/processor.hpp"
 #include "pipe/publisher.hpp"
+#include "pipe/queue.hpp"
 #include "pipe/record.hpp"
 #include "pipe/store.hpp"
 
@@ -85,9 +87,19 @@ struct CaseResult {
   double per_item(std::int64_t ns) const { return items ? static_cast<double>(ns) / 1e3 / static_cast<double>(items) : 0; }
 };
 
+// The opened backends a case runs on. The caller opens them from the URLs (backends/open.hpp),
+// so the pipeline never names an adapter. A case uses only what it needs: `input` for case 5,
+// `log` for cases 3-5, `objects` for case 1; the others may be null.
+struct CaseBackends {
+  Store& store;
+  std::shared_ptr<Queue> input;
+  std::shared_ptr<Queue> log;
+  ObjectStore* objects = nullptr;
+};
+
 const char* case_steps(int number);
-// Runs one case; throws on a setup error (unreadable data, bad URL).
-CaseResult run_case(int number, const RunConfig& config, const Processor& processor, Store& store);
+// Runs one case; throws on a setup error (unreadable data, a backend the case needs is missing).
+CaseResult run_case(int number, const RunConfig& config, const Processor& processor, const CaseBackends& backends);
 StageBreakdown breakdown(std::vector<Record> records);
 
 nlohmann::json to_json(const CaseResult& r);

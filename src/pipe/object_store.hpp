@@ -1,5 +1,5 @@
-// Object storage for whole files (case 1's CSV). `file:DIR` writes DIR/KEY; S3 fits the same
-// interface (PUT/GET by key).
+// Object storage for whole files (case 1's CSV). The adapters live in src/backends/ (`file:DIR`
+// writes DIR/KEY) and are opened by URL there; S3 fits the same interface (PUT/GET by key).
 #pragma once
 
 #include <memory>
@@ -16,8 +16,5 @@ class ObjectStore {
   virtual std::string get(const std::string& key) = 0;
   virtual const std::string& url() const = 0;
 };
-
-// "file:DIR"; throws std::invalid_argument for an unknown scheme.
-std::unique_ptr<ObjectStore> open_object_store(const std::string& url);
 
 }  // namespace overhead::pipe

@@ -17,13 +17,8 @@
 // resets the idle time; XPENDING's delivery counter > max moves the entry to a -dlq stream). No
 // operation needs more than these backends give, so they fit unchanged.
 //
-// Backends by URL (open_queue):
-//   mem:[NAME][?visibility_ms=30000&max_receives=0]   in-process, thread-safe, NOT durable: its
-//       messages die with the process. Same NAME within a process = same queue; no NAME = a
-//       fresh private queue. Dead letters go to mem:NAME-dlq.
-//   sqlite-queue:PATH[?name=in&visibility_ms=..&max_receives=..]   durable (SQLite WAL file),
-//       shared by processes on one host; survives crashes and restarts. Dead letters go to the
-//       queue NAME-dlq in the same file.
+// The adapters live in src/backends/ and are opened by URL there (backends/open.hpp); the
+// pipeline receives an opened Queue and never names a backend.
 #pragma once
 
 #include <chrono>
@@ -76,10 +71,6 @@ class Queue {
   virtual std::chrono::milliseconds visibility_timeout() const = 0;
   virtual const std::string& url() const = 0;
 };
-
-// Opens a queue by URL (see above). `clock` replaces the backend's millisecond clock (tests);
-// empty = the real one. Throws std::invalid_argument for an unknown scheme or bad parameter.
-std::shared_ptr<Queue> open_queue(const std::string& url, ClockMs clock = {});
 
 // Sends any number of bodies in batches of at most 10.
 void send_all(Queue& queue, std::span<const std::string> bodies);

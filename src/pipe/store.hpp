@@ -1,6 +1,6 @@
 // The record store: idempotent upsert keyed by (experiment_tokenizer, id) and a scan by
-// experiment. Backends are chosen by URL: "sqlite:PATH" (embedded default, WAL) here; PostgreSQL
-// and DynamoDB fit the same interface.
+// experiment. The adapters live in src/backends/ ("sqlite:PATH" is the embedded default) and are
+// opened by URL there (backends/open.hpp); PostgreSQL and DynamoDB fit the same interface.
 #pragma once
 
 #include <functional>
@@ -29,8 +29,5 @@ class Store {
   virtual std::vector<std::string> experiments() = 0;
   virtual const std::string& url() const = 0;
 };
-
-// Opens a store by URL ("sqlite:out/records.db"); throws std::invalid_argument for an unknown scheme.
-std::unique_ptr<Store> open_store(const std::string& url);
 
 }  // namespace overhead::pipe

@@ -7,11 +7,13 @@
 #include <set>
 #include <thread>
 
+#include "backends/open.hpp"
 #include "pipe/errors.hpp"
 #include "pipe/queue.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using backends::open_queue;
 namespace {
 
 using std::chrono::milliseconds;

@@ -6,12 +6,15 @@
 #include <sstream>
 #include <variant>
 
+#include "backends/open.hpp"
 #include "pipe/object_store.hpp"
 #include "pipe/record_codec.hpp"
 #include "pipe/store.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using backends::open_store;
+using backends::open_object_store;
 namespace {
 
 Record make_record(const std::string& experiment, const std::string& tokenizer, const std::string& id, std::int64_t tokens) {

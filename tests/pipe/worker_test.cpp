@@ -9,11 +9,13 @@
 #include <thread>
 
 #include "fake_processor.hpp"
+#include "backends/open.hpp"
 #include "pipe/errors.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/worker.hpp"
 
 namespace overhead::pipe {
+using backends::open_queue;
 namespace {
 
 using std::chrono::milliseconds;

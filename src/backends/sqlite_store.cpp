@@ -1,11 +1,13 @@
-#include "pipe/sqlite_store.hpp"
+#include "backends/sqlite_store.hpp"
 
 #include <stdexcept>
 
 #include "pipe/backend_url.hpp"
 #include "pipe/errors.hpp"
 
-namespace overhead::pipe {
+namespace overhead::backends {
+
+using namespace overhead::pipe;
 
 namespace {
 constexpr const char* kColumns =
@@ -146,13 +148,10 @@ std::vector<std::string> SqliteStore::experiments() {
   return out;
 }
 
-std::unique_ptr<Store> open_store(const std::string& url) {
-  const BackendUrl u = parse_backend_url(url);
-  if (u.scheme == "sqlite") {
-    if (u.rest.empty()) throw std::invalid_argument("store URL \"" + url + "\": expected sqlite:PATH");
-    return std::make_unique<SqliteStore>(url, u.rest);
-  }
-  throw std::invalid_argument("store URL \"" + url + "\": unknown scheme \"" + u.scheme + "\" (known: sqlite:PATH)");
+std::unique_ptr<Store> open_sqlite_store(const BackendUrl& u) {
+  u.check_params({});
+  if (u.path.empty()) throw std::invalid_argument(u.describe("store", "expected sqlite:PATH"));
+  return std::make_unique<SqliteStore>(u.redacted(), u.path);
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends

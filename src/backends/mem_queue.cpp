@@ -1,11 +1,15 @@
-#include "pipe/mem_queue.hpp"
+#include "backends/mem_queue.hpp"
 
 #include <charconv>
+#include <map>
+#include <mutex>
 
 #include "pipe/errors.hpp"
-#include "pipe/receipt.hpp"
+#include "backends/receipt.hpp"
 
-namespace overhead::pipe {
+namespace overhead::backends {
+
+using namespace overhead::pipe;
 
 MemQueue::MemQueue(std::string url, std::chrono::milliseconds visibility, int max_receives,
                    std::shared_ptr<Queue> dead_letters, ClockMs clock)
@@ -138,4 +142,33 @@ QueueCounts MemQueue::counts() {
   return QueueCounts{entries_.size() - in_flight_, in_flight_};
 }
 
-}  // namespace overhead::pipe
+std::shared_ptr<Queue> open_mem_queue(const BackendUrl& u, const ClockMs& clock) {
+  u.check_params({"visibility_ms", "max_receives"});
+  const auto visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000));
+  const int max_receives = static_cast<int>(u.int_param("max_receives", 0));
+  const std::string& name = u.path;
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<Queue>> registry;
+  auto make = [&] {
+    std::shared_ptr<Queue> dlq;
+    if (max_receives > 0) {
+      if (name.empty()) {
+        dlq = std::make_shared<MemQueue>("mem:", visibility, 0, nullptr, clock);
+      } else {
+        // Caller holds `mutex`. The dead-letter queue is the named queue NAME-dlq, as if opened
+        // by its own URL (default visibility, no redrive).
+        auto& slot = registry[name + "-dlq"];
+        if (!slot) slot = std::make_shared<MemQueue>("mem:" + name + "-dlq", std::chrono::milliseconds(30000), 0, nullptr, clock);
+        dlq = slot;
+      }
+    }
+    return std::make_shared<MemQueue>(u.redacted(), visibility, max_receives, std::move(dlq), clock);
+  };
+  std::lock_guard lock(mutex);
+  if (name.empty()) return make();
+  auto& slot = registry[name];
+  if (!slot) slot = make();
+  return slot;
+}
+
+}  // namespace overhead::backends

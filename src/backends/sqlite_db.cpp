@@ -1,4 +1,4 @@
-#include "pipe/sqlite_db.hpp"
+#include "backends/sqlite_db.hpp"
 
 #include <sqlite3.h>
 
@@ -6,7 +6,9 @@
 
 #include "pipe/errors.hpp"
 
-namespace overhead::pipe {
+namespace overhead::backends {
+
+using namespace overhead::pipe;
 
 SqliteStatement::SqliteStatement(sqlite3* db, std::string_view sql, const std::string& what) : what_(what) {
   if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK)
@@ -98,4 +100,4 @@ void SqliteDb::exec(const std::string& sql) {
 std::int64_t SqliteDb::changes() const { return sqlite3_changes64(db_); }
 std::int64_t SqliteDb::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends

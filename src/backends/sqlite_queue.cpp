@@ -1,12 +1,15 @@
-#include "pipe/sqlite_queue.hpp"
+#include "backends/sqlite_queue.hpp"
 
 #include <charconv>
+#include <stdexcept>
 #include <thread>
 
 #include "pipe/errors.hpp"
-#include "pipe/receipt.hpp"
+#include "backends/receipt.hpp"
 
-namespace overhead::pipe {
+namespace overhead::backends {
+
+using namespace overhead::pipe;
 
 namespace {
 // Runs fn inside BEGIN IMMEDIATE ... COMMIT (rolled back on an exception), turning storage
@@ -158,6 +161,14 @@ QueueCounts SqliteQueue::counts() {
   }
 }
 
+std::shared_ptr<Queue> open_sqlite_queue(const BackendUrl& u, const ClockMs& clock) {
+  u.check_params({"name", "visibility_ms", "max_receives"});
+  if (u.path.empty()) throw std::invalid_argument(u.describe("queue", "expected sqlite-queue:PATH"));
+  return std::make_shared<SqliteQueue>(u.redacted(), u.path, u.param("name", "queue"),
+                                       std::chrono::milliseconds(u.int_param("visibility_ms", 30000)),
+                                       static_cast<int>(u.int_param("max_receives", 0)), clock);
+}
+
 std::shared_ptr<Queue> SqliteQueue::dead_letter_queue() {
   if (max_receives_ <= 0) return nullptr;
   std::lock_guard lock(mutex_);
@@ -167,4 +178,4 @@ std::shared_ptr<Queue> SqliteQueue::dead_letter_queue() {
   return dead_letters_;
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends

@@ -10,7 +10,7 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace overhead::pipe {
+namespace overhead::backends {
 
 class SqliteStatement {
  public:
@@ -61,4 +61,4 @@ class SqliteDb {
   std::string what_;
 };
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends

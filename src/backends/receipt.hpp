@@ -5,7 +5,7 @@
 #include <charconv>
 #include <string>
 
-namespace overhead::pipe {
+namespace overhead::backends {
 
 // Parses "<seq>:<nonce>"; false for anything else (a foreign or garbled receipt).
 template <typename Int>
@@ -18,4 +18,4 @@ bool parse_receipt(const std::string& receipt, Int& seq, Int& nonce) {
   return r1.ec == std::errc() && r1.ptr == b + colon && r2.ec == std::errc() && r2.ptr == b + receipt.size();
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends
