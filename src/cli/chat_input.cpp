@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "cli/json_line.hpp"
 #include "tok/resolve.hpp"
 #include "util/line_reader.hpp"
 
@@ -46,7 +47,10 @@ bool parse_conversation(std::string_view text, std::size_t line_number, const st
                         std::string& error) {
   const std::string prefix = "line " + std::to_string(line_number) + ": ";
   try {
-    out.line = nlohmann::ordered_json::parse(text);
+    out.line = nlohmann::ordered_json::parse(text);  // of duplicate keys the last counts, as in Python
+  } catch (const nlohmann::json::parse_error& e) {
+    error = prefix + parse_error_text(e);
+    return false;
   } catch (const nlohmann::json::exception& e) {
     error = prefix + "invalid JSON (" + e.what() + ")";
     return false;
