@@ -1,5 +1,7 @@
 #include "pipe/work_item.hpp"
 
+#include "chat/json_value.hpp"
+
 #include <simdjson.h>
 
 #include "pipe/errors.hpp"
@@ -94,6 +96,7 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
     }
   }
   rec.prompt = to_nlohmann(prompt);
+  rec.prompt_value = chat::value_from_json(rec.prompt);
   rec.prompt_json = simdjson::minify(prompt);
   dom::object usage;
   if (obj["usage"].get(usage) == simdjson::SUCCESS) {
