@@ -144,8 +144,8 @@ QueueCounts MemQueue::counts() {
 
 std::shared_ptr<Queue> open_mem_queue(const BackendUrl& u, const ClockMs& clock) {
   u.check_params({"visibility_ms", "max_receives"});
-  const auto visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000));
-  const int max_receives = static_cast<int>(u.int_param("max_receives", 0));
+  const auto visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000, 0, kMaxVisibilityMs));
+  const int max_receives = static_cast<int>(u.int_param("max_receives", 0, 0, kMaxReceivesBound));
   const std::string& name = u.path;
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<Queue>> registry;

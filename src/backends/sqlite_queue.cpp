@@ -165,8 +165,8 @@ std::shared_ptr<Queue> open_sqlite_queue(const BackendUrl& u, const ClockMs& clo
   u.check_params({"name", "visibility_ms", "max_receives"});
   if (u.path.empty()) throw std::invalid_argument(u.describe("queue", "expected sqlite-queue:PATH"));
   return std::make_shared<SqliteQueue>(u.redacted(), u.path, u.param("name", "queue"),
-                                       std::chrono::milliseconds(u.int_param("visibility_ms", 30000)),
-                                       static_cast<int>(u.int_param("max_receives", 0)), clock);
+                                       std::chrono::milliseconds(u.int_param("visibility_ms", 30000, 0, kMaxVisibilityMs)),
+                                       static_cast<int>(u.int_param("max_receives", 0, 0, kMaxReceivesBound)), clock);
 }
 
 std::shared_ptr<Queue> SqliteQueue::dead_letter_queue() {

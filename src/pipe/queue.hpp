@@ -35,6 +35,10 @@ namespace overhead::pipe {
 
 // The most messages one send, receive or delete call takes (SQS's limit).
 inline constexpr std::size_t kMaxQueueBatch = 10;
+// The bounds of the queue parameters visibility_ms and max_receives, as SQS bounds them (12 h, a
+// maxReceiveCount of at most 1000; 0 receives = no dead-letter queue).
+inline constexpr std::int64_t kMaxVisibilityMs = 12LL * 3600 * 1000;
+inline constexpr std::int64_t kMaxReceivesBound = 1000;
 
 struct Message {
   std::string id;       // stable across deliveries
