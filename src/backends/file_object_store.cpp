@@ -6,6 +6,8 @@
 
 namespace overhead::backends {
 
+using pipe::ObjectStoreError;
+
 void FileObjectStore::put(const std::string& key, std::string_view bytes) {
   const auto path = checked(key);
   std::filesystem::create_directories(path.parent_path());
@@ -14,15 +16,17 @@ void FileObjectStore::put(const std::string& key, std::string_view bytes) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw std::runtime_error(url_ + ": cannot write " + tmp);
+    if (!out) throw ObjectStoreError(url_ + ": cannot write " + tmp);
   }
-  std::filesystem::rename(tmp, path);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw ObjectStoreError(url_ + ": cannot rename " + tmp + ": " + ec.message());
 }
 
 std::string FileObjectStore::get(const std::string& key) {
   const auto path = checked(key);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(url_ + ": no object " + key);
+  if (!in) throw ObjectStoreError(url_ + ": no object " + key);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -35,7 +39,8 @@ std::filesystem::path FileObjectStore::checked(const std::string& key) const {
 }
 
 std::unique_ptr<pipe::ObjectStore> open_file_object_store(const pipe::BackendUrl& u) {
-  u.check_params({});
+  u.check_params({"timeout_ms"});
+  (void)u.call_timeout();  // validated; local file calls have no deadline of their own
   return std::make_unique<FileObjectStore>(u.redacted(), u.path.empty() ? "." : u.path);
 }
 

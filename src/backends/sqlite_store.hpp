@@ -1,7 +1,8 @@
 // The embedded record store (`sqlite:PATH`): one table keyed by (experiment_tokenizer, id), WAL.
 // An upsert replaces the row with the same key, so a replayed record overwrites, never
 // duplicates; a batch is one transaction. Stamps that arrive after the record (pipe::StampPatch) are
-// kept when a replayed record carries none.
+// kept when a replayed record carries none (store.hpp's replay rule). A batch is all or nothing:
+// it never fails per record. `timeout_ms` is SQLite's busy timeout.
 #pragma once
 
 #include <mutex>
@@ -14,13 +15,12 @@ namespace overhead::backends {
 
 class SqliteStore final : public pipe::Store {
  public:
-  SqliteStore(std::string url, const std::string& path);
+  SqliteStore(std::string url, const std::string& path, std::chrono::milliseconds call_timeout = pipe::kDefaultCallTimeout);
 
   void upsert(const pipe::Record& record) override;
-  void upsert_batch(std::span<const pipe::Record> records) override;
+  std::vector<pipe::UpsertFailure> upsert_batch(std::span<const pipe::Record> records) override;
   std::size_t update_stamps(std::span<const pipe::StampPatch> patches) override;
   void scan(const std::string& experiment, const std::function<void(const pipe::Record&)>& fn) override;
-  std::vector<std::string> experiments() override;
   const std::string& url() const override { return url_; }
 
  private:
@@ -29,7 +29,7 @@ class SqliteStore final : public pipe::Store {
   const std::string url_;
   std::mutex mutex_;
   SqliteDb db_;
-  SqliteStatement upsert_, stamps_, scan_all_, scan_one_, experiments_;
+  SqliteStatement upsert_, stamps_, scan_all_, scan_one_;
 };
 
 // The `sqlite:` arm of open_store.

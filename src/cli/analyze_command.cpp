@@ -30,18 +30,19 @@ int run_analyze(const AnalyzeOptions& o) {
     auto store = backends::open_store(o.store_url);
     std::vector<pipe::Record> records;
     if (o.experiments.empty()) {
-      store->scan("", [&](const pipe::Record& r) { records.push_back(r); });
+      records = pipe::scan_in_key_order(*store, "");
     } else {
-      const std::vector<std::string> held = store->experiments();
       for (const auto& name : o.experiments) {
-        if (std::find(held.begin(), held.end(), name) == held.end()) {
+        auto found = pipe::scan_in_key_order(*store, name);
+        if (found.empty()) {
+          const std::vector<std::string> held = pipe::experiments_in(*store);
           std::string list;
           for (const auto& h : held) list += (list.empty() ? "" : ", ") + h;
           std::fprintf(stderr, "overhead analyze: experiment '%s' is not in %s (it holds: %s)\n", name.c_str(),
                        store->url().c_str(), list.empty() ? "nothing" : list.c_str());
           return 1;
         }
-        store->scan(name, [&](const pipe::Record& r) { records.push_back(r); });
+        for (auto& r : found) records.push_back(std::move(r));
       }
     }
     if (records.empty()) {

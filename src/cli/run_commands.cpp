@@ -242,7 +242,8 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   if (!o.no_report) {
     // The run ends with its own analysis: the headline fit per case and tokenizer, and the report.
     std::vector<Record> records;
-    for (const auto& r : results) store->scan(r.experiment, [&](const Record& rec) { records.push_back(rec); });
+    for (const auto& r : results)
+      for (auto& rec : scan_in_key_order(*store, r.experiment)) records.push_back(std::move(rec));
     report::ReportOptions ro;
     ro.out_dir = (std::filesystem::path(cfg.out_dir) / "report").string();
     ro.compare_seed = true;
@@ -263,7 +264,7 @@ int enqueue_command(const CommonOptions& o) {
   DeadLetterSink dead(dl_path);
   auto queue = queue_option("--queue", o.queue);
   auto records = load_source_records(data, o.limit, dead);
-  const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch));
+  const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch), &dead);
   std::printf("enqueued %llu messages in %llu batches to %s in %.3f s\n", static_cast<unsigned long long>(ps.messages),
               static_cast<unsigned long long>(ps.batches), queue->url().c_str(), double(ps.elapsed_ns) / 1e9);
   print_first_letters(dead, 10);

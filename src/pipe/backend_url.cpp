@@ -164,6 +164,12 @@ std::string BackendUrl::param(const std::string& key, const std::string& fallbac
   return it == params.end() ? fallback : it->second;
 }
 
+std::chrono::milliseconds BackendUrl::call_timeout() const {
+  const std::int64_t ms = int_param("timeout_ms", kDefaultCallTimeout.count());
+  if (ms <= 0) throw std::invalid_argument(describe("backend", "parameter timeout_ms must be > 0"));
+  return std::chrono::milliseconds(ms);
+}
+
 std::string BackendUrl::describe(std::string_view what, std::string_view message) const {
   return std::string(what) + " URL \"" + redacted_ + "\": " + std::string(message);
 }

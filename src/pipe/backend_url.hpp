@@ -11,6 +11,7 @@
 // messages, logs, url() of a backend, summary.json) uses redacted(), which shows "***" instead.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -18,6 +19,9 @@
 #include <string_view>
 
 namespace overhead::pipe {
+
+// The per-call deadline of a backend whose URL gives no `timeout_ms` (see queue.hpp, store.hpp).
+inline constexpr std::chrono::milliseconds kDefaultCallTimeout{10000};
 
 struct BackendUrl {
   std::string scheme;    // before the first ':', e.g. "sqlite", "redis"
@@ -43,6 +47,10 @@ struct BackendUrl {
   [[nodiscard]] std::int64_t int_param(const std::string& key, std::int64_t fallback, std::int64_t min,
                                        std::int64_t max) const;
   [[nodiscard]] std::string param(const std::string& key, const std::string& fallback) const;
+
+  // The per-call deadline: parameter `timeout_ms` (> 0), else kDefaultCallTimeout. Throws
+  // std::invalid_argument when it is not a positive integer.
+  [[nodiscard]] std::chrono::milliseconds call_timeout() const;
 
   // "what URL \"<redacted>\": message", for errors raised while opening the backend.
   [[nodiscard]] std::string describe(std::string_view what, std::string_view message) const;

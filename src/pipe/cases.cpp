@@ -88,9 +88,7 @@ StageBreakdown breakdown(std::vector<Record> records) {
 namespace {
 
 std::vector<Record> scan_experiment(Store& store, const std::string& experiment) {
-  std::vector<Record> out;
-  store.scan(experiment, [&](const Record& r) { out.push_back(r); });
-  return out;
+  return scan_in_key_order(store, experiment);
 }
 
 // Consumer running beside the worker; drained and joined by finish().
@@ -217,7 +215,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   } else {
     auto in = backends.input;
     auto records = load_source_records(config.data, config.limit, dead);
-    const ProducerStats ps = produce(records, config.tokenizers, *in, std::min(config.batch, kMaxQueueBatch));
+    const ProducerStats ps = produce(records, config.tokenizers, *in, std::min(config.batch, kMaxQueueBatch), &dead);
     result.enqueue_ns = ps.elapsed_ns;
     wo.visibility = in->visibility_timeout();
     // Everything is enqueued already: the worker stops at the first empty receive.
@@ -248,7 +246,11 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     backends.objects->put(result.artifact, csv.str());
     result.total_ns += monotonic_ns() - csv_start;
     result.process_cpu_ns = process_cpu_ns() - cpu_start;
-    store.upsert_batch(stored);  // outside the timing: so the analysis sees case 1 too
+    // Outside the timing: so the analysis sees case 1 too. A record the store refuses is lost to
+    // the analysis only, not to the CSV; say so instead of dropping it silently.
+    for (const auto& f : store.upsert_batch(stored))
+      dead.add(DeadLetter{"store_failed", stored[f.index].experiment_tokenizer + "/" + stored[f.index].id,
+                          stored[f.index].tokenizer, store.url() + ": " + f.failure.message, ""});
   } else {
     if (consumer) {
       const std::int64_t drain_start = monotonic_ns();
