@@ -75,6 +75,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "visibility_ms must be in 0..43200000"},
         UsageCase{kRunAnyCase + "--case 5 --queue 'mem:in?max_receives=-1'", "--queue", "max_receives must be in 0..1000"},
         UsageCase{kRunAnyCase + "--case 3 --log-queue 'mem:log?visiblity_ms=5'", "--log-queue", "unknown parameter"},
+        UsageCase{"enqueue --queue 'mem:in?max_message_bytes=-1' --tokenizers t --data DATA --out OUT",
+                  "--queue", "max_message_bytes must be in 1..1073741824"},
         UsageCase{kConsume + "--store nope:x", "--store", "unknown scheme"}),
     [](const ::testing::TestParamInfo<UsageCase>& p) { return "case" + std::to_string(p.index); });
 
