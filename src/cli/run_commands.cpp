@@ -13,7 +13,6 @@
 #include "cli/chat_input.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
-#include "pipe/backend_url.hpp"
 #include "pipe/cases.hpp"
 #include "pipe/chat_token_processor.hpp"
 #include "pipe/consumer.hpp"
@@ -175,26 +174,34 @@ void print_first_letters(const DeadLetterSink& dead, std::size_t n) {
   }
 }
 
+// The worker settings shared by `run` and `worker`.
+WorkerOptions worker_options(const CommonOptions& o) {
+  WorkerOptions wo;
+  wo.experiment = o.experiment;
+  wo.batch = o.batch;
+  wo.prefetch = o.prefetch == "on";
+  wo.publishers = o.publishers;
+  wo.max_in_flight = o.max_in_flight;
+  wo.max_prompt_bytes = o.max_prompt_bytes;
+  return wo;
+}
+
 int run_command(const CommonOptions& o, const std::string& cases) {
   RunConfig cfg;
   cfg.data = o.data.empty() ? default_data() : o.data;
   cfg.tokenizers = split_commas(o.tokenizers);
-  cfg.experiment = o.experiment;
   cfg.queue_url = o.queue;
   cfg.log_queue_url = o.log_queue;
   cfg.out_dir = o.out;
   cfg.store_url = store_url(o);
-  cfg.batch = o.batch;
-  cfg.publishers = o.publishers;
-  cfg.prefetch = o.prefetch == "on";
   cfg.limit = o.limit;
-  cfg.max_prompt_bytes = o.max_prompt_bytes;
-  cfg.max_in_flight = o.max_in_flight;
   cfg.workers = o.workers;
+  cfg.worker = worker_options(o);
   cfg.progress = !o.no_progress;
   if (!std::filesystem::exists(cfg.data)) throw std::runtime_error(cfg.data + ": no such data file");
   std::vector<int> numbers;
-  if (cases == "all") numbers = {1, 2, 3, 4, 5};
+  if (cases == "all")
+    for (const auto& p : kCasePresets) numbers.push_back(p.number);
   else
     for (const auto& c : split_commas(cases)) numbers.push_back(c[0] - '0');  // checked by case_list_error
 
@@ -203,39 +210,28 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   auto store = store_option(cfg.store_url);
   // Each backend is opened once, and only when a chosen case uses it (a sqlite-queue: URL would
   // create its file).
-  auto uses = [&](auto pred) { return std::any_of(numbers.begin(), numbers.end(), pred); };
+  auto uses = [&](auto pred) {
+    return std::any_of(numbers.begin(), numbers.end(), [&](int n) { return pred(case_preset(n)); });
+  };
   CaseBackends backends{*store, nullptr, nullptr, nullptr};
-  if (uses([](int n) { return n == 5; })) backends.input = queue_option("--queue", cfg.queue_url);
-  if (uses([](int n) { return n >= 3; })) backends.log = queue_option("--log-queue", cfg.log_queue_url);
+  if (uses([](const CasePreset& p) { return p.source == CaseSource::input_queue; }))
+    backends.input = queue_option("--queue", cfg.queue_url);
+  if (uses([](const CasePreset& p) { return p.sink == CaseSink::log_queue; }))
+    backends.log = queue_option("--log-queue", cfg.log_queue_url);
   ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
   for (const auto& [name, err] : processor.load_errors())
     std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
   std::unique_ptr<ObjectStore> objects;
-  if (uses([](int n) { return n == 1; })) objects = open_object_store("file:" + cfg.out_dir);
+  if (uses([](const CasePreset& p) { return p.sink == CaseSink::memory_csv; }))
+    objects = open_object_store("file:" + cfg.out_dir);
   backends.objects = objects.get();
 
   std::vector<CaseResult> results;
   for (int n : numbers) results.push_back(run_case(n, cfg, processor, backends));
 
   std::cout << "\n" << format_case_table(results) << std::flush;
-  nlohmann::json summary;
-  summary["data"] = cfg.data;
-  summary["tokenizers"] = cfg.tokenizers;
-  summary["experiment"] = cfg.experiment;
-  summary["store"] = store->url();  // the backends' url() and redact_url never show a password
-  summary["queue"] = redact_url(cfg.queue_url);
-  summary["log_queue"] = redact_url(cfg.log_queue_url);
-  summary["batch"] = cfg.batch;
-  summary["publishers"] = cfg.publishers;
-  summary["prefetch"] = cfg.prefetch;
-  summary["limit"] = cfg.limit;
-  summary["cases"] = nlohmann::json::array();
-  std::map<std::string, std::size_t> failures;
-  for (const auto& r : results) {
-    summary["cases"].push_back(to_json(r));
-    for (const auto& [k, v] : r.failures) failures[k] += v;
-  }
-  summary["failures"] = failures;
+  const nlohmann::json summary = run_summary_json(cfg, store->url(), results);
+  std::map<std::string, std::size_t> failures = summary["failures"].get<std::map<std::string, std::size_t>>();
   const auto summary_path = std::filesystem::path(cfg.out_dir) / "summary.json";
   std::ofstream(summary_path) << summary.dump(2) << "\n";
   std::cout << "\nrecords: " << store->url() << "\nsummary: " << summary_path.string() << "\n";
@@ -283,15 +279,9 @@ int worker_command(const CommonOptions& o) {
   const auto tokenizers = split_commas(o.tokenizers);
   ChatTokenProcessor processor(tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
   QueueSink sink(log);
-  WorkerOptions wo;
+  WorkerOptions wo = worker_options(o);
   wo.name = name;
-  wo.experiment = o.experiment;
   wo.case_number = o.case_number;
-  wo.batch = o.batch;
-  wo.prefetch = o.prefetch == "on";
-  wo.publishers = o.publishers;
-  wo.max_in_flight = o.max_in_flight;
-  wo.max_prompt_bytes = o.max_prompt_bytes;
   wo.visibility = in->visibility_timeout();
   Progress progress("worker " + name, 0, !o.no_progress);
   wo.progress = &progress.counter();
