@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "cli/json_line.hpp"
 #include "tok/resolve.hpp"
 #include "util/line_reader.hpp"
 
@@ -36,6 +37,10 @@ std::shared_ptr<const chat::ChatTemplate> load_chat_template(const std::string& 
     }
   }
   if (!template_file.empty()) {
+    // A folder "reads" as an empty file on Linux, which rendered as "" with exit 0.
+    if (!fs::is_regular_file(template_file))
+      throw std::runtime_error(template_file + ": not a template file (" +
+                               (fs::exists(template_file) ? "a folder or special file" : "no such file") + ")");
     config["chat_template"] = util::read_file(template_file);
     return chat::ChatTemplate::from_tokenizer_config(config, template_file);
   }
@@ -46,7 +51,10 @@ bool parse_conversation(std::string_view text, std::size_t line_number, const st
                         std::string& error) {
   const std::string prefix = "line " + std::to_string(line_number) + ": ";
   try {
-    out.line = nlohmann::ordered_json::parse(text);
+    out.line = nlohmann::ordered_json::parse(text);  // of duplicate keys the last counts, as in Python
+  } catch (const nlohmann::json::parse_error& e) {
+    error = prefix + parse_error_text(e);
+    return false;
   } catch (const nlohmann::json::exception& e) {
     error = prefix + "invalid JSON (" + e.what() + ")";
     return false;

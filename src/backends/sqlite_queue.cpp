@@ -1,12 +1,15 @@
-#include "pipe/sqlite_queue.hpp"
+#include "backends/sqlite_queue.hpp"
 
 #include <charconv>
+#include <stdexcept>
 #include <thread>
 
 #include "pipe/errors.hpp"
-#include "pipe/receipt.hpp"
+#include "backends/receipt.hpp"
 
-namespace overhead::pipe {
+namespace overhead::backends {
+
+using namespace overhead::pipe;
 
 namespace {
 // Runs fn inside BEGIN IMMEDIATE ... COMMIT (rolled back on an exception), turning storage
@@ -25,16 +28,17 @@ auto in_transaction(SqliteDb& db, Fn&& fn) {
       throw;
     }
   } catch (const StoreError& e) {
-    throw QueueError(e.what());
+    throw QueueError(e.what(), e.failure());
   }
 }
 }  // namespace
 
 SqliteQueue::SqliteQueue(std::string url, const std::string& path, std::string name,
-                         std::chrono::milliseconds visibility, int max_receives, ClockMs clock)
+                         std::chrono::milliseconds visibility, int max_receives, ClockMs clock, Limits limits)
     : url_(std::move(url)), path_(path), name_(std::move(name)), visibility_(visibility),
-      max_receives_(max_receives), clock_(clock ? std::move(clock) : ClockMs(&wall_ms)),
-      db_(path, url_), rng_(std::random_device{}()) {
+      max_receives_(max_receives), limits_(limits),
+      clock_(clock ? std::move(clock) : ClockMs(&wall_ms)), db_(path, url_, limits.call_timeout),
+      rng_(std::random_device{}()) {
   db_.exec(
       "CREATE TABLE IF NOT EXISTS queue_messages ("
       " seq INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, body TEXT NOT NULL,"
@@ -50,17 +54,20 @@ SqliteQueue::SqliteQueue(std::string url, const std::string& path, std::string n
   count_ = db_.prepare("SELECT COALESCE(SUM(visible_at <= ?2), 0), COALESCE(SUM(visible_at > ?2), 0) FROM queue_messages WHERE queue = ?1");
 }
 
-std::vector<std::string> SqliteQueue::send_batch(std::span<const std::string> bodies) {
-  if (bodies.empty() || bodies.size() > kMaxQueueBatch)
-    throw QueueError(url_ + ": send_batch takes 1 to 10 messages, got " + std::to_string(bodies.size()));
+std::vector<SendOutcome> SqliteQueue::send_batch(std::span<const std::string> bodies) {
+  auto checks = check_send_batch(bodies, limits_.max_message_bytes, url_);
   std::lock_guard lock(mutex_);
   return in_transaction(db_, [&] {
-    std::vector<std::string> ids;
-    for (const auto& body : bodies) {
-      insert_.bind(1, name_).bind(2, body).run();
-      ids.push_back(std::to_string(db_.last_insert_rowid()));
+    std::vector<SendOutcome> out(bodies.size());
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      if (checks[i]) {
+        out[i].failure = std::move(checks[i]);
+        continue;
+      }
+      insert_.bind(1, name_).bind(2, bodies[i]).run();
+      out[i].id = std::to_string(db_.last_insert_rowid());
     }
-    return ids;
+    return out;
   });
 }
 
@@ -130,14 +137,24 @@ std::vector<std::string> SqliteQueue::delete_batch(std::span<const std::string> 
   });
 }
 
-bool SqliteQueue::change_visibility(const std::string& receipt, std::chrono::milliseconds timeout) {
-  std::int64_t seq = 0, nonce = 0;
-  if (!parse_receipt(receipt, seq, nonce)) return false;
+std::vector<std::string> SqliteQueue::change_visibility_batch(std::span<const std::string> receipts,
+                                                              std::chrono::milliseconds timeout) {
+  if (receipts.size() > kMaxQueueBatch)
+    throw QueueError(url_ + ": change_visibility_batch takes at most 10 receipts, got " + std::to_string(receipts.size()));
   std::lock_guard lock(mutex_);
   return in_transaction(db_, [&] {
+    std::vector<std::string> failed;
     const std::int64_t now = clock_();
-    change_vis_.bind(1, seq).bind(2, nonce).bind(3, now + timeout.count()).bind(4, name_).bind(5, now).run();
-    return db_.changes() > 0;
+    for (const auto& r : receipts) {
+      std::int64_t seq = 0, nonce = 0;
+      if (!parse_receipt(r, seq, nonce)) {
+        failed.push_back(r);
+        continue;
+      }
+      change_vis_.bind(1, seq).bind(2, nonce).bind(3, now + timeout.count()).bind(4, name_).bind(5, now).run();
+      if (db_.changes() == 0) failed.push_back(r);
+    }
+    return failed;
   });
 }
 
@@ -154,8 +171,19 @@ QueueCounts SqliteQueue::counts() {
     return c;
   } catch (const StoreError& e) {
     count_.reset();
-    throw QueueError(e.what());
+    throw QueueError(e.what(), e.failure());
   }
+}
+
+std::shared_ptr<Queue> open_sqlite_queue(const BackendUrl& u, const ClockMs& clock) {
+  u.check_params({"name", "visibility_ms", "max_receives", "max_message_bytes", "timeout_ms"});
+  if (u.path.empty()) throw std::invalid_argument(u.describe("queue", "expected sqlite-queue:PATH"));
+  SqliteQueue::Limits limits;
+  limits.max_message_bytes = static_cast<std::size_t>(u.int_param("max_message_bytes", kDefaultMaxMessageBytes, 1, kMaxMessageBytesBound));
+  limits.call_timeout = u.call_timeout();
+  return std::make_shared<SqliteQueue>(u.redacted(), u.path, u.param("name", "queue"),
+                                       std::chrono::milliseconds(u.int_param("visibility_ms", 30000, 0, kMaxVisibilityMs)),
+                                       static_cast<int>(u.int_param("max_receives", 0, 0, kMaxReceivesBound)), clock, limits);
 }
 
 std::shared_ptr<Queue> SqliteQueue::dead_letter_queue() {
@@ -163,8 +191,8 @@ std::shared_ptr<Queue> SqliteQueue::dead_letter_queue() {
   std::lock_guard lock(mutex_);
   if (!dead_letters_)
     dead_letters_ = std::make_shared<SqliteQueue>("sqlite-queue:" + path_ + "?name=" + name_ + "-dlq", path_,
-                                                  name_ + "-dlq", visibility_, 0, clock_);
+                                                  name_ + "-dlq", visibility_, 0, clock_, limits_);
   return dead_letters_;
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends

@@ -5,11 +5,11 @@
 #include <charconv>
 #include <string>
 
-namespace overhead::pipe {
+namespace overhead::backends {
 
 // Parses "<seq>:<nonce>"; false for anything else (a foreign or garbled receipt).
 template <typename Int>
-bool parse_receipt(const std::string& receipt, Int& seq, Int& nonce) {
+[[nodiscard]] bool parse_receipt(const std::string& receipt, Int& seq, Int& nonce) {
   const auto colon = receipt.find(':');
   if (colon == std::string::npos) return false;
   const char* b = receipt.data();
@@ -18,4 +18,4 @@ bool parse_receipt(const std::string& receipt, Int& seq, Int& nonce) {
   return r1.ec == std::errc() && r1.ptr == b + colon && r2.ec == std::errc() && r2.ptr == b + receipt.size();
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends

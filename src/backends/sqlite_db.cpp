@@ -1,16 +1,29 @@
-#include "pipe/sqlite_db.hpp"
+#include "backends/sqlite_db.hpp"
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "pipe/errors.hpp"
 
-namespace overhead::pipe {
+namespace overhead::backends {
+
+using namespace overhead::pipe;
+
+namespace {
+// A busy or locked database (another process holds the write lock past the busy timeout) may be
+// free on the next try; every other SQLite error (corrupt file, full disk, bad SQL, read-only
+// file) will not go away by itself.
+Failure classify(int rc) {
+  const int primary = rc & 0xff;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? Failure::transient : Failure::permanent;
+}
+}  // namespace
 
 SqliteStatement::SqliteStatement(sqlite3* db, std::string_view sql, const std::string& what) : what_(what) {
-  if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK)
-    throw StoreError(what_ + ": " + sqlite3_errmsg(db) + " in: " + std::string(sql));
+  const int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  if (rc != SQLITE_OK) throw StoreError(what_ + ": " + sqlite3_errmsg(db) + " in: " + std::string(sql), classify(rc));
 }
 
 SqliteStatement::~SqliteStatement() { sqlite3_finalize(stmt_); }
@@ -46,7 +59,7 @@ bool SqliteStatement::step() {
   if (rc == SQLITE_DONE) return false;
   const std::string msg = sqlite3_errmsg(sqlite3_db_handle(stmt_));
   sqlite3_reset(stmt_);
-  throw StoreError(what_ + ": " + msg);
+  throw StoreError(what_ + ": " + msg, classify(rc));
 }
 
 void SqliteStatement::run() {
@@ -67,19 +80,22 @@ std::string_view SqliteStatement::column_text(int i) const {
   return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i))) : std::string_view();
 }
 
-SqliteDb::SqliteDb(const std::string& path, const std::string& what) : what_(what) {
+SqliteDb::SqliteDb(const std::string& path, const std::string& what, std::chrono::milliseconds busy_timeout)
+    : what_(what) {
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(parent, ec);
   }
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
-    throw StoreError(what_ + ": cannot open: " + msg);
+    throw StoreError(what_ + ": cannot open: " + msg, classify(rc));
   }
-  sqlite3_busy_timeout(db_, 10000);
+  // The per-call deadline: a call waits at most this long for another process's write lock.
+  sqlite3_busy_timeout(db_, static_cast<int>(std::min<std::int64_t>(busy_timeout.count(), 1 << 30)));
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
 }
@@ -88,14 +104,15 @@ SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
 
 void SqliteDb::exec(const std::string& sql) {
   char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
     const std::string msg = err ? err : sqlite3_errmsg(db_);
     sqlite3_free(err);
-    throw StoreError(what_ + ": " + msg + " in: " + sql);
+    throw StoreError(what_ + ": " + msg + " in: " + sql, classify(rc));
   }
 }
 
 std::int64_t SqliteDb::changes() const { return sqlite3_changes64(db_); }
 std::int64_t SqliteDb::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends

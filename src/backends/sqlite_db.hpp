@@ -3,14 +3,17 @@
 // prepared statements that are compiled once and reset after each use.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "pipe/backend_url.hpp"  // kDefaultCallTimeout
+
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace overhead::pipe {
+namespace overhead::backends {
 
 class SqliteStatement {
  public:
@@ -43,8 +46,11 @@ class SqliteStatement {
 class SqliteDb {
  public:
   // Opens (creating) the file in WAL mode with synchronous=NORMAL: durable against a process
-  // crash, which is what at-least-once delivery needs. `what` prefixes error messages.
-  SqliteDb(const std::string& path, const std::string& what);
+  // crash, which is what at-least-once delivery needs. `what` prefixes error messages;
+  // `busy_timeout` bounds the wait for another connection's write lock (then a transient
+  // StoreError). Errors are StoreError, transient for a busy or locked database only.
+  SqliteDb(const std::string& path, const std::string& what,
+           std::chrono::milliseconds busy_timeout = pipe::kDefaultCallTimeout);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -61,4 +67,4 @@ class SqliteDb {
   std::string what_;
 };
 
-}  // namespace overhead::pipe
+}  // namespace overhead::backends

@@ -1,4 +1,8 @@
-// The in-process queue backend (`mem:`): thread-safe, SQS semantics, not durable.
+// The in-process queue backend (`mem:[NAME][?visibility_ms=30000&max_receives=0&
+// max_message_bytes=262144&timeout_ms=10000]`): thread-safe,
+// SQS semantics, NOT durable (its messages die with the process). Named queues live in a
+// process-wide registry, so the producer, the worker and the consumer of one process that open
+// the same URL share one queue; no NAME = a fresh private queue. Dead letters go to mem:NAME-dlq.
 #pragma once
 
 #include <condition_variable>
@@ -7,23 +11,27 @@
 #include <queue>
 #include <unordered_map>
 
+#include "pipe/backend_url.hpp"
 #include "pipe/queue.hpp"
 
-namespace overhead::pipe {
+namespace overhead::backends {
 
-class MemQueue final : public Queue {
+class MemQueue final : public pipe::Queue {
  public:
   // `dead_letters` receives messages past `max_receives` (0 = never move).
   MemQueue(std::string url, std::chrono::milliseconds visibility, int max_receives,
-           std::shared_ptr<Queue> dead_letters, ClockMs clock);
+           std::shared_ptr<pipe::Queue> dead_letters, pipe::ClockMs clock,
+           std::size_t max_message_bytes = pipe::kDefaultMaxMessageBytes);
 
-  std::vector<std::string> send_batch(std::span<const std::string> bodies) override;
-  std::vector<Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
+  std::vector<pipe::SendOutcome> send_batch(std::span<const std::string> bodies) override;
+  std::vector<pipe::Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
   std::vector<std::string> delete_batch(std::span<const std::string> receipts) override;
-  bool change_visibility(const std::string& receipt, std::chrono::milliseconds timeout) override;
-  QueueCounts counts() override;
-  std::shared_ptr<Queue> dead_letter_queue() override { return dead_letters_; }
+  std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts,
+                                                   std::chrono::milliseconds timeout) override;
+  pipe::QueueCounts counts() override;
+  std::shared_ptr<pipe::Queue> dead_letter_queue() override { return dead_letters_; }
   std::chrono::milliseconds visibility_timeout() const override { return visibility_; }
+  std::size_t max_message_bytes() const override { return max_message_bytes_; }
   const std::string& url() const override { return url_; }
 
  private:
@@ -47,8 +55,9 @@ class MemQueue final : public Queue {
   const std::string url_;
   const std::chrono::milliseconds visibility_;
   const int max_receives_;
-  const std::shared_ptr<Queue> dead_letters_;
-  const ClockMs clock_;
+  const std::size_t max_message_bytes_;
+  const std::shared_ptr<pipe::Queue> dead_letters_;
+  const pipe::ClockMs clock_;
 
   std::mutex mutex_;
   std::condition_variable arrived_;
@@ -60,4 +69,7 @@ class MemQueue final : public Queue {
   std::size_t in_flight_ = 0;
 };
 
-}  // namespace overhead::pipe
+// The `mem:` arm of open_queue.
+std::shared_ptr<pipe::Queue> open_mem_queue(const pipe::BackendUrl& url, const pipe::ClockMs& clock);
+
+}  // namespace overhead::backends
