@@ -9,7 +9,7 @@ namespace overhead::backends {
 
 // Parses "<seq>:<nonce>"; false for anything else (a foreign or garbled receipt).
 template <typename Int>
-bool parse_receipt(const std::string& receipt, Int& seq, Int& nonce) {
+[[nodiscard]] bool parse_receipt(const std::string& receipt, Int& seq, Int& nonce) {
   const auto colon = receipt.find(':');
   if (colon == std::string::npos) return false;
   const char* b = receipt.data();

@@ -582,6 +582,33 @@ Value f_reject(Interpreter& in, const Value& v, CallArgs& a) { return select_imp
 Value f_selectattr(Interpreter& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, true, true); }
 Value f_rejectattr(Interpreter& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, true, false); }
 
+// The bytes json.dumps spends on indentation: each item of a container at depth d sits on its own line
+// behind d indents, and its closing bracket behind d - 1. Saturates once past `cap`, so a hostile indent is
+// refused before the text is built.
+std::size_t indent_bytes(const Value& v, std::size_t depth, std::size_t unit, std::size_t cap) {
+  std::size_t total = 0;
+  const auto add = [&](std::size_t d) {
+    std::size_t n = 0;
+    if (__builtin_mul_overflow(d, unit, &n) || __builtin_add_overflow(total, n + 1, &total)) total = SIZE_MAX;
+  };
+  const auto child = [&](const Value& c) {
+    add(depth);
+    if (total <= cap) {
+      const std::size_t inner = indent_bytes(c, depth + 1, unit, cap);
+      if (__builtin_add_overflow(total, inner, &total)) total = SIZE_MAX;
+    }
+  };
+  if (v.kind == Kind::List) {
+    for (const auto& c : as_list(v).items) if (total <= cap) child(c);
+  } else if (v.kind == Kind::Dict) {
+    for (const auto& kv : as_dict(v).items) if (total <= cap) child(kv.second);
+  } else {
+    return 0;
+  }
+  add(depth - 1);
+  return total;
+}
+
 // transformers' tojson: json.dumps(x, ensure_ascii=False, indent=indent, separators=..., sort_keys=...)
 Value f_tojson(Interpreter& in, const Value& v, CallArgs& a) {
   py::JsonStyle style;
@@ -591,7 +618,12 @@ Value f_tojson(Interpreter& in, const Value& v, CallArgs& a) {
   const Value* indent = a.get(1, "indent");
   if (indent && indent->kind != Kind::None) {
     if (indent->kind == Kind::String) indent_text = std::string(indent->s);
-    else indent_text.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(indent, 0, "indent"))), ' ');
+    else {
+      const auto width = static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(indent, 0, "indent")));
+      in.check_size(width);
+      indent_text.assign(width, ' ');
+    }
+    in.check_size(indent_bytes(v, 1, indent_text.size(), in.limits().max_output_bytes));
     style.indent = &indent_text;
     style.item_separator = ",";
   }

@@ -266,6 +266,8 @@ Value binary_op(BinOp op, const Value& a, const Value& b, Interpreter& in) {
         return Value::owned(std::move(s));
       }
       if (a.kind == Kind::List && b.kind == Kind::List && as_list(a).is_tuple == as_list(b).is_tuple) {
+        // A list counts against the size bound, so repeated doubling stops instead of exhausting memory.
+        in.check_size((as_list(a).items.size() + as_list(b).items.size()) * sizeof(Value));
         std::vector<Value> items = as_list(a).items;
         items.insert(items.end(), as_list(b).items.begin(), as_list(b).items.end());
         return make_list(std::move(items), as_list(a).is_tuple);

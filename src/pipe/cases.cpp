@@ -190,7 +190,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     // Outside the timing: so the analysis sees case 1 too. A record the store refuses is lost to
     // the analysis only, not to the CSV; say so instead of dropping it silently.
     for (const auto& f : store.upsert_batch(stored))
-      dead.add(DeadLetter{"store_failed", stored[f.index].experiment_tokenizer + "/" + stored[f.index].id,
+      dead.add(DeadLetter{kind_name(DeadLetterKind::store_failed), stored[f.index].experiment_tokenizer + "/" + stored[f.index].id,
                           stored[f.index].tokenizer, store.url() + ": " + f.failure.message, ""});
   } else {
     if (consumer) {

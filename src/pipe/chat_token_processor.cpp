@@ -1,6 +1,7 @@
 #include "pipe/chat_token_processor.hpp"
 
 #include "pipe/clock.hpp"
+#include "pipe/dead_letter.hpp"
 #include "pipe/errors.hpp"
 
 namespace overhead::pipe {
@@ -30,7 +31,7 @@ ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std:
   const binding::ChatBinding* b = find(tokenizer);
   if (!b) {
     const auto err = load_errors_.find(tokenizer);
-    throw ItemError("unknown_tokenizer", "unknown tokenizer \"" + tokenizer + "\"" +
+    throw ItemError(kind_name(DeadLetterKind::unknown_tokenizer), "unknown tokenizer \"" + tokenizer + "\"" +
                                              (err != load_errors_.end() ? ": " + err->second : std::string()));
   }
   // One buffer per thread: after warm-up a render allocates no output.
@@ -38,7 +39,7 @@ ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std:
   try {
     b->chat_template().render_into(text, source.prompt_value, options_);
   } catch (const chat::TemplateError& e) {
-    throw ItemError("template_error", "chat template of " + tokenizer + ": " + e.what());
+    throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
   }
   ProcessResult r;
   r.render_end = monotonic_ns();

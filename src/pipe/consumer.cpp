@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "pipe/clock.hpp"
+#include "pipe/dead_letter.hpp"
 #include "pipe/record_codec.hpp"
 #include "pipe/source.hpp"
 
@@ -35,7 +36,7 @@ std::size_t Consumer::round(ConsumerStats& stats) {
           patches.emplace_back(std::move(std::get<std::vector<StampPatch>>(msg)), std::move(m.receipt));
         }
       } catch (const std::runtime_error& e) {
-        dead_letters_.add(DeadLetter{"bad_message", log_->url() + " message " + m.id, "", e.what(), m.body});
+        dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::bad_message), log_->url() + " message " + m.id, "", e.what(), m.body});
         ++stats.bad_messages;
         done_receipts.push_back(std::move(m.receipt));
       }
@@ -93,7 +94,7 @@ std::vector<bool> Consumer::store_records(const std::vector<Record>& records, co
         again.push_back(i);
       } else if (!f.failure.retryable) {
         // Refused for good: a replay would be refused again, so it becomes a dead letter.
-        dead_letters_.add(DeadLetter{"store_failed", records[i].experiment_tokenizer + "/" + records[i].id,
+        dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::store_failed), records[i].experiment_tokenizer + "/" + records[i].id,
                                      records[i].tokenizer, store_.url() + ": " + f.failure.message, bodies[i]});
         ++stats.rejected_records;
         settled[i] = true;

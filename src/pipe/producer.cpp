@@ -14,9 +14,9 @@ ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& re
   const std::int64_t start = monotonic_ns();
   std::vector<std::string> bodies, origins;
   bodies.reserve(batch);
-  auto refuse = [&](const char* kind, std::size_t i, const std::string& why) {
+  auto refuse = [&](DeadLetterKind kind, std::size_t i, const std::string& why) {
     if (!dead_letters) throw QueueError(queue.url() + ": " + origins[i] + " not sent: " + why);
-    dead_letters->add(DeadLetter{kind, origins[i], "", queue.url() + ": " + why, bodies[i]});
+    dead_letters->add(DeadLetter{kind_name(kind), origins[i], "", queue.url() + ": " + why, bodies[i]});
     ++stats.failed;
   };
   auto flush = [&] {
@@ -25,7 +25,7 @@ ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& re
     for (std::size_t i = 0; i < bodies.size(); ++i) {
       // Checked here rather than left to the queue, so the dead letter says what is too large.
       if (bodies[i].size() > queue.max_message_bytes())
-        refuse("prompt_too_large", i, "work item of " + std::to_string(bodies[i].size()) +
+        refuse(DeadLetterKind::prompt_too_large, i, "work item of " + std::to_string(bodies[i].size()) +
                                           " bytes exceeds the queue's message limit of " +
                                           std::to_string(queue.max_message_bytes()));
       else todo.push_back(i);
@@ -41,7 +41,7 @@ ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& re
       for (std::size_t k = 0; k < outcomes.size(); ++k) {
         if (outcomes[k].ok()) ++stats.messages;
         else if (outcomes[k].failure->retryable && attempt < retry.attempts) again.push_back(todo[k]);
-        else refuse("send_failed", todo[k], outcomes[k].failure->message);
+        else refuse(DeadLetterKind::send_failed, todo[k], outcomes[k].failure->message);
       }
       if (!again.empty()) retry.wait(attempt);
       todo = std::move(again);

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "pipe/clock.hpp"
+#include "pipe/dead_letter.hpp"
 #include "pipe/record_codec.hpp"
 
 namespace overhead::pipe {
@@ -32,7 +33,7 @@ bool Publisher::deliver(const Record& record) {
   failed_.fetch_add(1, std::memory_order_relaxed);
   std::string payload;
   append_record_json(payload, record);
-  dead_letters_.add(DeadLetter{"publish_failed", record.experiment_tokenizer + "/" + record.id, record.tokenizer,
+  dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::publish_failed), record.experiment_tokenizer + "/" + record.id, record.tokenizer,
                                "publish failed after " + tries_text(o) + ": " + o.last_error,
                                std::move(payload)});
   return false;
@@ -45,7 +46,7 @@ void Publisher::publish_stamps(std::span<const StampPatch> patches) {
   stamp_failures_.fetch_add(1, std::memory_order_relaxed);
   std::string payload;
   append_stamps_json(payload, patches);
-  dead_letters_.add(DeadLetter{"stamps_failed", patches.front().experiment_tokenizer + "/" + patches.front().id, "",
+  dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::stamps_failed), patches.front().experiment_tokenizer + "/" + patches.front().id, "",
                                "stamp patch failed after " + tries_text(o) + ": " + o.last_error,
                                std::move(payload)});
 }

@@ -64,3 +64,26 @@ TEST(ChatBounds, LargeIntegerArgumentsDoNotWrap) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ChatBounds, StrFormatWidthAndPrecisionAreBounded) {
+  EXPECT_TRUE(size_refused("{{ '{:999999999}'.format('a') }}"));
+  EXPECT_TRUE(size_refused("{{ '{:99999999999999999999999}'.format('a') }}"));
+  EXPECT_TRUE(size_refused("{{ '{:.99999999999}f'.format(1.5) }}"));
+  EXPECT_EQ(render("{{ ('{:.300f}'.format(1.5))|length }}"), "302");
+  EXPECT_EQ(render("{{ '[{:>5}]'.format('ab') }}"), "[   ab]");
+}
+
+TEST(ChatBounds, TojsonIndentIsBoundedBeforeBuilding) {
+  EXPECT_TRUE(size_refused("{{ [1, 2]|tojson(indent=999999999) }}"));
+  EXPECT_TRUE(size_refused("{{ [[[[1]]]]|tojson(indent=20000000) }}"));
+  EXPECT_EQ(render("{{ {'a': [1]}|tojson(indent=2) }}"), "{\n  \"a\": [\n    1\n  ]\n}");
+}
+
+TEST(ChatBounds, ListGrowthCountsAgainstTheBound) {
+  EXPECT_TRUE(size_refused(
+      "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}"));
+}
+
+}  // namespace

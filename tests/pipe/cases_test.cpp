@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "pipe/cases.hpp"
+#include "pipe/dead_letter.hpp"
 #include "pipe/run_summary.hpp"
 
 namespace overhead::pipe {
@@ -48,6 +49,20 @@ TEST(StageBreakdown, FollowsTheReportsStages) {
   EXPECT_DOUBLE_EQ(b.gap_boundary_us, 20);  // item 1: its start to item 2's
   EXPECT_DOUBLE_EQ(b.between_boundary_us, 20 - 1 - 2 - 4);
   EXPECT_EQ(b.boundary_items, 2u);
+}
+
+TEST(DeadLetterKinds, OneListAndTheSinkRefusesAnUnlistedKind) {
+  for (const auto k : kDeadLetterKinds) {
+    DeadLetterKind back;
+    ASSERT_TRUE(parse_dead_letter_kind(kind_name(k), back));
+    EXPECT_EQ(back, k);
+  }
+  EXPECT_STREQ(kind_name(DeadLetterKind::processing_error), "processing_error");
+  EXPECT_STREQ(kind_name(DeadLetterKind::stamps_failed), "stamps_failed");
+  DeadLetterSink sink;
+  EXPECT_THROW(sink.add(DeadLetter{"no_such_kind", "line 1", "", "why", ""}), std::logic_error);
+  sink.add(DeadLetter{kind_name(DeadLetterKind::store_failed), "line 1", "", "why", ""});
+  EXPECT_EQ(sink.counts().at("store_failed"), 1u);
 }
 
 }  // namespace
