@@ -152,9 +152,9 @@ QueueCounts MemQueue::counts() {
 std::shared_ptr<Queue> open_mem_queue(const BackendUrl& u, const ClockMs& clock) {
   u.check_params({"visibility_ms", "max_receives", "max_message_bytes", "timeout_ms"});
   (void)u.call_timeout();  // validated; a mem: call never waits on anything but its receive wait
-  const auto max_bytes = static_cast<std::size_t>(u.int_param("max_message_bytes", kDefaultMaxMessageBytes));
-  const auto visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000));
-  const int max_receives = static_cast<int>(u.int_param("max_receives", 0));
+  const auto max_bytes = static_cast<std::size_t>(u.int_param("max_message_bytes", kDefaultMaxMessageBytes, 1, kMaxMessageBytesBound));
+  const auto visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000, 0, kMaxVisibilityMs));
+  const int max_receives = static_cast<int>(u.int_param("max_receives", 0, 0, kMaxReceivesBound));
   const std::string& name = u.path;
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<Queue>> registry;

@@ -179,11 +179,11 @@ std::shared_ptr<Queue> open_sqlite_queue(const BackendUrl& u, const ClockMs& clo
   u.check_params({"name", "visibility_ms", "max_receives", "max_message_bytes", "timeout_ms"});
   if (u.path.empty()) throw std::invalid_argument(u.describe("queue", "expected sqlite-queue:PATH"));
   SqliteQueue::Limits limits;
-  limits.max_message_bytes = static_cast<std::size_t>(u.int_param("max_message_bytes", kDefaultMaxMessageBytes));
+  limits.max_message_bytes = static_cast<std::size_t>(u.int_param("max_message_bytes", kDefaultMaxMessageBytes, 1, kMaxMessageBytesBound));
   limits.call_timeout = u.call_timeout();
   return std::make_shared<SqliteQueue>(u.redacted(), u.path, u.param("name", "queue"),
-                                       std::chrono::milliseconds(u.int_param("visibility_ms", 30000)),
-                                       static_cast<int>(u.int_param("max_receives", 0)), clock, limits);
+                                       std::chrono::milliseconds(u.int_param("visibility_ms", 30000, 0, kMaxVisibilityMs)),
+                                       static_cast<int>(u.int_param("max_receives", 0, 0, kMaxReceivesBound)), clock, limits);
 }
 
 std::shared_ptr<Queue> SqliteQueue::dead_letter_queue() {

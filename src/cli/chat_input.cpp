@@ -37,6 +37,10 @@ std::shared_ptr<const chat::ChatTemplate> load_chat_template(const std::string& 
     }
   }
   if (!template_file.empty()) {
+    // A folder "reads" as an empty file on Linux, which rendered as "" with exit 0.
+    if (!fs::is_regular_file(template_file))
+      throw std::runtime_error(template_file + ": not a template file (" +
+                               (fs::exists(template_file) ? "a folder or special file" : "no such file") + ")");
     config["chat_template"] = util::read_file(template_file);
     return chat::ChatTemplate::from_tokenizer_config(config, template_file);
   }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "backends/open.hpp"
 #include "cli/chat_input.hpp"
@@ -33,6 +34,24 @@ using namespace overhead::pipe;
 using backends::open_object_store;
 using backends::open_queue;
 using backends::open_store;
+
+// A URL its backend refuses (unknown scheme, a bad, unknown or out-of-range parameter) is a usage
+// error of the option that gave it: exit 2, naming the option.
+std::shared_ptr<Queue> queue_option(const char* option, const std::string& url) {
+  try {
+    return open_queue(url);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError(option, e.what());
+  }
+}
+
+std::unique_ptr<Store> store_option(const std::string& url) {
+  try {
+    return open_store(url);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--store", e.what());
+  }
+}
 
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
@@ -186,11 +205,9 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   else
     for (const auto& c : split_commas(cases)) numbers.push_back(c[0] - '0');  // checked by case_list_error
 
-  ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
-  for (const auto& [name, err] : processor.load_errors())
-    std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
   std::filesystem::create_directories(cfg.out_dir);
-  auto store = open_store(cfg.store_url);
+  // The backends first: a refused URL is a usage error, before the tokenizers take their time.
+  auto store = store_option(cfg.store_url);
   // Each backend is opened once, and only when a chosen case uses it (a sqlite-queue: URL would
   // create its file).
   auto uses = [&](auto pred) {
@@ -198,8 +215,12 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   };
   CaseBackends backends{*store, nullptr, nullptr, nullptr};
   if (uses([](const CasePreset& p) { return p.source == CaseSource::input_queue; }))
-    backends.input = open_queue(cfg.queue_url);
-  if (uses([](const CasePreset& p) { return p.sink == CaseSink::log_queue; })) backends.log = open_queue(cfg.log_queue_url);
+    backends.input = queue_option("--queue", cfg.queue_url);
+  if (uses([](const CasePreset& p) { return p.sink == CaseSink::log_queue; }))
+    backends.log = queue_option("--log-queue", cfg.log_queue_url);
+  ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
+  for (const auto& [name, err] : processor.load_errors())
+    std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
   std::unique_ptr<ObjectStore> objects;
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::memory_csv; }))
     objects = open_object_store("file:" + cfg.out_dir);
@@ -237,7 +258,7 @@ int enqueue_command(const CommonOptions& o) {
   const std::string data = o.data.empty() ? default_data() : o.data;
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_enqueue.jsonl").string();
   DeadLetterSink dead(dl_path);
-  auto queue = open_queue(o.queue);
+  auto queue = queue_option("--queue", o.queue);
   auto records = load_source_records(data, o.limit, dead);
   const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch), &dead);
   std::printf("enqueued %llu messages in %llu batches to %s in %.3f s\n", static_cast<unsigned long long>(ps.messages),
@@ -251,8 +272,8 @@ int worker_command(const CommonOptions& o) {
   const std::string name = o.name.empty() ? "worker-" + std::to_string(::getpid()) : o.name;
   const auto dl_path = (std::filesystem::path(o.out) / ("dead_letters_" + name + ".jsonl")).string();
   DeadLetterSink dead(dl_path);
-  auto in = open_queue(o.queue);
-  auto log = open_queue(o.log_queue);
+  auto in = queue_option("--queue", o.queue);
+  auto log = queue_option("--log-queue", o.log_queue);
   const auto idle = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
   QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
   const auto tokenizers = split_commas(o.tokenizers);
@@ -279,8 +300,8 @@ int consume_command(const CommonOptions& o) {
   install_stop_handler();
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_consume.jsonl").string();
   DeadLetterSink dead(dl_path);
-  auto log = open_queue(o.log_queue);
-  auto store = open_store(store_url(o));
+  auto log = queue_option("--log-queue", o.log_queue);
+  auto store = store_option(store_url(o));
   ConsumerOptions co;
   co.idle_exit = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
   co.wait = std::min(co.idle_exit, std::chrono::milliseconds(1000));

@@ -150,6 +150,15 @@ std::int64_t BackendUrl::int_param(const std::string& key, std::int64_t fallback
   return v;
 }
 
+std::int64_t BackendUrl::int_param(const std::string& key, std::int64_t fallback, std::int64_t min,
+                                   std::int64_t max) const {
+  const std::int64_t v = int_param(key, fallback);
+  if (v < min || v > max)
+    throw std::invalid_argument(describe("backend", "parameter " + key + " must be in " + std::to_string(min) + ".." +
+                                                        std::to_string(max) + ", got " + std::to_string(v)));
+  return v;
+}
+
 std::string BackendUrl::param(const std::string& key, const std::string& fallback) const {
   const auto it = params.find(key);
   return it == params.end() ? fallback : it->second;

@@ -42,6 +42,10 @@ struct BackendUrl {
   // Integer parameter, or `fallback` when absent; throws std::invalid_argument naming the URL
   // (redacted) when present but not an integer.
   [[nodiscard]] std::int64_t int_param(const std::string& key, std::int64_t fallback) const;
+  // The same, and throws std::invalid_argument naming the parameter and the range when the
+  // value is outside [min, max] (a negative visibility_ms is an error, not a wrap-around).
+  [[nodiscard]] std::int64_t int_param(const std::string& key, std::int64_t fallback, std::int64_t min,
+                                       std::int64_t max) const;
   [[nodiscard]] std::string param(const std::string& key, const std::string& fallback) const;
 
   // The per-call deadline: parameter `timeout_ms` (> 0), else kDefaultCallTimeout. Throws

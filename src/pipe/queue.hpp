@@ -50,6 +50,12 @@ namespace overhead::pipe {
 
 // The most messages one send, receive, delete or visibility call takes (SQS's limit).
 inline constexpr std::size_t kMaxQueueBatch = 10;
+// The bounds of the queue parameters visibility_ms and max_receives, as SQS bounds them (12 h, a
+// maxReceiveCount of at most 1000; 0 receives = no dead-letter queue).
+inline constexpr std::int64_t kMaxVisibilityMs = 12LL * 3600 * 1000;
+inline constexpr std::int64_t kMaxReceivesBound = 1000;
+// max_message_bytes: at least 1 (a negative value must not wrap around), at most 1 GiB.
+inline constexpr std::int64_t kMaxMessageBytesBound = std::int64_t{1} << 30;
 // SQS's default message size limit, and the most bytes one send_batch may carry in all.
 inline constexpr std::size_t kDefaultMaxMessageBytes = 256 * 1024;
 inline constexpr std::size_t kMaxBatchBytes = 1024 * 1024;

@@ -36,7 +36,8 @@ TEST_P(PipelineUsage, IsRefusedNamingOptionAndRange) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out" / "summary.json")) << "nothing may run on a usage error";
 }
 
-const std::string kRun = "run --no-progress --no-report --tokenizers no-such --data DATA --out OUT --case 2 ";
+const std::string kRunAnyCase = "run --no-progress --no-report --tokenizers no-such --data DATA --out OUT ";
+const std::string kRun = kRunAnyCase + "--case 2 ";
 const std::string kEnqueue = "enqueue --queue mem:in --tokenizers no-such --data DATA --out OUT ";
 const std::string kWorker = "worker --queue mem:in --log-queue mem:log --no-progress --idle-exit 0 --out OUT ";
 const std::string kConsume = "consume --log-queue mem:log --no-progress --idle-exit 0 --out OUT ";
@@ -69,7 +70,14 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{kWorker + "--date tomorrow", "--date", "YYYY-MM-DD"},
         UsageCase{kWorker + "--case 0", "--case", "1..5"},
         UsageCase{kWorker + "--idle-exit -1", "--idle-exit", "0..604800"},
-        UsageCase{kConsume + "--idle-exit nan", "--idle-exit", "0..604800"}),
+        UsageCase{kConsume + "--idle-exit nan", "--idle-exit", "0..604800"},
+        UsageCase{"worker --queue 'mem:in?visibility_ms=-5' --log-queue mem:log --idle-exit 0 --out OUT", "--queue",
+                  "visibility_ms must be in 0..43200000"},
+        UsageCase{kRunAnyCase + "--case 5 --queue 'mem:in?max_receives=-1'", "--queue", "max_receives must be in 0..1000"},
+        UsageCase{kRunAnyCase + "--case 3 --log-queue 'mem:log?visiblity_ms=5'", "--log-queue", "unknown parameter"},
+        UsageCase{"enqueue --queue 'mem:in?max_message_bytes=-1' --tokenizers t --data DATA --out OUT",
+                  "--queue", "max_message_bytes must be in 1..1073741824"},
+        UsageCase{kConsume + "--store nope:x", "--store", "unknown scheme"}),
     [](const ::testing::TestParamInfo<UsageCase>& p) { return "case" + std::to_string(p.index); });
 
 }  // namespace
