@@ -519,6 +519,23 @@ Value f_attr(Interpreter& in, const Value& v, CallArgs& a) {
 }
 
 // map(attribute='x', default=...) or map('filter', args...)
+// A generator in Jinja2 (see ListObject::lazy).
+Value lazy_list(std::vector<Value> items) {
+  Value v = make_list(std::move(items));
+  static_cast<ListObject&>(*v.obj).lazy = true;
+  return v;
+}
+
+bool holds_generator(const Value& v) {
+  if (v.kind == Kind::List) {
+    if (as_list(v).lazy) return true;
+    for (const auto& c : as_list(v).items) if (holds_generator(c)) return true;
+  } else if (v.kind == Kind::Dict) {
+    for (const auto& kv : as_dict(v).items) if (holds_generator(kv.second)) return true;
+  }
+  return false;
+}
+
 Value f_map(Interpreter& in, const Value& v, CallArgs& a) {
   std::vector<Value> out;
   const auto items = truthy(v) ? iterate(v) : std::vector<Value>();  // Jinja: `if seq:`
@@ -534,7 +551,7 @@ Value f_map(Interpreter& in, const Value& v, CallArgs& a) {
       if (r.kind == Kind::Undefined && dflt) r = *dflt;
       out.push_back(std::move(r));
     }
-    return make_list(std::move(out));
+    return lazy_list(std::move(out));
   }
   if (a.positional.empty()) throw EvalError("map requires a filter argument");
   const std::string name = to_str(a.positional[0]);
@@ -545,7 +562,7 @@ Value f_map(Interpreter& in, const Value& v, CallArgs& a) {
     CallArgs copy = rest;
     out.push_back(in.apply_filter(name, it, copy));
   }
-  return make_list(std::move(out));
+  return lazy_list(std::move(out));
 }
 
 Value select_impl(Interpreter& in, const Value& v, CallArgs& a, bool by_attr, bool keep) {
@@ -563,7 +580,7 @@ Value select_impl(Interpreter& in, const Value& v, CallArgs& a, bool by_attr, bo
   rest.positional.assign(a.positional.begin() + static_cast<std::ptrdiff_t>(std::min(next, a.positional.size())),
                          a.positional.end());
   rest.keyword = a.keyword;
-  if (!truthy(v)) return make_list({});  // Jinja: `if seq:`
+  if (!truthy(v)) return lazy_list({});  // Jinja: `if seq:`
   for (const auto& it : iterate(v)) {
     const Value x = by_attr ? attribute_of(in, it, attr) : it;
     bool pass;
@@ -575,7 +592,7 @@ Value select_impl(Interpreter& in, const Value& v, CallArgs& a, bool by_attr, bo
     }
     if (pass == keep) out.push_back(it);
   }
-  return make_list(std::move(out));
+  return lazy_list(std::move(out));
 }
 Value f_select(Interpreter& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, false, true); }
 Value f_reject(Interpreter& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, false, false); }
@@ -611,6 +628,7 @@ std::size_t indent_bytes(const Value& v, std::size_t depth, std::size_t unit, st
 
 // transformers' tojson: json.dumps(x, ensure_ascii=False, indent=indent, separators=..., sort_keys=...)
 Value f_tojson(Interpreter& in, const Value& v, CallArgs& a) {
+  if (holds_generator(v)) throw EvalError("Object of type generator is not JSON serializable");
   py::JsonStyle style;
   std::string indent_text;
   const Value* ea = a.get(0, "ensure_ascii");

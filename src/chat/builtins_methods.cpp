@@ -22,8 +22,10 @@ const std::string_view kStrMethods[] = {
     "upper", "zfill"};
 const std::string_view kDictSafe[] = {"copy", "get", "items", "keys", "values"};
 const std::string_view kDictUnsafe[] = {"clear", "pop", "popitem", "setdefault", "update"};
-const std::string_view kListSafe[] = {"copy", "count", "index"};
-const std::string_view kListUnsafe[] = {"append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"};
+// Jinja2's ImmutableSandboxedEnvironment refuses MutableSequence's append/extend/insert/remove/reverse/sort
+// but lets pop through.
+const std::string_view kListSafe[] = {"copy", "count", "index", "pop"};
+const std::string_view kListUnsafe[] = {"append", "clear", "extend", "insert", "remove", "reverse", "sort"};
 
 template <std::size_t N>
 bool in_list(const std::string_view (&names)[N], std::string_view n) {
@@ -475,6 +477,19 @@ bool call_method(Interpreter& in, const Value& obj, std::string_view name, CallA
       throw EvalError(rep + " is not in list");
     } else if (name == "copy") {
       r = make_list(l.items);
+    } else if (name == "pop" && !l.is_tuple) {
+      if (l.from_input) throw EvalError("pop() on a list from the input is not supported (the input is shared)");
+      auto& items = static_cast<ListObject&>(*obj.obj).items;
+      const Value* at = arg(a, 0, "index");
+      if (at && at->kind != Kind::Int && at->kind != Kind::Bool)
+        throw EvalError(std::string("'") + py::type_name(*at) + "' object cannot be interpreted as an integer");
+      if (items.empty()) throw EvalError("pop from empty list");
+      std::int64_t i = at ? (at->kind == Kind::Int ? at->i : at->b) : -1;
+      const auto n = static_cast<std::int64_t>(items.size());
+      if (i < 0 && i >= -n) i += n;
+      if (i < 0 || i >= n) throw EvalError("pop index out of range");
+      r = items[static_cast<std::size_t>(i)];
+      items.erase(items.begin() + i);
     } else {
       return false;
     }
