@@ -1,6 +1,9 @@
 #include "cli/chat_input.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 #include <filesystem>
 #include <stdexcept>
 
@@ -20,6 +23,24 @@ std::string find_config(const std::string& name) {
   const fs::path p = fs::path(tok::resolve_tokenizer_dir(name)) / "tokenizer_config.json";
   if (!fs::is_regular_file(p)) throw std::runtime_error(p.string() + ": no such file (tokenizer '" + name + "')");
   return p.string();
+}
+
+// The template engine refuses values nested deeper than 256 levels (chat/json_value.cpp) and
+// then names the template file; checked here first so that the error names the input line.
+constexpr std::size_t kMaxInputDepth = 256;
+
+// Nesting depth of a JSON value (a scalar is 0), without recursion: the input is untrusted.
+std::size_t nesting_depth(const nlohmann::ordered_json& root) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const nlohmann::ordered_json*, std::size_t>> stack{{&root, 0}};
+  while (!stack.empty()) {
+    const auto [v, d] = stack.back();
+    stack.pop_back();
+    if (!v->is_structured()) continue;
+    deepest = std::max(deepest, d + 1);
+    for (const auto& child : *v) stack.emplace_back(&child, d + 1);
+  }
+  return deepest;
 }
 
 }  // namespace
@@ -57,6 +78,10 @@ bool parse_conversation(std::string_view text, std::size_t line_number, const st
     return false;
   } catch (const nlohmann::json::exception& e) {
     error = prefix + "invalid JSON (" + e.what() + ")";
+    return false;
+  }
+  if (nesting_depth(out.line) > kMaxInputDepth) {
+    error = prefix + "input nested too deeply (more than " + std::to_string(kMaxInputDepth) + " levels)";
     return false;
   }
   if (!out.line.is_object()) {
