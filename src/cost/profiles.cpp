@@ -17,8 +17,11 @@ nlohmann::json read_json(const std::filesystem::path& file) {
   }
 }
 
-std::string text_field(const nlohmann::json& j, const char* key, const std::filesystem::path& file) {
-  if (!j.contains(key) || !j[key].is_string()) throw CostError(file.string() + ": missing string field \"" + key + "\"");
+// `where`: the enclosing figure or entry ("memory_gb", "instances.NAME"), empty at the top level.
+std::string text_field(const nlohmann::json& j, const char* key, const std::filesystem::path& file,
+                       const std::string& where = "") {
+  if (!j.contains(key) || !j[key].is_string())
+    throw CostError(file.string() + ": " + (where.empty() ? "" : where + ": ") + "missing string field \"" + key + "\"");
   return j[key].get<std::string>();
 }
 
@@ -34,9 +37,9 @@ Figure figure(const nlohmann::json& j, const char* key, const std::filesystem::p
   const auto& f = j[key];
   Figure out;
   out.value = number_field(f, "value", file, key);
-  out.kind = text_field(f, "kind", file);
-  out.source = text_field(f, "source", file);
-  out.date = text_field(f, "date", file);
+  out.kind = text_field(f, "kind", file, key);
+  out.source = text_field(f, "source", file, key);
+  out.date = text_field(f, "date", file, key);
   if (out.kind != "measured" && out.kind != "published" && out.kind != "estimated")
     throw CostError(file.string() + ": " + key + ".kind must be measured, published or estimated, not \"" + out.kind + "\"");
   if (!(out.value > 0)) throw CostError(file.string() + ": " + key + ".value must be positive");
@@ -89,9 +92,9 @@ Prices load_prices(const std::filesystem::path& file) {
     for (const auto& [name, e] : j["instances"].items()) {
       InstancePrice ip;
       ip.usd_per_hour = number_field(e, "usd_per_hour", file, "instances." + name);
-      ip.kind = text_field(e, "kind", file);
-      ip.source = text_field(e, "source", file);
-      ip.date = text_field(e, "date", file);
+      ip.kind = text_field(e, "kind", file, "instances." + name);
+      ip.source = text_field(e, "source", file, "instances." + name);
+      ip.date = text_field(e, "date", file, "instances." + name);
       p.instances[name] = ip;
     }
   if (j.contains("apis"))
@@ -99,9 +102,9 @@ Prices load_prices(const std::filesystem::path& file) {
       ApiPrice ap;
       ap.usd_per_1m_input = number_field(e, "usd_per_1m_input", file, "apis." + name);
       ap.usd_per_1m_output = number_field(e, "usd_per_1m_output", file, "apis." + name);
-      ap.kind = text_field(e, "kind", file);
-      ap.source = text_field(e, "source", file);
-      ap.date = text_field(e, "date", file);
+      ap.kind = text_field(e, "kind", file, "apis." + name);
+      ap.source = text_field(e, "source", file, "apis." + name);
+      ap.date = text_field(e, "date", file, "apis." + name);
       p.apis[name] = ap;
     }
   return p;

@@ -1,0 +1,187 @@
+// The shipped profiles under data/profiles/: each loads, each figure says its kind, source and date,
+// and a malformed profile is refused with an error naming the file and the field.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "cost/profiles.hpp"
+#include "cost/roofline.hpp"
+
+namespace overhead::cost {
+namespace {
+
+const std::filesystem::path kProfiles = std::filesystem::path(OVERHEAD_DATA_DIR) / "profiles";
+
+bool has_date(const std::string& date) {
+  // YYYY-MM or YYYY-MM-DD
+  if (date.size() != 7 && date.size() != 10) return false;
+  for (std::size_t i = 0; i < date.size(); ++i) {
+    const bool dash = i == 4 || i == 7;
+    if (dash ? date[i] != '-' : !std::isdigit(static_cast<unsigned char>(date[i]))) return false;
+  }
+  return true;
+}
+
+void expect_sourced(const std::string& where, const std::string& kind, const std::string& source,
+                    const std::string& date) {
+  static const std::set<std::string> kinds = {"measured", "published", "estimated"};
+  EXPECT_TRUE(kinds.count(kind)) << where << ": kind \"" << kind << "\"";
+  EXPECT_FALSE(source.empty()) << where << ": no source";
+  EXPECT_TRUE(has_date(date)) << where << ": date \"" << date << "\"";
+}
+
+void expect_sourced(const std::string& where, const Figure& f) {
+  expect_sourced(where, f.kind, f.source, f.date);
+  EXPECT_GT(f.value, 0) << where;
+}
+
+TEST(Profiles, EveryShippedGpuLoadsWithSourcedFigures) {
+  const auto names = list_profiles(kProfiles, "gpu");
+  ASSERT_GE(names.size(), 7u);
+  for (const auto& name : names) {
+    SCOPED_TRACE(name);
+    const auto g = load_gpu(name, kProfiles);
+    EXPECT_EQ(g.name, name);
+    expect_sourced(name + ".memory_gb", g.memory_gb);
+    expect_sourced(name + ".memory_bandwidth_gb_per_s", g.bandwidth_gb_per_s);
+    expect_sourced(name + ".peak_dense_bf16_tflops", g.peak_tflops);
+    expect_sourced(name + ".compute_efficiency", g.compute_efficiency);
+    expect_sourced(name + ".bandwidth_efficiency", g.bandwidth_efficiency);
+    EXPECT_LE(g.compute_efficiency.value, 1.0);
+    EXPECT_LE(g.bandwidth_efficiency.value, 1.0);
+  }
+}
+
+TEST(Profiles, EveryShippedModelLoadsWithSourcedFigures) {
+  const auto names = list_profiles(kProfiles, "model");
+  ASSERT_GE(names.size(), 4u);
+  for (const auto& name : names) {
+    SCOPED_TRACE(name);
+    const auto m = load_model(name, kProfiles);
+    EXPECT_EQ(m.name, name);
+    expect_sourced(name + ".parameters", m.parameters);
+    expect_sourced(name + ".active_parameters", m.active_parameters);
+    expect_sourced(name + ".bytes_per_parameter", m.bytes_per_parameter);
+    expect_sourced(name + ".kv_bytes_per_token", m.kv_bytes_per_token);
+    expect_sourced(name + ".max_concurrency", m.max_concurrency);
+    EXPECT_LE(m.active_parameters.value, m.parameters.value);
+  }
+}
+
+TEST(Profiles, EveryPriceIsSourcedAndEveryGpuHasOne) {
+  const auto p = load_prices(kProfiles / "price" / "prices.json");
+  ASSERT_FALSE(p.instances.empty());
+  ASSERT_FALSE(p.apis.empty());
+  for (const auto& [name, ip] : p.instances) {
+    expect_sourced("instances." + name, ip.kind, ip.source, ip.date);
+    EXPECT_GT(ip.usd_per_hour, 0) << name;
+  }
+  for (const auto& [name, ap] : p.apis) {
+    expect_sourced("apis." + name, ap.kind, ap.source, ap.date);
+    EXPECT_GT(ap.usd_per_1m_input, 0) << name;
+    EXPECT_GT(ap.usd_per_1m_output, 0) << name;
+  }
+  for (const auto& gpu : list_profiles(kProfiles, "gpu")) EXPECT_TRUE(p.instances.count(gpu)) << gpu;
+}
+
+TEST(Profiles, ShippedSeventyBOnOneH100IsRefused) {
+  const auto r = make_roofline(load_gpu("h100-sxm", kProfiles), load_model("llama-3.3-70b", kProfiles), 1);
+  // 70.6e9 x 2 = 141.2e9 bytes of weights against 80e9 x 0.9 = 72e9 usable.
+  EXPECT_DOUBLE_EQ(r.weight_bytes, 141.2e9);
+  EXPECT_THROW(concurrency_limit(r, 1500), CostError);
+}
+
+// Writes `text` to a fresh file in the temporary folder and returns its path.
+std::filesystem::path write_profile(const std::string& file_name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "overhead_cost_tests";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / file_name;
+  std::ofstream(file) << text;
+  return file;
+}
+
+std::string sourced(const std::string& value) {
+  return R"({"value": )" + value + R"(, "kind": "estimated", "source": "test", "date": "2025-06"})";
+}
+
+// A valid GPU profile with `field` replaced by `replacement` (or dropped when it is empty).
+std::string gpu_json(const std::string& field = "", const std::string& replacement = "") {
+  const std::pair<const char*, std::string> figures[] = {
+      {"memory_gb", sourced("80")},
+      {"memory_bandwidth_gb_per_s", sourced("2000")},
+      {"peak_dense_bf16_tflops", sourced("1000")},
+      {"compute_efficiency", sourced("0.5")},
+      {"bandwidth_efficiency", sourced("0.8")}};
+  std::string out = R"({"name": "broken")";
+  for (const auto& [key, text] : figures) {
+    if (key == field && replacement.empty()) continue;
+    out += std::string(", \"") + key + "\": " + (key == field ? replacement : text);
+  }
+  return out + "}";
+}
+
+// Loads `text` as a GPU profile and expects an error naming the file and every one of `words`.
+void expect_refused(const std::string& file_name, const std::string& text, std::initializer_list<const char*> words) {
+  const auto file = write_profile(file_name, text);
+  try {
+    load_gpu(file.string(), kProfiles);
+    ADD_FAILURE() << file_name << " was accepted";
+  } catch (const CostError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file.string()), std::string::npos) << what;
+    for (const char* w : words) EXPECT_NE(what.find(w), std::string::npos) << "no \"" << w << "\" in: " << what;
+  }
+}
+
+TEST(Profiles, ValidTestProfileLoads) {
+  const auto file = write_profile("valid.json", gpu_json());
+  EXPECT_DOUBLE_EQ(load_gpu(file.string(), kProfiles).bandwidth_gb_per_s.value, 2000);
+}
+
+TEST(Profiles, MalformedProfileNamesFileAndField) {
+  expect_refused("missing_figure.json", gpu_json("memory_gb"), {"memory_gb"});
+  expect_refused("missing_value.json",
+                 gpu_json("compute_efficiency", R"({"kind": "estimated", "source": "s", "date": "2025-06"})"),
+                 {"compute_efficiency", "value"});
+  expect_refused("missing_source.json",
+                 gpu_json("bandwidth_efficiency", R"({"value": 0.8, "kind": "estimated", "date": "2025-06"})"),
+                 {"bandwidth_efficiency", "source"});
+  expect_refused("text_value.json", gpu_json("peak_dense_bf16_tflops", R"({"value": "lots", "kind": "estimated", "source": "s", "date": "2025-06"})"),
+                 {"peak_dense_bf16_tflops", "value"});
+  expect_refused("bad_kind.json", gpu_json("memory_gb", R"({"value": 80, "kind": "guessed", "source": "s", "date": "2025-06"})"),
+                 {"memory_gb", "kind", "guessed"});
+  expect_refused("negative.json", gpu_json("memory_bandwidth_gb_per_s", sourced("-1")),
+                 {"memory_bandwidth_gb_per_s", "positive"});
+  expect_refused("no_name.json", R"({"memory_gb": )" + sourced("80") + "}", {"name"});
+  expect_refused("not_json.json", "{\"name\": ", {});
+}
+
+TEST(Profiles, MalformedPriceNamesFileAndEntry) {
+  const auto file = write_profile("prices.json",
+                                  R"({"instances": {"h100-sxm": {"usd_per_hour": 6.88, "kind": "estimated", "date": "2025-06"}}})");
+  try {
+    load_prices(file);
+    ADD_FAILURE() << "a price without a source was accepted";
+  } catch (const CostError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("instances.h100-sxm"), std::string::npos) << what;
+    EXPECT_NE(what.find("source"), std::string::npos) << what;
+  }
+}
+
+TEST(Profiles, UnknownShortNameIsRefused) {
+  try {
+    load_model("no-such-model", kProfiles);
+    ADD_FAILURE() << "an unknown profile name was accepted";
+  } catch (const CostError& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-model"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace overhead::cost
