@@ -99,6 +99,10 @@ class FakeImds {
     server_.http().Get("/latest/meta-data/iam/security-credentials/overhead-worker-role",
                        [this](const httplib::Request& req, httplib::Response& res) {
                          if (!authorized(req, res)) return;
+                         if (fail_credentials) {
+                           res.status = 500;
+                           return;
+                         }
                          std::lock_guard lock(mutex_);
                          const std::size_t i = std::min(credential_fetches.load(), key_sets.size() - 1);
                          ++credential_fetches;
@@ -119,6 +123,7 @@ class FakeImds {
 
   std::vector<KeySet> key_sets;
   std::string raw_document;  // when set, served instead of key_sets
+  std::atomic<bool> fail_credentials{false};
   std::atomic<std::size_t> token_requests{0};
   std::atomic<std::size_t> credential_fetches{0};
   std::atomic<std::size_t> refused_without_token{0};
@@ -361,6 +366,31 @@ TEST(CredentialsImds, ProviderRefreshesBeforeExpiration) {
   offset_minutes = 80;  // past the second set's Expiration: a fetch returns the third
   EXPECT_EQ(provider.current().keys.access_key_id, "ASIATHIRD");
   EXPECT_EQ(imds.credential_fetches, 3u);
+}
+
+TEST(CredentialsImds, FailedEarlyRefreshKeepsValidKeysButNotExpiredOnes) {
+  FakeImds imds;
+  const auto t0 = system_clock::now();
+  imds.key_sets = {{"ASIAFIRST", "secretFIRST", "tokFIRST", t0 + std::chrono::minutes(15)}};
+  FakeEnv env;
+  env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url())
+      .set("AWS_CONFIG_FILE", "/nonexistent/config")
+      .set("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
+  std::atomic<long> offset_minutes{0};
+  CredentialProviderOptions options;
+  options.now = [&] { return t0 + std::chrono::minutes(offset_minutes.load()); };
+  CredentialProvider provider(env.lookup(), std::make_shared<HttpClient>(), options);
+  EXPECT_EQ(provider.current().keys.access_key_id, "ASIAFIRST");
+
+  imds.fail_credentials = true;
+  offset_minutes = 12;  // inside the margin, refresh fails, the keys are still valid for 3 minutes
+  EXPECT_EQ(provider.current().keys.access_key_id, "ASIAFIRST");
+  offset_minutes = 16;  // expired and the service still fails: an error, without any secret
+  const std::string message = error_of([&] { provider.current(); });
+  EXPECT_NE(message.find("500"), std::string::npos) << message;
+  EXPECT_EQ(message.find("secretFIRST"), std::string::npos) << message;
+  EXPECT_EQ(message.find("tokFIRST"), std::string::npos) << message;
+  EXPECT_EQ(message.find(FakeImds::kToken), std::string::npos) << message;
 }
 
 TEST(CredentialsImds, ConcurrentCallersShareOneFetch) {
