@@ -15,6 +15,7 @@ PACKAGES=(
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
   chromium                                                   # report test: render index.html headless
+  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
 )
 
 # Node.js with npm fetches the tokenizer files and runs the references. A machine may already have

@@ -138,15 +138,25 @@ std::vector<std::string_view> splitlines(std::string_view s) {
   return lines;
 }
 
-Value f_indent(Interpreter&, const Value& v, CallArgs& a) {
+Value f_indent(Interpreter& in, const Value& v, CallArgs& a) {
   const Value* w = a.get(0, "width");
   std::string ind;
-  if (w && w->kind == Kind::String) ind = std::string(w->s);
-  else ind.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(w, 4, "indent"))), ' ');
+  if (w && w->kind == Kind::String) {
+    ind = std::string(w->s);
+  } else {
+    const auto width = static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(w, 4, "indent")));
+    in.check_size(width);
+    ind.assign(width, ' ');
+  }
   const bool first = bool_arg(a.get(1, "first"), false);
   const bool blank = bool_arg(a.get(2, "blank"), false);
   const std::string s = to_str(v) + "\n";
   const auto lines = splitlines(s);
+  // Bound the result (one indent per line at most) before building it.
+  std::size_t total = 0;
+  if (__builtin_mul_overflow(lines.size() + 1, ind.size(), &total) || __builtin_add_overflow(total, s.size(), &total))
+    total = SIZE_MAX;
+  in.check_size(total);
   std::string rv;
   if (blank) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -165,11 +175,12 @@ Value f_indent(Interpreter&, const Value& v, CallArgs& a) {
   return Value::owned(std::move(rv));
 }
 
-Value f_center(Interpreter&, const Value& v, CallArgs& a) {
+Value f_center(Interpreter& in, const Value& v, CallArgs& a) {
   const std::string s = to_str(v);
   const std::int64_t width = int_arg(a.get(0, "width"), 80, "center");
   const auto n = static_cast<std::int64_t>(py::code_point_count(s));
   if (width <= n) return Value::owned(s);
+  in.check_size(static_cast<std::size_t>(width - n) + s.size());
   const std::int64_t marg = width - n;
   const std::int64_t left = marg / 2 + (marg & width & 1);
   return Value::owned(std::string(static_cast<std::size_t>(left), ' ') + s +
@@ -221,7 +232,10 @@ Value f_truncate(Interpreter&, const Value& v, CallArgs& a) {
     py::next_code_point(s, i);
   }
   const auto n = static_cast<std::int64_t>(starts.size());
-  if (n <= length + leeway) return Value::owned(s);
+  // Saturate: truncate(INT64_MAX) must keep the string, not wrap to a negative bound.
+  std::int64_t bound = 0;
+  if (__builtin_add_overflow(length, leeway, &bound)) bound = leeway < 0 ? INT64_MIN : INT64_MAX;
+  if (n <= bound) return Value::owned(s);
   const auto end_n = static_cast<std::int64_t>(py::code_point_count(end));
   const std::int64_t keep = std::max<std::int64_t>(0, length - end_n);
   std::string head = s.substr(0, starts[static_cast<std::size_t>(std::min(keep, n))]);
@@ -297,6 +311,11 @@ Value f_round(Interpreter&, const Value& v, CallArgs& a) {
   }
   const double x = v.kind == Kind::Float ? v.f : static_cast<double>(v.kind == Kind::Int ? v.i : v.b);
   const double scale = std::pow(10.0, static_cast<double>(precision));
+  if (method == "common" && std::isfinite(x)) {
+    // Python's round(): a precision past the double's range keeps the value; one far below it gives a signed zero.
+    if (!std::isfinite(x * scale)) return Value::floating(x);
+    if (scale == 0) return Value::floating(std::copysign(0.0, x));
+  }
   double r;
   if (method == "common") {
     // Python round(): half to even on the decimal value.
@@ -500,6 +519,23 @@ Value f_attr(Interpreter& in, const Value& v, CallArgs& a) {
 }
 
 // map(attribute='x', default=...) or map('filter', args...)
+// A generator in Jinja2 (see ListObject::lazy).
+Value lazy_list(std::vector<Value> items) {
+  Value v = make_list(std::move(items));
+  static_cast<ListObject&>(*v.obj).lazy = true;
+  return v;
+}
+
+bool holds_generator(const Value& v) {
+  if (v.kind == Kind::List) {
+    if (as_list(v).lazy) return true;
+    for (const auto& c : as_list(v).items) if (holds_generator(c)) return true;
+  } else if (v.kind == Kind::Dict) {
+    for (const auto& kv : as_dict(v).items) if (holds_generator(kv.second)) return true;
+  }
+  return false;
+}
+
 Value f_map(Interpreter& in, const Value& v, CallArgs& a) {
   std::vector<Value> out;
   const auto items = truthy(v) ? iterate(v) : std::vector<Value>();  // Jinja: `if seq:`
@@ -515,7 +551,7 @@ Value f_map(Interpreter& in, const Value& v, CallArgs& a) {
       if (r.kind == Kind::Undefined && dflt) r = *dflt;
       out.push_back(std::move(r));
     }
-    return make_list(std::move(out));
+    return lazy_list(std::move(out));
   }
   if (a.positional.empty()) throw EvalError("map requires a filter argument");
   const std::string name = to_str(a.positional[0]);
@@ -526,7 +562,7 @@ Value f_map(Interpreter& in, const Value& v, CallArgs& a) {
     CallArgs copy = rest;
     out.push_back(in.apply_filter(name, it, copy));
   }
-  return make_list(std::move(out));
+  return lazy_list(std::move(out));
 }
 
 Value select_impl(Interpreter& in, const Value& v, CallArgs& a, bool by_attr, bool keep) {
@@ -544,7 +580,7 @@ Value select_impl(Interpreter& in, const Value& v, CallArgs& a, bool by_attr, bo
   rest.positional.assign(a.positional.begin() + static_cast<std::ptrdiff_t>(std::min(next, a.positional.size())),
                          a.positional.end());
   rest.keyword = a.keyword;
-  if (!truthy(v)) return make_list({});  // Jinja: `if seq:`
+  if (!truthy(v)) return lazy_list({});  // Jinja: `if seq:`
   for (const auto& it : iterate(v)) {
     const Value x = by_attr ? attribute_of(in, it, attr) : it;
     bool pass;
@@ -556,15 +592,43 @@ Value select_impl(Interpreter& in, const Value& v, CallArgs& a, bool by_attr, bo
     }
     if (pass == keep) out.push_back(it);
   }
-  return make_list(std::move(out));
+  return lazy_list(std::move(out));
 }
 Value f_select(Interpreter& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, false, true); }
 Value f_reject(Interpreter& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, false, false); }
 Value f_selectattr(Interpreter& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, true, true); }
 Value f_rejectattr(Interpreter& in, const Value& v, CallArgs& a) { return select_impl(in, v, a, true, false); }
 
+// The bytes json.dumps spends on indentation: each item of a container at depth d sits on its own line
+// behind d indents, and its closing bracket behind d - 1. Saturates once past `cap`, so a hostile indent is
+// refused before the text is built.
+std::size_t indent_bytes(const Value& v, std::size_t depth, std::size_t unit, std::size_t cap) {
+  std::size_t total = 0;
+  const auto add = [&](std::size_t d) {
+    std::size_t n = 0;
+    if (__builtin_mul_overflow(d, unit, &n) || __builtin_add_overflow(total, n + 1, &total)) total = SIZE_MAX;
+  };
+  const auto child = [&](const Value& c) {
+    add(depth);
+    if (total <= cap) {
+      const std::size_t inner = indent_bytes(c, depth + 1, unit, cap);
+      if (__builtin_add_overflow(total, inner, &total)) total = SIZE_MAX;
+    }
+  };
+  if (v.kind == Kind::List) {
+    for (const auto& c : as_list(v).items) if (total <= cap) child(c);
+  } else if (v.kind == Kind::Dict) {
+    for (const auto& kv : as_dict(v).items) if (total <= cap) child(kv.second);
+  } else {
+    return 0;
+  }
+  add(depth - 1);
+  return total;
+}
+
 // transformers' tojson: json.dumps(x, ensure_ascii=False, indent=indent, separators=..., sort_keys=...)
 Value f_tojson(Interpreter& in, const Value& v, CallArgs& a) {
+  if (holds_generator(v)) throw EvalError("Object of type generator is not JSON serializable");
   py::JsonStyle style;
   std::string indent_text;
   const Value* ea = a.get(0, "ensure_ascii");
@@ -572,7 +636,12 @@ Value f_tojson(Interpreter& in, const Value& v, CallArgs& a) {
   const Value* indent = a.get(1, "indent");
   if (indent && indent->kind != Kind::None) {
     if (indent->kind == Kind::String) indent_text = std::string(indent->s);
-    else indent_text.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(indent, 0, "indent"))), ' ');
+    else {
+      const auto width = static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(indent, 0, "indent")));
+      in.check_size(width);
+      indent_text.assign(width, ' ');
+    }
+    in.check_size(indent_bytes(v, 1, indent_text.size(), in.limits().max_output_bytes));
     style.indent = &indent_text;
     style.item_separator = ",";
   }

@@ -22,8 +22,10 @@ const std::string_view kStrMethods[] = {
     "upper", "zfill"};
 const std::string_view kDictSafe[] = {"copy", "get", "items", "keys", "values"};
 const std::string_view kDictUnsafe[] = {"clear", "pop", "popitem", "setdefault", "update"};
-const std::string_view kListSafe[] = {"copy", "count", "index"};
-const std::string_view kListUnsafe[] = {"append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"};
+// Jinja2's ImmutableSandboxedEnvironment refuses MutableSequence's append/extend/insert/remove/reverse/sort
+// but lets pop through.
+const std::string_view kListSafe[] = {"copy", "count", "index", "pop"};
+const std::string_view kListUnsafe[] = {"append", "clear", "extend", "insert", "remove", "reverse", "sort"};
 
 template <std::size_t N>
 bool in_list(const std::string_view (&names)[N], std::string_view n) {
@@ -135,7 +137,9 @@ bool prefix_test(const Value& self, const Value* x, bool prefix) {
 }
 
 // str.format with auto/explicit/named fields, !r/!s and a simple [fill][align][width][.prec][type] spec.
-std::string format_spec(const Value& v, std::string_view spec) {
+// Width and precision are read saturating and checked against the render's size bound before anything
+// is allocated.
+std::string format_spec(const Value& v, std::string_view spec, Interpreter& in) {
   std::string body;
   std::size_t i = 0;
   char fill = ' ', align = 0;
@@ -147,22 +151,31 @@ std::string format_spec(const Value& v, std::string_view spec) {
     align = spec[0];
     i = 1;
   }
-  std::size_t width = 0;
-  while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') width = width * 10 + static_cast<std::size_t>(spec[i++] - '0');
-  int prec = -1;
+  const auto read_count = [&] {
+    std::size_t n = 0;
+    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') {
+      const auto d = static_cast<std::size_t>(spec[i++] - '0');
+      n = n > (SIZE_MAX - d) / 10 ? SIZE_MAX : n * 10 + d;
+    }
+    in.check_size(n);
+    return n;
+  };
+  const std::size_t width = read_count();
+  std::int64_t prec = -1;
   if (i < spec.size() && spec[i] == '.') {
-    prec = 0;
     ++i;
-    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') prec = prec * 10 + (spec[i++] - '0');
+    prec = static_cast<std::int64_t>(read_count());
   }
   const char type = i < spec.size() ? spec[i] : 0;
   if (type == 'f' || type == 'F' || type == 'e' || type == 'g' || type == '%') {
     if (!v.is_number()) throw EvalError("Unknown format code '" + std::string(1, type) + "' for object of type '" + py::type_name(v) + "'");
     const double x = v.kind == Kind::Float ? v.f : static_cast<double>(v.kind == Kind::Int ? v.i : v.b);
-    char buf[128];
     const std::string f = "%." + std::to_string(prec < 0 ? 6 : prec) + (type == '%' ? 'f' : type);
-    std::snprintf(buf, sizeof buf, f.c_str(), type == '%' ? x * 100 : x);
-    body = buf;
+    const double shown = type == '%' ? x * 100 : x;
+    const int n = std::snprintf(nullptr, 0, f.c_str(), shown);
+    if (n < 0) throw EvalError("bad format specification '" + std::string(spec) + "'");
+    body.assign(static_cast<std::size_t>(n), '\0');
+    std::snprintf(body.data(), body.size() + 1, f.c_str(), shown);
     if (type == '%') body += "%";
   } else if (type == 'd') {
     if (v.kind != Kind::Int && v.kind != Kind::Bool) throw EvalError("Unknown format code 'd' for object of type '" + std::string(py::type_name(v)) + "'");
@@ -238,7 +251,7 @@ Value str_format(Interpreter& in, const Value& self, CallArgs& a) {
       py::append_repr(r, v);
       v = Value::owned(std::move(r));
     }
-    out += spec.empty() ? to_str(v) : format_spec(v, spec);
+    out += spec.empty() ? to_str(v) : format_spec(v, spec, in);
     i = close;
   }
   return Value::owned(std::move(out));
@@ -464,6 +477,19 @@ bool call_method(Interpreter& in, const Value& obj, std::string_view name, CallA
       throw EvalError(rep + " is not in list");
     } else if (name == "copy") {
       r = make_list(l.items);
+    } else if (name == "pop" && !l.is_tuple) {
+      if (l.from_input) throw EvalError("pop() on a list from the input is not supported (the input is shared)");
+      auto& items = static_cast<ListObject&>(*obj.obj).items;
+      const Value* at = arg(a, 0, "index");
+      if (at && at->kind != Kind::Int && at->kind != Kind::Bool)
+        throw EvalError(std::string("'") + py::type_name(*at) + "' object cannot be interpreted as an integer");
+      if (items.empty()) throw EvalError("pop from empty list");
+      std::int64_t i = at ? (at->kind == Kind::Int ? at->i : at->b) : -1;
+      const auto n = static_cast<std::int64_t>(items.size());
+      if (i < 0 && i >= -n) i += n;
+      if (i < 0 || i >= n) throw EvalError("pop index out of range");
+      r = items[static_cast<std::size_t>(i)];
+      items.erase(items.begin() + i);
     } else {
       return false;
     }

@@ -142,8 +142,30 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   return q;
 }
 
-// printf-style `str % args` as Python does it, for %s %r %d %i %f %x %%.
-Value percent_format(std::string_view fmt, const Value& args) {
+// Reads a run of decimal digits as a saturating count, so a width like 99999999999999999999 stays large
+// (and is refused by the size bound) instead of wrapping.
+std::size_t read_count(std::string_view fmt, std::size_t& i) {
+  std::size_t n = 0;
+  while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') {
+    const auto d = static_cast<std::size_t>(fmt[i++] - '0');
+    n = n > (SIZE_MAX - d) / 10 ? SIZE_MAX : n * 10 + d;
+  }
+  return n;
+}
+
+// snprintf into a string of exactly the needed size; the caller has already bounded width and precision.
+template <class T>
+std::string c_format(const std::string& spec, T x) {
+  const int n = std::snprintf(nullptr, 0, spec.c_str(), x);
+  if (n < 0) throw EvalError("bad format specification '" + spec + "'");
+  std::string out(static_cast<std::size_t>(n), '\0');
+  std::snprintf(out.data(), out.size() + 1, spec.c_str(), x);
+  return out;
+}
+
+// printf-style `str % args` as Python does it, for %s %r %d %i %o %x %X %f %e %g %%. Width and precision are
+// checked against the render's size bound before anything is allocated; %s and %r pad and cut by code points.
+Value percent_format(std::string_view fmt, const Value& args, Interpreter& in) {
   std::vector<Value> list;
   if (args.kind == Kind::List && as_list(args).is_tuple) list = as_list(args).items;
   else list.push_back(args);
@@ -155,40 +177,60 @@ Value percent_format(std::string_view fmt, const Value& args) {
       continue;
     }
     if (++i >= fmt.size()) throw EvalError("incomplete format");
-    std::string spec = "%";
-    while (i < fmt.size() && std::string_view("-+ #0123456789.").find(fmt[i]) != std::string_view::npos)
-      spec.push_back(fmt[i++]);
+    std::string flags;
+    while (i < fmt.size() && std::string_view("-+ #0").find(fmt[i]) != std::string_view::npos) flags.push_back(fmt[i++]);
+    const std::size_t width = read_count(fmt, i);
+    bool has_precision = false;
+    std::size_t precision = 0;
+    if (i < fmt.size() && fmt[i] == '.') {
+      ++i;
+      has_precision = true;
+      precision = read_count(fmt, i);
+    }
     if (i >= fmt.size()) throw EvalError("incomplete format");
     const char c = fmt[i];
     if (c == '%') {
       out.push_back('%');
       continue;
     }
+    in.check_size(width);
+    in.check_size(precision);
     if (next >= list.size()) throw EvalError("not enough arguments for format string");
     const Value& v = list[next++];
-    char buf[512];
+    std::string piece;
     if (c == 's' || c == 'r') {
-      std::string s;
-      if (c == 's') py::append_str(s, v);
-      else py::append_repr(s, v);
-      spec += "s";
-      std::snprintf(buf, sizeof buf, spec.c_str(), s.c_str());
-      out += (spec == "%s") ? s : std::string(buf);
-    } else if (c == 'd' || c == 'i' || c == 'x' || c == 'X' || c == 'o') {
-      if (!v.is_number()) throw EvalError(std::string("%") + c + " format: a real number is required, not " + py::type_name(v));
-      spec += "ll";
-      spec.push_back(c == 'i' ? 'd' : c);
-      std::snprintf(buf, sizeof buf, spec.c_str(),
-                    static_cast<long long>(v.kind == Kind::Float ? static_cast<std::int64_t>(v.f) : as_int(v)));
-      out += buf;
-    } else if (c == 'f' || c == 'F' || c == 'e' || c == 'E' || c == 'g' || c == 'G') {
-      if (!v.is_number()) throw EvalError("must be real number, not " + std::string(py::type_name(v)));
-      spec.push_back(c);
-      std::snprintf(buf, sizeof buf, spec.c_str(), as_double(v));
-      out += buf;
+      if (c == 's') py::append_str(piece, v);
+      else py::append_repr(piece, v);
+      std::size_t chars = py::code_point_count(piece);
+      if (has_precision && precision < chars) {
+        std::size_t at = 0;
+        for (std::size_t k = 0; k < precision; ++k) py::next_code_point(piece, at);
+        piece.resize(at);
+        chars = precision;
+      }
+      if (width > chars) {
+        const std::string pad(width - chars, ' ');
+        piece = flags.find('-') != std::string::npos ? piece + pad : pad + piece;
+      }
     } else {
-      throw EvalError(std::string("unsupported format character '") + c + "'");
+      std::string spec = "%" + flags;
+      if (width > 0) spec += std::to_string(width);
+      if (has_precision) spec += "." + std::to_string(precision);
+      if (c == 'd' || c == 'i' || c == 'x' || c == 'X' || c == 'o') {
+        if (!v.is_number()) throw EvalError(std::string("%") + c + " format: a real number is required, not " + py::type_name(v));
+        spec += "ll";
+        spec.push_back(c == 'i' ? 'd' : c);
+        piece = c_format(spec, static_cast<long long>(v.kind == Kind::Float ? static_cast<std::int64_t>(v.f) : as_int(v)));
+      } else if (c == 'f' || c == 'F' || c == 'e' || c == 'E' || c == 'g' || c == 'G') {
+        if (!v.is_number()) throw EvalError("must be real number, not " + std::string(py::type_name(v)));
+        spec.push_back(c);
+        piece = c_format(spec, as_double(v));
+      } else {
+        throw EvalError(std::string("unsupported format character '") + c + "'");
+      }
     }
+    out += piece;
+    in.check_size(out.size());
   }
   if (next < list.size()) throw EvalError("not all arguments converted during string formatting");
   return Value::owned(std::move(out));
@@ -224,6 +266,8 @@ Value binary_op(BinOp op, const Value& a, const Value& b, Interpreter& in) {
         return Value::owned(std::move(s));
       }
       if (a.kind == Kind::List && b.kind == Kind::List && as_list(a).is_tuple == as_list(b).is_tuple) {
+        // A list counts against the size bound, so repeated doubling stops instead of exhausting memory.
+        in.check_size((as_list(a).items.size() + as_list(b).items.size()) * sizeof(Value));
         std::vector<Value> items = as_list(a).items;
         items.insert(items.end(), as_list(b).items.begin(), as_list(b).items.end());
         return make_list(std::move(items), as_list(a).is_tuple);
@@ -286,7 +330,7 @@ Value binary_op(BinOp op, const Value& a, const Value& b, Interpreter& in) {
         if (r != 0 && ((r < 0) != (as_double(b) < 0))) r += as_double(b);
         return Value::floating(r);
       }
-      if (a.kind == Kind::String) return percent_format(a.s, b);
+      if (a.kind == Kind::String) return percent_format(a.s, b, in);
       unsupported("%", a, b);
     case BinOp::Pow:
       if (ints && as_int(b) >= 0) {

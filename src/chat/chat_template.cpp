@@ -162,6 +162,12 @@ void ChatTemplate::render_into(std::string& out, const Value& messages, const Re
     fail_at(e.offset, e.message);
   } catch (const EvalError& e) {
     fail_at(0, e.what());
+  } catch (const std::bad_alloc&) {
+    // Every size a template controls is bounded before allocating; this is the last line of defence, so the
+    // caller still gets a per-input error naming the template instead of losing the whole run.
+    out.clear();
+    out.shrink_to_fit();
+    fail_at(0, "out of memory while rendering");
   }
 }
 

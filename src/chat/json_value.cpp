@@ -20,6 +20,7 @@ Value convert(const Json& j, int depth) {
     case nlohmann::json::value_t::string: return Value::borrowed(j.template get_ref<const std::string&>());
     case nlohmann::json::value_t::array: {
       auto l = std::make_shared<ListObject>();
+      l->from_input = true;
       l->items.reserve(j.size());
       for (const auto& x : j) l->items.push_back(convert(x, depth + 1));
       Value v;

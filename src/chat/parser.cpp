@@ -1,6 +1,7 @@
 #include "chat/parser.hpp"
 
 #include <initializer_list>
+#include <utility>
 
 #include "chat/builtins.hpp"
 
@@ -132,6 +133,8 @@ class Parser {
     if (tag == "with") return parse_with();
     if (tag == "generation") return parse_generation();
     if (tag == "break" || tag == "continue") {
+      // Jinja2 compiles these to Python's break/continue, so outside a loop body they fail to compile.
+      if (loop_bodies_ == 0) fail(tag == "break" ? "'break' outside loop" : "'continue' not properly in loop");
       auto n = node(tag == "break" ? NodeKind::Break : NodeKind::Continue);
       advance();
       expect_block_end();
@@ -206,7 +209,9 @@ class Parser {
     if (skip_name("recursive")) fail("recursive loops are not supported");
     expect_block_end();
     stack_.push_back("for");
+    ++loop_bodies_;
     n->kids.push_back(parse_body({"endfor", "else"}));
+    --loop_bodies_;
     NodePtr else_body;
     if (skip_name("else")) {
       expect_block_end();
@@ -277,7 +282,9 @@ class Parser {
     parse_signature(*n);
     expect_block_end();
     stack_.push_back("macro");
+    const int outer_loops = std::exchange(loop_bodies_, 0);  // a macro body is a function of its own
     n->kids.push_back(parse_body({"endmacro"}));
+    loop_bodies_ = outer_loops;
     advance();
     expect_block_end();
     stack_.pop_back();
@@ -293,7 +300,9 @@ class Parser {
     n->kids.push_back(std::move(call));
     expect_block_end();
     stack_.push_back("call");
+    const int outer_loops = std::exchange(loop_bodies_, 0);  // so is the body of a call block
     n->kids.push_back(parse_body({"endcall"}));
+    loop_bodies_ = outer_loops;
     advance();
     expect_block_end();
     stack_.pop_back();
@@ -375,6 +384,7 @@ class Parser {
   };
   static constexpr int kMaxDepth = 200;
   int depth_ = 0;
+  int loop_bodies_ = 0;  // for-loop bodies around the current position, inside the innermost macro
 
   NodePtr parse_expression(bool with_condexpr) {
     DepthGuard guard(*this);

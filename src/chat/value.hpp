@@ -97,6 +97,12 @@ inline Value Value::owned(std::string x) {
 struct ListObject final : Object {
   std::vector<Value> items;
   bool is_tuple = false;
+  // Converted from the caller's JSON: one conversion may be shared by several renders (and threads), so
+  // the one mutating method the sandbox allows (list.pop) refuses it instead of changing another render's input.
+  bool from_input = false;
+  // The result of map/select/reject(attr): a generator in Jinja2. It iterates like a list, but json.dumps
+  // refuses it, so tojson must too.
+  bool lazy = false;
 };
 
 // Insertion-ordered like a Python dict; chat dicts are small, so a linear scan beats hashing.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/open.hpp"
 #include "cli/commands.hpp"
 #include "pipe/store.hpp"
 #include "report/write_report.hpp"
@@ -26,32 +27,33 @@ struct AnalyzeOptions {
 
 int run_analyze(const AnalyzeOptions& o) {
   try {
-    auto store = pipe::open_store(o.store_url);
+    auto store = backends::open_store(o.store_url);
     std::vector<pipe::Record> records;
     if (o.experiments.empty()) {
-      store->scan("", [&](const pipe::Record& r) { records.push_back(r); });
+      records = pipe::scan_in_key_order(*store, "");
     } else {
-      const std::vector<std::string> held = store->experiments();
       for (const auto& name : o.experiments) {
-        if (std::find(held.begin(), held.end(), name) == held.end()) {
+        auto found = pipe::scan_in_key_order(*store, name);
+        if (found.empty()) {
+          const std::vector<std::string> held = pipe::experiments_in(*store);
           std::string list;
           for (const auto& h : held) list += (list.empty() ? "" : ", ") + h;
           std::fprintf(stderr, "overhead analyze: experiment '%s' is not in %s (it holds: %s)\n", name.c_str(),
-                       o.store_url.c_str(), list.empty() ? "nothing" : list.c_str());
+                       store->url().c_str(), list.empty() ? "nothing" : list.c_str());
           return 1;
         }
-        store->scan(name, [&](const pipe::Record& r) { records.push_back(r); });
+        for (auto& r : found) records.push_back(std::move(r));
       }
     }
     if (records.empty()) {
-      std::fprintf(stderr, "overhead analyze: no records in %s\n", o.store_url.c_str());
+      std::fprintf(stderr, "overhead analyze: no records in %s\n", store->url().c_str());
       return 1;
     }
     report::ReportOptions ro;
     ro.out_dir = o.out_dir;
     ro.compare_seed = o.compare_seed;
     ro.png = !o.no_png;
-    ro.source = o.store_url;
+    ro.source = store->url();
     const report::ReportSummary summary = report::write_report(records, ro);
     report::print_headline(summary);
     return 0;

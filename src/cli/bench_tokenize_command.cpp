@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/cli_io.hpp"
+#include "cli/json_line.hpp"
 #include "cli/commands.hpp"
 #include "tok/tokenizer.hpp"
 #include "util/thread_pool.hpp"
@@ -48,10 +49,10 @@ int run_bench(const BenchOptions& o) {
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   std::vector<std::string> texts;
   {
-    simdjson::ondemand::parser parser;
+    JsonLineReader reader;
     std::string text, error;
     for_each_line(o.input, [&](std::size_t n, std::string_view line) {
-      if (!string_field(parser, line, n, o.field, text, error)) throw std::runtime_error(o.input + ": " + error);
+      if (!reader.string_field(line, n, o.field, text, error)) throw std::runtime_error(o.input + ": " + error);
       texts.push_back(text);
     });
   }

@@ -1,9 +1,13 @@
 #include "cli/chat_input.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 #include <filesystem>
 #include <stdexcept>
 
+#include "cli/json_line.hpp"
 #include "tok/resolve.hpp"
 #include "util/line_reader.hpp"
 
@@ -21,6 +25,24 @@ std::string find_config(const std::string& name) {
   return p.string();
 }
 
+// The template engine refuses values nested deeper than 256 levels (chat/json_value.cpp) and
+// then names the template file; checked here first so that the error names the input line.
+constexpr std::size_t kMaxInputDepth = 256;
+
+// Nesting depth of a JSON value (a scalar is 0), without recursion: the input is untrusted.
+std::size_t nesting_depth(const nlohmann::ordered_json& root) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const nlohmann::ordered_json*, std::size_t>> stack{{&root, 0}};
+  while (!stack.empty()) {
+    const auto [v, d] = stack.back();
+    stack.pop_back();
+    if (!v->is_structured()) continue;
+    deepest = std::max(deepest, d + 1);
+    for (const auto& child : *v) stack.emplace_back(&child, d + 1);
+  }
+  return deepest;
+}
+
 }  // namespace
 
 std::shared_ptr<const chat::ChatTemplate> load_chat_template(const std::string& name_or_path,
@@ -36,6 +58,10 @@ std::shared_ptr<const chat::ChatTemplate> load_chat_template(const std::string& 
     }
   }
   if (!template_file.empty()) {
+    // A folder "reads" as an empty file on Linux, which rendered as "" with exit 0.
+    if (!fs::is_regular_file(template_file))
+      throw std::runtime_error(template_file + ": not a template file (" +
+                               (fs::exists(template_file) ? "a folder or special file" : "no such file") + ")");
     config["chat_template"] = util::read_file(template_file);
     return chat::ChatTemplate::from_tokenizer_config(config, template_file);
   }
@@ -46,9 +72,16 @@ bool parse_conversation(std::string_view text, std::size_t line_number, const st
                         std::string& error) {
   const std::string prefix = "line " + std::to_string(line_number) + ": ";
   try {
-    out.line = nlohmann::ordered_json::parse(text);
+    out.line = nlohmann::ordered_json::parse(text);  // of duplicate keys the last counts, as in Python
+  } catch (const nlohmann::json::parse_error& e) {
+    error = prefix + parse_error_text(e);
+    return false;
   } catch (const nlohmann::json::exception& e) {
     error = prefix + "invalid JSON (" + e.what() + ")";
+    return false;
+  }
+  if (nesting_depth(out.line) > kMaxInputDepth) {
+    error = prefix + "input nested too deeply (more than " + std::to_string(kMaxInputDepth) + " levels)";
     return false;
   }
   if (!out.line.is_object()) {

@@ -1,11 +1,9 @@
-// Small helpers shared by the subcommands: reading JSONL input, fetching a field of a line.
+// Reading JSONL input line by line, shared by the subcommands (fields of a line: json_line.hpp).
 #pragma once
 
 #include <functional>
 #include <string>
 #include <string_view>
-
-#include <simdjson.h>
 
 namespace overhead::cli {
 
@@ -13,10 +11,5 @@ namespace overhead::cli {
 // Blank lines are passed too, so that output line N always answers input line N.
 void for_each_line(const std::string& path,
                    const std::function<void(std::size_t, std::string_view)>& fn);
-
-// Reads the string field `field` of a JSON object line. On failure returns false and sets `error`
-// to "line N: reason".
-bool string_field(simdjson::ondemand::parser& parser, std::string_view line, std::size_t line_number,
-                  const std::string& field, std::string& value, std::string& error);
 
 }  // namespace overhead::cli

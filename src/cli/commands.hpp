@@ -13,5 +13,9 @@ void add_bench_template_command(CLI::App& bench, int& exit_code);
 // run, enqueue, worker, consume (run_commands.cpp)
 void add_run_commands(CLI::App& app, int& exit_code);
 void add_analyze_command(CLI::App& app, int& exit_code);
+// `serve`: the OpenAI-compatible HTTP gateway (src/serve/).
+void add_serve_command(CLI::App& app, int& exit_code);
+// `cost`: the cost model T = E(x) + D(y|x) over shipped GPU, model and price profiles (src/cost/).
+void add_cost_command(CLI::App& app, int& exit_code);
 
 }  // namespace overhead::cli

@@ -1,13 +1,18 @@
 // `overhead run` (the five cases on one machine) and the separate processes of a shared-backend
 // deployment: `overhead enqueue`, `overhead worker`, `overhead consume`.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
+#include "backends/open.hpp"
+#include "cli/chat_input.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "pipe/cases.hpp"
 #include "pipe/chat_token_processor.hpp"
 #include "pipe/consumer.hpp"
@@ -26,6 +31,27 @@ namespace overhead::cli {
 namespace {
 
 using namespace overhead::pipe;
+using backends::open_object_store;
+using backends::open_queue;
+using backends::open_store;
+
+// A URL its backend refuses (unknown scheme, a bad, unknown or out-of-range parameter) is a usage
+// error of the option that gave it: exit 2, naming the option.
+std::shared_ptr<Queue> queue_option(const char* option, const std::string& url) {
+  try {
+    return open_queue(url);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError(option, e.what());
+  }
+}
+
+std::unique_ptr<Store> store_option(const std::string& url) {
+  try {
+    return open_store(url);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--store", e.what());
+  }
+}
 
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
@@ -82,21 +108,43 @@ struct CommonOptions {
   unsigned workers = 1;
 };
 
+// The accepted ranges. A queue receives and sends at most 10 messages at once (as SQS does); the
+// upper bounds on threads and sizes only catch typing slips, they are far above anything useful.
+constexpr std::int64_t kMaxLimit = 1'000'000'000;
+constexpr std::int64_t kMaxThreads = 256;
+constexpr std::int64_t kMaxInFlight = 1'000'000;
+constexpr std::int64_t kMaxPromptBytesBound = std::int64_t{1} << 32;
+constexpr double kMaxIdleSeconds = 7 * 24 * 3600;
+
+// --case of `run`: "all", or a comma list of case numbers 1..5.
+std::string case_list_error(const std::string& text) {
+  if (text == "all") return "";
+  const std::string expected = "expected 1..5, a comma list of them, or all, got '" + text + "'";
+  if (!name_list_error(text).empty()) return expected;  // "", "1,,2", "3,"
+  for (const auto& c : split_commas(text))
+    if (c.size() != 1 || c[0] < '1' || c[0] > '5') return expected;
+  return "";
+}
+
 void add_data_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--data", o.data, "The seed's JSONL records (.gz ok); default: the bundled MT-Bench records");
-  cmd.add_option("--tokenizers", o.tokenizers, "Comma-separated tokenizer names")->capture_default_str();
-  cmd.add_option("--limit", o.limit, "Use only the first N records (0 = all)");
+  cmd.add_option("--tokenizers", o.tokenizers, "Comma-separated tokenizer names")->check(name_list())->capture_default_str();
+  cmd.add_option("--limit", o.limit, "Use only the first N records (0 = all)")->check(integer_in(0, kMaxLimit));
 }
 
 void add_worker_options(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--experiment", o.experiment, "Experiment name")->capture_default_str();
-  cmd.add_option("--batch", o.batch, "Items per input batch (<= 10 on a queue)")->capture_default_str();
-  cmd.add_option("--publishers", o.publishers, "Threads of the asynchronous log publisher")->capture_default_str();
+  cmd.add_option("--experiment", o.experiment, "Experiment name")->check(non_empty())->capture_default_str();
+  cmd.add_option("--batch", o.batch, "Items per input batch (a queue takes at most 10)")
+      ->check(integer_in(1, static_cast<std::int64_t>(kMaxQueueBatch)))->capture_default_str();
+  cmd.add_option("--publishers", o.publishers, "Threads of the asynchronous log publisher")
+      ->check(integer_in(1, kMaxThreads))->capture_default_str();
   cmd.add_option("--prefetch", o.prefetch, "Receive the next batch while processing this one")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
-  cmd.add_option("--max-prompt-bytes", o.max_prompt_bytes, "Dead-letter prompts larger than this (0 = no limit)");
-  cmd.add_option("--max-in-flight", o.max_in_flight, "Items received but not settled (0 = 4 x batch)");
-  cmd.add_option("--date", o.date, "Pin strftime_now in chat templates (YYYY-MM-DD)");
+  cmd.add_option("--max-prompt-bytes", o.max_prompt_bytes, "Dead-letter prompts larger than this (0 = no limit)")
+      ->check(integer_in(0, kMaxPromptBytesBound));
+  cmd.add_option("--max-in-flight", o.max_in_flight, "Items received but not settled (0 = 4 x batch)")
+      ->check(integer_in(0, kMaxInFlight));
+  cmd.add_option("--date", o.date, "Pin strftime_now in chat templates (YYYY-MM-DD)")->check(date_validator());
 }
 
 std::string store_url(const CommonOptions& o) {
@@ -126,71 +174,76 @@ void print_first_letters(const DeadLetterSink& dead, std::size_t n) {
   }
 }
 
+// The worker settings shared by `run` and `worker`.
+WorkerOptions worker_options(const CommonOptions& o) {
+  WorkerOptions wo;
+  wo.experiment = o.experiment;
+  wo.batch = o.batch;
+  wo.prefetch = o.prefetch == "on";
+  wo.publishers = o.publishers;
+  wo.max_in_flight = o.max_in_flight;
+  wo.max_prompt_bytes = o.max_prompt_bytes;
+  return wo;
+}
+
 int run_command(const CommonOptions& o, const std::string& cases) {
   RunConfig cfg;
   cfg.data = o.data.empty() ? default_data() : o.data;
   cfg.tokenizers = split_commas(o.tokenizers);
-  cfg.experiment = o.experiment;
   cfg.queue_url = o.queue;
   cfg.log_queue_url = o.log_queue;
   cfg.out_dir = o.out;
   cfg.store_url = store_url(o);
-  cfg.batch = o.batch;
-  cfg.publishers = o.publishers;
-  cfg.prefetch = o.prefetch == "on";
   cfg.limit = o.limit;
-  cfg.max_prompt_bytes = o.max_prompt_bytes;
-  cfg.max_in_flight = o.max_in_flight;
   cfg.workers = o.workers;
+  cfg.worker = worker_options(o);
   cfg.progress = !o.no_progress;
   if (!std::filesystem::exists(cfg.data)) throw std::runtime_error(cfg.data + ": no such data file");
   std::vector<int> numbers;
-  if (cases == "all") numbers = {1, 2, 3, 4, 5};
+  if (cases == "all")
+    for (const auto& p : kCasePresets) numbers.push_back(p.number);
   else
-    for (const auto& c : split_commas(cases)) {
-      if (c.size() != 1 || c[0] < '1' || c[0] > '5') throw CLI::ValidationError("--case", "expected 1..5 or all, got " + c);
-      numbers.push_back(c[0] - '0');
-    }
+    for (const auto& c : split_commas(cases)) numbers.push_back(c[0] - '0');  // checked by case_list_error
 
+  std::filesystem::create_directories(cfg.out_dir);
+  // The backends first: a refused URL is a usage error, before the tokenizers take their time.
+  auto store = store_option(cfg.store_url);
+  // Each backend is opened once, and only when a chosen case uses it (a sqlite-queue: URL would
+  // create its file).
+  auto uses = [&](auto pred) {
+    return std::any_of(numbers.begin(), numbers.end(), [&](int n) { return pred(case_preset(n)); });
+  };
+  CaseBackends backends{*store, nullptr, nullptr, nullptr};
+  if (uses([](const CasePreset& p) { return p.source == CaseSource::input_queue; }))
+    backends.input = queue_option("--queue", cfg.queue_url);
+  if (uses([](const CasePreset& p) { return p.sink == CaseSink::log_queue; }))
+    backends.log = queue_option("--log-queue", cfg.log_queue_url);
   ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
   for (const auto& [name, err] : processor.load_errors())
     std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
-  std::filesystem::create_directories(cfg.out_dir);
-  auto store = open_store(cfg.store_url);
+  std::unique_ptr<ObjectStore> objects;
+  if (uses([](const CasePreset& p) { return p.sink == CaseSink::memory_csv; }))
+    objects = open_object_store("file:" + cfg.out_dir);
+  backends.objects = objects.get();
 
   std::vector<CaseResult> results;
-  for (int n : numbers) results.push_back(run_case(n, cfg, processor, *store));
+  for (int n : numbers) results.push_back(run_case(n, cfg, processor, backends));
 
   std::cout << "\n" << format_case_table(results) << std::flush;
-  nlohmann::json summary;
-  summary["data"] = cfg.data;
-  summary["tokenizers"] = cfg.tokenizers;
-  summary["experiment"] = cfg.experiment;
-  summary["store"] = cfg.store_url;
-  summary["queue"] = cfg.queue_url;
-  summary["log_queue"] = cfg.log_queue_url;
-  summary["batch"] = cfg.batch;
-  summary["publishers"] = cfg.publishers;
-  summary["prefetch"] = cfg.prefetch;
-  summary["limit"] = cfg.limit;
-  summary["cases"] = nlohmann::json::array();
-  std::map<std::string, std::size_t> failures;
-  for (const auto& r : results) {
-    summary["cases"].push_back(to_json(r));
-    for (const auto& [k, v] : r.failures) failures[k] += v;
-  }
-  summary["failures"] = failures;
+  const nlohmann::json summary = run_summary_json(cfg, store->url(), results);
+  std::map<std::string, std::size_t> failures = summary["failures"].get<std::map<std::string, std::size_t>>();
   const auto summary_path = std::filesystem::path(cfg.out_dir) / "summary.json";
   std::ofstream(summary_path) << summary.dump(2) << "\n";
-  std::cout << "\nrecords: " << cfg.store_url << "\nsummary: " << summary_path.string() << "\n";
+  std::cout << "\nrecords: " << store->url() << "\nsummary: " << summary_path.string() << "\n";
   if (!o.no_report) {
     // The run ends with its own analysis: the headline fit per case and tokenizer, and the report.
     std::vector<Record> records;
-    for (const auto& r : results) store->scan(r.experiment, [&](const Record& rec) { records.push_back(rec); });
+    for (const auto& r : results)
+      for (auto& rec : scan_in_key_order(*store, r.experiment)) records.push_back(std::move(rec));
     report::ReportOptions ro;
     ro.out_dir = (std::filesystem::path(cfg.out_dir) / "report").string();
     ro.compare_seed = true;
-    ro.source = cfg.store_url;
+    ro.source = store->url();
     try {
       std::cout << "\n" << std::flush;
       report::print_headline(report::write_report(records, ro));
@@ -205,11 +258,11 @@ int enqueue_command(const CommonOptions& o) {
   const std::string data = o.data.empty() ? default_data() : o.data;
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_enqueue.jsonl").string();
   DeadLetterSink dead(dl_path);
-  auto queue = open_queue(o.queue);
+  auto queue = queue_option("--queue", o.queue);
   auto records = load_source_records(data, o.limit, dead);
-  const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch));
+  const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch), &dead);
   std::printf("enqueued %llu messages in %llu batches to %s in %.3f s\n", static_cast<unsigned long long>(ps.messages),
-              static_cast<unsigned long long>(ps.batches), o.queue.c_str(), double(ps.elapsed_ns) / 1e9);
+              static_cast<unsigned long long>(ps.batches), queue->url().c_str(), double(ps.elapsed_ns) / 1e9);
   print_first_letters(dead, 10);
   return report_failures(dead.counts(), o, dl_path);
 }
@@ -219,22 +272,16 @@ int worker_command(const CommonOptions& o) {
   const std::string name = o.name.empty() ? "worker-" + std::to_string(::getpid()) : o.name;
   const auto dl_path = (std::filesystem::path(o.out) / ("dead_letters_" + name + ".jsonl")).string();
   DeadLetterSink dead(dl_path);
-  auto in = open_queue(o.queue);
-  auto log = open_queue(o.log_queue);
+  auto in = queue_option("--queue", o.queue);
+  auto log = queue_option("--log-queue", o.log_queue);
   const auto idle = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
   QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
   const auto tokenizers = split_commas(o.tokenizers);
   ChatTokenProcessor processor(tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
   QueueSink sink(log);
-  WorkerOptions wo;
+  WorkerOptions wo = worker_options(o);
   wo.name = name;
-  wo.experiment = o.experiment;
   wo.case_number = o.case_number;
-  wo.batch = o.batch;
-  wo.prefetch = o.prefetch == "on";
-  wo.publishers = o.publishers;
-  wo.max_in_flight = o.max_in_flight;
-  wo.max_prompt_bytes = o.max_prompt_bytes;
   wo.visibility = in->visibility_timeout();
   Progress progress("worker " + name, 0, !o.no_progress);
   wo.progress = &progress.counter();
@@ -253,8 +300,8 @@ int consume_command(const CommonOptions& o) {
   install_stop_handler();
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_consume.jsonl").string();
   DeadLetterSink dead(dl_path);
-  auto log = open_queue(o.log_queue);
-  auto store = open_store(store_url(o));
+  auto log = queue_option("--log-queue", o.log_queue);
+  auto store = store_option(store_url(o));
   ConsumerOptions co;
   co.idle_exit = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
   co.wait = std::min(co.idle_exit, std::chrono::milliseconds(1000));
@@ -277,10 +324,13 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   static std::string cases = "all";
 
   CLI::App* run = app.add_subcommand("run", "Run the seed's five cases on the embedded default (mem: queues, sqlite: store)");
-  run->add_option("--case", cases, "1..5, a comma list, or all")->capture_default_str();
+  run->add_option("--case", cases, "1..5, a comma list, or all")
+      ->check(CLI::Validator([](std::string& s) { return case_list_error(s); }, "CASES", "case list"))
+      ->capture_default_str();
   add_data_options(*run, o);
   add_worker_options(*run, o);
-  run->add_option("--workers", o.workers, "Worker threads per case (the seed had one)")->capture_default_str();
+  run->add_option("--workers", o.workers, "Worker threads per case (the seed had one)")
+      ->check(integer_in(1, kMaxThreads))->capture_default_str();
   run->add_option("--queue", o.queue, "Input queue URL (case 5)")->capture_default_str();
   run->add_option("--log-queue", o.log_queue, "Log queue URL (cases 3-5)")->capture_default_str();
   run->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");
@@ -293,7 +343,8 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   CLI::App* enqueue = app.add_subcommand("enqueue", "Producer: send every record once per tokenizer to the input queue");
   add_data_options(*enqueue, o);
   enqueue->add_option("--queue", o.queue, "Input queue URL")->required();
-  enqueue->add_option("--batch", o.batch, "Messages per send (<= 10)")->capture_default_str();
+  enqueue->add_option("--batch", o.batch, "Messages per send (a queue takes at most 10)")
+      ->check(integer_in(1, static_cast<std::int64_t>(kMaxQueueBatch)))->capture_default_str();
   enqueue->add_option("--out", o.out, "Folder for the dead-letter file")->capture_default_str();
   enqueue->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when lines were bad");
   enqueue->callback([&exit_code] { exit_code = enqueue_command(o); });
@@ -301,11 +352,14 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   CLI::App* worker = app.add_subcommand("worker", "Worker: input queue -> chat template + tokenize -> log queue");
   worker->add_option("--queue", o.queue, "Input queue URL")->required();
   worker->add_option("--log-queue", o.log_queue, "Log queue URL")->required();
-  worker->add_option("--tokenizers", o.tokenizers, "Tokenizers to load (items naming others are dead-lettered)")->capture_default_str();
+  worker->add_option("--tokenizers", o.tokenizers, "Tokenizers to load (items naming others are dead-lettered)")
+      ->check(name_list())->capture_default_str();
   add_worker_options(*worker, o);
-  worker->add_option("--case", o.case_number, "Case number written into the records")->capture_default_str();
-  worker->add_option("--name", o.name, "Worker name (default worker-<pid>)");
-  worker->add_option("--idle-exit", o.idle_exit, "Stop after the queue stayed empty this many seconds")->capture_default_str();
+  worker->add_option("--case", o.case_number, "Case number written into the records")
+      ->check(integer_in(1, 5))->capture_default_str();
+  worker->add_option("--name", o.name, "Worker name (default worker-<pid>)")->check(non_empty());
+  worker->add_option("--idle-exit", o.idle_exit, "Stop after the queue stayed empty this many seconds")
+      ->check(number_in(0, kMaxIdleSeconds))->capture_default_str();
   worker->add_option("--out", o.out, "Folder for the dead-letter file")->capture_default_str();
   worker->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when items failed");
   worker->add_flag("--no-progress", o.no_progress, "No progress output");
@@ -315,7 +369,8 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   consume->add_option("--log-queue", o.log_queue, "Log queue URL")->required();
   consume->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");
   consume->add_option("--out", o.out, "Folder for the store and the dead-letter file")->capture_default_str();
-  consume->add_option("--idle-exit", o.idle_exit, "Stop after the queue stayed empty this many seconds")->capture_default_str();
+  consume->add_option("--idle-exit", o.idle_exit, "Stop after the queue stayed empty this many seconds")
+      ->check(number_in(0, kMaxIdleSeconds))->capture_default_str();
   consume->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when messages were bad");
   consume->add_flag("--no-progress", o.no_progress, "No progress output");
   consume->callback([&exit_code] { exit_code = consume_command(o); });

@@ -13,6 +13,7 @@
 
 #include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
+#include "cli/json_line.hpp"
 #include "cli/commands.hpp"
 #include "tok/tokenizer.hpp"
 #include "util/json_writer.hpp"
@@ -46,13 +47,13 @@ void write_error(std::string& out, const std::string& error) {
 int run_tokenize(const TokenizeOptions& o) {
   const auto tokenizer = tok::Tokenizer::load(o.tokenizer);
   const std::string field = o.field.empty() ? "text" : o.field;
-  simdjson::ondemand::parser parser;
+  JsonLineReader reader;
   std::string text, error, line_out;
   tok::Ids ids;
   bool failed = false;
   for_each_line(o.input, [&](std::size_t n, std::string_view line) {
     line_out.clear();
-    if (string_field(parser, line, n, field, text, error)) {
+    if (reader.string_field(line, n, field, text, error)) {
       ids.clear();
       tokenizer->encode_into(text, ids, !o.no_special);
       write_ids(line_out, ids);

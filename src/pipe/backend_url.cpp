@@ -5,30 +5,138 @@
 
 namespace overhead::pipe {
 
-BackendUrl parse_backend_url(const std::string& url) {
+namespace {
+
+// Where the userinfo's password sits in `url` ("scheme://user:PASSWORD@host..."), as [begin, end);
+// begin == end when there is none.
+std::pair<std::size_t, std::size_t> password_span(std::string_view url) {
+  const auto sep = url.find("://");
+  if (sep == std::string_view::npos) return {0, 0};
+  const std::size_t start = sep + 3;
+  const std::size_t end = std::min(url.find_first_of("/?#", start), url.size());
+  const auto at = url.rfind('@', end == 0 ? 0 : end - 1);
+  if (at == std::string_view::npos || at < start) return {0, 0};
+  const auto colon = url.find(':', start);
+  if (colon == std::string_view::npos || colon > at) return {0, 0};
+  return {colon + 1, at};
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string redact_url(std::string_view url) {
+  const auto [begin, end] = password_span(url);
+  if (begin == end) return std::string(url);
+  std::string out(url.substr(0, begin));
+  out += "***";
+  out += url.substr(end);
+  return out;
+}
+
+BackendUrl parse_backend_url(std::string_view url) {
   BackendUrl out;
-  out.text = url;
+  out.redacted_ = redact_url(url);
+  auto fail = [&](const std::string& why) {
+    return std::invalid_argument("backend URL \"" + out.redacted_ + "\": " + why);
+  };
+  auto decode = [&](std::string_view s, const char* part) {
+    std::string d;
+    d.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '%') {
+        d += s[i];
+        continue;
+      }
+      const int hi = i + 1 < s.size() ? hex_digit(s[i + 1]) : -1;
+      const int lo = i + 2 < s.size() ? hex_digit(s[i + 2]) : -1;
+      if (hi < 0 || lo < 0) throw fail(std::string("broken percent escape in the ") + part);
+      d += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    }
+    return d;
+  };
+
   const auto colon = url.find(':');
-  if (colon == std::string::npos || colon == 0)
-    throw std::invalid_argument("backend URL \"" + url + "\": expected scheme:..., e.g. mem: or sqlite:PATH");
-  out.scheme = url.substr(0, colon);
+  if (colon == std::string_view::npos || colon == 0)
+    throw fail("expected scheme:..., e.g. mem: or sqlite:PATH");
+  out.scheme = std::string(url.substr(0, colon));
   const auto query = url.find('?', colon + 1);
-  out.rest = url.substr(colon + 1, query == std::string::npos ? std::string::npos : query - colon - 1);
-  if (query != std::string::npos) {
+  std::string_view rest = url.substr(colon + 1, query == std::string_view::npos ? std::string_view::npos : query - colon - 1);
+
+  if (rest.starts_with("//")) {
+    out.has_authority = true;
+    rest.remove_prefix(2);
+    const auto slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    if (slash != std::string_view::npos) out.path = decode(rest.substr(slash), "path");
+    const auto at = authority.rfind('@');
+    if (at != std::string_view::npos) {
+      const std::string_view userinfo = authority.substr(0, at);
+      const auto c = userinfo.find(':');
+      out.user = decode(userinfo.substr(0, c), "user");
+      if (c != std::string_view::npos) out.password = decode(userinfo.substr(c + 1), "password");
+      authority.remove_prefix(at + 1);
+    }
+    // [v6 address]:port or host:port
+    std::string_view port;
+    if (authority.starts_with('[')) {
+      const auto close = authority.find(']');
+      if (close == std::string_view::npos) throw fail("unclosed '[' in the host");
+      out.host = std::string(authority.substr(1, close - 1));
+      const std::string_view after = authority.substr(close + 1);
+      if (!after.empty()) {
+        if (after.front() != ':') throw fail("expected ':PORT' after the host");
+        port = after.substr(1);
+      }
+    } else {
+      const auto c = authority.rfind(':');
+      out.host = std::string(authority.substr(0, c));
+      if (c != std::string_view::npos) port = authority.substr(c + 1);
+    }
+    if (!port.empty()) {
+      int p = 0;
+      const auto r = std::from_chars(port.data(), port.data() + port.size(), p);
+      if (r.ec != std::errc() || r.ptr != port.data() + port.size() || p < 1 || p > 65535)
+        throw fail("port \"" + std::string(port) + "\" is not a number in 1..65535");
+      out.port = p;
+    }
+  } else {
+    out.path = std::string(rest);
+  }
+
+  if (query != std::string_view::npos) {
     std::size_t pos = query + 1;
     while (pos <= url.size()) {
       auto amp = url.find('&', pos);
-      if (amp == std::string::npos) amp = url.size();
-      const std::string pair = url.substr(pos, amp - pos);
+      if (amp == std::string_view::npos) amp = url.size();
+      const std::string_view pair = url.substr(pos, amp - pos);
       if (!pair.empty()) {
         const auto eq = pair.find('=');
-        if (eq == std::string::npos) out.params[pair] = "";
-        else out.params[pair.substr(0, eq)] = pair.substr(eq + 1);
+        if (eq == std::string_view::npos) out.params[decode(pair, "parameters")] = "";
+        else out.params[decode(pair.substr(0, eq), "parameters")] = decode(pair.substr(eq + 1), "parameters");
       }
       pos = amp + 1;
     }
   }
   return out;
+}
+
+void BackendUrl::check_params(std::initializer_list<std::string_view> known) const {
+  for (const auto& [key, value] : params) {
+    bool ok = false;
+    for (auto k : known) ok = ok || k == key;
+    if (ok) continue;
+    std::string list;
+    for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw std::invalid_argument(describe("backend", "unknown parameter \"" + key + "\" (known: " +
+                                                        (list.empty() ? std::string("none") : list) + ")"));
+  }
 }
 
 std::int64_t BackendUrl::int_param(const std::string& key, std::int64_t fallback) const {
@@ -38,13 +146,32 @@ std::int64_t BackendUrl::int_param(const std::string& key, std::int64_t fallback
   const auto* end = it->second.data() + it->second.size();
   const auto r = std::from_chars(it->second.data(), end, v);
   if (r.ec != std::errc() || r.ptr != end || it->second.empty())
-    throw std::invalid_argument("backend URL \"" + text + "\": parameter " + key + " is not an integer");
+    throw std::invalid_argument(describe("backend", "parameter " + key + " is not an integer"));
+  return v;
+}
+
+std::int64_t BackendUrl::int_param(const std::string& key, std::int64_t fallback, std::int64_t min,
+                                   std::int64_t max) const {
+  const std::int64_t v = int_param(key, fallback);
+  if (v < min || v > max)
+    throw std::invalid_argument(describe("backend", "parameter " + key + " must be in " + std::to_string(min) + ".." +
+                                                        std::to_string(max) + ", got " + std::to_string(v)));
   return v;
 }
 
 std::string BackendUrl::param(const std::string& key, const std::string& fallback) const {
   const auto it = params.find(key);
   return it == params.end() ? fallback : it->second;
+}
+
+std::chrono::milliseconds BackendUrl::call_timeout() const {
+  const std::int64_t ms = int_param("timeout_ms", kDefaultCallTimeout.count());
+  if (ms <= 0) throw std::invalid_argument(describe("backend", "parameter timeout_ms must be > 0"));
+  return std::chrono::milliseconds(ms);
+}
+
+std::string BackendUrl::describe(std::string_view what, std::string_view message) const {
+  return std::string(what) + " URL \"" + redacted_ + "\": " + std::string(message);
 }
 
 }  // namespace overhead::pipe

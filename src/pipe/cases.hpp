@@ -19,79 +19,75 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "pipe/object_store.hpp"
 #include "pipe/processor.hpp"
 #include "pipe/publisher.hpp"
+#include "pipe/queue.hpp"
 #include "pipe/record.hpp"
+#include "pipe/run_summary.hpp"
 #include "pipe/store.hpp"
+#include "pipe/worker.hpp"
 
 namespace overhead::pipe {
+
+// A case is data: where its items come from, where its records go, and how they are published.
+enum class CaseSource { file, input_queue };  // the local JSONL, or the input queue filled by the producer first
+enum class CaseSink { memory_csv, store, log_queue };  // memory then one CSV; a store write per item; the log queue
+enum class PublisherMode { sync, async };  // in the worker's thread, or the pool of worker.publishers threads
+
+struct CasePreset {
+  int number;
+  CaseSource source;
+  CaseSink sink;
+  PublisherMode publisher;
+  const char* steps;  // the seed's description, as printed in the table
+};
+
+inline constexpr CasePreset kCasePresets[] = {
+    {1, CaseSource::file, CaseSink::memory_csv, PublisherMode::sync, "local JSONL > tokenize > memory > CSV to object store"},
+    {2, CaseSource::file, CaseSink::store, PublisherMode::sync, "local JSONL > tokenize > sync store write per item"},
+    {3, CaseSource::file, CaseSink::log_queue, PublisherMode::sync, "local JSONL > tokenize > sync log-queue push > consumer > store"},
+    {4, CaseSource::file, CaseSink::log_queue, PublisherMode::async, "local JSONL > tokenize > async log-queue push > consumer > store"},
+    {5, CaseSource::input_queue, CaseSink::log_queue, PublisherMode::async, "input queue > tokenize > async log-queue push > consumer > store"},
+};
+
+// The preset numbered `number`; throws std::invalid_argument for a number not in kCasePresets.
+const CasePreset& case_preset(int number);
 
 struct RunConfig {
   std::string data;                       // the seed's JSONL (.gz ok)
   std::vector<std::string> tokenizers;
-  std::string experiment = "jmtbench";
-  std::string queue_url = "mem:in";
+  std::string queue_url = "mem:in";       // shown in summary.json; the caller opens it
   std::string log_queue_url = "mem:log";
   std::string store_url;                  // empty = sqlite:<out>/records.db
   std::string out_dir = "out";
-  std::size_t batch = 10;
-  unsigned publishers = 10;
-  bool prefetch = true;
   std::size_t limit = 0;                  // first N records (0 = all)
-  std::int64_t max_prompt_bytes = 0;
-  std::size_t max_in_flight = 0;
   unsigned workers = 1;                   // worker threads sharing the source (the seed had one)
   bool progress = true;
+  // The worker's settings. Per case, name, experiment ("<experiment>-caseN") and case_number are
+  // set from it, and publishers is used only by the asynchronous cases (sync ones take 0).
+  WorkerOptions worker = default_run_worker();
+
+  static WorkerOptions default_run_worker() {
+    WorkerOptions o;
+    o.publishers = 10;  // the seed's pool
+    return o;
+  }
 };
 
-// Means over a case's records, in microseconds.
-struct StageBreakdown {
-  std::size_t records = 0;
-  double render_us = 0, encode_us = 0, publish_us = 0, delete_us = 0;
-  // Time from the previous item's start to this one's on the same worker: for a batch-boundary
-  // item it holds the batch turnover (receive, delete) unless prefetch hides it.
-  double gap_boundary_us = 0, gap_other_us = 0;
-  // Time between the previous item's encode end and this item's render start: what is not the
-  // item's own work (publish call, batch turnover). Unlike the gap it does not depend on the
-  // previous item's length, which in MT-Bench alternates with the position in a batch (turn-1
-  // and turn-2 records alternate), so it isolates the batch-boundary cost.
-  double between_boundary_us = 0, between_other_us = 0;
-  std::size_t boundary_items = 0;
+
+// The opened backends a case runs on. The caller opens them from the URLs (backends/open.hpp),
+// so the pipeline never names an adapter. A case uses only what its preset needs: `input` for
+// CaseSource::input_queue, `log` for CaseSink::log_queue, `objects` for CaseSink::memory_csv;
+// the others may be null.
+struct CaseBackends {
+  Store& store;
+  std::shared_ptr<Queue> input;
+  std::shared_ptr<Queue> log;
+  ObjectStore* objects = nullptr;
 };
 
-struct CaseResult {
-  int number = 0;
-  std::string steps;
-  std::string experiment;
-  std::int64_t total_ns = 0;
-  std::int64_t worker_cpu_ns = 0;   // CPU time of the worker threads
-  std::int64_t process_cpu_ns = 0;  // CPU time of the whole process over the total (all threads)
-  std::int64_t enqueue_ns = 0;  // case 5: producer, before the total
-  std::int64_t drain_ns = 0;    // cases 3-5: consumer still running after the worker finished
-  unsigned workers = 1;
-  std::uint64_t items = 0;      // work items handled by the workers
-  std::uint64_t ok = 0;         // records confirmed
-  std::uint64_t stored = 0;     // records found in the store (or CSV for case 1) afterwards
-  std::map<std::string, std::size_t> failures;  // dead letters by kind
-  std::uint64_t delete_failures = 0;  // case 5: inputs whose delete failed (they come back)
-  std::string dead_letter_file;
-  std::string artifact;         // case 1: the CSV's URL/key
-  PublisherStats publisher;
-  StageBreakdown stages;
-  std::uint64_t failed() const;
-  double us_per_item() const { return per_item(total_ns); }
-  double per_item(std::int64_t ns) const { return items ? static_cast<double>(ns) / 1e3 / static_cast<double>(items) : 0; }
-};
-
-const char* case_steps(int number);
-// Runs one case; throws on a setup error (unreadable data, bad URL).
-CaseResult run_case(int number, const RunConfig& config, const Processor& processor, Store& store);
-StageBreakdown breakdown(std::vector<Record> records);
-
-nlohmann::json to_json(const CaseResult& r);
-// The seed-style table and the stage breakdown, as printed by `overhead run`.
-std::string format_case_table(const std::vector<CaseResult>& results);
+// Runs one case; throws on a setup error (unreadable data, a backend the case needs is missing).
+CaseResult run_case(int number, const RunConfig& config, const Processor& processor, const CaseBackends& backends);
 
 }  // namespace overhead::pipe

@@ -1,6 +1,7 @@
 #include "pipe/chat_token_processor.hpp"
 
 #include "pipe/clock.hpp"
+#include "pipe/dead_letter.hpp"
 #include "pipe/errors.hpp"
 
 namespace overhead::pipe {
@@ -10,32 +11,39 @@ ChatTokenProcessor::ChatTokenProcessor(const std::vector<std::string>& tokenizer
   options_.date = std::move(date);
   for (const auto& name : tokenizers) {
     try {
-      Entry e;
-      e.tokenizer = tok::Tokenizer::load(name);
-      e.chat_template = chat::ChatTemplate::from_tokenizer_config(e.tokenizer->config(), name);
-      entries_.emplace(name, std::move(e));
+      auto b = binding::ChatBinding::load(name);
+      by_bundled_name_.emplace(binding::bundled_tokenizer_name(name), b);
+      entries_.emplace(name, std::move(b));
     } catch (const std::exception& err) {
       load_errors_[name] = err.what();
     }
   }
 }
 
+const binding::ChatBinding* ChatTokenProcessor::find(const std::string& name) const {
+  if (const auto it = entries_.find(name); it != entries_.end()) return it->second.get();
+  if (const auto it = by_bundled_name_.find(binding::bundled_tokenizer_name(name)); it != by_bundled_name_.end())
+    return it->second.get();
+  return nullptr;
+}
+
 ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std::string& tokenizer) const {
-  const auto it = entries_.find(tokenizer);
-  if (it == entries_.end()) {
+  const binding::ChatBinding* b = find(tokenizer);
+  if (!b) {
     const auto err = load_errors_.find(tokenizer);
-    throw ItemError("unknown_tokenizer", "unknown tokenizer \"" + tokenizer + "\"" +
+    throw ItemError(kind_name(DeadLetterKind::unknown_tokenizer), "unknown tokenizer \"" + tokenizer + "\"" +
                                              (err != load_errors_.end() ? ": " + err->second : std::string()));
   }
-  std::string text;
+  // One buffer per thread: after warm-up a render allocates no output.
+  thread_local std::string text;
   try {
-    text = it->second.chat_template->render(source.prompt, options_);
+    b->chat_template().render_into(text, source.prompt_value, options_);
   } catch (const chat::TemplateError& e) {
-    throw ItemError("template_error", "chat template of " + tokenizer + ": " + e.what());
+    throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
   }
   ProcessResult r;
   r.render_end = monotonic_ns();
-  r.token_count = static_cast<std::int64_t>(it->second.tokenizer->count(text, true));
+  r.token_count = static_cast<std::int64_t>(b->tokenizer().count(text, true));
   return r;
 }
 

@@ -11,17 +11,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "binding/chat_binding.hpp"
 #include "chat/chat_template.hpp"
 #include "pipe/processor.hpp"
-#include "tok/tokenizer.hpp"
 
 namespace overhead::pipe {
 
 class ChatTokenProcessor final : public Processor {
  public:
-  // Loads every tokenizer and compiles its template now, so the hot path only looks them up in
-  // an immutable map (no lock). A name that fails to load is remembered with its error: its
-  // items are dead-lettered as unknown_tokenizer and the run goes on. `date` pins strftime_now.
+  // Loads every tokenizer with its template now (binding::ChatBinding), so the hot path only
+  // looks them up in an immutable map (no lock). A name that fails to load is remembered with its
+  // error: its items are dead-lettered as unknown_tokenizer and the run goes on. An item may name
+  // a loaded tokenizer by another name of the same bundled set (its HF id, e.g.
+  // "microsoft/phi-4" for "phi-4"); its record keeps the item's name. `date` pins strftime_now.
   ChatTokenProcessor(const std::vector<std::string>& tokenizers, std::optional<std::string> date = std::nullopt);
 
   ProcessResult process(const SourceRecord& source, const std::string& tokenizer) const override;
@@ -29,11 +31,11 @@ class ChatTokenProcessor final : public Processor {
   const std::map<std::string, std::string>& load_errors() const { return load_errors_; }
 
  private:
-  struct Entry {
-    std::shared_ptr<const tok::Tokenizer> tokenizer;
-    std::shared_ptr<const chat::ChatTemplate> chat_template;
-  };
-  std::unordered_map<std::string, Entry> entries_;
+  // The binding for `name`: loaded under that name, or under another name of the same set.
+  const binding::ChatBinding* find(const std::string& name) const;
+
+  std::unordered_map<std::string, std::shared_ptr<const binding::ChatBinding>> entries_;
+  std::unordered_map<std::string, std::shared_ptr<const binding::ChatBinding>> by_bundled_name_;
   std::map<std::string, std::string> load_errors_;
   chat::RenderOptions options_;
 };

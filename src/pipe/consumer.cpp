@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "pipe/clock.hpp"
+#include "pipe/dead_letter.hpp"
 #include "pipe/record_codec.hpp"
 #include "pipe/source.hpp"
 
@@ -14,7 +15,7 @@ Consumer::Consumer(std::shared_ptr<Queue> log, Store& store, DeadLetterSink& dea
 
 std::size_t Consumer::round(ConsumerStats& stats) {
   std::vector<Record> records;
-  std::vector<std::string> record_receipts, done_receipts;
+  std::vector<std::string> record_receipts, record_bodies, done_receipts;
   std::vector<std::pair<std::vector<StampPatch>, std::string>> patches;
   std::size_t received = 0;
   // First receive may wait; the rest take only what is there, to fill one transaction.
@@ -30,41 +31,89 @@ std::size_t Consumer::round(ConsumerStats& stats) {
         if (auto* r = std::get_if<Record>(&msg)) {
           records.push_back(std::move(*r));
           record_receipts.push_back(std::move(m.receipt));
+          record_bodies.push_back(std::move(m.body));
         } else {
           patches.emplace_back(std::move(std::get<std::vector<StampPatch>>(msg)), std::move(m.receipt));
         }
       } catch (const std::runtime_error& e) {
-        dead_letters_.add(DeadLetter{"bad_message", log_->url() + " message " + m.id, "", e.what(), m.body});
+        dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::bad_message), log_->url() + " message " + m.id, "", e.what(), m.body});
         ++stats.bad_messages;
         done_receipts.push_back(std::move(m.receipt));
       }
     }
   }
   stats.messages += received;
-  try {
-    store_.upsert_batch(records);
-  } catch (const std::exception&) {
-    // Not deleted: the messages come back after their visibility timeout.
-    ++stats.store_failures;
-    record_receipts.clear();
-    records.clear();
-  }
-  stats.records += records.size();
-  if (options_.progress) options_.progress->fetch_add(records.size(), std::memory_order_relaxed);
-  done_receipts.insert(done_receipts.end(), record_receipts.begin(), record_receipts.end());
+  const std::vector<bool> settled = store_records(records, record_bodies, stats);
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (settled[i]) done_receipts.push_back(std::move(record_receipts[i]));
   for (auto& [list, receipt] : patches) {
-    try {
-      const std::size_t found = store_.update_stamps(list);
-      ++stats.stamp_patches;
-      if (found == list.size()) done_receipts.push_back(std::move(receipt));
-      else ++stats.deferred_patches;
-    } catch (const std::exception&) {
-      ++stats.store_failures;
+    std::size_t found = 0;
+    const RetryOutcome o = call_with_retries(options_.retry, [&] { found = store_.update_stamps(list); },
+                                             [&] { ++stats.store_retries; });
+    if (!o.ok) {
+      ++stats.store_failures;  // not deleted: the patch comes back after its visibility timeout
+      continue;
     }
+    ++stats.stamp_patches;
+    if (found == list.size()) done_receipts.push_back(std::move(receipt));
+    else ++stats.deferred_patches;
   }
+  // A receipt that failed to delete is stale: its message was delivered again and is replayed
+  // into the idempotent store.
   for (std::size_t i = 0; i < done_receipts.size(); i += kMaxQueueBatch)
-    log_->delete_batch(std::span<const std::string>(done_receipts).subspan(i, std::min(kMaxQueueBatch, done_receipts.size() - i)));
+    (void)log_->delete_batch(std::span<const std::string>(done_receipts).subspan(i, std::min(kMaxQueueBatch, done_receipts.size() - i)));
   return received;
+}
+
+std::vector<bool> Consumer::store_records(const std::vector<Record>& records, const std::vector<std::string>& bodies,
+                                          ConsumerStats& stats) {
+  std::vector<bool> settled(records.size(), false);
+  if (records.empty()) return settled;
+  std::vector<std::size_t> todo(records.size());
+  for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  std::size_t stored = 0;
+  for (int attempt = 1; !todo.empty(); ++attempt) {
+    std::vector<Record> part;
+    const bool whole = todo.size() == records.size();
+    if (!whole)
+      for (auto i : todo) part.push_back(records[i]);
+    std::vector<UpsertFailure> failures;
+    const RetryOutcome o = call_with_retries(
+        options_.retry, [&] { failures = store_.upsert_batch(whole ? std::span<const Record>(records) : part); },
+        [&] { ++stats.store_retries; });
+    if (!o.ok) {
+      ++stats.store_failures;  // not deleted: the messages come back after their visibility timeout
+      break;
+    }
+    std::vector<bool> failed(todo.size(), false);
+    std::vector<std::size_t> again;
+    for (const auto& f : failures) {
+      const std::size_t i = todo[f.index];
+      failed[f.index] = true;
+      if (f.failure.retryable && attempt < options_.retry.attempts) {
+        again.push_back(i);
+      } else if (!f.failure.retryable) {
+        // Refused for good: a replay would be refused again, so it becomes a dead letter.
+        dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::store_failed), records[i].experiment_tokenizer + "/" + records[i].id,
+                                     records[i].tokenizer, store_.url() + ": " + f.failure.message, bodies[i]});
+        ++stats.rejected_records;
+        settled[i] = true;
+      }  // retryable but out of tries: left undeleted, it comes back
+    }
+    for (std::size_t k = 0; k < todo.size(); ++k)
+      if (!failed[k]) {
+        settled[todo[k]] = true;
+        ++stored;
+      }
+    if (!again.empty()) {
+      ++stats.store_retries;
+      options_.retry.wait(attempt);
+    }
+    todo = std::move(again);
+  }
+  stats.records += stored;
+  if (options_.progress) options_.progress->fetch_add(stored, std::memory_order_relaxed);
+  return settled;
 }
 
 ConsumerStats Consumer::run() {

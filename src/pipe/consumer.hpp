@@ -2,7 +2,8 @@
 // the store, one transaction per round. A message is deleted only after its record is stored, so
 // a consumer crash replays records, which the store's upsert absorbs. A stamp patch whose record
 // is not stored yet is left undeleted and comes back after the visibility timeout. A body that is
-// no log message is dead-lettered.
+// no log message is dead-lettered, and so is a record the store refuses for good (a permanent
+// per-record failure). Store failures that a retry can help are retried with backoff.
 #pragma once
 
 #include <atomic>
@@ -12,6 +13,7 @@
 
 #include "pipe/dead_letter.hpp"
 #include "pipe/queue.hpp"
+#include "pipe/retry.hpp"
 #include "pipe/store.hpp"
 
 namespace overhead::pipe {
@@ -25,6 +27,9 @@ struct ConsumerOptions {
   const std::atomic<bool>* drain = nullptr;         // "no more will come": stop when empty
   const std::atomic<bool>* stop = nullptr;          // stop now (SIGTERM), after the current round
   std::atomic<std::uint64_t>* progress = nullptr;   // records stored
+  // Store writes that fail retryably are retried (only the records that failed); after the last
+  // try, or at a permanent error, the messages stay undeleted and come back.
+  RetryPolicy retry = RetryPolicy::jittered();
 };
 
 struct ConsumerStats {
@@ -33,7 +38,9 @@ struct ConsumerStats {
   std::uint64_t stamp_patches = 0;
   std::uint64_t deferred_patches = 0;  // left for redelivery (record not stored yet)
   std::uint64_t bad_messages = 0;
-  std::uint64_t store_failures = 0;
+  std::uint64_t store_failures = 0;   // store calls that failed after their retries
+  std::uint64_t store_retries = 0;
+  std::uint64_t rejected_records = 0; // refused by the store for good: dead-lettered (store_failed)
   std::int64_t elapsed_ns = 0;
 };
 
@@ -45,6 +52,10 @@ class Consumer {
  private:
   // One round: receive up to max_records_per_write, store, delete. Returns messages received.
   std::size_t round(ConsumerStats& stats);
+  // Stores `records`; returns, per record, whether it is settled (stored, or dead-lettered as
+  // refused). Unsettled records keep their messages.
+  std::vector<bool> store_records(const std::vector<Record>& records, const std::vector<std::string>& bodies,
+                                  ConsumerStats& stats);
 
   std::shared_ptr<Queue> log_;
   Store& store_;

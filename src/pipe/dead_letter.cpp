@@ -7,9 +7,39 @@
 
 namespace overhead::pipe {
 
+const char* kind_name(DeadLetterKind kind) {
+  switch (kind) {
+    case DeadLetterKind::malformed_json: return "malformed_json";
+    case DeadLetterKind::missing_field: return "missing_field";
+    case DeadLetterKind::bad_prompt: return "bad_prompt";
+    case DeadLetterKind::template_error: return "template_error";
+    case DeadLetterKind::unknown_tokenizer: return "unknown_tokenizer";
+    case DeadLetterKind::prompt_too_large: return "prompt_too_large";
+    case DeadLetterKind::bad_message: return "bad_message";
+    case DeadLetterKind::processing_error: return "processing_error";
+    case DeadLetterKind::publish_failed: return "publish_failed";
+    case DeadLetterKind::stamps_failed: return "stamps_failed";
+    case DeadLetterKind::send_failed: return "send_failed";
+    case DeadLetterKind::store_failed: return "store_failed";
+  }
+  return "?";
+}
+
+bool parse_dead_letter_kind(std::string_view name, DeadLetterKind& out) {
+  for (const auto k : kDeadLetterKinds)
+    if (name == kind_name(k)) {
+      out = k;
+      return true;
+    }
+  return false;
+}
+
 DeadLetterSink::DeadLetterSink(std::string path) : path_(std::move(path)) {}
 
 void DeadLetterSink::add(DeadLetter letter) {
+  DeadLetterKind known;
+  if (!parse_dead_letter_kind(letter.kind, known))
+    throw std::logic_error("dead letter of an unlisted kind \"" + letter.kind + "\" (add it to DeadLetterKind)");
   std::string line;
   if (!path_.empty()) {
     line = "{\"kind\":";

@@ -10,12 +10,39 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace overhead::pipe {
 
+// Every kind of dead letter, in one list. The names are stable (summary.json, dead-letter files).
+enum class DeadLetterKind {
+  malformed_json,     // a source line or body that is not JSON
+  missing_field,      // a required field is absent
+  bad_prompt,         // the prompt is not a list of messages
+  template_error,     // the chat template refused the conversation (its own message)
+  unknown_tokenizer,  // the item names a tokenizer the worker did not load
+  prompt_too_large,   // over --max-prompt-bytes, or over the input queue's message limit
+  bad_message,        // a queue body that is no work item or log message
+  processing_error,   // an unexpected error while rendering or encoding one item
+  publish_failed,     // a record not confirmed after the retries
+  stamps_failed,      // a stamp patch not delivered after the retries
+  send_failed,        // the producer: an entry the input queue refused
+  store_failed,       // the consumer (or case 1's copy): a record the store refused for good
+};
+inline constexpr DeadLetterKind kDeadLetterKinds[] = {
+    DeadLetterKind::malformed_json,   DeadLetterKind::missing_field,  DeadLetterKind::bad_prompt,
+    DeadLetterKind::template_error,   DeadLetterKind::unknown_tokenizer, DeadLetterKind::prompt_too_large,
+    DeadLetterKind::bad_message,      DeadLetterKind::processing_error, DeadLetterKind::publish_failed,
+    DeadLetterKind::stamps_failed,    DeadLetterKind::send_failed,    DeadLetterKind::store_failed};
+
+// The kind's stable name ("publish_failed").
+[[nodiscard]] const char* kind_name(DeadLetterKind kind);
+// The kind named `name`; false when there is none.
+[[nodiscard]] bool parse_dead_letter_kind(std::string_view name, DeadLetterKind& out);
+
 struct DeadLetter {
-  std::string kind;       // see ItemError
+  std::string kind;       // kind_name() of a DeadLetterKind
   std::string origin;     // "line 12", "message 42", or the record key for publish failures
   std::string tokenizer;  // empty when the failure precedes the tokenizer (a bad line)
   std::string reason;
@@ -26,6 +53,8 @@ class DeadLetterSink {
  public:
   // `path` empty = keep in memory only (tests); else append JSON lines to it (created on first use).
   explicit DeadLetterSink(std::string path = "");
+  // Throws std::logic_error when letter.kind is not a DeadLetterKind's name (a new kind must be
+  // listed above, so summaries and docs never meet an unlisted one).
   void add(DeadLetter letter);
 
   std::size_t total() const;

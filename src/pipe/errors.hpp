@@ -1,30 +1,78 @@
 // Exceptions at the edges of the pipeline. Each names what failed (URL, source line, message id)
-// so the CLI can print one clear line; ItemError additionally carries a machine-readable kind that
-// the dead-letter sink counts by.
+// so the CLI can print one clear line.
+//
+// Backend errors (QueueError, StoreError, ObjectStoreError) say whether a retry can help:
+//   transient  throttling, a timeout, a lost connection, a busy database: the same call may
+//              succeed later, so the publisher and the consumer retry it with backoff;
+//   permanent  bad credentials, a validation error, a missing queue or table, a malformed
+//              request: retrying cannot help, so nothing retries it.
+// Adapters classify what their client library reports; the pipeline never inspects messages.
+//
+// ItemError carries a machine-readable kind that the dead-letter sink counts by.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
 namespace overhead::pipe {
 
-class QueueError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
+enum class Failure {
+  transient,  // a retry may succeed
+  permanent,  // a retry cannot succeed
 };
 
-class StoreError : public std::runtime_error {
+class BackendError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // Without a Failure an error is permanent: an adapter must say when a retry can help.
+  explicit BackendError(const std::string& what, Failure failure = Failure::permanent)
+      : std::runtime_error(what), failure_(failure) {}
+  [[nodiscard]] Failure failure() const { return failure_; }
+  [[nodiscard]] bool retryable() const { return failure_ == Failure::transient; }
+
+ private:
+  Failure failure_;
 };
 
-// Why one work item could not become a record. The kinds are stable strings (they appear in
-// summary.json and the dead-letter file): malformed_json, missing_field, bad_prompt,
-// template_error, unknown_tokenizer, prompt_too_large, bad_message, publish_failed.
+class QueueError : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
+class StoreError : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
+class ObjectStoreError : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
+// Whether a retry of the call that threw `e` can help. A BackendError says so itself;
+// std::logic_error (invalid_argument, out_of_range: a caller's mistake) cannot be fixed by a
+// retry; any other exception (a sink that is not a backend, e.g. in a test) is taken as
+// transient, as every failure was before errors were typed: a retry costs little, a record lost
+// to a one-off failure costs a replay.
+[[nodiscard]] inline bool is_retryable(const std::exception& e) {
+  if (const auto* b = dynamic_cast<const BackendError*>(&e)) return b->retryable();
+  if (dynamic_cast<const std::logic_error*>(&e)) return false;
+  return true;
+}
+
+// Why one entry of a batch call failed while the call as a whole went through (SQS's
+// BatchResultErrorEntry, DynamoDB's UnprocessedItems). A retry resends only such entries.
+struct EntryFailure {
+  bool retryable = false;  // resending this entry alone may succeed (throttled); false: never (too large)
+  std::string message;
+};
+
+// Why one work item could not become a record. The kind is one of DeadLetterKind's names (see
+// dead_letter.hpp); it appears in summary.json and the dead-letter file.
 class ItemError : public std::runtime_error {
  public:
   ItemError(std::string kind, const std::string& reason) : std::runtime_error(reason), kind_(std::move(kind)) {}
-  const std::string& kind() const { return kind_; }
+  [[nodiscard]] const std::string& kind() const { return kind_; }
 
  private:
   std::string kind_;

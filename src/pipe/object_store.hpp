@@ -1,23 +1,34 @@
-// Object storage for whole files (case 1's CSV). `file:DIR` writes DIR/KEY; S3 fits the same
-// interface (PUT/GET by key).
+// Object storage for whole files (a port; case 1's CSV). The adapters live in src/backends/
+// (`file:DIR` writes DIR/KEY) and are opened by URL there (backends/open.hpp); S3 fits the same
+// interface (PutObject/GetObject by key).
+//
+// Contract every backend keeps:
+//   - Thread-safety: every member may be called from several threads at once on one object.
+//   - Atomic objects: a reader sees the whole old object or the whole new one, never a part.
+//   - Keys: relative, '/'-separated, without ".."; a bad key is std::invalid_argument.
+//   - Deadlines: no call blocks longer than the per-call timeout (URL parameter `timeout_ms`,
+//     default kDefaultCallTimeout) plus the time to move the bytes.
+//   - Errors: ObjectStoreError naming the URL, transient (throttled, timed out, connection lost)
+//     or permanent (access denied, no such object or bucket) (errors.hpp).
+//   - url() is the URL with any password replaced by "***" (BackendUrl::redacted).
 #pragma once
 
-#include <memory>
 #include <string>
 #include <string_view>
+
+#include "pipe/backend_url.hpp"  // kDefaultCallTimeout
+#include "pipe/errors.hpp"
 
 namespace overhead::pipe {
 
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
-  // Writes the whole object; readers never see a partial one. Throws std::runtime_error naming the URL.
+  // Writes the whole object, replacing any object under the key.
   virtual void put(const std::string& key, std::string_view bytes) = 0;
-  virtual std::string get(const std::string& key) = 0;
-  virtual const std::string& url() const = 0;
+  // The whole object; ObjectStoreError (permanent) when there is none.
+  [[nodiscard]] virtual std::string get(const std::string& key) = 0;
+  [[nodiscard]] virtual const std::string& url() const = 0;
 };
-
-// "file:DIR"; throws std::invalid_argument for an unknown scheme.
-std::unique_ptr<ObjectStore> open_object_store(const std::string& url);
 
 }  // namespace overhead::pipe

@@ -1,5 +1,7 @@
 // The producer: sends every source record once per tokenizer to the input queue, tokenizer by
-// tokenizer, in batches of at most 10 (as the seed did).
+// tokenizer, in batches of at most 10 (as the seed did). An entry the queue refuses for good (a
+// body over its size limit) is dead-lettered as prompt_too_large; one refused for now
+// (throttled) is resent alone under the retry policy.
 #pragma once
 
 #include <cstdint>
@@ -7,18 +9,24 @@
 #include <string>
 #include <vector>
 
+#include "pipe/dead_letter.hpp"
 #include "pipe/queue.hpp"
+#include "pipe/retry.hpp"
 #include "pipe/work_item.hpp"
 
 namespace overhead::pipe {
 
 struct ProducerStats {
-  std::uint64_t messages = 0;
+  std::uint64_t messages = 0;  // sent
   std::uint64_t batches = 0;
+  std::uint64_t failed = 0;    // dead-lettered
   std::int64_t elapsed_ns = 0;
 };
 
+// Throws QueueError when a whole send fails after the retries, or when an entry fails and
+// `dead_letters` is null.
 ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& records,
-                      const std::vector<std::string>& tokenizers, Queue& queue, std::size_t batch = kMaxQueueBatch);
+                      const std::vector<std::string>& tokenizers, Queue& queue, std::size_t batch = kMaxQueueBatch,
+                      DeadLetterSink* dead_letters = nullptr, const RetryPolicy& retry = RetryPolicy::jittered());
 
 }  // namespace overhead::pipe

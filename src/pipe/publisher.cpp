@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "pipe/clock.hpp"
+#include "pipe/dead_letter.hpp"
 #include "pipe/record_codec.hpp"
 
 namespace overhead::pipe {
@@ -10,50 +11,43 @@ namespace overhead::pipe {
 Publisher::Publisher(RecordSink& sink, DeadLetterSink& dead_letters, RetryPolicy retry, PublishListener* listener)
     : sink_(sink), dead_letters_(dead_letters), retry_(std::move(retry)), listener_(listener) {
   if (retry_.attempts < 1) retry_.attempts = 1;
-  if (!retry_.sleep) retry_.sleep = [](std::chrono::microseconds d) { std::this_thread::sleep_for(d); };
 }
 
 template <class Fn>
-bool Publisher::with_retries(Fn&& put, std::string& last_error) {
-  auto backoff = retry_.first_backoff;
-  for (int attempt = 1;; ++attempt) {
-    try {
-      put();
-      return true;
-    } catch (const std::exception& e) {
-      last_error = e.what();
-    }
-    if (attempt >= retry_.attempts) return false;
-    retries_.fetch_add(1, std::memory_order_relaxed);
-    retry_.sleep(backoff);
-    backoff = std::min(backoff * 2, retry_.max_backoff);
-  }
+RetryOutcome Publisher::with_retries(Fn&& put) {
+  return call_with_retries(retry_, put, [&] { retries_.fetch_add(1, std::memory_order_relaxed); });
 }
 
+namespace {
+std::string tries_text(const RetryOutcome& o) {
+  return std::to_string(o.tries) + (o.tries == 1 ? " try" : " tries");
+}
+}  // namespace
+
 bool Publisher::deliver(const Record& record) {
-  std::string error;
-  if (with_retries([&] { sink_.put(record); }, error)) {
+  const RetryOutcome o = with_retries([&] { sink_.put(record); });
+  if (o.ok) {
     published_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   failed_.fetch_add(1, std::memory_order_relaxed);
   std::string payload;
   append_record_json(payload, record);
-  dead_letters_.add(DeadLetter{"publish_failed", record.experiment_tokenizer + "/" + record.id, record.tokenizer,
-                               "publish failed after " + std::to_string(retry_.attempts) + " tries: " + error,
+  dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::publish_failed), record.experiment_tokenizer + "/" + record.id, record.tokenizer,
+                               "publish failed after " + tries_text(o) + ": " + o.last_error,
                                std::move(payload)});
   return false;
 }
 
 void Publisher::publish_stamps(std::span<const StampPatch> patches) {
   if (patches.empty()) return;
-  std::string error;
-  if (with_retries([&] { sink_.put_stamps(patches); }, error)) return;
+  const RetryOutcome o = with_retries([&] { sink_.put_stamps(patches); });
+  if (o.ok) return;
   stamp_failures_.fetch_add(1, std::memory_order_relaxed);
   std::string payload;
   append_stamps_json(payload, patches);
-  dead_letters_.add(DeadLetter{"stamps_failed", patches.front().experiment_tokenizer + "/" + patches.front().id, "",
-                               "stamp patch failed after " + std::to_string(retry_.attempts) + " tries: " + error,
+  dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::stamps_failed), patches.front().experiment_tokenizer + "/" + patches.front().id, "",
+                               "stamp patch failed after " + tries_text(o) + ": " + o.last_error,
                                std::move(payload)});
 }
 

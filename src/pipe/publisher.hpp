@@ -1,6 +1,7 @@
 // The log publisher: hands each record to a RecordSink and reports, per record, when it is
-// confirmed. Every failure is retried with exponential backoff; a record that still fails is
-// written to the dead-letter sink and counted (never only printed), and reported as not ok.
+// confirmed. A failure that a retry can help (errors.hpp) is retried with capped exponential
+// backoff and jitter (retry.hpp); a permanent one is not. A record that still fails is written
+// to the dead-letter sink and counted (never only printed), and reported as not ok.
 //
 //   SyncPublisher   delivers in the caller's thread (cases 2 and 3).
 //   AsyncPublisher  a fixed pool of threads (default 10, as the seed) fed by a bounded queue:
@@ -22,16 +23,9 @@
 #include "pipe/dead_letter.hpp"
 #include "pipe/record.hpp"
 #include "pipe/record_sink.hpp"
+#include "pipe/retry.hpp"
 
 namespace overhead::pipe {
-
-struct RetryPolicy {
-  int attempts = 5;  // tries in all, the first included
-  std::chrono::microseconds first_backoff{1000};
-  std::chrono::microseconds max_backoff{200000};
-  // How to wait between tries; tests replace it to record the backoff instead of sleeping.
-  std::function<void(std::chrono::microseconds)> sleep;
-};
 
 // Told when each published record is settled: ok (confirmed by the sink) or not (dead-lettered).
 // Called from a publisher thread for AsyncPublisher; must be cheap and thread-safe.
@@ -74,8 +68,9 @@ class Publisher {
   void note_outstanding(std::uint64_t n);
 
  private:
+  // Runs put() under the retry policy, counting the retries.
   template <class Fn>
-  bool with_retries(Fn&& put, std::string& last_error);
+  RetryOutcome with_retries(Fn&& put);
 
   RecordSink& sink_;
   DeadLetterSink& dead_letters_;

@@ -5,6 +5,7 @@
 
 #include <simdjson.h>
 
+#include "pipe/record_fields.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::pipe {
@@ -30,15 +31,6 @@ void field_int(std::string& out, const char* name, std::int64_t v) {
   out += name;
   out += "\":";
   append_int(out, v);
-  out += ',';
-}
-
-void field_opt(std::string& out, const char* name, const std::optional<std::int64_t>& v) {
-  out += '"';
-  out += name;
-  out += "\":";
-  if (v) append_int(out, *v);
-  else out += "null";
   out += ',';
 }
 
@@ -84,31 +76,18 @@ void csv_field(std::ostream& out, std::string_view s) {
 
 void append_record_json(std::string& out, const Record& r) {
   out += '{';
-  field_str(out, "experiment_tokenizer", r.experiment_tokenizer);
-  field_str(out, "id", r.id);
-  field_str(out, "model", r.model);
-  field_str(out, "start_time", r.start_time);
-  field_str(out, "end_time", r.end_time);
-  field_int(out, "token_count", r.token_count);
-  field_opt(out, "api_input", r.api_input);
-  field_opt(out, "api_output", r.api_output);
-  field_str(out, "experiment", r.experiment);
-  field_str(out, "tokenizer", r.tokenizer);
-  field_int(out, "case", r.case_number);
-  field_str(out, "worker", r.worker);
-  field_int(out, "seq", r.seq);
-  field_int(out, "batch", r.batch);
-  out += "\"batch_boundary\":";
-  out += r.batch_boundary ? "true," : "false,";
-  field_int(out, "received", r.received);
-  field_int(out, "render_start", r.render_start);
-  field_int(out, "render_end", r.render_end);
-  field_int(out, "encode_end", r.encode_end);
-  field_int(out, "publish_start", r.publish_start);
-  field_int(out, "publish_acked", r.publish_acked);
-  field_int(out, "input_deleted", r.input_deleted);
-  field_int(out, "prompt_chars", r.prompt_chars);
-  field_int(out, "prompt_bytes", r.prompt_bytes);
+  for (const auto& f : kRecordFields) {
+    const FieldValue v = f.get(r);
+    out += '"';
+    out += f.name;
+    out += "\":";
+    if (const auto* s = std::get_if<std::string_view>(&v)) util::append_json_string(out, *s);
+    else if (const auto* i = std::get_if<std::int64_t>(&v)) {
+      if (f.type == FieldType::boolean) out += *i ? "true" : "false";
+      else append_int(out, *i);
+    } else out += "null";
+    out += ',';
+  }
   out.back() = '}';
 }
 
@@ -145,32 +124,29 @@ LogMessage parse_log_message(std::string_view body, const std::string& origin) {
       return out;
     }
     Record r;
-    r.experiment_tokenizer = get_str(o, "experiment_tokenizer");
-    r.id = get_str(o, "id");
-    r.model = get_str(o, "model");
-    r.start_time = get_str(o, "start_time");
-    r.end_time = get_str(o, "end_time");
-    r.token_count = get_int(o, "token_count");
-    r.api_input = get_opt(o, "api_input");
-    r.api_output = get_opt(o, "api_output");
-    r.experiment = get_str(o, "experiment");
-    r.tokenizer = get_str(o, "tokenizer");
-    r.case_number = static_cast<int>(get_int(o, "case"));
-    r.worker = get_str(o, "worker");
-    r.seq = get_int(o, "seq");
-    r.batch = get_int(o, "batch");
-    bool b = false;
-    if (o["batch_boundary"].get(b) != simdjson::SUCCESS) throw std::runtime_error("missing boolean field \"batch_boundary\"");
-    r.batch_boundary = b;
-    r.received = get_int(o, "received");
-    r.render_start = get_int(o, "render_start");
-    r.render_end = get_int(o, "render_end");
-    r.encode_end = get_int(o, "encode_end");
-    r.publish_start = get_int(o, "publish_start");
-    r.publish_acked = get_int(o, "publish_acked");
-    r.input_deleted = get_int(o, "input_deleted");
-    r.prompt_chars = get_int(o, "prompt_chars");
-    r.prompt_bytes = get_int(o, "prompt_bytes");
+    for (const auto& f : kRecordFields) {
+      const char* k = f.name.data();  // the table's names are string literals: NUL-terminated
+      switch (f.type) {
+        case FieldType::text: {
+          std::string_view v;
+          if (o[k].get(v) != simdjson::SUCCESS) throw std::runtime_error(std::string("missing string field \"") + k + "\"");
+          f.set(r, v);
+          break;
+        }
+        case FieldType::integer: f.set(r, get_int(o, k)); break;
+        case FieldType::optional_integer: {
+          const auto v = get_opt(o, k);
+          f.set(r, v ? FieldValue(*v) : FieldValue());
+          break;
+        }
+        case FieldType::boolean: {
+          bool b = false;
+          if (o[k].get(b) != simdjson::SUCCESS) throw std::runtime_error(std::string("missing boolean field \"") + k + "\"");
+          f.set(r, std::int64_t(b));
+          break;
+        }
+      }
+    }
     return r;
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(origin + ": not a log message: " + e.what());
@@ -178,25 +154,20 @@ LogMessage parse_log_message(std::string_view body, const std::string& origin) {
 }
 
 void write_records_csv(std::ostream& out, std::span<const Record> records) {
-  out << "experiment_tokenizer,id,model,start_time,end_time,token_count,api_input,api_output,experiment,tokenizer,"
-         "case,worker,seq,batch,batch_boundary,received,render_start,render_end,encode_end,publish_start,"
-         "publish_acked,input_deleted,prompt_chars,prompt_bytes\n";
+  for (std::size_t k = 0; k < kRecordFields.size(); ++k) out << (k ? "," : "") << kRecordFields[k].name;
+  out << '\n';
   for (const auto& r : records) {
-    csv_field(out, r.experiment_tokenizer); out << ',';
-    csv_field(out, r.id); out << ',';
-    csv_field(out, r.model); out << ',';
-    out << r.start_time << ',' << r.end_time << ',' << r.token_count << ',';
-    if (r.api_input) out << *r.api_input;
-    out << ',';
-    if (r.api_output) out << *r.api_output;
-    out << ',';
-    csv_field(out, r.experiment); out << ',';
-    csv_field(out, r.tokenizer); out << ',';
-    out << r.case_number << ',';
-    csv_field(out, r.worker);
-    out << ',' << r.seq << ',' << r.batch << ',' << (r.batch_boundary ? "true" : "false") << ',' << r.received << ','
-        << r.render_start << ',' << r.render_end << ',' << r.encode_end << ',' << r.publish_start << ','
-        << r.publish_acked << ',' << r.input_deleted << ',' << r.prompt_chars << ',' << r.prompt_bytes << '\n';
+    for (std::size_t k = 0; k < kRecordFields.size(); ++k) {
+      const auto& f = kRecordFields[k];
+      if (k) out << ',';
+      const FieldValue v = f.get(r);
+      if (const auto* s = std::get_if<std::string_view>(&v)) csv_field(out, *s);
+      else if (const auto* i = std::get_if<std::int64_t>(&v)) {
+        if (f.type == FieldType::boolean) out << (*i ? "true" : "false");
+        else out << *i;
+      }  // null: an empty field
+    }
+    out << '\n';
   }
 }
 

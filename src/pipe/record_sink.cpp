@@ -37,13 +37,13 @@ void QueueSink::put(const Record& record) {
   thread_local std::string body;
   body.clear();
   append_record_json(body, record);
-  queue_->send_batch(std::span<const std::string>(&body, 1));
+  send_all(*queue_, std::span<const std::string>(&body, 1));
 }
 
 void QueueSink::put_stamps(std::span<const StampPatch> patches) {
   std::string body;
   append_stamps_json(body, patches);
-  queue_->send_batch(std::span<const std::string>(&body, 1));
+  send_all(*queue_, std::span<const std::string>(&body, 1));
 }
 
 }  // namespace overhead::pipe

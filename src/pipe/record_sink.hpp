@@ -1,6 +1,7 @@
 // Where the log publisher delivers records: kept in memory (case 1), written to the store
 // synchronously (case 2), or pushed to the log queue for the consumer (cases 3-5). A put that
-// returns has been confirmed (stored, or accepted by the queue); a failure throws.
+// returns has been confirmed (stored, or accepted by the queue); a failure throws the backend's
+// error (QueueError/StoreError, retryable or not) so that the publisher can decide on a retry.
 #pragma once
 
 #include <memory>
@@ -39,7 +40,8 @@ class StoreSink final : public RecordSink {
  public:
   explicit StoreSink(Store& store) : store_(store) {}
   void put(const Record& record) override { store_.upsert(record); }
-  void put_stamps(std::span<const StampPatch> patches) override { store_.update_stamps(patches); }
+  // A patch whose record is not there is not an error here: case 2 stored the record first.
+  void put_stamps(std::span<const StampPatch> patches) override { (void)store_.update_stamps(patches); }
 
  private:
   Store& store_;

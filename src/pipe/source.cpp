@@ -69,7 +69,9 @@ std::vector<std::string> QueueSource::ack(std::span<const std::string> receipts)
 }
 
 void QueueSource::extend(std::span<const std::string> receipts, std::chrono::milliseconds timeout) {
-  for (const auto& r : receipts) queue_->change_visibility(r, timeout);
+  // A stale receipt needs nothing: its message is already back or gone.
+  for (std::size_t i = 0; i < receipts.size(); i += kMaxQueueBatch)
+    (void)queue_->change_visibility_batch(receipts.subspan(i, std::min(kMaxQueueBatch, receipts.size() - i)), timeout);
 }
 
 std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::string& path, std::size_t limit,

@@ -1,7 +1,10 @@
 #include "pipe/work_item.hpp"
 
+#include "chat/json_value.hpp"
+
 #include <simdjson.h>
 
+#include "pipe/dead_letter.hpp"
 #include "pipe/errors.hpp"
 #include "util/json_writer.hpp"
 
@@ -46,9 +49,9 @@ nlohmann::json to_nlohmann(dom::element e) {
 
 std::string_view required_string(dom::object obj, const char* field, const std::string& where) {
   dom::element v;
-  if (obj[field].get(v) != simdjson::SUCCESS) fail("missing_field", where, std::string("missing field \"") + field + "\"");
+  if (obj[field].get(v) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, std::string("missing field \"") + field + "\"");
   std::string_view s;
-  if (v.get(s) != simdjson::SUCCESS) fail("missing_field", where, std::string("field \"") + field + "\" is not a string");
+  if (v.get(s) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, std::string("field \"") + field + "\" is not a string");
   return s;
 }
 
@@ -63,19 +66,19 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
   rec.id = required_string(obj, "id", where);
   rec.model = required_string(obj, "model", where);
   dom::element prompt;
-  if (obj["prompt"].get(prompt) != simdjson::SUCCESS) fail("missing_field", where, "missing field \"prompt\"");
+  if (obj["prompt"].get(prompt) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, "missing field \"prompt\"");
   dom::array messages;
-  if (prompt.get(messages) != simdjson::SUCCESS) fail("bad_prompt", where, "field \"prompt\" is not a list of messages");
-  if (messages.size() == 0) fail("bad_prompt", where, "field \"prompt\" is an empty list");
+  if (prompt.get(messages) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"prompt\" is not a list of messages");
+  if (messages.size() == 0) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"prompt\" is an empty list");
   std::size_t index = 0;
   for (dom::element m : messages) {
     dom::object msg;
     const std::string at = "prompt[" + std::to_string(index++) + "]";
-    if (m.get(msg) != simdjson::SUCCESS) fail("bad_prompt", where, at + " is not a message object");
+    if (m.get(msg) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, at + " is not a message object");
     std::string_view role;
-    if (msg["role"].get(role) != simdjson::SUCCESS) fail("bad_prompt", where, at + " has no string \"role\"");
+    if (msg["role"].get(role) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, at + " has no string \"role\"");
     dom::element content;
-    if (msg["content"].get(content) != simdjson::SUCCESS) fail("bad_prompt", where, at + " has no \"content\"");
+    if (msg["content"].get(content) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, at + " has no \"content\"");
     std::string_view text;
     if (content.get(text) == simdjson::SUCCESS) {
       rec.prompt_bytes += static_cast<std::int64_t>(text.size());
@@ -90,10 +93,11 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
         }
       }
     } else if (!content.is_null()) {
-      fail("bad_prompt", where, at + ".content is neither a string, a list of parts nor null");
+      fail(kind_name(DeadLetterKind::bad_prompt), where, at + ".content is neither a string, a list of parts nor null");
     }
   }
   rec.prompt = to_nlohmann(prompt);
+  rec.prompt_value = chat::value_from_json(rec.prompt);
   rec.prompt_json = simdjson::minify(prompt);
   dom::object usage;
   if (obj["usage"].get(usage) == simdjson::SUCCESS) {
@@ -123,7 +127,7 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
   const std::string where = "line " + std::to_string(line_number);
   auto rec = std::make_shared<SourceRecord>();
   rec->line = line_number;
-  fill_record(parse_object(line, where, "malformed_json"), where, *rec);
+  fill_record(parse_object(line, where, kind_name(DeadLetterKind::malformed_json)), where, *rec);
   return rec;
 }
 
@@ -153,11 +157,11 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
 }
 
 WorkItem decode_item_body(std::string_view body, const std::string& origin) {
-  dom::object obj = parse_object(body, origin, "bad_message");
+  dom::object obj = parse_object(body, origin, kind_name(DeadLetterKind::bad_message));
   WorkItem item;
   item.origin = origin;
   std::string_view tok;
-  if (obj["tokenizer"].get(tok) != simdjson::SUCCESS) fail("bad_message", origin, "no string \"tokenizer\" in the item body");
+  if (obj["tokenizer"].get(tok) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_message), origin, "no string \"tokenizer\" in the item body");
   item.tokenizer = tok;
   auto rec = std::make_shared<SourceRecord>();
   std::uint64_t line = 0;

@@ -14,12 +14,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/value.hpp"
+
 namespace overhead::pipe {
 
 struct SourceRecord {
   std::string id;
   std::string model;
   nlohmann::json prompt;            // a list of {role, content, ...} messages, validated
+  // The same list as template engine values, converted once here and shared by every
+  // tokenizer's item of this record (chat/json_value.hpp): rendering converts nothing.
+  chat::Value prompt_value;
   std::string prompt_json;          // the same list as compact JSON (for queue bodies)
   std::optional<std::int64_t> api_input;
   std::optional<std::int64_t> api_output;

@@ -53,7 +53,7 @@ struct WorkerOptions {
   std::int64_t max_prompt_bytes = 0; // 0 = no limit
   unsigned publishers = 0;           // 0 = synchronous publisher, N = async pool of N threads
   std::size_t publish_capacity = 0;  // async queue bound; 0 = 2 x publishers
-  RetryPolicy retry;
+  RetryPolicy retry = RetryPolicy::jittered();  // the log publisher's; see retry.hpp
   std::chrono::milliseconds visibility{30000};  // extend batches older than half of this
   // The longest receive wait while received batches are not yet settled.
   std::chrono::milliseconds settle_interval{100};

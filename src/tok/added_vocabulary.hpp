@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tok/flat_maps.hpp"
@@ -66,8 +67,12 @@ class AddedVocabulary {
         raw_trie_.add(t.content, static_cast<std::uint32_t>(i));
       }
       by_content_.insert(t.content, static_cast<std::uint32_t>(i));
-      if (t.id >= by_id_.size()) by_id_.resize(t.id + 1, kNone);
-      by_id_[t.id] = static_cast<std::uint32_t>(i);
+      if (t.id < kDenseIds) {
+        if (t.id >= by_id_.size()) by_id_.resize(t.id + 1, kNone);
+        by_id_[t.id] = static_cast<std::uint32_t>(i);
+      } else {
+        sparse_by_id_.insert_or_assign(t.id, static_cast<std::uint32_t>(i));
+      }
     }
   }
 
@@ -82,7 +87,10 @@ class AddedVocabulary {
   bool has_normalized_tokens() const { return !normalized_trie_.empty(); }
 
   const AddedToken* by_id(std::uint32_t id) const {
-    return id < by_id_.size() && by_id_[id] != kNone ? &tokens_[by_id_[id]] : nullptr;
+    if (id < by_id_.size()) return by_id_[id] != kNone ? &tokens_[by_id_[id]] : nullptr;
+    if (sparse_by_id_.empty()) return nullptr;
+    const auto it = sparse_by_id_.find(id);
+    return it == sparse_by_id_.end() ? nullptr : &tokens_[it->second];
   }
   const AddedToken* by_content(std::string_view content) const {
     const auto i = by_content_.find(content);
@@ -92,6 +100,9 @@ class AddedVocabulary {
 
  private:
   static constexpr std::uint32_t kNone = ~0u;
+  // Ids below this index a dense table (at most 16 MB); larger ones, which only a file with sparse
+  // ids has, a map, so memory is bounded by the number of added tokens and not by their ids.
+  static constexpr std::uint32_t kDenseIds = 1u << 22;
   void split(const TokenTrie& trie, std::string_view text, std::size_t begin, std::size_t end,
              std::vector<Segment>& out) const;
 
@@ -100,6 +111,7 @@ class AddedVocabulary {
   TokenTrie normalized_trie_;
   StringIdMap by_content_;
   std::vector<std::uint32_t> by_id_;
+  std::unordered_map<std::uint32_t, std::uint32_t> sparse_by_id_;
 };
 
 }  // namespace overhead::tok

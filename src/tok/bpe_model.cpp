@@ -57,8 +57,15 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, std::uint32_t>> vocab,
   use_cache_ = !(cache_env && std::string(cache_env) == "0");
   std::uint32_t max_id = 0;
   for (const auto& [token, id] : vocab) max_id = std::max(max_id, id);
-  id_to_token_.assign(vocab.empty() ? 0 : max_id + 1, std::string());
-  id_present_.assign(id_to_token_.size(), false);
+  id_bound_ = vocab.empty() ? 0 : std::size_t{max_id} + 1;
+  // Dense while the table is at most twice the token count (plus slack for small fixtures).
+  const bool dense = id_bound_ <= 2 * vocab.size() + 1024;
+  if (dense) {
+    id_to_token_.assign(id_bound_, std::string());
+    id_present_.assign(id_bound_, false);
+  } else {
+    sparse_id_to_token_.reserve(vocab.size());
+  }
   source_vocab_.reserve(vocab.size());
   encode_vocab_.reserve(vocab.size());
   for (auto& [token, id] : vocab) {
@@ -69,8 +76,12 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, std::uint32_t>> vocab,
     } else {
       encode_vocab_.insert(token, id);
     }
-    id_to_token_[id] = std::move(token);
-    id_present_[id] = true;
+    if (dense) {
+      id_to_token_[id] = std::move(token);
+      id_present_[id] = true;
+    } else {
+      sparse_id_to_token_.insert_or_assign(id, std::move(token));
+    }
   }
 
   merges_.reserve(merges.size());
@@ -123,20 +134,26 @@ void BpeModel::build_boundaries(const std::vector<std::pair<std::string, std::st
       if (byte_token || (config_.unk_token && *side == *config_.unk_token)) return;
     }
   }
-  for (std::uint32_t id = 0; id < id_to_token_.size(); ++id) {
-    if (!id_present_[id]) continue;
+  const auto add_boundary_token = [&](const std::string& token) {
     if (config_.byte_level) {
-      if (auto raw = byte_level::to_bytes(id_to_token_[id])) boundaries_.add_token(*raw);
+      if (auto raw = byte_level::to_bytes(token)) boundaries_.add_token(*raw);
     } else {
-      boundaries_.add_token(id_to_token_[id]);
+      boundaries_.add_token(token);
     }
-  }
+  };
+  for (std::uint32_t id = 0; id < id_to_token_.size(); ++id)
+    if (id_present_[id]) add_boundary_token(id_to_token_[id]);
+  for (const auto& [id, token] : sparse_id_to_token_) add_boundary_token(token);
   chunking_ = true;
 }
 
 std::optional<std::uint32_t> BpeModel::token_to_id(std::string_view token) const { return source_vocab_.find(token); }
 
 const std::string* BpeModel::id_to_token(std::uint32_t id) const {
+  if (!sparse_id_to_token_.empty()) {
+    const auto it = sparse_id_to_token_.find(id);
+    return it == sparse_id_to_token_.end() ? nullptr : &it->second;
+  }
   if (id >= id_to_token_.size() || !id_present_[id]) return nullptr;
   return &id_to_token_[id];
 }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tok/chunk_memo.hpp"
@@ -53,7 +54,7 @@ class BpeModel {
 
   std::optional<std::uint32_t> token_to_id(std::string_view token) const;  // tokenizer.json form
   const std::string* id_to_token(std::uint32_t id) const;                   // tokenizer.json form
-  std::size_t size() const { return id_to_token_.size(); }
+  std::size_t size() const { return id_bound_; }
   const BpeConfig& config() const { return config_; }
 
  private:
@@ -77,8 +78,13 @@ class BpeModel {
   BpeConfig config_;
   StringIdMap encode_vocab_;                // raw bytes (byte-level) or text -> id
   StringIdMap source_vocab_;                // tokenizer.json token string -> id
-  std::vector<std::string> id_to_token_;    // id -> tokenizer.json token string ("" for gaps)
+  // id -> tokenizer.json token string. Dense ("" for gaps) when the ids are compact; a file with
+  // sparse ids (largest id far above the token count) goes to sparse_id_to_token_ instead, so
+  // memory stays bounded by the vocabulary's size and not by its largest id.
+  std::vector<std::string> id_to_token_;
   std::vector<bool> id_present_;
+  std::unordered_map<std::uint32_t, std::string> sparse_id_to_token_;
+  std::size_t id_bound_ = 0;  // largest id + 1 (0 for an empty vocabulary)
   PairMap merges_;
   std::array<std::uint32_t, 256> byte_ids_{};   // byte-level: id of each byte; else <0xXX> ids
   bool all_byte_ids_ = false;

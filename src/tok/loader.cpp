@@ -340,7 +340,9 @@ class Loader {
     for (element t : list) {
       const std::string path = "$.added_tokens[" + std::to_string(k++) + "]";
       AddedToken a;
-      a.id = static_cast<std::uint32_t>(uint_field(t, path, "id"));
+      const std::uint64_t id = uint_field(t, path, "id");
+      if (id > 0xFFFFFFF0u) fail(path + ".id", "expected an id below 4294967281");
+      a.id = static_cast<std::uint32_t>(id);
       a.content = string_field(t, path, "content");
       a.single_word = bool_field(t, path, "single_word", false);
       a.lstrip = bool_field(t, path, "lstrip", false);

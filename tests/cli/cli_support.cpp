@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <random>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -123,6 +125,18 @@ void check_against(const std::string& name, const std::string& golden_file, cons
       ++failures;
     }
   }
+}
+
+fs::path temp_dir(const std::string& tag) {
+  std::random_device rd;
+  const fs::path dir = fs::temp_directory_path() / ("overhead-cli-" + tag + "-" + std::to_string(rd()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string write_file(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
 }
 
 std::string param_name(const std::string& s) {

@@ -33,6 +33,11 @@ std::string tokenizer_arg(const std::string& name);
 void check_against(const std::string& name, const std::string& golden_file, const std::string& extra_args,
                    const char* ids_key, int expected_exit);
 
+// A fresh empty folder under the system temp folder, e.g. for a command's --out and input files.
+std::filesystem::path temp_dir(const std::string& tag);
+// Writes `text` to `path` (binary, as given) and returns the path as a string.
+std::string write_file(const std::filesystem::path& path, const std::string& text);
+
 // gtest parameter names: tokenizer names with non-alphanumerics replaced.
 std::string param_name(const std::string& s);
 

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 
+#include "pipe/errors.hpp"
 #include "pipe/publisher.hpp"
 
 namespace overhead::pipe {
@@ -118,6 +119,30 @@ TEST(SyncPublisher, GivesUpAfterLastTryAndDeadLettersTheRecord) {
   pub.publish_stamps(p);
   EXPECT_EQ(pub.stats().stamp_failures, 1u);
   EXPECT_EQ(dead.counts().at("stamps_failed"), 1u);
+}
+
+TEST(SyncPublisher, APermanentErrorIsNotRetried) {
+  struct DeniedSink final : RecordSink {
+    int puts = 0;
+    void put(const Record&) override {
+      ++puts;
+      throw QueueError("log queue: access denied", Failure::permanent);
+    }
+    void put_stamps(std::span<const StampPatch>) override {}
+  } sink;
+  DeadLetterSink dead;
+  Listener listener;
+  std::vector<std::chrono::microseconds> sleeps;
+  std::mutex m;
+  SyncPublisher pub(sink, dead, recording_policy(sleeps, m), &listener);
+  pub.publish(rec("a"), 1);
+  EXPECT_FALSE(listener.results.at(1));
+  EXPECT_EQ(sink.puts, 1);
+  EXPECT_TRUE(sleeps.empty());
+  EXPECT_EQ(pub.stats().retries, 0u);
+  ASSERT_EQ(dead.total(), 1u);
+  EXPECT_NE(dead.letters()[0].reason.find("after 1 try: log queue: access denied"), std::string::npos)
+      << dead.letters()[0].reason;
 }
 
 TEST(AsyncPublisher, EveryRecordSettlesOnceEvenWithFailures) {

@@ -9,12 +9,15 @@
 #include <map>
 
 #include "fake_processor.hpp"
+#include "backends/open.hpp"
 #include "pipe/consumer.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/worker.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using backends::open_queue;
+using backends::open_store;
 namespace {
 
 using std::chrono::milliseconds;

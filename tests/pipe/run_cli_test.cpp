@@ -10,10 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/open.hpp"
 #include "pipe/store.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using backends::open_store;
 namespace {
 
 namespace fs = std::filesystem;

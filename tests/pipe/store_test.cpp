@@ -1,124 +1,32 @@
-// The sqlite: store: idempotent upsert by (experiment_tokenizer, id), batches, stamp patches,
-// scans by experiment; and the record codecs that carry records to it.
+// The store contract (contract/store_contract.hpp) over sqlite:, opening errors, the record
+// codecs that carry records to a store, and the file: object store.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <sstream>
 #include <variant>
 
+#include "backends/open.hpp"
 #include "pipe/object_store.hpp"
 #include "pipe/record_codec.hpp"
 #include "pipe/store.hpp"
+#include "store_contract.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using backends::open_store;
+using backends::open_object_store;
 namespace {
 
-Record make_record(const std::string& experiment, const std::string& tokenizer, const std::string& id, std::int64_t tokens) {
-  Record r;
-  r.experiment = experiment;
-  r.tokenizer = tokenizer;
-  r.experiment_tokenizer = experiment + "#" + tokenizer;
-  r.id = id;
-  r.model = "gpt-4";
-  r.start_time = "2026-01-01T00:00:00.000001Z";
-  r.end_time = "2026-01-01T00:00:00.000002Z";
-  r.token_count = tokens;
-  r.api_input = 12;
-  r.case_number = 5;
-  r.worker = "w\"0";
-  r.seq = 3;
-  r.batch = 1;
-  r.batch_boundary = true;
-  r.received = 10;
-  r.render_start = 11;
-  r.render_end = 12;
-  r.encode_end = 13;
-  r.publish_start = 14;
-  r.prompt_chars = 5;
-  r.prompt_bytes = 15;
-  return r;
-}
+using contract::make_record;
+using contract::StoreBackend;
+using contract::StoreTest;
 
-class StoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = testing::temp_dir("store");
-    store_ = open_store("sqlite:" + (dir_ / "records.db").string());
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::vector<Record> scan(const std::string& experiment) {
-    std::vector<Record> out;
-    store_->scan(experiment, [&](const Record& r) { out.push_back(r); });
-    return out;
-  }
-  std::filesystem::path dir_;
-  std::unique_ptr<Store> store_;
-};
-
-TEST_F(StoreTest, UpsertIsIdempotentByKey) {
-  store_->upsert(make_record("e", "phi-4", "1", 10));
-  store_->upsert(make_record("e", "phi-4", "1", 11));  // a replay with a new value overwrites
-  store_->upsert(make_record("e", "gemma", "1", 12));  // same id, other tokenizer: another row
-  auto rows = scan("e");
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].tokenizer, "gemma");
-  EXPECT_EQ(rows[1].token_count, 11);
-}
-
-TEST_F(StoreTest, BatchUpsertRoundTripsEveryField) {
-  std::vector<Record> batch;
-  for (int i = 0; i < 50; ++i) batch.push_back(make_record("e", "t", "id" + std::to_string(i), i));
-  batch[7].api_input.reset();
-  store_->upsert_batch(batch);
-  store_->upsert_batch(batch);  // twice: still 50
-  auto rows = scan("e");
-  ASSERT_EQ(rows.size(), 50u);
-  const Record& r = rows[0];  // "id0"
-  const Record& want = batch[0];
-  EXPECT_EQ(r.experiment_tokenizer, want.experiment_tokenizer);
-  EXPECT_EQ(r.model, want.model);
-  EXPECT_EQ(r.start_time, want.start_time);
-  EXPECT_EQ(r.worker, want.worker);
-  EXPECT_EQ(r.api_input, want.api_input);
-  EXPECT_FALSE(r.api_output.has_value());
-  EXPECT_EQ(r.batch_boundary, true);
-  EXPECT_EQ(r.encode_end, 13);
-  EXPECT_EQ(r.prompt_bytes, 15);
-  int without_usage = 0;
-  for (auto& x : rows) without_usage += !x.api_input.has_value();
-  EXPECT_EQ(without_usage, 1);
-}
-
-TEST_F(StoreTest, StampPatchesSurviveAReplayOfTheRecord) {
-  store_->upsert(make_record("e", "t", "1", 10));
-  const StampPatch patches[] = {{"e#t", "1", 100, 200}, {"e#t", "missing", 1, 2}};
-  EXPECT_EQ(store_->update_stamps(patches), 1u);
-  store_->upsert(make_record("e", "t", "1", 10));  // redelivered record carries no stamps
-  auto rows = scan("e");
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].publish_acked, 100);
-  EXPECT_EQ(rows[0].input_deleted, 200);
-}
-
-TEST_F(StoreTest, ScanFiltersByExperimentAndListsThem) {
-  store_->upsert(make_record("a", "t", "1", 1));
-  store_->upsert(make_record("b", "t", "1", 1));
-  store_->upsert(make_record("b", "t", "2", 1));
-  EXPECT_EQ(scan("a").size(), 1u);
-  EXPECT_EQ(scan("b").size(), 2u);
-  EXPECT_EQ(scan("").size(), 3u);
-  EXPECT_EQ(store_->experiments(), (std::vector<std::string>{"a", "b"}));
-}
-
-TEST_F(StoreTest, ReopeningKeepsTheRecords) {
-  store_->upsert(make_record("e", "t", "1", 1));
-  store_ = open_store("sqlite:" + (dir_ / "records.db").string());
-  EXPECT_EQ(scan("e").size(), 1u);
-}
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
+                         ::testing::Values(StoreBackend{"sqlite", [](const std::filesystem::path& dir, const std::string& name) {
+                           return open_store("sqlite:" + (dir / (name + ".db")).string());
+                         }}),
+                         contract::StoreBackendName{});
 
 TEST(StoreOpen, UnknownScheme) {
   EXPECT_THROW(open_store("dynamo:x"), std::invalid_argument);

@@ -9,11 +9,13 @@
 #include <thread>
 
 #include "fake_processor.hpp"
+#include "backends/open.hpp"
 #include "pipe/errors.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/worker.hpp"
 
 namespace overhead::pipe {
+using backends::open_queue;
 namespace {
 
 using std::chrono::milliseconds;
@@ -230,7 +232,7 @@ TEST_P(WorkerModes, FinishedBatchesAreDeletedWhileTheWorkerWaitsForMoreInput) {
 class FlakyDeleteQueue final : public Queue {
  public:
   explicit FlakyDeleteQueue(std::shared_ptr<Queue> inner) : inner_(std::move(inner)) {}
-  std::vector<std::string> send_batch(std::span<const std::string> b) override { return inner_->send_batch(b); }
+  std::vector<SendOutcome> send_batch(std::span<const std::string> b) override { return inner_->send_batch(b); }
   std::vector<Message> receive(std::size_t max, std::chrono::milliseconds wait) override {
     auto got = inner_->receive(max, wait);
     std::lock_guard lock(m_);
@@ -255,7 +257,9 @@ class FlakyDeleteQueue final : public Queue {
     failed.insert(failed.end(), f.begin(), f.end());
     return failed;
   }
-  bool change_visibility(const std::string& r, std::chrono::milliseconds t) override { return inner_->change_visibility(r, t); }
+  std::vector<std::string> change_visibility_batch(std::span<const std::string> r, std::chrono::milliseconds t) override {
+    return inner_->change_visibility_batch(r, t);
+  }
   QueueCounts counts() override { return inner_->counts(); }
   std::shared_ptr<Queue> dead_letter_queue() override { return inner_->dead_letter_queue(); }
   std::chrono::milliseconds visibility_timeout() const override { return inner_->visibility_timeout(); }

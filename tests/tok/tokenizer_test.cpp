@@ -2,6 +2,7 @@
 // errors that name the file and JSON path, invalid UTF-8, decode, thread safety, special tokens.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -131,6 +132,40 @@ TEST(TokenizerTest, TinyTokenizerMerges) {
   const auto t = Tokenizer::load(dir);
   EXPECT_EQ(t->encode("abcab"), (Ids{3, 2, 3}));
   EXPECT_EQ(t->decode(Ids{3, 2}), "ab c");  // no decoder: HF joins tokens with spaces
+  fs::remove_all(dir);
+}
+
+// A vocabulary with one id far above the token count (and an added token likewise) loads at a
+// cost bounded by the number of tokens, not by the largest id: the id table would be 8 GB dense.
+TEST(TokenizerTest, SparseIdsLoadInMemoryBoundedByTheVocabulary) {
+  nlohmann::json j = tiny_tokenizer();
+  j["model"]["vocab"] = {{"a", 0}, {"b", 1}, {"ab", 255555555}};
+  j["added_tokens"] = {{{"id", 4000000000u}, {"content", "<x>"}, {"special", true}}};
+  const std::string dir = write_tokenizer("sparse", j);
+  rusage before{};
+  ::getrusage(RUSAGE_SELF, &before);
+  const auto t = Tokenizer::load(dir);
+  rusage after{};
+  ::getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024) << "KiB of peak RSS grown by the load";
+  EXPECT_EQ(t->encode("ab<x>b"), (Ids{255555555, 4000000000u, 1}));
+  EXPECT_EQ(t->id_to_token(255555555), "ab");
+  EXPECT_EQ(t->id_to_token(4000000000u), "<x>");
+  EXPECT_FALSE(t->id_to_token(2));
+  EXPECT_EQ(t->vocab_size(), 4000000001u);
+  fs::remove_all(dir);
+}
+
+TEST(TokenizerTest, AddedTokenIdBeyondTheIdRangeNamesItsPath) {
+  nlohmann::json j = tiny_tokenizer();
+  j["added_tokens"] = {{{"id", 5000000000u}, {"content", "<x>"}}};
+  const std::string dir = write_tokenizer("bigid", j);
+  try {
+    Tokenizer::load(dir);
+    ADD_FAILURE() << "loaded an added token id above 32 bits";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("$.added_tokens[0].id"), std::string::npos) << e.what();
+  }
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,47 @@
+#include "backends/file_object_store.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace overhead::backends {
+
+using pipe::ObjectStoreError;
+
+void FileObjectStore::put(const std::string& key, std::string_view bytes) {
+  const auto path = checked(key);
+  std::filesystem::create_directories(path.parent_path());
+  // Write beside, then rename: a reader sees the old object or the new one, never half.
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw ObjectStoreError(url_ + ": cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw ObjectStoreError(url_ + ": cannot rename " + tmp + ": " + ec.message());
+}
+
+std::string FileObjectStore::get(const std::string& key) {
+  const auto path = checked(key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ObjectStoreError(url_ + ": no object " + key);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::filesystem::path FileObjectStore::checked(const std::string& key) const {
+  if (key.empty() || key.front() == '/' || key.find("..") != std::string::npos)
+    throw std::invalid_argument(url_ + ": bad object key \"" + key + "\"");
+  return dir_ / key;
+}
+
+std::unique_ptr<pipe::ObjectStore> open_file_object_store(const pipe::BackendUrl& u) {
+  u.check_params({"timeout_ms"});
+  (void)u.call_timeout();  // validated; local file calls have no deadline of their own
+  return std::make_unique<FileObjectStore>(u.redacted(), u.path.empty() ? "." : u.path);
+}
+
+}  // namespace overhead::backends

@@ -1,0 +1,33 @@
+// The object store on a local folder (`file:DIR`): an object is the file DIR/KEY, written beside
+// and renamed into place so a reader sees the old object or the new one, never half of one.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "pipe/backend_url.hpp"
+#include "pipe/object_store.hpp"
+
+namespace overhead::backends {
+
+class FileObjectStore final : public pipe::ObjectStore {
+ public:
+  FileObjectStore(std::string url, std::filesystem::path dir) : url_(std::move(url)), dir_(std::move(dir)) {}
+
+  void put(const std::string& key, std::string_view bytes) override;
+  std::string get(const std::string& key) override;
+  const std::string& url() const override { return url_; }
+
+ private:
+  // DIR/KEY; throws std::invalid_argument for a key that is empty, absolute or climbs out.
+  std::filesystem::path checked(const std::string& key) const;
+
+  std::string url_;
+  std::filesystem::path dir_;
+};
+
+// The `file:` arm of open_object_store.
+std::unique_ptr<pipe::ObjectStore> open_file_object_store(const pipe::BackendUrl& url);
+
+}  // namespace overhead::backends

@@ -1,0 +1,34 @@
+// Opening a backend from its URL: the one place that knows every adapter. The CLI (and any other
+// front) opens the queues, the store and the object store here and hands them to the pipeline,
+// which sees only the ports (pipe/queue.hpp, pipe/store.hpp, pipe/object_store.hpp).
+//
+// Each function is one file (open_queue.cpp, open_store.cpp, open_object_store.cpp) holding a
+// table with one arm per scheme; a new backend is its adapter file plus one arm there. The URL
+// is parsed once (pipe::BackendUrl) and the adapter checks its own parameters, so an unknown
+// parameter is an error naming it. Errors never show a password.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pipe/clock.hpp"
+#include "pipe/object_store.hpp"
+#include "pipe/queue.hpp"
+#include "pipe/store.hpp"
+
+namespace overhead::backends {
+
+// mem:[NAME][?visibility_ms=30000&max_receives=0]
+// sqlite-queue:PATH[?name=queue&visibility_ms=30000&max_receives=0]
+// `clock` replaces the backend's millisecond clock (tests); empty = the real one.
+// Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter.
+[[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {});
+
+// sqlite:PATH. Throws std::invalid_argument for an unknown scheme or parameter.
+[[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url);
+
+// file:DIR (DIR empty = the working directory). Throws std::invalid_argument as above.
+[[nodiscard]] std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url);
+
+}  // namespace overhead::backends

@@ -1,0 +1,34 @@
+// open_object_store: the object store schemes. A new object store adds its arm to kObjectSchemes.
+#include <stdexcept>
+
+#include "backends/file_object_store.hpp"
+#include "backends/open.hpp"
+#include "pipe/backend_url.hpp"
+
+namespace overhead::backends {
+
+namespace {
+
+struct ObjectScheme {
+  std::string_view scheme;
+  std::string_view usage;  // shown when the scheme is unknown
+  std::unique_ptr<pipe::ObjectStore> (*open)(const pipe::BackendUrl&);
+};
+
+constexpr ObjectScheme kObjectSchemes[] = {
+    {"file", "file:DIR", &open_file_object_store},
+};
+
+}  // namespace
+
+std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url) {
+  const pipe::BackendUrl u = pipe::parse_backend_url(url);
+  std::string known;
+  for (const auto& s : kObjectSchemes) {
+    if (s.scheme == u.scheme) return s.open(u);
+    known += (known.empty() ? "" : ", ") + std::string(s.usage);
+  }
+  throw std::invalid_argument(u.describe("object store", "unknown scheme \"" + u.scheme + "\" (known: " + known + ")"));
+}
+
+}  // namespace overhead::backends

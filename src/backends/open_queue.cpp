@@ -1,0 +1,36 @@
+// open_queue: the queue schemes. A new queue backend adds its arm to kQueueSchemes.
+#include <stdexcept>
+
+#include "backends/mem_queue.hpp"
+#include "backends/open.hpp"
+#include "backends/sqlite_queue.hpp"
+#include "pipe/backend_url.hpp"
+
+namespace overhead::backends {
+
+namespace {
+
+struct QueueScheme {
+  std::string_view scheme;
+  std::string_view usage;  // shown when the scheme is unknown
+  std::shared_ptr<pipe::Queue> (*open)(const pipe::BackendUrl&, const pipe::ClockMs&);
+};
+
+constexpr QueueScheme kQueueSchemes[] = {
+    {"mem", "mem:[NAME]", &open_mem_queue},
+    {"sqlite-queue", "sqlite-queue:PATH", &open_sqlite_queue},
+};
+
+}  // namespace
+
+std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock) {
+  const pipe::BackendUrl u = pipe::parse_backend_url(url);
+  std::string known;
+  for (const auto& s : kQueueSchemes) {
+    if (s.scheme == u.scheme) return s.open(u, clock);
+    known += (known.empty() ? "" : ", ") + std::string(s.usage);
+  }
+  throw std::invalid_argument(u.describe("queue", "unknown scheme \"" + u.scheme + "\" (known: " + known + ")"));
+}
+
+}  // namespace overhead::backends

@@ -1,0 +1,34 @@
+// open_store: the record store schemes. A new store backend adds its arm to kStoreSchemes.
+#include <stdexcept>
+
+#include "backends/open.hpp"
+#include "backends/sqlite_store.hpp"
+#include "pipe/backend_url.hpp"
+
+namespace overhead::backends {
+
+namespace {
+
+struct StoreScheme {
+  std::string_view scheme;
+  std::string_view usage;  // shown when the scheme is unknown
+  std::unique_ptr<pipe::Store> (*open)(const pipe::BackendUrl&);
+};
+
+constexpr StoreScheme kStoreSchemes[] = {
+    {"sqlite", "sqlite:PATH", &open_sqlite_store},
+};
+
+}  // namespace
+
+std::unique_ptr<pipe::Store> open_store(std::string_view url) {
+  const pipe::BackendUrl u = pipe::parse_backend_url(url);
+  std::string known;
+  for (const auto& s : kStoreSchemes) {
+    if (s.scheme == u.scheme) return s.open(u);
+    known += (known.empty() ? "" : ", ") + std::string(s.usage);
+  }
+  throw std::invalid_argument(u.describe("store", "unknown scheme \"" + u.scheme + "\" (known: " + known + ")"));
+}
+
+}  // namespace overhead::backends

@@ -1,0 +1,142 @@
+#include "backends/sqlite_store.hpp"
+
+#include <stdexcept>
+
+#include "pipe/backend_url.hpp"
+#include "pipe/errors.hpp"
+#include "pipe/record_fields.hpp"
+
+namespace overhead::backends {
+
+using namespace overhead::pipe;
+
+namespace {
+
+// The schema and statements, from the record field table (pipe/record_fields.hpp).
+std::string column_list() {
+  std::string out;
+  for (const auto& f : kRecordFields) out += (out.empty() ? "" : ", ") + std::string(f.column);
+  return out;
+}
+
+std::string create_table_sql() {
+  std::string cols, keys;
+  for (const auto& f : kRecordFields) {
+    cols += std::string(f.column) + (f.type == FieldType::text ? " TEXT" : " INTEGER") + (f.required ? " NOT NULL" : "") + ", ";
+    if (f.key) keys += (keys.empty() ? "" : ", ") + std::string(f.column);
+  }
+  return "CREATE TABLE IF NOT EXISTS records (" + cols + "PRIMARY KEY (" + keys + ")) WITHOUT ROWID;"
+         "CREATE INDEX IF NOT EXISTS records_experiment ON records(experiment);";
+}
+
+// A replay of a record (redelivery after a crash) carries publish_acked/input_deleted = 0;
+// keep what a patch already set rather than erase it (store.hpp's replay rule).
+std::string upsert_sql() {
+  std::string values, keys, updates;
+  for (std::size_t k = 0; k < kRecordFields.size(); ++k) {
+    const auto& f = kRecordFields[k];
+    const std::string c(f.column);
+    values += (k ? "," : "") + std::string("?") + std::to_string(k + 1);
+    if (f.key) {
+      keys += (keys.empty() ? "" : ", ") + c;
+      continue;
+    }
+    updates += updates.empty() ? " " : ", ";
+    if (f.patched) updates += c + "=CASE WHEN excluded." + c + "<>0 THEN excluded." + c + " ELSE records." + c + " END";
+    else updates += c + "=excluded." + c;
+  }
+  return "INSERT INTO records(" + column_list() + ") VALUES(" + values + ") ON CONFLICT(" + keys + ") DO UPDATE SET" + updates;
+}
+
+template <class Fn>
+void transaction(SqliteDb& db, Fn&& fn) {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    fn();
+    db.exec("COMMIT");
+  } catch (...) {
+    db.exec("ROLLBACK");
+    throw;
+  }
+}
+}  // namespace
+
+SqliteStore::SqliteStore(std::string url, const std::string& path, std::chrono::milliseconds call_timeout)
+    : url_(std::move(url)), db_(path, url_, call_timeout) {
+  db_.exec(create_table_sql());
+  upsert_ = db_.prepare(upsert_sql());
+  stamps_ = db_.prepare(
+      "UPDATE records SET publish_acked=CASE WHEN ?3<>0 THEN ?3 ELSE publish_acked END,"
+      " input_deleted=CASE WHEN ?4<>0 THEN ?4 ELSE input_deleted END WHERE experiment_tokenizer=?1 AND id=?2");
+  scan_all_ = db_.prepare("SELECT " + column_list() + " FROM records ORDER BY experiment_tokenizer, id");
+  scan_one_ = db_.prepare("SELECT " + column_list() +
+                          " FROM records WHERE experiment=?1 ORDER BY experiment_tokenizer, id");
+}
+
+void SqliteStore::upsert_locked(const Record& r) {
+  for (std::size_t k = 0; k < kRecordFields.size(); ++k) {
+    const int index = static_cast<int>(k + 1);
+    const FieldValue v = kRecordFields[k].get(r);
+    if (const auto* s = std::get_if<std::string_view>(&v)) upsert_.bind(index, *s);
+    else if (const auto* i = std::get_if<std::int64_t>(&v)) upsert_.bind(index, *i);
+    else upsert_.bind_null(index);
+  }
+  upsert_.run();
+}
+
+void SqliteStore::upsert(const Record& record) {
+  std::lock_guard lock(mutex_);
+  upsert_locked(record);  // autocommit: one transaction
+}
+
+std::vector<UpsertFailure> SqliteStore::upsert_batch(std::span<const Record> records) {
+  if (records.empty()) return {};
+  std::lock_guard lock(mutex_);
+  transaction(db_, [&] {
+    for (const auto& r : records) upsert_locked(r);
+  });
+  return {};
+}
+
+std::size_t SqliteStore::update_stamps(std::span<const StampPatch> patches) {
+  std::size_t found = 0;
+  std::lock_guard lock(mutex_);
+  transaction(db_, [&] {
+    for (const auto& p : patches) {
+      stamps_.bind(1, p.experiment_tokenizer).bind(2, p.id).bind(3, p.publish_acked).bind(4, p.input_deleted).run();
+      found += static_cast<std::size_t>(db_.changes());
+    }
+  });
+  return found;
+}
+
+void SqliteStore::scan(const std::string& experiment, const std::function<void(const Record&)>& fn) {
+  std::lock_guard lock(mutex_);
+  auto& s = experiment.empty() ? scan_all_ : scan_one_;
+  if (!experiment.empty()) s.bind(1, experiment);
+  try {
+    Record r;
+    while (s.step()) {
+      for (std::size_t k = 0; k < kRecordFields.size(); ++k) {
+        const auto& f = kRecordFields[k];
+        const int c = static_cast<int>(k);
+        if (f.type == FieldType::text) f.set(r, s.column_text(c));
+        else if (f.type == FieldType::optional_integer && s.column_is_null(c)) f.set(r, FieldValue());
+        else f.set(r, s.column_int(c));
+      }
+      fn(r);
+    }
+  } catch (...) {
+    s.reset();
+    throw;
+  }
+  s.reset();
+}
+
+std::unique_ptr<Store> open_sqlite_store(const BackendUrl& u) {
+  u.check_params({"timeout_ms"});
+  if (u.path.empty()) throw std::invalid_argument(u.describe("store", "expected sqlite:PATH"));
+  return std::make_unique<SqliteStore>(u.redacted(), u.path, u.call_timeout());
+}
+
+}  // namespace overhead::backends

@@ -1,0 +1,38 @@
+// The embedded record store (`sqlite:PATH`): one table keyed by (experiment_tokenizer, id), WAL.
+// An upsert replaces the row with the same key, so a replayed record overwrites, never
+// duplicates; a batch is one transaction. Stamps that arrive after the record (pipe::StampPatch) are
+// kept when a replayed record carries none (store.hpp's replay rule). A batch is all or nothing:
+// it never fails per record. `timeout_ms` is SQLite's busy timeout.
+#pragma once
+
+#include <mutex>
+
+#include "backends/sqlite_db.hpp"
+#include "pipe/backend_url.hpp"
+#include "pipe/store.hpp"
+
+namespace overhead::backends {
+
+class SqliteStore final : public pipe::Store {
+ public:
+  SqliteStore(std::string url, const std::string& path, std::chrono::milliseconds call_timeout = pipe::kDefaultCallTimeout);
+
+  void upsert(const pipe::Record& record) override;
+  std::vector<pipe::UpsertFailure> upsert_batch(std::span<const pipe::Record> records) override;
+  std::size_t update_stamps(std::span<const pipe::StampPatch> patches) override;
+  void scan(const std::string& experiment, const std::function<void(const pipe::Record&)>& fn) override;
+  const std::string& url() const override { return url_; }
+
+ private:
+  void upsert_locked(const pipe::Record& r);
+
+  const std::string url_;
+  std::mutex mutex_;
+  SqliteDb db_;
+  SqliteStatement upsert_, stamps_, scan_all_, scan_one_;
+};
+
+// The `sqlite:` arm of open_store.
+std::unique_ptr<pipe::Store> open_sqlite_store(const pipe::BackendUrl& url);
+
+}  // namespace overhead::backends

@@ -1,0 +1,43 @@
+// One tokenizer bound to its chat template: the single rule by which the pipeline (and the CLI
+// and HTTP front as they move onto it) pick "this tokenizer's template". A binding is loaded
+// once per name and shared, immutable, by every thread.
+//
+// Names: whatever tok::resolve_tokenizer_dir accepts, plus the HuggingFace ids of the bundled
+// sets (meta-llama/Llama-3.3-70B-Instruct, google/gemma-2-27b-it, microsoft/phi-4,
+// meta-llama/Llama-3.1-8B-Instruct), which the seed's messages carry. An HF id is looked up in
+// the local HF cache first (a real download wins); otherwise it is the bundled set. The binding
+// keeps the name it was given, so records name the tokenizer as their input did.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "chat/chat_template.hpp"
+#include "tok/tokenizer.hpp"
+
+namespace overhead::binding {
+
+// The bundled set an HF id stands for ("microsoft/phi-4" -> "phi-4"); any other name unchanged.
+[[nodiscard]] std::string bundled_tokenizer_name(std::string_view name);
+
+class ChatBinding {
+ public:
+  // Loads the tokenizer and compiles its chat template (from its tokenizer_config.json).
+  // Throws tok::LoadError or chat::TemplateError naming `name`.
+  [[nodiscard]] static std::shared_ptr<const ChatBinding> load(const std::string& name);
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const tok::Tokenizer& tokenizer() const { return *tokenizer_; }
+  [[nodiscard]] const chat::ChatTemplate& chat_template() const { return *chat_template_; }
+
+ private:
+  ChatBinding(std::string name, std::shared_ptr<const tok::Tokenizer> t, std::shared_ptr<const chat::ChatTemplate> c)
+      : name_(std::move(name)), tokenizer_(std::move(t)), chat_template_(std::move(c)) {}
+
+  std::string name_;
+  std::shared_ptr<const tok::Tokenizer> tokenizer_;
+  std::shared_ptr<const chat::ChatTemplate> chat_template_;
+};
+
+}  // namespace overhead::binding

@@ -1,0 +1,110 @@
+#include "cli/json_line.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace overhead::cli {
+
+namespace {
+
+// nlohmann's messages read "[json.exception.parse_error.101] parse error at line 1, column 14:
+// syntax error while parsing value - <what>"; the line and column are those of the whole text,
+// which is one line here, so the byte offset says the same more plainly.
+std::string strip_nlohmann_prefix(const std::string& what) {
+  std::string s = what;
+  if (const auto close = s.find("] "); s.rfind("[json.exception.", 0) == 0 && close != std::string::npos)
+    s = s.substr(close + 2);
+  if (const auto colon = s.find(": "); s.rfind("parse error", 0) == 0 && colon != std::string::npos)
+    s = s.substr(colon + 2);
+  return s;
+}
+
+// The parser's message quotes the bytes it read last, which may be invalid UTF-8 or control
+// bytes: shown as \xNN so that the error line itself stays valid JSON text.
+std::string printable(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (const unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+const char* type_name(simdjson::dom::element_type t) {
+  using T = simdjson::dom::element_type;
+  switch (t) {
+    case T::ARRAY: return "a list";
+    case T::OBJECT: return "an object";
+    case T::INT64:
+    case T::UINT64:
+    case T::DOUBLE: return "a number";
+    case T::STRING: return "a string";
+    case T::BOOL: return "a boolean";
+    case T::NULL_VALUE: return "null";
+  }
+  return "not a string";
+}
+
+}  // namespace
+
+std::string parse_error_text(const nlohmann::json::parse_error& e) {
+  // e.byte is 1-based: the byte at which the parser stopped.
+  const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
+  return "invalid JSON at byte " + std::to_string(offset) + ": " + printable(strip_nlohmann_prefix(e.what()));
+}
+
+std::string describe_invalid_json(std::string_view text, const char* fallback_reason) {
+  try {
+    const auto parsed = nlohmann::json::parse(text);
+    (void)parsed;
+  } catch (const nlohmann::json::parse_error& e) {
+    return parse_error_text(e);
+  } catch (const nlohmann::json::exception& e) {
+    return "invalid JSON: " + printable(strip_nlohmann_prefix(e.what()));
+  }
+  // The two parsers disagree (e.g. nesting deeper than simdjson's bound): say what simdjson said.
+  return std::string("invalid JSON (") + fallback_reason + ")";
+}
+
+bool JsonLineReader::string_field(std::string_view line, std::size_t line_number, const std::string& field,
+                                  std::string& value, std::string& error) {
+  const std::string prefix = "line " + std::to_string(line_number) + ": ";
+  simdjson::dom::element doc;
+  // The DOM parser validates the whole text (unlike on-demand parsing, which reads only as far as
+  // the field): trailing content, literals and strings after the field are checked too.
+  if (auto err = parser_.parse(line.data(), line.size(), true).get(doc); err) {
+    error = prefix + describe_invalid_json(line, simdjson::error_message(err));
+    return false;
+  }
+  simdjson::dom::object obj;
+  if (doc.get(obj) != simdjson::SUCCESS) {
+    error = prefix + "expected a JSON object, got " + type_name(doc.type());
+    return false;
+  }
+  // Last of duplicate keys, as json.loads keeps it.
+  bool found = false;
+  simdjson::dom::element v;
+  for (const auto kv : obj)
+    if (kv.key == field) {
+      v = kv.value;
+      found = true;
+    }
+  if (!found) {
+    error = prefix + "missing field \"" + field + "\"";
+    return false;
+  }
+  std::string_view s;
+  if (v.get(s) != simdjson::SUCCESS) {
+    error = prefix + "field \"" + field + "\" is " + type_name(v.type()) + ", not a string";
+    return false;
+  }
+  value.assign(s);
+  return true;
+}
+
+}  // namespace overhead::cli

@@ -1,0 +1,60 @@
+// Money: T = E(x) + D(y|x) per request, the instance's throughput at a utilization, $ per request
+// and per 1M tokens, and the break-even against an API price. E is the non-GPU time (a fit from
+// fits.json or typed in), paid at the CPU worker's price; D is the GPU time from the roofline.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/roofline.hpp"
+
+namespace overhead::cost {
+
+// E(x) = alpha + beta * input_tokens, in microseconds (the units of fits.json).
+struct ELinear {
+  double alpha_us = 0, beta_us_per_token = 0;
+  std::string origin;  // where the coefficients came from
+  double at(double input_tokens) const { return alpha_us + beta_us_per_token * input_tokens; }
+};
+
+// Read (alpha, beta) of model "a", target "cycle", method "ols" for `case_number` and `tokenizer`
+// (empty: the first tokenizer of that case) from an `overhead analyze` fits.json.
+ELinear e_from_fits(const std::string& fits_file, int case_number, const std::string& tokenizer);
+
+struct Workload {
+  std::vector<double> input_tokens, output_tokens;  // one pair per request
+};
+
+struct CostInputs {
+  Roofline gpu;
+  ELinear e;
+  double gpu_usd_per_hour = 0;  // per GPU
+  double cpu_usd_per_hour = 0;  // per CPU worker
+  double utilization = 0.5;     // share of the instance's capacity that is used, (0, 1]
+  std::optional<std::pair<double, double>> api_usd_per_1m;  // input, output
+};
+
+struct Percentiles {
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0;
+};
+
+struct CostResult {
+  Percentiles e_s, d_s, t_s;
+  double e_share = 0;  // mean E / mean T
+  double batch = 0;    // steady running sequences (the concurrency limit)
+  double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;  // at the utilization
+  double mean_input_tokens = 0, mean_output_tokens = 0;
+  double cpu_workers = 0;  // workers needed to keep E up with the GPU at the utilization
+  double usd_per_request = 0, usd_per_1m_input_tokens = 0, usd_per_1m_output_tokens = 0,
+         usd_per_1m_tokens_blended = 0;
+  std::optional<double> api_usd_per_1m_tokens_blended, break_even_utilization;
+  double break_even_api_price = 0;  // the blended API price that this utilization matches
+};
+
+// $/request at utilization U: (GPU $/h x gpus / (capacity x U) + CPU $/h x E) / 3600, where
+// capacity is requests/s of the replica at full batch; the CPU side scales with E, not with U,
+// because idle workers can be scaled away while a GPU replica cannot be split.
+CostResult compute_cost(const CostInputs& in, const Workload& w);
+
+}  // namespace overhead::cost

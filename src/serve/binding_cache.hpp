@@ -1,0 +1,32 @@
+// The gateway's tokenizer bindings: each model name a request names is loaded once (through
+// binding::ChatBinding, the pipeline's own rule) and then shared by every connection thread.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "binding/chat_binding.hpp"
+
+namespace overhead::serve {
+
+class BindingCache {
+ public:
+  // `allowed`: the names /v1/models lists and requests may use; empty means every known name.
+  explicit BindingCache(std::vector<std::string> allowed);
+
+  // The binding for `model`, loading it on first use. Returns nullptr when the model is not
+  // allowed or cannot be loaded; `error` then says why.
+  std::shared_ptr<const binding::ChatBinding> get(const std::string& model, std::string& error);
+
+  [[nodiscard]] const std::vector<std::string>& models() const { return allowed_; }
+
+ private:
+  std::vector<std::string> allowed_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const binding::ChatBinding>> loaded_;
+};
+
+}  // namespace overhead::serve

@@ -1,0 +1,75 @@
+// Peer suites: the chat-template cases of minja's and llama.cpp's test suites (17 real model templates
+// among them), with the expected text or error judged by Python Jinja2 set up as transformers' apply_chat_template
+// sets it up (tests/chat/data/README.md). Every case Jinja2 gives a fixed answer for must match byte for byte.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_template.hpp"
+
+namespace {
+
+using overhead::chat::ChatTemplate;
+using overhead::chat::RenderOptions;
+using overhead::chat::TemplateError;
+using Json = nlohmann::ordered_json;
+
+// Known open difference: Markup + str escapes the str in Jinja2 (`'x'|safe + '"'` gives `x&#34;`); the engine has
+// no Markup type yet. Listed by source so the test fails once it matches, and the entry must then go.
+const std::string_view kPending[] = {"minja:tests/contexts/tool_use.json"};
+
+bool pending(const std::string& source) {
+  for (auto p : kPending)
+    if (source.find("functionary-medium-v3.1") != std::string::npos && source.find(p) != std::string::npos) return true;
+  return false;
+}
+
+TEST(ChatPeers, EveryComparableCaseMatchesJinja2) {
+  std::ifstream in(std::string(OVERHEAD_SOURCE_DIR) + "/tests/chat/data/jinja-peers.jsonl");
+  ASSERT_TRUE(in) << "missing tests/chat/data/jinja-peers.jsonl";
+  std::string line;
+  int compared = 0, total = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    ++total;
+    const Json c = Json::parse(line);
+    if (!c.value("expressible", true)) continue;
+    ++compared;
+    const std::string where = c.at("source").get<std::string>() + ": " + c.at("template").get<std::string>();
+    Json extra = c.at("context");
+    const Json messages = extra.contains("messages") ? extra.at("messages") : Json::array();
+    extra.erase("messages");
+    RenderOptions o;
+    o.add_generation_prompt = extra.value("add_generation_prompt", false);
+    o.date = "2024-07-26";  // the reference renders pin strftime_now to minja's test date
+    bool failed = false;
+    std::string got, error;
+    try {
+      got = ChatTemplate::compile(c.at("template").get<std::string>(), "peer")->render(messages, o, extra);
+    } catch (const TemplateError& e) {
+      failed = true;
+      error = e.what();
+    }
+    if (pending(c.at("source").get<std::string>())) {
+      EXPECT_TRUE(failed || got != c.at("expected").get<std::string>()) << where << "\n  now matches: drop it from kPending";
+      continue;
+    }
+    if (c.at("expected_error").get<bool>()) {
+      EXPECT_TRUE(failed) << where << "\n  Jinja2 fails (" << c.value("jinja2_error", Json()).dump()
+                          << "), we render: " << got;
+    } else {
+      EXPECT_FALSE(failed) << where << "\n  we fail: " << error;
+      if (!failed) {
+        EXPECT_EQ(got, c.at("expected").get<std::string>()) << where;
+      }
+    }
+  }
+  EXPECT_EQ(total, 285);
+  EXPECT_GE(compared, 282);
+}
+
+}  // namespace

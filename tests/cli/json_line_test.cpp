@@ -1,0 +1,76 @@
+// Plain `tokenize` validates every input line whole: what a lazy parser skipped (trailing content,
+// bad literals after the field, truncation, lone surrogates, invalid UTF-8) is an error line that
+// says what is wrong and at which byte; of duplicate keys the last counts, as in Python.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace {
+
+using namespace overhead::cli_test;
+
+class TokenizeLines : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_tokenizer("phi-4")) GTEST_SKIP() << "tokenizer files not fetched: phi-4";
+  }
+  // Runs plain tokenize (no special tokens) on `lines` and returns the output lines.
+  RunResult tokenize(const std::string& text) {
+    const auto dir = temp_dir("jsonl");
+    const std::string input = write_file(dir / "in.jsonl", text);
+    return run_overhead("tokenize --no-special " + tokenizer_arg("phi-4") + " --input '" + input + "'");
+  }
+  static std::string error_of(const std::string& line) {
+    const auto j = nlohmann::json::parse(line);  // every output line is valid JSON
+    return j.contains("error") ? j["error"].get<std::string>() : "";
+  }
+};
+
+TEST_F(TokenizeLines, MalformedLinesAreErrorsWithByteOffsets) {
+  const RunResult r = tokenize(
+      "{\"text\":\"ok\"}{\"text\":\"two\"}\n"
+      "{\"text\":\"ok\", \"x\": tru}\n"
+      "{\"text\":\"ok\"\n"
+      "{\"text\":\"\\ud800\"}\n"
+      "{\"text\":\"\xff\"}\n"
+      "\"just a string\"\n"
+      "{\"text\":5}\n");
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_EQ(r.lines.size(), 7u) << r.err;
+  const std::string trailing = error_of(r.lines[0]);
+  EXPECT_NE(trailing.find("line 1: invalid JSON at byte 13"), std::string::npos) << trailing;
+  EXPECT_NE(trailing.find("end of input"), std::string::npos) << trailing;
+  const std::string literal = error_of(r.lines[1]);
+  EXPECT_NE(literal.find("line 2: invalid JSON at byte 22"), std::string::npos) << literal;
+  EXPECT_NE(literal.find("invalid literal"), std::string::npos) << literal;
+  const std::string truncated = error_of(r.lines[2]);
+  EXPECT_NE(truncated.find("line 3: invalid JSON at byte 12"), std::string::npos) << truncated;
+  EXPECT_NE(truncated.find("unexpected end of input"), std::string::npos) << truncated;
+  const std::string surrogate = error_of(r.lines[3]);
+  EXPECT_NE(surrogate.find("line 4: invalid JSON at byte"), std::string::npos) << surrogate;
+  EXPECT_NE(surrogate.find("surrogate"), std::string::npos) << surrogate;
+  const std::string utf8 = error_of(r.lines[4]);
+  EXPECT_NE(utf8.find("line 5: invalid JSON at byte"), std::string::npos) << utf8;
+  EXPECT_NE(utf8.find("UTF-8"), std::string::npos) << utf8;
+  EXPECT_NE(error_of(r.lines[5]).find("line 6: expected a JSON object, got a string"), std::string::npos);
+  EXPECT_NE(error_of(r.lines[6]).find("line 7: field \"text\" is a number, not a string"), std::string::npos);
+}
+
+TEST_F(TokenizeLines, DuplicateKeysTakeTheLastAsPythonDoes) {
+  const RunResult both = tokenize("{\"text\":\"first\",\"text\":\"second\"}\n{\"text\":\"second\"}\n");
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+  ASSERT_EQ(both.lines.size(), 2u);
+  EXPECT_EQ(both.lines[0], both.lines[1]);
+}
+
+TEST_F(TokenizeLines, ValidSurrogatePairsAndEscapesStillEncode) {
+  const RunResult r = tokenize("{\"text\":\"\\ud83d\\ude00 \\u00e9\\n\"}\n{\"text\":\"\xf0\x9f\x98\x80 \xc3\xa9\\n\"}\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.lines.size(), 2u);
+  EXPECT_EQ(r.lines[0], r.lines[1]);
+  EXPECT_EQ(error_of(r.lines[0]), "");
+}
+
+}  // namespace

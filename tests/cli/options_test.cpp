@@ -1,0 +1,83 @@
+// Usage errors of the pipeline commands: a value outside an option's range is refused before
+// anything runs, with exit code 2 and a message naming the option and the accepted range. Before
+// these checks, "-1" in an unsigned option wrapped around to 18446744073709551615 and empty lists
+// or zero counts were taken silently.
+#include <gtest/gtest.h>
+
+#include "cli_support.hpp"
+
+namespace {
+
+using namespace overhead::cli_test;
+
+struct UsageCase {
+  std::string args;    // after the subcommand's required options
+  std::string option;  // the option the message must name
+  std::string range;   // and the range (or form) it must state
+};
+
+void PrintTo(const UsageCase& c, std::ostream* os) { *os << c.args; }
+
+class PipelineUsage : public ::testing::TestWithParam<UsageCase> {};
+
+// Every command runs on a one-line data file and a tokenizer that does not exist, so that a value
+// that slipped through would run (quickly) and end with exit 0 or 1, not 2.
+TEST_P(PipelineUsage, IsRefusedNamingOptionAndRange) {
+  const auto dir = temp_dir("usage");
+  const std::string data =
+      write_file(dir / "one.jsonl", R"({"id":"a","model":"m","prompt":[{"role":"user","content":"hi"}]})" "\n");
+  std::string args = GetParam().args;
+  for (std::size_t at; (at = args.find("DATA")) != std::string::npos;) args.replace(at, 4, data);
+  for (std::size_t at; (at = args.find("OUT")) != std::string::npos;) args.replace(at, 3, (dir / "out").string());
+  const RunResult r = run_overhead(args + " </dev/null");
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(GetParam().option), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(GetParam().range), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "summary.json")) << "nothing may run on a usage error";
+}
+
+const std::string kRunAnyCase = "run --no-progress --no-report --tokenizers no-such --data DATA --out OUT ";
+const std::string kRun = kRunAnyCase + "--case 2 ";
+const std::string kEnqueue = "enqueue --queue mem:in --tokenizers no-such --data DATA --out OUT ";
+const std::string kWorker = "worker --queue mem:in --log-queue mem:log --no-progress --idle-exit 0 --out OUT ";
+const std::string kConsume = "consume --log-queue mem:log --no-progress --idle-exit 0 --out OUT ";
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, PipelineUsage,
+    ::testing::Values(
+        UsageCase{kRun + "--limit -1", "--limit", "0..1000000000"},
+        UsageCase{kEnqueue + "--limit 18446744073709551615", "--limit", "0..1000000000"},
+        UsageCase{kRun + "--batch -1", "--batch", "1..10"},
+        UsageCase{kRun + "--batch 0", "--batch", "1..10"},
+        UsageCase{kRun + "--batch 11", "--batch", "1..10"},
+        UsageCase{kEnqueue + "--batch 11", "--batch", "1..10"},
+        UsageCase{kWorker + "--batch 11", "--batch", "1..10"},
+        UsageCase{kRun + "--publishers 0", "--publishers", "1..256"},
+        UsageCase{kRun + "--publishers -1", "--publishers", "1..256"},
+        UsageCase{kRun + "--workers 0", "--workers", "1..256"},
+        UsageCase{kRun + "--workers -1", "--workers", "1..256"},
+        UsageCase{kRun + "--max-in-flight -1", "--max-in-flight", "0..1000000"},
+        UsageCase{kWorker + "--max-in-flight -1", "--max-in-flight", "0..1000000"},
+        UsageCase{kRun + "--max-prompt-bytes -1", "--max-prompt-bytes", "0..4294967296"},
+        UsageCase{kRun + "--case ''", "--case", "1..5"},
+        UsageCase{kRun + "--case 1,,2", "--case", "1..5"},
+        UsageCase{kRun + "--case 6", "--case", "1..5"},
+        UsageCase{kRun + "--tokenizers ''", "--tokenizers", "comma-separated"},
+        UsageCase{kEnqueue + "--tokenizers a,", "--tokenizers", "empty name"},
+        UsageCase{kWorker + "--tokenizers ''", "--tokenizers", "comma-separated"},
+        UsageCase{kRun + "--experiment ''", "--experiment", "empty"},
+        UsageCase{kRun + "--date 2024-02-30", "--date", "not a real date"},
+        UsageCase{kWorker + "--date tomorrow", "--date", "YYYY-MM-DD"},
+        UsageCase{kWorker + "--case 0", "--case", "1..5"},
+        UsageCase{kWorker + "--idle-exit -1", "--idle-exit", "0..604800"},
+        UsageCase{kConsume + "--idle-exit nan", "--idle-exit", "0..604800"},
+        UsageCase{"worker --queue 'mem:in?visibility_ms=-5' --log-queue mem:log --idle-exit 0 --out OUT", "--queue",
+                  "visibility_ms must be in 0..43200000"},
+        UsageCase{kRunAnyCase + "--case 5 --queue 'mem:in?max_receives=-1'", "--queue", "max_receives must be in 0..1000"},
+        UsageCase{kRunAnyCase + "--case 3 --log-queue 'mem:log?visiblity_ms=5'", "--log-queue", "unknown parameter"},
+        UsageCase{"enqueue --queue 'mem:in?max_message_bytes=-1' --tokenizers t --data DATA --out OUT",
+                  "--queue", "max_message_bytes must be in 1..1073741824"},
+        UsageCase{kConsume + "--store nope:x", "--store", "unknown scheme"}),
+    [](const ::testing::TestParamInfo<UsageCase>& p) { return "case" + std::to_string(p.index); });
+
+}  // namespace

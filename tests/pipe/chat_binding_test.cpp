@@ -1,0 +1,61 @@
+// The tokenizer + chat template binding: HF ids of the bundled sets are names too, an item keeps
+// its name, and rendering from the values converted once per record counts exactly what
+// rendering the JSON did.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "binding/chat_binding.hpp"
+#include "pipe/chat_token_processor.hpp"
+#include "pipe/errors.hpp"
+#include "pipe/work_item.hpp"
+#include "util/line_reader.hpp"
+
+namespace overhead::pipe {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ChatBindingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(fs::path(OVERHEAD_MODELS_DIR) / "phi-4" / "tokenizer.json")) GTEST_SKIP() << "no tokenizer files";
+    ::setenv("OVERHEAD_MODELS", OVERHEAD_MODELS_DIR, 1);
+  }
+};
+
+TEST_F(ChatBindingTest, BundledHfIdsAreNames) {
+  EXPECT_EQ(binding::bundled_tokenizer_name("microsoft/phi-4"), "phi-4");
+  EXPECT_EQ(binding::bundled_tokenizer_name("google/gemma-2-27b-it"), "gemma-2-27b-it");
+  EXPECT_EQ(binding::bundled_tokenizer_name("meta-llama/Llama-3.3-70B-Instruct"), "llama-3.3-70b-instruct");
+  EXPECT_EQ(binding::bundled_tokenizer_name("phi-4"), "phi-4");
+  const auto b = binding::ChatBinding::load("microsoft/phi-4");
+  EXPECT_EQ(b->name(), "microsoft/phi-4");
+  EXPECT_EQ(b->tokenizer().encode("Hello"), binding::ChatBinding::load("phi-4")->tokenizer().encode("Hello"));
+}
+
+TEST_F(ChatBindingTest, AnItemMayNameALoadedSetByItsHfIdAndValuesRenderAsJsonDid) {
+  const ChatTokenProcessor processor({"phi-4", "llama-3.3-70b-instruct", "gemma-2-27b-it"});
+  ASSERT_TRUE(processor.load_errors().empty());
+  const auto phi = binding::ChatBinding::load("phi-4");
+  util::LineReader reader(std::string(OVERHEAD_DATA_DIR) + "/jmtbench/records.jsonl.gz");
+  std::string line;
+  for (int n = 0; n < 40 && reader.next(line); ++n) {
+    const auto rec = parse_source_line(line, reader.line_number());
+    const auto by_short = processor.process(*rec, "phi-4").token_count;
+    EXPECT_EQ(processor.process(*rec, "microsoft/phi-4").token_count, by_short);
+    // The pre-binding path: render the JSON prompt, then count.
+    chat::RenderOptions o;
+    o.add_generation_prompt = false;
+    const std::string text = phi->chat_template().render(rec->prompt, o);
+    EXPECT_EQ(by_short, static_cast<std::int64_t>(phi->tokenizer().count(text, true))) << rec->id;
+    EXPECT_EQ(processor.process(*rec, "meta-llama/Llama-3.3-70B-Instruct").token_count,
+              processor.process(*rec, "llama-3.3-70b-instruct").token_count);
+  }
+  const auto rec = parse_source_line(line, 1);
+  EXPECT_THROW((void)processor.process(*rec, "google/gemma-3-27b-it"), ItemError);
+}
+
+}  // namespace
+}  // namespace overhead::pipe

@@ -1,0 +1,101 @@
+// Drives `serve::Server` over loopback HTTP: tokenize/detokenize/render/models/health answers, the
+// OpenAI error bodies naming the field, the body limit and bearer auth.
+#include <httplib.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+#include "serve/server.hpp"
+#include "tok/tokenizer.hpp"
+
+namespace {
+
+using overhead::serve::Server;
+using overhead::serve::ServerOptions;
+using nlohmann::json;
+
+class RoutesTest : public ::testing::Test {
+ protected:
+  void start(ServerOptions o) {
+    o.port = 0;
+    o.max_body_bytes = 4096;
+    o.max_messages = 4;
+    server_ = std::make_unique<Server>(o);
+    server_->bind();
+    thread_ = std::thread([this] { server_->run(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->bound_port());
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  json post(const std::string& path, const std::string& body, int expect_status) {
+    auto r = client_->Post(path.c_str(), body, "application/json");
+    EXPECT_TRUE(r) << path;
+    if (!r) return {};
+    EXPECT_EQ(r->status, expect_status) << path << " " << r->body;
+    return json::parse(r->body);
+  }
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(RoutesTest, TokenizeMatchesTheTokenizerOnTheRenderedPrompt) {
+  start({});
+  const std::string msgs = R"([{"role":"user","content":"What is 2+2?"}])";
+  const json rendered = post("/v1/render", R"({"model":"phi-4","add_generation_prompt":true,"messages":)" + msgs + "}", 200);
+  const std::string prompt = rendered.at("prompt");
+  EXPECT_NE(prompt.find("What is 2+2?"), std::string::npos);
+  const json t = post("/v1/tokenize", R"({"model":"microsoft/phi-4","add_generation_prompt":true,"messages":)" + msgs + "}", 200);
+  const auto tokenizer = overhead::tok::Tokenizer::load("phi-4");
+  const auto ids = tokenizer->encode(prompt);
+  EXPECT_EQ(t.at("count").get<std::size_t>(), ids.size());
+  EXPECT_EQ(t.at("tokens").get<std::vector<std::uint32_t>>(), ids);
+  const json d = post("/v1/detokenize", json{{"model", "phi-4"}, {"tokens", ids}}.dump(), 200);
+  EXPECT_EQ(d.at("prompt").get<std::string>(), tokenizer->decode(ids));
+}
+
+TEST_F(RoutesTest, ErrorsNameTheField) {
+  start({});
+  EXPECT_EQ(post("/v1/tokenize", "{not json", 400)["error"]["code"], "invalid_json");
+  EXPECT_EQ(post("/v1/tokenize", R"({"prompt":"a"})", 400)["error"]["param"], "model");
+  EXPECT_EQ(post("/v1/tokenize", R"({"model":"nope","prompt":"a"})", 404)["error"]["param"], "model");
+  EXPECT_EQ(post("/v1/render", R"({"model":"phi-4"})", 400)["error"]["param"], "messages");
+  EXPECT_EQ(post("/v1/render", R"({"model":"phi-4","messages":[{"content":"x"}]})", 400)["error"]["param"], "messages[0].role");
+  const std::string five = R"([{"role":"user","content":"a"},{"role":"user","content":"a"},{"role":"user","content":"a"},{"role":"user","content":"a"},{"role":"user","content":"a"}])";
+  EXPECT_EQ(post("/v1/render", R"({"model":"phi-4","messages":)" + five + "}", 400)["error"]["code"], "too_many_messages");
+  // Gemma-2's template raises on a system message.
+  const json g = post("/v1/render", R"({"model":"gemma-2-27b-it","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}]})", 400);
+  EXPECT_EQ(g["error"]["code"], "template_error");
+  EXPECT_EQ(post("/v1/detokenize", R"({"model":"phi-4","tokens":[1,-2]})", 400)["error"]["param"], "tokens[1]");
+  const json big = post("/v1/tokenize", json{{"model", "phi-4"}, {"prompt", std::string(5000, 'a')}}.dump(), 413);
+  EXPECT_EQ(big["error"]["code"], "request_too_large");
+}
+
+TEST_F(RoutesTest, ModelsAndHealth) {
+  start({});
+  auto m = client_->Get("/v1/models");
+  ASSERT_TRUE(m);
+  const json j = json::parse(m->body);
+  EXPECT_EQ(j["object"], "list");
+  EXPECT_EQ(j["data"].size(), 3u);
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+  EXPECT_EQ(client_->Get("/readyz")->status, 200);
+}
+
+TEST_F(RoutesTest, BearerAuth) {
+  ServerOptions o;
+  o.auth_token = "s3cret-token";
+  start(o);
+  EXPECT_EQ(post("/v1/tokenize", R"({"model":"phi-4","prompt":"a"})", 401)["error"]["code"], "invalid_api_key");
+  client_->set_bearer_token_auth("s3cret-tokem");
+  EXPECT_EQ(client_->Post("/v1/tokenize", R"({"model":"phi-4","prompt":"a"})", "application/json")->status, 401);
+  client_->set_bearer_token_auth("s3cret-token");
+  EXPECT_EQ(client_->Post("/v1/tokenize", R"({"model":"phi-4","prompt":"a"})", "application/json")->status, 200);
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+}
+
+}  // namespace
