@@ -17,14 +17,16 @@ struct redisReply;
 
 namespace overhead::backends {
 
+// Transient: the same call on a fresh connection may succeed.
 class RedisIoError : public pipe::QueueError {
  public:
-  using pipe::QueueError::QueueError;
+  explicit RedisIoError(const std::string& what) : pipe::QueueError(what, pipe::Failure::transient) {}
 };
 
+// Permanent: the server refused the command (bad credentials, wrong type, script error).
 class RedisServerError : public pipe::QueueError {
  public:
-  using pipe::QueueError::QueueError;
+  explicit RedisServerError(const std::string& what) : pipe::QueueError(what, pipe::Failure::permanent) {}
 };
 
 struct RedisEndpoint {

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
-#include "backends/network_url.hpp"
 #include "backends/redis_scripts.hpp"
 
 namespace overhead::backends {
@@ -49,7 +49,7 @@ bool mentions(const std::exception& e, const char* word) { return std::string(e.
 }  // namespace
 
 RedisQueue::RedisQueue(std::string url, RedisQueueConfig config, pipe::ClockMs clock)
-    : url_(redact_url(url)), config_(std::move(config)), clock_(std::move(clock)),
+    : url_(pipe::redact_url(url)), config_(std::move(config)), clock_(std::move(clock)),
       dlq_stream_(config_.stream + "-dlq"), consumer_(unique_consumer_name()) {
   if (config_.stream.empty()) throw std::invalid_argument("queue URL \"" + url_ + "\": no stream name (redis://HOST:PORT/STREAM)");
   auto conn = std::make_unique<RedisConnection>(config_.endpoint);
@@ -106,8 +106,9 @@ auto RedisQueue::with_retry(const char* what, Fn&& fn) {
       }
     } catch (const RedisIoError& e) {
       if (std::chrono::steady_clock::now() + backoff > deadline)
-        throw QueueError(url_ + ": " + what + ": Redis unreachable for " + std::to_string(config_.retry.count() / 1000) +
-                         " s: " + e.what());
+        throw QueueError(url_ + ": " + what + ": Redis unreachable for " + std::to_string(config_.retry.count()) +
+                             " ms: " + e.what(),
+                         pipe::Failure::transient);
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
     }
@@ -118,40 +119,47 @@ Reply RedisQueue::run_script(RedisConnection& conn, int which, const std::vector
   std::vector<std::string> argv{"EVALSHA", script_sha_[which], std::to_string(nkeys)};
   argv.insert(argv.end(), keys_and_args.begin(), keys_and_args.end());
   try {
-    return conn.command(argv);
+    return conn.command(argv, config_.call_timeout);
   } catch (const RedisServerError& e) {
     if (!mentions(e, "NOSCRIPT")) throw;
-    conn.command({"SCRIPT", "LOAD", kScripts[which]});  // a restarted server forgot its scripts
-    return conn.command(argv);
+    conn.command({"SCRIPT", "LOAD", kScripts[which]}, config_.call_timeout);  // a restarted server forgot its scripts
+    return conn.command(argv, config_.call_timeout);
   }
 }
 
 std::string RedisQueue::now_arg() const { return clock_ ? std::to_string(clock_()) : std::string(); }
 
-std::vector<std::string> RedisQueue::send_batch(std::span<const std::string> bodies) {
-  if (bodies.empty() || bodies.size() > kMaxQueueBatch)
-    throw QueueError(url_ + ": send_batch takes 1 to 10 messages, got " + std::to_string(bodies.size()));
+std::vector<pipe::SendOutcome> RedisQueue::send_batch(std::span<const std::string> bodies) {
+  const auto too_large = pipe::check_send_batch(bodies, config_.max_message_bytes, url_);
   std::vector<std::vector<std::string>> commands;
-  commands.reserve(bodies.size());
-  for (const auto& b : bodies) commands.push_back({"XADD", config_.stream, "*", "b", b});
-  return with_retry("send", [&](RedisConnection& conn, int) {
-    auto replies = conn.pipeline(commands);
-    std::vector<std::string> ids;
-    for (auto& r : replies) {
-      if (reply_is_error(r.get())) {
-        const std::string text = reply_string(r.get());
-        if (text.rfind("LOADING", 0) == 0) throw RedisIoError(url_ + ": send: " + text);
-        throw RedisServerError(url_ + ": XADD: " + text);
-      }
-      ids.push_back(reply_string(r.get()));
+  std::vector<std::size_t> sent;  // index into bodies of each XADD
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (too_large[i]) continue;
+    commands.push_back({"XADD", config_.stream, "*", "b", bodies[i]});
+    sent.push_back(i);
+  }
+  std::vector<pipe::SendOutcome> out(bodies.size());
+  for (std::size_t i = 0; i < bodies.size(); ++i) out[i].failure = too_large[i];
+  if (commands.empty()) return out;
+  // A retry after a lost reply may add an entry twice; the queue delivers at least once anyway.
+  auto replies = with_retry("send", [&](RedisConnection& conn, int) { return conn.pipeline(commands, config_.call_timeout); });
+  for (std::size_t k = 0; k < replies.size(); ++k) {
+    const redisReply* r = replies[k].get();
+    if (!reply_is_error(r)) {
+      out[sent[k]].id = reply_string(r);
+      continue;
     }
-    return ids;
-  });
+    const std::string text = reply_string(r);
+    // LOADING/BUSY pass; anything else (OOM, wrong type) will not.
+    const bool retryable = text.rfind("LOADING", 0) == 0 || text.rfind("BUSY", 0) == 0 || text.rfind("OOM", 0) == 0;
+    out[sent[k]].failure = pipe::EntryFailure{retryable, url_ + ": XADD: " + text};
+  }
+  return out;
 }
 
 std::vector<Message> RedisQueue::receive(std::size_t max, std::chrono::milliseconds wait) {
   if (max == 0 || max > kMaxQueueBatch)
-    throw QueueError(url_ + ": receive takes 1 to 10 messages, asked " + std::to_string(max));
+    throw QueueError(url_ + ": receive takes 1 to 10 messages, asked " + std::to_string(max), pipe::Failure::permanent);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
     std::string last_id;
@@ -188,7 +196,7 @@ std::vector<Message> RedisQueue::receive(std::size_t max, std::chrono::milliseco
     const auto block = std::max(std::chrono::milliseconds(1), std::min(remaining, config_.block_max));
     with_retry("receive", [&](RedisConnection& conn, int) {
       conn.command({"XREAD", "BLOCK", std::to_string(block.count()), "COUNT", "1", "STREAMS", config_.stream, last_id},
-                   block + std::chrono::milliseconds(5000));
+                   block + config_.call_timeout);
       return 0;
     });
   }
@@ -196,7 +204,10 @@ std::vector<Message> RedisQueue::receive(std::size_t max, std::chrono::milliseco
 
 std::vector<std::string> RedisQueue::delete_batch(std::span<const std::string> receipts) {
   if (receipts.size() > kMaxQueueBatch)
-    throw QueueError(url_ + ": delete_batch takes at most 10 receipts, got " + std::to_string(receipts.size()));
+    throw QueueError(url_ + ": delete_batch takes at most 10 receipts, got " + std::to_string(receipts.size()),
+                     pipe::Failure::permanent);
+  if (std::set<std::string>(receipts.begin(), receipts.end()).size() != receipts.size())
+    throw QueueError(url_ + ": delete_batch got the same receipt twice", pipe::Failure::permanent);
   std::vector<std::string> failed;
   std::vector<std::string> args{config_.stream, config_.group, "0"};
   std::vector<std::size_t> sent;  // index into receipts of each pair sent
@@ -225,18 +236,31 @@ std::vector<std::string> RedisQueue::delete_batch(std::span<const std::string> r
   return failed;
 }
 
-bool RedisQueue::change_visibility(const std::string& receipt, std::chrono::milliseconds timeout) {
-  std::string id;
-  long long count = 0;
-  if (!parse_redis_receipt(receipt, id, count)) return false;
+std::vector<std::string> RedisQueue::change_visibility_batch(std::span<const std::string> receipts,
+                                                             std::chrono::milliseconds timeout) {
+  if (receipts.size() > kMaxQueueBatch)
+    throw QueueError(url_ + ": change_visibility_batch takes at most 10 receipts, got " + std::to_string(receipts.size()),
+                     pipe::Failure::permanent);
   const auto t = std::clamp<std::int64_t>(timeout.count(), 0, kRedisTimeHeadroomMs);
-  return with_retry("change_visibility", [&](RedisConnection& conn, int) {
-    auto r = run_script(conn, kVisibility,
-                        {config_.stream, config_.group, id, std::to_string(count), std::to_string(config_.visibility.count()),
-                         std::to_string(t), now_arg()},
-                        1);
-    return reply_integer(r.get(), url_ + ": change_visibility") == 1;
-  });
+  std::vector<std::string> stale;
+  for (const auto& receipt : receipts) {
+    std::string id;
+    long long count = 0;
+    if (!parse_redis_receipt(receipt, id, count)) {
+      stale.push_back(receipt);
+      continue;
+    }
+    // Idempotent (it sets an absolute deadline), so a retry after a lost reply is harmless.
+    const bool current = with_retry("change_visibility", [&](RedisConnection& conn, int) {
+      auto r = run_script(conn, kVisibility,
+                          {config_.stream, config_.group, id, std::to_string(count),
+                           std::to_string(config_.visibility.count()), std::to_string(t), now_arg()},
+                          1);
+      return reply_integer(r.get(), url_ + ": change_visibility") == 1;
+    });
+    if (!current) stale.push_back(receipt);
+  }
+  return stale;
 }
 
 pipe::QueueCounts RedisQueue::counts() {
@@ -296,25 +320,31 @@ std::shared_ptr<pipe::Queue> RedisQueue::dead_letter_queue() {
   return dead_letters_;
 }
 
-std::shared_ptr<pipe::Queue> open_redis_queue(const std::string& url, pipe::ClockMs clock) {
-  const NetworkUrl u = parse_network_url(url);
+std::shared_ptr<pipe::Queue> open_redis_queue(const pipe::BackendUrl& u, const pipe::ClockMs& clock) {
+  u.check_params({"group", "visibility_ms", "max_receives", "max_message_bytes", "timeout_ms", "block_ms", "retry_ms",
+                  "db", "connect_timeout_ms"});
+  if (!u.has_authority || u.host.empty())
+    throw std::invalid_argument(u.describe("queue", "expected redis://[USER:PASSWORD@]HOST[:PORT]/STREAM"));
   RedisQueueConfig c;
   c.endpoint.host = u.host;
   c.endpoint.port = u.port == 0 ? 6379 : u.port;
   c.endpoint.user = u.user;
   c.endpoint.password = u.password;
-  c.endpoint.db = static_cast<int>(u.int_param("db", 0));
-  c.endpoint.shown = u.redacted;
-  c.stream = u.path;
+  c.endpoint.db = static_cast<int>(u.int_param("db", 0, 0, 1 << 20));
+  c.endpoint.shown = u.redacted();
+  c.stream = u.path.starts_with('/') ? u.path.substr(1) : u.path;
+  if (c.stream.empty() || c.stream.find('/') != std::string::npos)
+    throw std::invalid_argument(u.describe("queue", "expected one stream name after the host (redis://HOST:PORT/STREAM)"));
   c.group = u.param("group", "overhead");
-  c.visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000));
-  c.max_receives = static_cast<int>(u.int_param("max_receives", 0));
-  c.block_max = std::chrono::milliseconds(u.int_param("block_ms", 1000));
-  c.retry = std::chrono::milliseconds(u.int_param("retry_ms", 30000));
-  c.endpoint.connect_timeout = std::chrono::milliseconds(u.int_param("connect_timeout_ms", 3000));
-  if (c.visibility.count() < 0 || c.max_receives < 0 || c.block_max.count() < 1 || c.retry.count() < 0)
-    throw std::invalid_argument("queue URL \"" + u.redacted + "\": visibility_ms, max_receives, retry_ms must be >= 0, block_ms >= 1");
-  return std::make_shared<RedisQueue>(url, std::move(c), std::move(clock));
+  c.visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000, 0, pipe::kMaxVisibilityMs));
+  c.max_receives = static_cast<int>(u.int_param("max_receives", 0, 0, pipe::kMaxReceivesBound));
+  c.max_message_bytes = static_cast<std::size_t>(
+      u.int_param("max_message_bytes", pipe::kDefaultMaxMessageBytes, 1, pipe::kMaxMessageBytesBound));
+  c.call_timeout = u.call_timeout();
+  c.block_max = std::chrono::milliseconds(u.int_param("block_ms", 1000, 1, 60000));
+  c.retry = std::chrono::milliseconds(u.int_param("retry_ms", c.call_timeout.count(), 0, 3600LL * 1000));
+  c.endpoint.connect_timeout = std::chrono::milliseconds(u.int_param("connect_timeout_ms", 3000, 1, 60000));
+  return std::make_shared<RedisQueue>(u.redacted(), std::move(c), clock);
 }
 
 }  // namespace overhead::backends

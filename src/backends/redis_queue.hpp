@@ -1,5 +1,5 @@
 // The Redis Streams queue (`redis://[USER:PASS@]HOST:PORT/STREAM?group=G&visibility_ms=&max_receives=
-// &block_ms=&db=N&retry_ms=`): the Queue contract on one stream and one consumer group.
+// &max_message_bytes=&timeout_ms=&block_ms=&db=N&retry_ms=`): the Queue contract on one stream and one consumer group.
 //   send      pipelined XADD (one round trip per batch of 10), field "b" = body;
 //   receive   one script: reclaim entries whose visibility ended, move those received max_receives
 //             times to STREAM-dlq (with the reason and the count), XREADGROUP new ones; when none,
@@ -10,7 +10,8 @@
 // Each Queue object is one consumer named host:pid:n, so a consumer that dies leaves its pending
 // entries to be reclaimed by the others. The group is created (MKSTREAM, from the first entry)
 // when missing. Connections come from a small pool, one per concurrent caller. A lost connection
-// (a server restart) is retried with backoff for up to retry_ms before the call fails.
+// (a server restart) is retried with backoff for up to retry_ms (default: timeout_ms) before the
+// call fails with a transient QueueError; a refused command fails at once, permanent.
 #pragma once
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "backends/redis_connection.hpp"
+#include "pipe/backend_url.hpp"
 #include "pipe/queue.hpp"
 
 namespace overhead::backends {
@@ -31,7 +33,9 @@ struct RedisQueueConfig {
   std::chrono::milliseconds visibility{30000};
   int max_receives = 0;
   std::chrono::milliseconds block_max{1000};  // longest single XREAD BLOCK inside a receive wait
-  std::chrono::milliseconds retry{30000};     // how long a lost connection is retried
+  std::chrono::milliseconds retry{pipe::kDefaultCallTimeout};  // how long a lost connection is retried
+  std::chrono::milliseconds call_timeout{pipe::kDefaultCallTimeout};  // bound on one server reply
+  std::size_t max_message_bytes = pipe::kDefaultMaxMessageBytes;
   bool is_dead_letter = false;
 };
 
@@ -50,13 +54,15 @@ class RedisQueue final : public pipe::Queue {
   // the group. `clock` = queue time for tests; empty = the server's clock.
   RedisQueue(std::string url, RedisQueueConfig config, pipe::ClockMs clock);
 
-  std::vector<std::string> send_batch(std::span<const std::string> bodies) override;
+  std::vector<pipe::SendOutcome> send_batch(std::span<const std::string> bodies) override;
   std::vector<pipe::Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
   std::vector<std::string> delete_batch(std::span<const std::string> receipts) override;
-  bool change_visibility(const std::string& receipt, std::chrono::milliseconds timeout) override;
+  std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts,
+                                                   std::chrono::milliseconds timeout) override;
   pipe::QueueCounts counts() override;
   std::shared_ptr<pipe::Queue> dead_letter_queue() override;
   std::chrono::milliseconds visibility_timeout() const override { return config_.visibility; }
+  std::size_t max_message_bytes() const override { return config_.max_message_bytes; }
   const std::string& url() const override { return url_; }
 
   RedisQueueStatus status();
@@ -86,7 +92,8 @@ class RedisQueue final : public pipe::Queue {
   std::shared_ptr<pipe::Queue> dead_letters_;
 };
 
-// Parses a redis:// URL (throws std::invalid_argument naming the redacted URL) and opens the queue.
-std::shared_ptr<pipe::Queue> open_redis_queue(const std::string& url, pipe::ClockMs clock);
+// Opens the queue of a parsed redis:// URL (the open_queue arm); throws std::invalid_argument
+// naming the redacted URL for a bad or unknown parameter or a missing stream name.
+std::shared_ptr<pipe::Queue> open_redis_queue(const pipe::BackendUrl& url, const pipe::ClockMs& clock);
 
 }  // namespace overhead::backends

@@ -13,6 +13,15 @@ const char* const kRedisReceiveScript =
     "local stream, dlq, group, consumer = KEYS[1], KEYS[2], ARGV[1], ARGV[2]\n"
     "local max, vis, max_receives = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
     OVERHEAD_REDIS_NOW("ARGV[6]")
+    // XCLAIM's argument list built whole: in Lua, unpack() in the middle of a call's arguments
+    // yields only its first value, which would claim one id of many.
+    "local function claim_args(stream, group, consumer, ids, now, justid)\n"
+    "  local a = {stream, group, consumer, 0}\n"
+    "  for _, id in ipairs(ids) do a[#a + 1] = id end\n"
+    "  a[#a + 1] = 'TIME'; a[#a + 1] = now\n"
+    "  if justid then a[#a + 1] = 'JUSTID' end\n"
+    "  return a\n"
+    "end\n"
     "local out = {0, ''}\n"
     "local taken = 0\n"
     // 1. In-flight entries whose deadline passed: delivery time <= now - vis, i.e. the server's
@@ -37,7 +46,7 @@ const char* const kRedisReceiveScript =
     "  end\n"
     "end\n"
     "if #reclaim > 0 then\n"
-    "  local got = redis.call('XCLAIM', stream, group, consumer, 0, unpack(reclaim), 'TIME', now)\n"
+    "  local got = redis.call('XCLAIM', unpack(claim_args(stream, group, consumer, reclaim, now, false)))\n"
     "  for _, e in ipairs(got) do\n"
     "    if e and e[2] then\n"
     "      local body = ''\n"
@@ -63,7 +72,7 @@ const char* const kRedisReceiveScript =
     "      ids[#ids + 1] = e[1]\n"
     "      taken = taken + 1\n"
     "    end\n"
-    "    if #ids > 0 then redis.call('XCLAIM', stream, group, consumer, 0, unpack(ids), 'TIME', now, 'JUSTID') end\n"
+    "    if #ids > 0 then redis.call('XCLAIM', unpack(claim_args(stream, group, consumer, ids, now, true))) end\n"
     "  end\n"
     "end\n"
     // 3. Nothing to hand out: tell the caller from where to wait for new entries.
