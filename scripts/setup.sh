@@ -14,6 +14,7 @@ PACKAGES=(
   libeigen3-dev libgsl-dev                                   # statistics: small solves, t/normal distributions
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
+  redis-server libhiredis-dev                                # Redis Streams queue (hiredis) and its test server
   chromium                                                   # report test: render index.html headless
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
 )

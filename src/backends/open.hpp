@@ -21,6 +21,7 @@ namespace overhead::backends {
 
 // mem:[NAME][?visibility_ms=30000&max_receives=0]
 // sqlite-queue:PATH[?name=queue&visibility_ms=30000&max_receives=0]
+// redis://[USER:PASSWORD@]HOST[:PORT]/STREAM[?group=overhead&visibility_ms=30000&max_receives=0&db=0]
 // `clock` replaces the backend's millisecond clock (tests); empty = the real one.
 // Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter.
 [[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {});

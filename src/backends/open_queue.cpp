@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "backends/mem_queue.hpp"
+#include "backends/redis_queue.hpp"
 #include "backends/open.hpp"
 #include "backends/sqlite_queue.hpp"
 #include "pipe/backend_url.hpp"
@@ -19,6 +20,7 @@ struct QueueScheme {
 constexpr QueueScheme kQueueSchemes[] = {
     {"mem", "mem:[NAME]", &open_mem_queue},
     {"sqlite-queue", "sqlite-queue:PATH", &open_sqlite_queue},
+    {"redis", "redis://[USER:PASSWORD@]HOST[:PORT]/STREAM", &open_redis_queue},
 };
 
 }  // namespace

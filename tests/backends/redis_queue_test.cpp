@@ -1,0 +1,114 @@
+// The queue contract (contract/queue_contract.hpp) against a real redis-server, and what is
+// particular to the Redis adapter: the URL it shows, and how it classifies failures.
+//
+// The server is the CTest fixture `redis` (scripts/services/redis.sh); its env file is named by
+// OVERHEAD_REDIS_ENV and read when a test first needs it, so listing the tests needs no server.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "backends/open.hpp"
+#include "pipe/errors.hpp"
+#include "pipe/queue.hpp"
+#include "queue_contract.hpp"
+
+namespace overhead::backends {
+namespace {
+
+using std::chrono::milliseconds;
+
+// KEY's value in the env file, e.g. REDIS_URL; throws naming the file when it is missing.
+std::string redis_env(const std::string& key) {
+  const char* path = std::getenv("OVERHEAD_REDIS_ENV");
+  if (!path || !*path)
+    throw std::runtime_error("OVERHEAD_REDIS_ENV is not set (run through ctest, which starts redis with "
+                             "scripts/services/redis.sh)");
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(std::string("cannot read ") + path + " (did redis_service_start run?)");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
+  throw std::runtime_error(std::string(path) + ": no " + key + "= line");
+}
+
+// A stream name no other call in this or an earlier run (the server keeps its data) has used:
+// the suite's `n` restarts in every test, so it cannot tell streams apart on its own.
+std::string fresh_stream() {
+  static const std::string run = std::to_string(getpid()) + "-" + std::to_string(std::random_device{}());
+  static std::atomic<int> counter{0};
+  return "contract-" + run + "-" + std::to_string(++counter);
+}
+
+pipe::contract::QueueBackend redis_backend() {
+  return pipe::contract::url_queue_backend(
+      "redis", [](int, const std::string& params) { return redis_env("REDIS_URL") + "/" + fresh_stream() + "?" + params; },
+      1.0);
+}
+
+}  // namespace
+}  // namespace overhead::backends
+
+namespace overhead::pipe::contract {
+INSTANTIATE_TEST_SUITE_P(Redis, QueueSemantics, ::testing::Values(backends::redis_backend()), QueueBackendName{});
+}  // namespace overhead::pipe::contract
+
+namespace overhead::backends {
+namespace {
+
+TEST(RedisQueue, UrlHidesThePassword) {
+  const std::string password = redis_env("REDIS_PASSWORD");
+  auto q = open_queue(redis_env("REDIS_URL") + "/" + fresh_stream());
+  EXPECT_EQ(q->url().find(password), std::string::npos);
+  EXPECT_NE(q->url().find("***"), std::string::npos);
+}
+
+TEST(RedisQueue, WrongPasswordIsPermanentAndNotShown) {
+  const std::string url = "redis://default:not-the-password@127.0.0.1:" + redis_env("REDIS_PORT") + "/" + fresh_stream();
+  try {
+    (void)open_queue(url);
+    ADD_FAILURE() << "opened with a wrong password";
+  } catch (const pipe::QueueError& e) {
+    EXPECT_FALSE(e.retryable()) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("not-the-password"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RedisQueue, UnreachableServerIsTransient) {
+  // Port 1 on loopback: nothing listens there, so the connect is refused at once.
+  try {
+    (void)open_queue("redis://127.0.0.1:1/" + fresh_stream() + "?connect_timeout_ms=500");
+    ADD_FAILURE() << "opened a queue on a closed port";
+  } catch (const pipe::QueueError& e) {
+    EXPECT_TRUE(e.retryable()) << e.what();
+  }
+}
+
+TEST(RedisQueue, BadUrlsAreClearErrors) {
+  const std::string base = redis_env("REDIS_URL");
+  EXPECT_THROW((void)open_queue(base + "/s?visiblity_ms=5"), std::invalid_argument);  // misspelt
+  EXPECT_THROW((void)open_queue(base + "/s?visibility_ms=-1"), std::invalid_argument);
+  EXPECT_THROW((void)open_queue(base), std::invalid_argument);  // no stream
+}
+
+TEST(RedisQueue, TwoQueueObjectsOnOneStreamShareTheWork) {
+  const std::string url = redis_env("REDIS_URL") + "/" + fresh_stream() + "?visibility_ms=60000";
+  auto a = open_queue(url);
+  auto b = open_queue(url);
+  (void)a->send_batch(std::vector<std::string>{"x", "y"});
+  auto got_a = a->receive(1, milliseconds(0));
+  auto got_b = b->receive(10, milliseconds(0));
+  ASSERT_EQ(got_a.size(), 1u);
+  ASSERT_EQ(got_b.size(), 1u);
+  EXPECT_NE(got_a[0].body, got_b[0].body);
+  // A receipt taken by one consumer can be deleted through the other (as SQS allows).
+  EXPECT_TRUE(b->delete_batch(std::vector<std::string>{got_a[0].receipt}).empty());
+  EXPECT_EQ(a->counts().in_flight, 1u);
+}
+
+}  // namespace
+}  // namespace overhead::backends
