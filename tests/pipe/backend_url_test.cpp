@@ -72,7 +72,7 @@ TEST(BackendUrl, UnknownParameterIsNamedWithTheKnownOnes) {
 }
 
 TEST(BackendUrl, UnknownSchemeListsTheKnownOnes) {
-  const std::string e = error_of([] { (void)backends::open_queue("redis://u:hunter2@h:1/0"); });
+  const std::string e = error_of([] { (void)backends::open_queue("kafka://u:hunter2@h:1/0"); });
   EXPECT_NE(e.find("mem:[NAME], sqlite-queue:PATH"), std::string::npos) << e;
   EXPECT_EQ(e.find("hunter2"), std::string::npos) << e;
   EXPECT_NE(error_of([] { (void)backends::open_store("dynamo:x"); }).find("sqlite:PATH"), std::string::npos);
