@@ -277,7 +277,7 @@ pipe::QueueCounts RedisQueue::counts() {
   });
 }
 
-RedisQueueStatus RedisQueue::status() {
+pipe::QueueStatus RedisQueue::status() {
   return with_retry("status", [&](RedisConnection& conn, int) {
     auto replies = conn.pipeline({{"XLEN", config_.stream},
                                   {"XPENDING", config_.stream, config_.group},
@@ -285,20 +285,27 @@ RedisQueueStatus RedisQueue::status() {
                                   {"XRANGE", config_.stream, "-", "+", "COUNT", "1"},
                                   {"TIME"},
                                   {"XINFO", "CONSUMERS", config_.stream, config_.group}});
-    for (std::size_t i = 0; i < 5; ++i)
+    // XINFO CONSUMERS (the last) fails only when the group is gone; the consumer count is then unknown.
+    for (std::size_t i = 0; i + 1 < replies.size(); ++i)
       if (reply_is_error(replies[i].get())) throw RedisServerError(url_ + ": status: " + reply_string(replies[i].get()));
-    RedisQueueStatus s;
-    s.length = static_cast<std::size_t>(reply_integer(replies[0].get(), url_ + ": XLEN"));
-    s.in_flight = static_cast<std::size_t>(reply_integer(reply_at(replies[1].get(), 0, url_), url_ + ": XPENDING"));
-    s.dead = static_cast<std::size_t>(reply_integer(replies[2].get(), url_ + ": XLEN"));
+    const auto length = static_cast<std::size_t>(reply_integer(replies[0].get(), url_ + ": XLEN"));
+    const auto pending =
+        static_cast<std::size_t>(reply_integer(reply_at(replies[1].get(), 0, url_), url_ + ": XPENDING"));
+    pipe::QueueStatus s;
+    s.counts.in_flight = pending;
+    s.counts.visible = length > pending ? length - pending : 0;
+    // The dead-letter stream is never read by a group, so every entry in it is waiting.
+    if (config_.max_receives > 0)
+      s.dead_letters = pipe::QueueCounts{static_cast<std::size_t>(reply_integer(replies[2].get(), url_ + ": XLEN")), 0};
     if (reply_size(replies[3].get()) > 0) {
+      // An entry id is "<ms since epoch>-<seq>" of the server's clock, so its age needs the server's TIME.
       const std::string id = reply_string(reply_at(reply_at(replies[3].get(), 0, url_), 0, url_));
       const long long first_ms = std::stoll(id.substr(0, id.find('-')));
       const long long server_ms = std::stoll(reply_string(reply_at(replies[4].get(), 0, url_))) * 1000 +
                                   std::stoll(reply_string(reply_at(replies[4].get(), 1, url_))) / 1000;
-      s.oldest_age_ms = server_ms - first_ms;
+      s.oldest_age = std::chrono::milliseconds(std::max(0LL, server_ms - first_ms));
     }
-    s.consumers = reply_is_error(replies[5].get()) ? 0 : reply_size(replies[5].get());
+    if (!reply_is_error(replies[5].get())) s.consumers = reply_size(replies[5].get());
     return s;
   });
 }

@@ -39,15 +39,6 @@ struct RedisQueueConfig {
   bool is_dead_letter = false;
 };
 
-// What `overhead status` shows for a queue.
-struct RedisQueueStatus {
-  std::size_t length = 0;     // entries in the stream
-  std::size_t in_flight = 0;  // pending (delivered, not deleted)
-  std::size_t dead = 0;       // entries in STREAM-dlq
-  std::int64_t oldest_age_ms = -1;  // age of the oldest entry; -1 when empty
-  std::size_t consumers = 0;
-};
-
 class RedisQueue final : public pipe::Queue {
  public:
   // Connects once (so a bad host, port or password fails here, with one clear line) and creates
@@ -60,12 +51,13 @@ class RedisQueue final : public pipe::Queue {
   std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts,
                                                    std::chrono::milliseconds timeout) override;
   pipe::QueueCounts counts() override;
+  // Adds the oldest entry's age (by the server's clock) and the group's consumers.
+  pipe::QueueStatus status() override;
   std::shared_ptr<pipe::Queue> dead_letter_queue() override;
   std::chrono::milliseconds visibility_timeout() const override { return config_.visibility; }
   std::size_t max_message_bytes() const override { return config_.max_message_bytes; }
   const std::string& url() const override { return url_; }
 
-  RedisQueueStatus status();
   const std::string& consumer_name() const { return consumer_; }
 
  private:

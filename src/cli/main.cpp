@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   overhead::cli::add_tokenize_command(app, exit_code);
   overhead::cli::add_run_commands(app, exit_code);
+  overhead::cli::add_status_command(app, exit_code);
   overhead::cli::add_template_command(app, exit_code);
   overhead::cli::add_analyze_command(app, exit_code);
   overhead::cli::add_serve_command(app, exit_code);

@@ -16,6 +16,13 @@ void send_all(Queue& queue, std::span<const std::string> bodies) {
   }
 }
 
+QueueStatus Queue::status() {
+  QueueStatus s;
+  s.counts = counts();
+  if (const auto dead = dead_letter_queue()) s.dead_letters = dead->counts();
+  return s;
+}
+
 std::vector<std::optional<EntryFailure>> check_send_batch(std::span<const std::string> bodies,
                                                           std::size_t max_message_bytes, const std::string& url) {
   if (bodies.empty() || bodies.size() > kMaxQueueBatch)

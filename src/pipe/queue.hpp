@@ -79,6 +79,15 @@ struct QueueCounts {
   std::size_t in_flight = 0;  // received, neither deleted nor expired
 };
 
+// What an operator watches (`overhead status`): depth, in flight, the dead-letter queue and how
+// long the oldest message has waited. Fields a backend cannot tell are empty, never guessed.
+struct QueueStatus {
+  QueueCounts counts;
+  std::optional<QueueCounts> dead_letters;              // empty = no dead-letter queue (max_receives 0)
+  std::optional<std::chrono::milliseconds> oldest_age;  // oldest message not yet deleted; empty = none or unknown
+  std::optional<std::size_t> consumers;                 // readers the broker knows of; empty = unknown
+};
+
 class Queue {
  public:
   virtual ~Queue() = default;
@@ -102,6 +111,9 @@ class Queue {
   [[nodiscard]] virtual QueueCounts counts() = 0;
   // The dead-letter queue, or nullptr when max_receives is 0 (no redrive).
   [[nodiscard]] virtual std::shared_ptr<Queue> dead_letter_queue() = 0;
+  // counts() and the dead-letter queue's counts(); a backend that knows more (the oldest
+  // message's age, its consumers) overrides this.
+  [[nodiscard]] virtual QueueStatus status();
   [[nodiscard]] virtual std::chrono::milliseconds visibility_timeout() const = 0;
   // The largest body send_batch accepts.
   [[nodiscard]] virtual std::size_t max_message_bytes() const { return kDefaultMaxMessageBytes; }

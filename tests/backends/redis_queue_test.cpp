@@ -11,6 +11,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "backends/open.hpp"
 #include "pipe/errors.hpp"
@@ -108,6 +109,26 @@ TEST(RedisQueue, TwoQueueObjectsOnOneStreamShareTheWork) {
   // A receipt taken by one consumer can be deleted through the other (as SQS allows).
   EXPECT_TRUE(b->delete_batch(std::vector<std::string>{got_a[0].receipt}).empty());
   EXPECT_EQ(a->counts().in_flight, 1u);
+}
+
+// `overhead status` on Redis: the oldest entry's age comes from the server's clock, and every
+// object that has read from the group counts as a consumer.
+TEST(RedisQueue, StatusKnowsTheOldestAgeAndTheConsumers) {
+  const std::string url = redis_env("REDIS_URL") + "/" + fresh_stream() + "?visibility_ms=60000";
+  auto a = open_queue(url);
+  auto b = open_queue(url);
+  EXPECT_FALSE(a->status().oldest_age.has_value());  // empty stream
+  (void)a->send_batch(std::vector<std::string>{"x", "y"});
+  std::this_thread::sleep_for(milliseconds(50));
+  ASSERT_EQ(a->receive(1, milliseconds(0)).size(), 1u);
+  ASSERT_EQ(b->receive(1, milliseconds(0)).size(), 1u);
+  const auto s = a->status();
+  ASSERT_TRUE(s.oldest_age.has_value());
+  EXPECT_GE(s.oldest_age->count(), 40);
+  EXPECT_LT(s.oldest_age->count(), 60000);
+  ASSERT_TRUE(s.consumers.has_value());
+  EXPECT_EQ(*s.consumers, 2u);
+  EXPECT_EQ(s.counts.in_flight, 2u);
 }
 
 }  // namespace

@@ -309,4 +309,33 @@ TEST_P(QueueSemantics, ChangeVisibilityBatchReportsStaleReceipts) {
   EXPECT_EQ(q->receive(10, milliseconds(0)).size(), 2u);
 }
 
+// What `overhead status` shows must agree with what the queue does: waiting and in flight as
+// counts() has them, dead letters counted once moved, and no dead-letter figure without a DLQ.
+TEST_P(QueueSemantics, StatusShowsWaitingInFlightAndDeadLetters) {
+  auto q = make("visibility_ms=100&max_receives=1");
+  (void)q->send_batch(bodies(3));
+  auto got = q->receive(1, milliseconds(0));
+  ASSERT_EQ(got.size(), 1u);
+  auto s = q->status();
+  EXPECT_EQ(s.counts.visible, 2u);
+  EXPECT_EQ(s.counts.in_flight, 1u);
+  ASSERT_TRUE(s.dead_letters.has_value());
+  EXPECT_EQ(s.dead_letters->visible + s.dead_letters->in_flight, 0u);
+  if (s.oldest_age) {
+    EXPECT_GE(s.oldest_age->count(), 0);
+  }
+
+  advance(101);  // the received one expires; its next receive would exceed max_receives
+  auto rest = q->receive(10, milliseconds(0));
+  EXPECT_EQ(rest.size(), 2u);
+  s = q->status();
+  EXPECT_EQ(s.counts.visible, 0u);
+  EXPECT_EQ(s.counts.in_flight, 2u);
+  ASSERT_TRUE(s.dead_letters.has_value());
+  EXPECT_EQ(s.dead_letters->visible + s.dead_letters->in_flight, 1u);
+
+  auto plain = make("visibility_ms=100");
+  EXPECT_FALSE(plain->status().dead_letters.has_value());
+}
+
 }  // namespace overhead::pipe::contract
