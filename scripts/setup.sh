@@ -15,6 +15,7 @@ PACKAGES=(
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
   redis-server libhiredis-dev                                # Redis Streams queue (hiredis) and its test server
+  postgresql-15 libpq-dev                                    # PostgreSQL store (libpq) and its test server
   chromium                                                   # report test: render index.html headless
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
 )

@@ -26,7 +26,9 @@ namespace overhead::backends {
 // Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter.
 [[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {});
 
-// sqlite:PATH. Throws std::invalid_argument for an unknown scheme or parameter.
+// sqlite:PATH[?timeout_ms=]
+// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S&timeout_ms=]
+// Throws std::invalid_argument for an unknown scheme or parameter.
 [[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url);
 
 // file:DIR (DIR empty = the working directory). Throws std::invalid_argument as above.

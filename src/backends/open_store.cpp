@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "backends/open.hpp"
+#include "backends/postgres_store.hpp"
 #include "backends/sqlite_store.hpp"
 #include "pipe/backend_url.hpp"
 
@@ -17,6 +18,8 @@ struct StoreScheme {
 
 constexpr StoreScheme kStoreSchemes[] = {
     {"sqlite", "sqlite:PATH", &open_sqlite_store},
+    {"postgres", "postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S]", &open_postgres_store},
+    {"postgresql", "postgresql://... (as postgres://)", &open_postgres_store},
 };
 
 }  // namespace

@@ -1,0 +1,49 @@
+// The PostgreSQL record store (`postgres://USER[:PASS]@HOST:PORT/DB[?table=records&schema=S&timeout_ms=]`),
+// shared by consumers on many machines. One table, created if missing, keyed by
+// (experiment_tokenizer, id), with one column per row of the record field table
+// (pipe/record_fields.hpp) and an index on experiment for scans.
+//   - upsert_batch is one statement, so one round trip: a multi-row INSERT ... ON CONFLICT DO
+//     UPDATE that keeps store.hpp's replay rule (a stored non-zero publish_acked/input_deleted
+//     survives a replay carrying 0). Repeated keys in one batch are merged first, as if upserted
+//     in order (PostgreSQL refuses to update one row twice in a statement). All or nothing.
+//   - update_stamps is one UPDATE ... FROM (VALUES ...).
+//   - scan streams rows (libpq single-row mode), so memory does not grow with the table.
+// One connection behind a mutex; after a connection failure the next call reconnects. Errors are
+// StoreError, transient or permanent (backends/postgres_connection.hpp), and name the redacted URL.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "backends/postgres_connection.hpp"
+#include "pipe/backend_url.hpp"
+#include "pipe/store.hpp"
+
+namespace overhead::backends {
+
+class PostgresStore final : public pipe::Store {
+ public:
+  // Connects and creates the schema (when given) and the table if missing; throws StoreError.
+  PostgresStore(PostgresEndpoint endpoint, std::string schema, std::string table);
+
+  void upsert(const pipe::Record& record) override;
+  std::vector<pipe::UpsertFailure> upsert_batch(std::span<const pipe::Record> records) override;
+  std::size_t update_stamps(std::span<const pipe::StampPatch> patches) override;
+  void scan(const std::string& experiment, const std::function<void(const pipe::Record&)>& fn) override;
+  const std::string& url() const override { return endpoint_.shown; }
+
+ private:
+  PostgresConnection& connection_locked();
+  void upsert_rows_locked(std::span<const pipe::Record* const> rows);
+
+  const PostgresEndpoint endpoint_;
+  const std::string schema_;   // empty = the search path's (public)
+  const std::string table_;    // quoted, schema-qualified: what the SQL names
+  std::mutex mutex_;
+  std::unique_ptr<PostgresConnection> conn_;
+};
+
+// The `postgres` (and `postgresql`) arm of open_store.
+std::unique_ptr<pipe::Store> open_postgres_store(const pipe::BackendUrl& url);
+
+}  // namespace overhead::backends

@@ -1,0 +1,145 @@
+// The store contract (contract/store_contract.hpp) against a real PostgreSQL 15, and what is
+// particular to the PostgreSQL adapter: merging repeated keys in one batch, the schema parameter,
+// the URL it shows, and one clear error, never showing the password, for a wrong password, an
+// unreachable port and a missing database.
+//
+// The server is the CTest fixture `postgres` (scripts/services/postgres.sh); its env file is
+// named by OVERHEAD_POSTGRES_ENV and read when a test first needs it.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "backends/open.hpp"
+#include "pipe/errors.hpp"
+#include "store_contract.hpp"
+
+namespace overhead::backends {
+namespace {
+
+std::string pg_env(const std::string& key) {
+  const char* path = std::getenv("OVERHEAD_POSTGRES_ENV");
+  if (!path || !*path)
+    throw std::runtime_error("OVERHEAD_POSTGRES_ENV is not set (run through ctest, which starts PostgreSQL with "
+                             "scripts/services/postgres.sh)");
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(std::string("cannot read ") + path + " (did postgres_service_start run?)");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
+  throw std::runtime_error(std::string(path) + ": no " + key + "= line");
+}
+
+std::string fresh_name(const std::string& prefix) { return prefix + std::to_string(std::random_device{}()); }
+
+// A port on 127.0.0.1 that nothing listens on: bound, read, closed.
+int closed_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind failed");
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string url_with(const std::string& password, int port, const std::string& db) {
+  return "postgres://" + pg_env("PG_USER") + ":" + password + "@127.0.0.1:" + std::to_string(port) + "/" + db;
+}
+
+// The message of the StoreError that opening `url` throws, checked to be one line without the
+// password, with the given failure kind.
+std::string open_error(const std::string& url, const std::string& password, pipe::Failure want) {
+  try {
+    (void)open_store(url);
+  } catch (const pipe::StoreError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(e.failure(), want) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_EQ(m.find(password), std::string::npos) << m;
+    EXPECT_EQ(m.find(pg_env("PG_PASSWORD")), std::string::npos) << m;
+    EXPECT_NE(m.find("***"), std::string::npos) << m;
+    return m;
+  }
+  ADD_FAILURE() << "opening did not throw StoreError";
+  return {};
+}
+
+TEST(PostgresStore, AWrongPasswordIsOnePermanentErrorWithoutThePassword) {
+  const std::string m = open_error(url_with("not-the-secret-4711", std::stoi(pg_env("PG_PORT")), pg_env("PG_DB")),
+                                   "not-the-secret-4711", pipe::Failure::permanent);
+  EXPECT_NE(m.find("password authentication failed"), std::string::npos) << m;
+}
+
+TEST(PostgresStore, AnUnreachablePortIsOneTransientErrorWithoutThePassword) {
+  const std::string m =
+      open_error(url_with(pg_env("PG_PASSWORD"), closed_port(), pg_env("PG_DB")), pg_env("PG_PASSWORD"), pipe::Failure::transient);
+  EXPECT_NE(m.find("cannot connect"), std::string::npos) << m;
+}
+
+TEST(PostgresStore, AMissingDatabaseIsOnePermanentErrorWithoutThePassword) {
+  const std::string m = open_error(url_with(pg_env("PG_PASSWORD"), std::stoi(pg_env("PG_PORT")), "no_such_db"),
+                                   pg_env("PG_PASSWORD"), pipe::Failure::permanent);
+  EXPECT_NE(m.find("no_such_db"), std::string::npos) << m;
+}
+
+TEST(PostgresStore, BadUrlsAndUnknownParametersAreRejected) {
+  EXPECT_THROW((void)open_store("postgres://u@127.0.0.1:5432"), std::invalid_argument);  // no database
+  EXPECT_THROW((void)open_store(pg_env("PG_URL") + "?tabel=x"), std::invalid_argument);
+}
+
+TEST(PostgresStore, UrlShowsNoPassword) {
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("shown_"));
+  EXPECT_EQ(store->url().find(pg_env("PG_PASSWORD")), std::string::npos);
+  EXPECT_NE(store->url().find("***"), std::string::npos);
+}
+
+TEST(PostgresStore, RepeatedKeysInOneBatchMergeAsIfUpsertedInOrder) {
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("dups_"));
+  auto first = pipe::contract::make_record("e", "t", "1", 10);
+  first.publish_acked = 100;
+  auto second = pipe::contract::make_record("e", "t", "1", 11);  // a replay: no stamps, a new count
+  const pipe::Record batch[] = {first, pipe::contract::make_record("e", "t", "2", 5), second};
+  EXPECT_TRUE(store->upsert_batch(batch).empty());
+  const auto rows = pipe::scan_in_key_order(*store, "e");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].token_count, 11);
+  EXPECT_EQ(rows[0].publish_acked, 100);
+}
+
+TEST(PostgresStore, ABatchLargerThanOneStatementIsStoredWhole) {
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("big_"));
+  std::vector<pipe::Record> batch;
+  for (int i = 0; i < 4500; ++i) batch.push_back(pipe::contract::make_record("e", "t", std::to_string(i), i));
+  EXPECT_TRUE(store->upsert_batch(batch).empty());
+  EXPECT_EQ(pipe::scan_in_key_order(*store, "e").size(), 4500u);
+}
+
+TEST(PostgresStore, SchemaParameterCreatesTheSchemaAndKeepsTablesApart) {
+  const std::string table = fresh_name("t_");
+  const auto a = open_store(pg_env("PG_URL") + "?table=" + table + "&schema=" + fresh_name("s_"));
+  const auto b = open_store(pg_env("PG_URL") + "?table=" + table);
+  a->upsert(pipe::contract::make_record("e", "t", "1", 1));
+  EXPECT_EQ(pipe::scan_in_key_order(*a, "e").size(), 1u);
+  EXPECT_TRUE(pipe::scan_in_key_order(*b, "e").empty());
+}
+
+}  // namespace
+}  // namespace overhead::backends
+
+namespace overhead::pipe::contract {
+INSTANTIATE_TEST_SUITE_P(Postgres, StoreTest,
+                         ::testing::Values(url_store_backend("postgres",
+                                                             [](const std::string& name) {
+                                                               return backends::pg_env("PG_URL") + "?table=" + name;
+                                                             })),
+                         StoreBackendName{});
+}  // namespace overhead::pipe::contract
