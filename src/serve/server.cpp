@@ -2,18 +2,36 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <stdexcept>
 
 #include "serve/api_error.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/binding_cache.hpp"
+#include "serve/metrics.hpp"
 #include "serve/token_routes.hpp"
 
 namespace overhead::serve {
+namespace {
+
+// httplib runs one request from routing to the logger call on one pool thread, so what the
+// pre-routing handler notes for a request can wait here for the logger to read it.
+struct RequestNote {
+  bool started = false;   // the pre-routing handler saw it (so `start` is set)
+  bool admitted = false;  // it counts in the in-flight gauge until the logger releases it
+  std::chrono::steady_clock::time_point start;
+};
+thread_local RequestNote tl_request;
+
+// Scrapes and health checks neither count in flight nor wait behind the limit.
+bool is_operational(const std::string& path) { return path == "/healthz" || path == "/readyz" || path == "/metrics"; }
+
+}  // namespace
 
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
       bindings_(std::make_unique<BindingCache>(options_.models)),
+      metrics_(std::make_unique<Metrics>()),
       http_(std::make_unique<httplib::Server>()) {
   httplib::Server& http = *http_;
   http.set_payload_max_length(options_.max_body_bytes);
@@ -25,11 +43,18 @@ Server::Server(ServerOptions options)
     http.new_task_queue = [n] { return new httplib::ThreadPool(static_cast<std::size_t>(n)); };
   }
   // Auth runs before routing; health checks stay open so a load balancer needs no secret.
+  // It also starts the request's clock and admits it to the in-flight count; this runs before
+  // httplib reads the body, so a slow body counts as in flight.
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (options_.auth_token.empty() || req.path == "/healthz" || req.path == "/readyz")
+    tl_request = RequestNote{true, false, std::chrono::steady_clock::now()};
+    const bool open = options_.auth_token.empty() || req.path == "/healthz" || req.path == "/readyz";
+    if (open || bearer_matches(req.get_header_value("Authorization"), options_.auth_token)) {
+      if (!is_operational(req.path)) {
+        metrics_->enter();
+        tl_request.admitted = true;
+      }
       return httplib::Server::HandlerResponse::Unhandled;
-    if (bearer_matches(req.get_header_value("Authorization"), options_.auth_token))
-      return httplib::Server::HandlerResponse::Unhandled;
+    }
     res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer");
     res.set_content(error_body({401, "Missing or invalid bearer token in the Authorization header",
@@ -48,6 +73,19 @@ Server::Server(ServerOptions options)
     } else if (res.status == 404) {
       res.set_content(error_body({404, "No such route", "invalid_request_error", "", "not_found"}), "application/json");
     }
+  });
+  // httplib calls the logger once per answered request, errors included, after the answer is
+  // written: the one place that sees every final status.
+  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    double seconds = -1;
+    if (tl_request.started)
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tl_request.start).count();
+    if (tl_request.admitted) metrics_->leave();
+    tl_request = RequestNote{};
+    metrics_->record(Metrics::route_label(req.path), res.status, seconds);
+  });
+  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_->exposition(), "text/plain; version=0.0.4");
   });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http.Get("/readyz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ready\n", "text/plain"); });

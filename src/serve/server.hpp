@@ -13,6 +13,7 @@ class Server;
 namespace overhead::serve {
 
 class BindingCache;
+class Metrics;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";  // loopback unless told otherwise
@@ -45,6 +46,7 @@ class Server {
  private:
   ServerOptions options_;
   std::unique_ptr<BindingCache> bindings_;
+  std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<httplib::Server> http_;
   int port_ = -1;
 };

@@ -5,9 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <thread>
-
 #include "serve/server.hpp"
+#include "serve_fixture.hpp"
 #include "tok/tokenizer.hpp"
 
 namespace {
@@ -16,32 +15,7 @@ using overhead::serve::Server;
 using overhead::serve::ServerOptions;
 using nlohmann::json;
 
-class RoutesTest : public ::testing::Test {
- protected:
-  void start(ServerOptions o) {
-    o.port = 0;
-    o.max_body_bytes = 4096;
-    o.max_messages = 4;
-    server_ = std::make_unique<Server>(o);
-    server_->bind();
-    thread_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->bound_port());
-  }
-  void TearDown() override {
-    if (server_) server_->stop();
-    if (thread_.joinable()) thread_.join();
-  }
-  json post(const std::string& path, const std::string& body, int expect_status) {
-    auto r = client_->Post(path.c_str(), body, "application/json");
-    EXPECT_TRUE(r) << path;
-    if (!r) return {};
-    EXPECT_EQ(r->status, expect_status) << path << " " << r->body;
-    return json::parse(r->body);
-  }
-  std::unique_ptr<Server> server_;
-  std::thread thread_;
-  std::unique_ptr<httplib::Client> client_;
-};
+using RoutesTest = overhead::serve::testing::ServeTest;
 
 TEST_F(RoutesTest, TokenizeMatchesTheTokenizerOnTheRenderedPrompt) {
   start({});

@@ -1,0 +1,54 @@
+// The gateway's own counters for GET /metrics: requests answered by route and status, latency
+// histograms per route, and the in-flight gauge, written out in Prometheus' text format.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace overhead::serve {
+
+class Metrics {
+ public:
+  // Upper bounds (seconds) of the latency buckets; +Inf is implied.
+  static constexpr std::array<double, 13> kBuckets = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3,  2.5e-3, 5e-3,
+                                                      10e-3, 25e-3,  50e-3,  100e-3, 250e-3, 1.0};
+
+  // The label a request path is counted under: a known route, else "other", so a client cannot
+  // grow the label set by asking for made-up paths.
+  [[nodiscard]] static std::string_view route_label(std::string_view path);
+  // Whether a route's latency goes into a histogram (the /v1 routes that do work).
+  [[nodiscard]] static bool is_timed(std::string_view route);
+
+  // One answered request; `seconds` < 0 when no start time was taken (a request httplib rejected
+  // before routing).
+  void record(std::string_view route, int status, double seconds);
+
+  // In-flight admission: counts the request and returns the new number in flight.
+  std::int64_t enter() { return in_flight_.fetch_add(1, std::memory_order_relaxed) + 1; }
+  void leave() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+  [[nodiscard]] std::int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+
+  // The exposition text (text/plain; version=0.0.4).
+  [[nodiscard]] std::string exposition() const;
+
+ private:
+  struct Histogram {
+    std::array<std::uint64_t, kBuckets.size() + 1> counts{};  // last: above every bound
+    double sum = 0;
+    std::uint64_t count = 0;
+  };
+  // One lock for all maps: an update is a few increments, far below the cost of the request it
+  // describes, and one lock keeps a scrape consistent (counts and histograms from the same instant).
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, int>, std::uint64_t> requests_;
+  std::map<std::string, Histogram> latency_;
+  std::atomic<std::int64_t> in_flight_{0};
+};
+
+}  // namespace overhead::serve
