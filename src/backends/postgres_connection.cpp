@@ -17,9 +17,10 @@ struct ResultDeleter {
 };
 using Result = std::unique_ptr<PGresult, ResultDeleter>;
 
-// libpq's messages span lines ("connection to server ... failed: FATAL:  ..."); one line for the CLI.
+// libpq's messages span lines and tabs ("connection to server ... failed: FATAL:  ..."); one line for the CLI.
 std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\t', ' ');
   while (!s.empty() && s.back() == ' ') s.pop_back();
   std::string out;
   for (char c : s)

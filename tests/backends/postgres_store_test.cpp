@@ -11,6 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -89,6 +93,30 @@ TEST(PostgresStore, AMissingDatabaseIsOnePermanentErrorWithoutThePassword) {
   const std::string m = open_error(url_with(pg_env("PG_PASSWORD"), std::stoi(pg_env("PG_PORT")), "no_such_db"),
                                    pg_env("PG_PASSWORD"), pipe::Failure::permanent);
   EXPECT_NE(m.find("no_such_db"), std::string::npos) << m;
+}
+
+// What a user sees: `overhead analyze --store URL` prints one line and exits 1 for each bad
+// server URL, and the line never holds the password.
+TEST(PostgresStore, TheCliPrintsOneLineAndExitsOneForEachBadServerUrl) {
+  const int port = std::stoi(pg_env("PG_PORT"));
+  const std::string urls[] = {url_with("not-the-secret-4711", port, pg_env("PG_DB")),
+                              url_with(pg_env("PG_PASSWORD"), closed_port(), pg_env("PG_DB")),
+                              url_with(pg_env("PG_PASSWORD"), port, "no_such_db")};
+  for (const auto& url : urls) {
+    const std::string cmd = std::string(OVERHEAD_BINARY) + " analyze --no-png --store '" + url + "' --out /dev/null 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    std::array<char, 512> buf{};
+    while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+    const int status = pclose(p);
+    ASSERT_TRUE(WIFEXITED(status)) << out;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+    ASSERT_FALSE(out.empty());
+    EXPECT_EQ(out.find('\n'), out.size() - 1) << out;  // exactly one line
+    EXPECT_EQ(out.find("not-the-secret-4711"), std::string::npos) << out;
+    EXPECT_EQ(out.find(pg_env("PG_PASSWORD")), std::string::npos) << out;
+  }
 }
 
 TEST(PostgresStore, BadUrlsAndUnknownParametersAreRejected) {
