@@ -21,6 +21,7 @@ const char* kind_name(DeadLetterKind kind) {
     case DeadLetterKind::stamps_failed: return "stamps_failed";
     case DeadLetterKind::send_failed: return "send_failed";
     case DeadLetterKind::store_failed: return "store_failed";
+    case DeadLetterKind::duplicate_id: return "duplicate_id";
   }
   return "?";
 }

@@ -1,5 +1,7 @@
 #include "pipe/source.hpp"
 
+#include <unordered_map>
+
 #include "pipe/errors.hpp"
 #include "util/line_reader.hpp"
 
@@ -77,12 +79,22 @@ void QueueSource::extend(std::span<const std::string> receipts, std::chrono::mil
 std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::string& path, std::size_t limit,
                                                                      DeadLetterSink& dead_letters) {
   std::vector<std::shared_ptr<const SourceRecord>> out;
+  std::unordered_map<std::string, std::size_t> first_line_of_id;
   util::LineReader reader(path);
   std::string line;
   while ((limit == 0 || out.size() < limit) && reader.next(line)) {
     if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank lines are not records
     try {
-      out.push_back(parse_source_line(line, reader.line_number()));
+      auto rec = parse_source_line(line, reader.line_number());
+      const auto [at, fresh] = first_line_of_id.emplace(rec->id, reader.line_number());
+      if (!fresh) {
+        dead_letters.add(DeadLetter{kind_name(DeadLetterKind::duplicate_id), path + ":" + std::to_string(reader.line_number()), "",
+                                    "id \"" + rec->id + "\" is already used by line " + std::to_string(at->second) +
+                                        "; this line is skipped",
+                                    line});
+        continue;
+      }
+      out.push_back(std::move(rec));
     } catch (const ItemError& e) {
       dead_letters.add(DeadLetter{e.kind(), path + ":" + std::to_string(reader.line_number()), "", e.what(), line});
     }

@@ -97,7 +97,9 @@ class QueueSource final : public Source {
 };
 
 // Reads the seed's JSONL (".gz" gunzipped): one SourceRecord per good line, the first `limit`
-// (0 = all). A bad line is dead-lettered (kind, "line N", reason, the line) and skipped.
+// (0 = all). A bad line is dead-lettered (kind, "PATH:N", reason, the line) and skipped. So is a
+// line whose id an earlier line already has (kind duplicate_id, naming both lines): records are
+// keyed by tokenizer and id, so the later one would silently overwrite the earlier in a store.
 std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::string& path, std::size_t limit,
                                                                      DeadLetterSink& dead_letters);
 

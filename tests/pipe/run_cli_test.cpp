@@ -90,6 +90,32 @@ TEST(RunCli, BadInputsAreCountedDeadLetteredAndFailTheExitCode) {
   fs::remove_all(dir);
 }
 
+// Two lines sharing an id used to give `ok 6, stored 3` and exit 0: the store keeps one record
+// per tokenizer and id. The later line is now a counted duplicate_id dead letter.
+TEST(RunCli, DuplicateIdsAreCountedAndFailTheExitCode) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-dup");
+  {
+    std::ofstream data(dir / "dup.jsonl");
+    data << line("x", "user", "one") << "\n" << line("y", "user", "two") << "\n" << line("x", "user", "three") << "\n";
+  }
+  const std::string args = "run --case 2 --data " + (dir / "dup.jsonl").string() +
+                           " --tokenizers gemma-2-27b-it --no-progress --no-report --out " + (dir / "out").string();
+  EXPECT_EQ(run(args), 1);
+  const auto summary = read_json(dir / "out" / "summary.json");
+  EXPECT_EQ(summary["failures"].value("duplicate_id", 0), 1);
+  EXPECT_EQ(summary["cases"][0]["ok"], 2);
+  EXPECT_EQ(summary["cases"][0]["stored"], 2);
+  std::ifstream letters(dir / "out" / "dead_letters_case2.jsonl");
+  std::string l;
+  ASSERT_TRUE(std::getline(letters, l));
+  const auto j = nlohmann::json::parse(l);
+  EXPECT_EQ(j["kind"], "duplicate_id");
+  EXPECT_NE(j["origin"].get<std::string>().find("dup.jsonl:3"), std::string::npos);
+  EXPECT_NE(j["reason"].get<std::string>().find("line 1"), std::string::npos);
+  EXPECT_EQ(run(args + " --allow-failures"), 0);
+}
+
 TEST(RunCli, SeparateProcessesOverTheDurableQueue) {
   if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
   const auto dir = testing::temp_dir("cli-procs");

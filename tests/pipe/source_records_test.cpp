@@ -1,0 +1,62 @@
+// Reading the seed's JSONL: a line whose id an earlier line already has is counted, named and
+// dead-lettered, never merged into the first (records are keyed by id, so a store would keep one).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "pipe/dead_letter.hpp"
+#include "pipe/source.hpp"
+#include "test_util.hpp"
+
+namespace overhead::pipe {
+namespace {
+
+std::string record_line(const std::string& id, const std::string& content) {
+  return R"({"id":")" + id + R"(","model":"m","prompt":[{"role":"user","content":")" + content + R"("}]})";
+}
+
+TEST(SourceRecords, DuplicateIdsAreDeadLetteredNamingBothLines) {
+  const auto dir = testing::temp_dir("source-dup");
+  const auto path = (dir / "dup.jsonl").string();
+  {
+    std::ofstream out(path);
+    out << record_line("a", "one") << "\n"
+        << record_line("b", "two") << "\n"
+        << record_line("a", "three") << "\n"
+        << record_line("c", "four") << "\n"
+        << record_line("b", "five") << "\n";
+  }
+  DeadLetterSink dead;
+  const auto records = load_source_records(path, 0, dead);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0]->id, "a");
+  EXPECT_EQ(records[0]->line, 1u);  // the first line with the id wins
+  EXPECT_EQ(records[1]->id, "b");
+  EXPECT_EQ(records[2]->id, "c");
+  EXPECT_EQ(dead.counts().at("duplicate_id"), 2u);
+  const auto letters = dead.letters();
+  ASSERT_EQ(letters.size(), 2u);
+  EXPECT_EQ(letters[0].origin, path + ":3");
+  EXPECT_NE(letters[0].reason.find("\"a\""), std::string::npos) << letters[0].reason;
+  EXPECT_NE(letters[0].reason.find("line 1"), std::string::npos) << letters[0].reason;
+  EXPECT_EQ(letters[1].origin, path + ":5");
+  EXPECT_NE(letters[1].reason.find("line 2"), std::string::npos) << letters[1].reason;
+  EXPECT_EQ(letters[1].payload, record_line("b", "five"));
+}
+
+TEST(SourceRecords, LimitCountsDistinctRecords) {
+  const auto dir = testing::temp_dir("source-dup-limit");
+  const auto path = (dir / "dup.jsonl").string();
+  {
+    std::ofstream out(path);
+    out << record_line("a", "one") << "\n" << record_line("a", "again") << "\n" << record_line("b", "two") << "\n";
+  }
+  DeadLetterSink dead;
+  const auto records = load_source_records(path, 2, dead);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1]->id, "b");
+  EXPECT_EQ(dead.total(), 1u);
+}
+
+}  // namespace
+}  // namespace overhead::pipe
