@@ -22,6 +22,7 @@ namespace overhead::backends {
 // mem:[NAME][?visibility_ms=30000&max_receives=0]
 // sqlite-queue:PATH[?name=queue&visibility_ms=30000&max_receives=0]
 // redis://[USER:PASSWORD@]HOST[:PORT]/STREAM[?group=overhead&visibility_ms=30000&max_receives=0&db=0]
+// sqs://QUEUE_NAME[?region=R&endpoint=URL&visibility_ms=30000&wait_s=20&max_receives=0&create=0]
 // `clock` replaces the backend's millisecond clock (tests); empty = the real one.
 // Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter.
 [[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {});

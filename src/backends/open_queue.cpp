@@ -5,6 +5,7 @@
 #include "backends/redis_queue.hpp"
 #include "backends/open.hpp"
 #include "backends/sqlite_queue.hpp"
+#include "backends/sqs_queue.hpp"
 #include "pipe/backend_url.hpp"
 
 namespace overhead::backends {
@@ -21,6 +22,7 @@ constexpr QueueScheme kQueueSchemes[] = {
     {"mem", "mem:[NAME]", &open_mem_queue},
     {"sqlite-queue", "sqlite-queue:PATH", &open_sqlite_queue},
     {"redis", "redis://[USER:PASSWORD@]HOST[:PORT]/STREAM", &open_redis_queue},
+    {"sqs", "sqs://QUEUE_NAME", &open_sqs_queue},
 };
 
 }  // namespace

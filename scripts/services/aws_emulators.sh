@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Starts and stops the AWS emulators for tests and local runs (for now SQS: local-aws-sqs, which
+# keeps real visibility timeouts, long polling and redrive; sqslite is not used, it deletes the
+# wrong messages in a batch). Installs them first with scripts/install_aws_tools.sh.
+#   aws_emulators.sh start DIR   start on a free 127.0.0.1 port, wait until it answers an SQS call,
+#                                write DIR/aws.env:
+#                                  AWS_SQS_ENDPOINT=http://127.0.0.1:PORT
+#                                  AWS_SQS_PORT, AWS_SQS_PID, AWS_EMULATOR_REGION
+#   aws_emulators.sh stop DIR    SIGTERM the processes it started (pid files in DIR/aws)
+#   aws_emulators.sh clean DIR   stop, then remove DIR/aws and DIR/aws.env
+# The emulators keep their data in memory: a restart starts empty.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/common.sh"
+
+cmd=${1:-}; dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|clean DIR" >&2; exit 2; }
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+data="$dir/aws"
+sqs_pidfile="$data/sqs.pid"
+region=us-east-1
+
+# Answers when the emulator serves a real SQS JSON call (ListQueues), not just a TCP accept.
+sqs_answers() {
+  curl -sf -m 2 -X POST "http://127.0.0.1:$1/" \
+    -H 'Content-Type: application/x-amz-json-1.0' -H 'X-Amz-Target: AmazonSQS.ListQueues' -d '{}' >/dev/null
+}
+
+start() {
+  command -v node >/dev/null || { echo "aws_emulators.sh: node not installed (run scripts/setup.sh)" >&2; exit 1; }
+  mkdir -p "$data"
+  if [ -f "$sqs_pidfile" ] && kill -0 "$(cat "$sqs_pidfile")" 2>/dev/null; then
+    echo "aws_emulators.sh: already running (sqs pid $(cat "$sqs_pidfile"))"; return 0
+  fi
+  local modules; modules=$("$root/scripts/install_aws_tools.sh" | tail -n 1)
+  for attempt in 1 2 3 4 5; do
+    local port; port=$(pick_free_port)
+    NODE_PATH="$modules" node "$root/tests/aws/sqs_emulator.js" 127.0.0.1 "$port" </dev/null >"$data/sqs.log" 2>&1 &
+    local pid=$!
+    echo "$pid" > "$sqs_pidfile"
+    if wait_until 20 sqs_answers "$port"; then
+      cat > "$dir/aws.env" <<ENV
+AWS_SQS_ENDPOINT=http://127.0.0.1:$port
+AWS_SQS_PORT=$port
+AWS_SQS_PID=$pid
+AWS_EMULATOR_REGION=$region
+ENV
+      echo "aws_emulators.sh: local-aws-sqs pid $pid on 127.0.0.1:$port"
+      return 0
+    fi
+    stop_pidfile "$sqs_pidfile" KILL 1
+    echo "aws_emulators.sh: sqs start on port $port failed (attempt $attempt), trying another port" >&2
+  done
+  echo "aws_emulators.sh: could not start local-aws-sqs; see $data/sqs.log" >&2
+  exit 1
+}
+
+case "$cmd" in
+  start) start ;;
+  stop) stop_pidfile "$sqs_pidfile" TERM 10 ;;
+  clean) stop_pidfile "$sqs_pidfile" TERM 10; rm -rf "$data" "$dir/aws.env" ;;
+  *) echo "usage: $0 start|stop|clean DIR" >&2; exit 2 ;;
+esac
