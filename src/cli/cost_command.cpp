@@ -24,44 +24,6 @@ struct CostOptions {
   bool json = false, list = false;
 };
 
-// "A,B" -> two numbers; `what` names the flag in the error.
-std::pair<double, double> number_pair(const std::string& text, const char* what) {
-  const auto comma = text.find(',');
-  try {
-    if (comma == std::string::npos) throw std::invalid_argument("no comma");
-    std::size_t used = 0;
-    const double a = std::stod(text.substr(0, comma), &used);
-    const double b = std::stod(text.substr(comma + 1));
-    return {a, b};
-  } catch (const std::exception&) {
-    throw cost::CostError(std::string(what) + " wants two numbers separated by a comma, got \"" + text + "\"");
-  }
-}
-
-cost::Workload parse_workload(const std::string& text) {
-  double in = -1, out = -1;
-  std::string rest = text;
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const std::string part = rest.substr(0, comma);
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    const auto eq = part.find('=');
-    if (eq == std::string::npos) throw cost::CostError("--workload: expected in=N,out=M, got \"" + text + "\"");
-    const std::string key = part.substr(0, eq);
-    double value = 0;
-    try {
-      value = std::stod(part.substr(eq + 1));
-    } catch (const std::exception&) {
-      throw cost::CostError("--workload: \"" + part + "\" is not a number");
-    }
-    if (key == "in") in = value;
-    else if (key == "out") out = value;
-    else throw cost::CostError("--workload: unknown key \"" + key + "\" (in, out)");
-  }
-  if (in < 0 || out < 0) throw cost::CostError("--workload needs in=N and out=M, both >= 0");
-  return {{in}, {out}};
-}
-
 void print_list(const CostOptions& o) {
   for (const char* kind : {"gpu", "model"}) {
     std::printf("%s profiles:\n", kind);
@@ -107,7 +69,7 @@ int run_cost(const CostOptions& o) {
     cost::CostInputs in;
     in.gpu = cost::make_roofline(gpu, model, o.gpus);
     if (!o.e_us.empty()) {
-      const auto [a, b] = number_pair(o.e_us, "--e-us");
+      const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
       in.e = {a, b, "typed in"};
     } else if (!o.fits.empty()) {
       in.e = cost::e_from_fits(o.fits, o.case_number, o.tokenizer);
@@ -132,11 +94,11 @@ int run_cost(const CostOptions& o) {
         in.api_usd_per_1m = {preset->second.usd_per_1m_input, preset->second.usd_per_1m_output};
         api_source = preset->second.kind + ", " + preset->second.source + " (" + preset->second.date + ")";
       } else {
-        in.api_usd_per_1m = number_pair(o.api_price, "--api-price");
+        in.api_usd_per_1m = cost::parse_number_pair(o.api_price, "--api-price");
         api_source = "--api-price";
       }
     }
-    const auto r = cost::compute_cost(in, parse_workload(o.workload));
+    const auto r = cost::compute_cost(in, cost::parse_workload(o.workload));
 
     if (o.json) {
       nlohmann::json j = {{"gpu", gpu.name}, {"model", model.name}, {"gpus", o.gpus},

@@ -22,6 +22,7 @@ struct ServeArgs {
   std::size_t max_messages = 1024;
   int read_timeout_s = 10;
   int threads = 0;
+  std::int64_t max_inflight = 0;
 };
 
 int run_serve(const ServeArgs& a) {
@@ -41,6 +42,7 @@ int run_serve(const ServeArgs& a) {
   o.read_timeout_s = a.read_timeout_s;
   o.write_timeout_s = a.read_timeout_s;
   o.threads = a.threads;
+  o.max_inflight = a.max_inflight;
 
   // Block the stop signals in every thread; one thread waits for them and stops the server, so no
   // work happens inside a signal handler.
@@ -82,6 +84,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--read-timeout", args->read_timeout_s, "Seconds a client may take to send headers and body")
       ->capture_default_str()->check(CLI::Range(1, 3600));
   cmd->add_option("--threads", args->threads, "Connection threads (0: one per core, at least 8)")->capture_default_str();
+  cmd->add_option("--max-inflight", args->max_inflight,
+                  "Requests in flight past which a request gets 429 with Retry-After (0: no limit)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->callback([args, &exit_code] { exit_code = run_serve(*args); });
 }
 

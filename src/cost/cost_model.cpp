@@ -1,6 +1,8 @@
 #include "cost/cost_model.hpp"
 
+#include <exception>
 #include <fstream>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "stats/quantile.hpp"
@@ -23,6 +25,40 @@ double mean(const std::vector<double>& v) {
 }
 
 }  // namespace
+
+std::pair<double, double> parse_number_pair(const std::string& text, const char* what) {
+  const auto comma = text.find(',');
+  try {
+    if (comma == std::string::npos) throw std::invalid_argument("no comma");
+    return {std::stod(text.substr(0, comma)), std::stod(text.substr(comma + 1))};
+  } catch (const std::exception&) {
+    throw CostError(std::string(what) + " wants two numbers separated by a comma, got \"" + text + "\"");
+  }
+}
+
+Workload parse_workload(const std::string& text) {
+  double in = -1, out = -1;
+  std::string rest = text;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string part = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    const auto eq = part.find('=');
+    if (eq == std::string::npos) throw CostError("--workload: expected in=N,out=M, got \"" + text + "\"");
+    const std::string key = part.substr(0, eq);
+    double value = 0;
+    try {
+      value = std::stod(part.substr(eq + 1));
+    } catch (const std::exception&) {
+      throw CostError("--workload: \"" + part + "\" is not a number");
+    }
+    if (key == "in") in = value;
+    else if (key == "out") out = value;
+    else throw CostError("--workload: unknown key \"" + key + "\" (in, out)");
+  }
+  if (in < 0 || out < 0) throw CostError("--workload needs in=N and out=M, both >= 0");
+  return {{in}, {out}};
+}
 
 ELinear e_from_fits(const std::string& fits_file, int case_number, const std::string& tokenizer) {
   std::ifstream in(fits_file);

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cost/roofline.hpp"
@@ -25,6 +26,11 @@ ELinear e_from_fits(const std::string& fits_file, int case_number, const std::st
 struct Workload {
   std::vector<double> input_tokens, output_tokens;  // one pair per request
 };
+
+// "in=N,out=M" (the --workload flag) -> one request of N input and M output tokens.
+Workload parse_workload(const std::string& text);
+// "A,B" -> two numbers; `what` names the flag in the error.
+std::pair<double, double> parse_number_pair(const std::string& text, const char* what);
 
 struct CostInputs {
   Roofline gpu;

@@ -49,11 +49,18 @@ Server::Server(ServerOptions options)
     tl_request = RequestNote{true, false, std::chrono::steady_clock::now()};
     const bool open = options_.auth_token.empty() || req.path == "/healthz" || req.path == "/readyz";
     if (open || bearer_matches(req.get_header_value("Authorization"), options_.auth_token)) {
-      if (!is_operational(req.path)) {
-        metrics_->enter();
-        tl_request.admitted = true;
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
+      if (is_operational(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+      const std::int64_t in_flight = metrics_->enter();
+      tl_request.admitted = true;  // the logger releases it, refused or not
+      if (options_.max_inflight <= 0 || in_flight <= options_.max_inflight) return httplib::Server::HandlerResponse::Unhandled;
+      // Refused before the body is read, so overload costs a header parse, not a buffered body.
+      res.status = 429;
+      res.set_header("Retry-After", std::to_string(options_.retry_after_s));
+      res.set_content(error_body({429, "The server is at its limit of " + std::to_string(options_.max_inflight) +
+                                           " requests in flight; retry after " + std::to_string(options_.retry_after_s) + " s",
+                                  "requests", "", "rate_limit_exceeded"}),
+                      "application/json");
+      return httplib::Server::HandlerResponse::Handled;
     }
     res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer");

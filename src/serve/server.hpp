@@ -2,6 +2,7 @@
 // live in their own files (token_routes.*); this file owns what every request passes through.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct ServerOptions {
   int write_timeout_s = 10;
   int idle_timeout_s = 5;
   int threads = 0;           // 0: httplib's default pool
+  // Overload: past this many requests in flight a request gets 429 with Retry-After (0: no limit).
+  std::int64_t max_inflight = 0;
+  int retry_after_s = 1;
 };
 
 class Server {

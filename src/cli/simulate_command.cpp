@@ -1,0 +1,155 @@
+// `overhead simulate`: the capacity simulator (src/cost/simulator.hpp) wired to the E fit and the
+// GPU/model profiles: Poisson arrivals, W CPU workers with E(x), G GPU slots with D(y|x) from the
+// roofline at the running batch; prints throughput, utilisation, waits, latency and saturation.
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "cost/cost_model.hpp"
+#include "cost/simulator.hpp"
+
+namespace overhead::cli {
+
+namespace {
+
+struct SimulateOptions {
+  std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
+  std::string fits, tokenizer, e_us, gpu, model, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
+  int case_number = 5, gpus = 1, workers = 1, gpu_slots = 0;
+  double rate = 0;
+  std::size_t requests = 100000;
+  std::uint64_t seed = 1;
+  bool json = false;
+};
+
+// Service time with the model's mean: as is ("fixed"), or exponential around it ("exp"), the
+// latter for comparing with M/M/c theory and for a pessimistic spread.
+double draw(double mean, bool exponential, std::mt19937_64& rng) {
+  if (!exponential || mean <= 0) return mean;
+  return std::exponential_distribution<double>(1.0 / mean)(rng);
+}
+
+bool exponential_flag(const std::string& value, const char* flag) {
+  if (value == "fixed") return false;
+  if (value == "exp") return true;
+  throw cost::CostError(std::string(flag) + " must be fixed or exp, got \"" + value + "\"");
+}
+
+nlohmann::json percentiles_json(const cost::Percentiles& p) {
+  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
+}
+
+void print_text(const SimulateOptions& o, const cost::ELinear& e, const cost::SimResult& r) {
+  std::printf("%zu requests, Poisson at %.4g/s (seed %llu); E(x) = %.3f + %.5f*x us (%s)\n", r.requests, o.rate,
+              static_cast<unsigned long long>(o.seed), e.alpha_us, e.beta_us_per_token, e.origin.c_str());
+  std::printf("completed %.4g requests/s over %.4g s simulated\n\n", r.throughput_per_s, r.span_s);
+  std::printf("%-5s %7s %6s %8s %7s %10s %10s %10s %10s %11s %9s\n", "stage", "servers", "util", "offered", "batch",
+              "wait mean", "wait p99", "svc mean", "svc p99", "queue mean", "queue max");
+  for (const auto& s : r.stages)
+    std::printf("%-5s %7d %6.3f %8.3f %7.2f %10.4g %10.4g %10.4g %10.4g %11.4g %9zu\n", s.name.c_str(), s.servers,
+                s.utilization, s.offered_load, s.mean_batch, s.wait_s.mean, s.wait_s.p99, s.service_s.mean,
+                s.service_s.p99, s.mean_queue_length, s.max_queue_length);
+  std::printf("\n%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
+  for (const auto& [name, p] : {std::pair{"queue wait (all)", r.queue_wait_s}, std::pair{"end-to-end", r.latency_s}})
+    std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", name, p.mean, p.p50, p.p95, p.p99);
+  if (r.saturated_stage.empty())
+    std::printf("\nno stage saturates; the busiest is %s\n", r.bottleneck_stage.c_str());
+  else
+    std::printf("\nSATURATED: %s (offered load >= 1; its queue grows without bound at this rate)\n",
+                r.saturated_stage.c_str());
+}
+
+int run_simulate(const SimulateOptions& o) {
+  try {
+    if (!(o.rate > 0)) throw cost::CostError("--rate must be > 0 (requests per second)");
+    if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
+    if (o.gpu.empty() || o.model.empty()) throw cost::CostError("--gpu and --model are required (see `overhead cost --list`)");
+    const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
+    const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
+
+    cost::ELinear e{0, 0, "none given (E = 0)"};
+    if (!o.e_us.empty()) {
+      const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
+      e = {a, b, "typed in"};
+    } else if (!o.fits.empty()) {
+      e = cost::e_from_fits(o.fits, o.case_number, o.tokenizer);
+    }
+    const auto roofline =
+        cost::make_roofline(cost::load_gpu(o.gpu, o.profiles_dir), cost::load_model(o.model, o.profiles_dir), o.gpus);
+    const auto workload = cost::parse_workload(o.workload);
+    int slots = o.gpu_slots;
+    if (slots <= 0)
+      slots = static_cast<int>(cost::concurrency_limit(roofline, workload.input_tokens[0] + workload.output_tokens[0]));
+
+    cost::SimConfig config;
+    config.arrival_rate = o.rate;
+    config.requests = o.requests;
+    config.seed = o.seed;
+    for (std::size_t i = 0; i < workload.input_tokens.size(); ++i)
+      config.workload.push_back({workload.input_tokens[i], workload.output_tokens[i]});
+    config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
+                               return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
+                             }});
+    config.stages.push_back({"gpu", slots, [roofline, d_exp](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
+                               return draw(cost::request_seconds(roofline, q.input_tokens, q.output_tokens, batch), d_exp, rng);
+                             }});
+    const auto r = cost::simulate(config);
+
+    if (!o.json) {
+      print_text(o, e, r);
+      return 0;
+    }
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& s : r.stages)
+      stages.push_back({{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
+                        {"offered_load", s.offered_load}, {"mean_batch", s.mean_batch},
+                        {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
+                        {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
+                        {"service_s", percentiles_json(s.service_s)}});
+    nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", o.rate}, {"seed", o.seed},
+                        {"gpu", o.gpu}, {"model", o.model}, {"gpus", o.gpus}, {"workers", o.workers},
+                        {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
+                        {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
+                        {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
+                        {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
+                        {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage}};
+    j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
+    std::printf("%s\n", j.dump(1).c_str());
+    return 0;
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "overhead simulate: %s\n", ex.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<SimulateOptions>();
+  CLI::App* cmd = app.add_subcommand("simulate", "Discrete-event capacity simulation: CPU workers with E(x), then GPU slots with D(y|x)");
+  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson)")->required();
+  cmd->add_option("--requests", o->requests, "Requests to simulate")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->capture_default_str();
+  cmd->add_option("--workers", o->workers, "CPU workers (the E stage)")->capture_default_str();
+  cmd->add_option("--fits", o->fits, "fits.json from `overhead analyze` (E = alpha + beta*tokens)");
+  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
+  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)");
+  cmd->add_option("--e-dist", o->e_dist, "E around its mean: fixed or exp")->capture_default_str();
+  cmd->add_option("--d-dist", o->d_dist, "D around the roofline: fixed or exp")->capture_default_str();
+  cmd->add_option("--gpu", o->gpu, "GPU profile name or JSON file");
+  cmd->add_option("--model", o->model, "Model profile name or JSON file");
+  cmd->add_option("--gpus", o->gpus, "GPUs per model replica (tensor parallel)")->capture_default_str();
+  cmd->add_option("--gpu-slots", o->gpu_slots, "Concurrent sequences on the GPU (default: what fits in memory)");
+  cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
+  cmd->add_option("--workload", o->workload, "Tokens per request: in=N,out=M")->capture_default_str();
+  cmd->add_flag("--json", o->json, "JSON output");
+  cmd->callback([o, &exit_code] { exit_code = run_simulate(*o); });
+}
+
+}  // namespace overhead::cli
