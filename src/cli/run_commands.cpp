@@ -15,6 +15,7 @@
 #include "cli/option_checks.hpp"
 #include "pipe/cases.hpp"
 #include "pipe/chat_token_processor.hpp"
+#include "pipe/clock.hpp"
 #include "pipe/consumer.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/producer.hpp"
@@ -226,6 +227,9 @@ int run_command(const CommonOptions& o, const std::string& cases) {
     objects = open_object_store("file:" + cfg.out_dir);
   backends.objects = objects.get();
 
+  // Records this run writes start after this instant; older rows of the same experiment in the
+  // same store (an earlier run) are kept out of this run's report.
+  const std::string run_started = iso8601_utc(wall_ns());
   std::vector<CaseResult> results;
   for (int n : numbers) results.push_back(run_case(n, cfg, processor, backends));
 
@@ -238,8 +242,20 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   if (!o.no_report) {
     // The run ends with its own analysis: the headline fit per case and tokenizer, and the report.
     std::vector<Record> records;
-    for (const auto& r : results)
-      for (auto& rec : scan_in_key_order(*store, r.experiment)) records.push_back(std::move(rec));
+    for (const auto& r : results) {
+      std::size_t earlier = 0;
+      for (auto& rec : scan_in_key_order(*store, r.experiment)) {
+        if (rec.start_time < run_started) {
+          ++earlier;
+          continue;
+        }
+        records.push_back(std::move(rec));
+      }
+      if (earlier)
+        std::printf("note: experiment %s in %s already held %zu record(s) from earlier runs; this report leaves them out "
+                    "(`overhead analyze` covers them all)\n",
+                    r.experiment.c_str(), store->url().c_str(), earlier);
+    }
     report::ReportOptions ro;
     ro.out_dir = (std::filesystem::path(cfg.out_dir) / "report").string();
     ro.compare_seed = true;

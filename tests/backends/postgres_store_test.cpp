@@ -119,6 +119,39 @@ TEST(PostgresStore, TheCliPrintsOneLineAndExitsOneForEachBadServerUrl) {
   }
 }
 
+// A server that goes away and comes back: calls fail as transient while it is down (so the
+// consumer retries), and the next call after it returns reconnects without reopening the store.
+// Uses a private server (its own folder), so the shared fixture stays up for the other tests.
+TEST(PostgresStore, AServerRestartIsTransientAndTheStoreReconnects) {
+  const std::string dir = ::testing::TempDir() + "pg-restart-" + std::to_string(getpid());
+  const std::string script = std::string(OVERHEAD_SOURCE_DIR) + "/scripts/services/postgres.sh";
+  struct Cleanup {  // the server stops even when an assertion ends the test early
+    std::string command;
+    ~Cleanup() { (void)std::system(command.c_str()); }
+  } cleanup{script + " clean " + dir + " >/dev/null"};
+  ASSERT_EQ(std::system((script + " start " + dir + " >/dev/null").c_str()), 0);
+  std::string url;
+  {
+    std::ifstream in(dir + "/postgres.env");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.starts_with("PG_URL=")) url = line.substr(7);
+  }
+  ASSERT_FALSE(url.empty());
+  const auto store = open_store(url + "?timeout_ms=3000");
+  store->upsert(pipe::contract::make_record("e", "t", "1", 1));
+  ASSERT_EQ(std::system((script + " stop " + dir + " >/dev/null").c_str()), 0);
+  try {
+    store->upsert(pipe::contract::make_record("e", "t", "2", 2));
+    ADD_FAILURE() << "an upsert with the server down succeeded";
+  } catch (const pipe::StoreError& e) {
+    EXPECT_EQ(e.failure(), pipe::Failure::transient) << e.what();
+  }
+  ASSERT_EQ(std::system((script + " start " + dir + " >/dev/null").c_str()), 0);  // same data, same port
+  store->upsert(pipe::contract::make_record("e", "t", "2", 2));
+  EXPECT_EQ(pipe::scan_in_key_order(*store, "e").size(), 2u);
+}
+
 TEST(PostgresStore, BadUrlsAndUnknownParametersAreRejected) {
   EXPECT_THROW((void)open_store("postgres://u@127.0.0.1:5432"), std::invalid_argument);  // no database
   EXPECT_THROW((void)open_store(pg_env("PG_URL") + "?tabel=x"), std::invalid_argument);

@@ -31,7 +31,8 @@ QueueBackend sqlite_backend(double real_clock_scale) {
                                               "&" + params,
                                           std::move(clock));
                       },
-                      real_clock_scale};
+                      real_clock_scale,
+                      {}};
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, QueueSemantics, ::testing::Values(mem_backend(0), sqlite_backend(0)),

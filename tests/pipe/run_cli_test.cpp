@@ -116,6 +116,33 @@ TEST(RunCli, DuplicateIdsAreCountedAndFailTheExitCode) {
   EXPECT_EQ(run(args + " --allow-failures"), 0);
 }
 
+// Issue reproduction, small: a run into a store that already holds an earlier run's rows of the
+// same experiment used to fit on both runs' records. Its report now covers only its own.
+TEST(RunCli, ReportCoversOnlyTheRecordsOfThisRun) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const std::string data = std::string(OVERHEAD_SOURCE_DIR) + "/data/jmtbench/records.jsonl.gz";
+  if (!fs::exists(data)) GTEST_SKIP() << "bundled data missing";
+  const auto dir = testing::temp_dir("cli-runs");
+  const std::string store = " --store sqlite:" + (dir / "s.db").string();
+  const std::string common = " --case 2 --data " + data + " --tokenizers gemma-2-27b-it --no-progress" + store;
+  ASSERT_EQ(run("run --limit 40 --no-report --out " + (dir / "a").string() + common), 0);
+  const std::string out_b = (dir / "b").string();
+  const std::string cmd = std::string(OVERHEAD_BINARY) + " run --limit 5 --out " + out_b + common + " 2>&1";
+  std::string output;
+  {
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) output += buf;
+    ASSERT_EQ(pclose(p), 0) << output;
+  }
+  EXPECT_NE(output.find("already held 35 record(s) from earlier runs"), std::string::npos) << output;
+  const auto fits = read_json(fs::path(out_b) / "report" / "fits.json");
+  ASSERT_FALSE(fits["fits"].empty());
+  for (const auto& f : fits["fits"]) EXPECT_EQ(f["n"], 5) << f.dump();
+  fs::remove_all(dir);
+}
+
 TEST(RunCli, SeparateProcessesOverTheDurableQueue) {
   if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
   const auto dir = testing::temp_dir("cli-procs");

@@ -1,0 +1,26 @@
+// The body of POST /v1/chat/completions, checked against OpenAI's schema before anything is
+// queued: each failure is a RequestError whose param names the field (e.g. "messages[1].content").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/request_json.hpp"
+
+namespace overhead::serve {
+
+struct ChatRequest {
+  std::string model;
+  nlohmann::ordered_json messages;  // as sent, once checked
+  bool stream = false;
+  std::optional<std::int64_t> max_tokens;  // max_completion_tokens, or the older max_tokens
+};
+
+// Throws RequestError (400) naming the field at fault.
+[[nodiscard]] ChatRequest parse_chat_request(const nlohmann::ordered_json& body, std::size_t max_messages);
+
+}  // namespace overhead::serve
