@@ -57,6 +57,9 @@ pipe::contract::QueueBackend sqs_backend() {
       {"ReceiveTakesAtMostMaxAndHidesWhatItTook",
        "local-aws-sqs 2.0.2 counts in-flight messages in ApproximateNumberOfMessages as well as in "
        "ApproximateNumberOfMessagesNotVisible"},
+      {"StatusShowsWaitingInFlightAndDeadLetters",
+       "local-aws-sqs 2.0.2 counts in-flight messages in ApproximateNumberOfMessages as well as in "
+       "ApproximateNumberOfMessagesNotVisible"},
       {"ExtendVisibilityPostponesRedelivery",
        "local-aws-sqs 2.0.2 raises ApproximateReceiveCount on ChangeMessageVisibility, so a redelivery after an "
        "extension reports 3 receives instead of 2"},
