@@ -19,6 +19,7 @@ PACKAGES=(
   chromium                                                   # report test: render index.html headless
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
+  zip binutils                                               # make lambda-zip: the zip, and strip
 )
 
 # Node.js with npm fetches the tokenizer files and runs the references. A machine may already have
