@@ -29,6 +29,7 @@ namespace overhead::backends {
 
 // sqlite:PATH[?timeout_ms=]
 // postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S&timeout_ms=]
+// dynamodb://TABLE[?region=R&endpoint=URL&create=0&tokenizers=A,B&timeout_ms=]
 // Throws std::invalid_argument for an unknown scheme or parameter.
 [[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url);
 
