@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -271,6 +272,50 @@ TEST(DynamoDbStore, WeReadWhatTheAwsSdkWroteIncludingTheSeedsOwnItems) {
   // The seed's table read by partition, as analyze does with tokenizers=.
   const auto by_query = open_store(ddb_url(table, "tokenizers=microsoft/phi-4"));
   EXPECT_EQ(pipe::scan_in_key_order(*by_query, "sqs_10").size(), 1u);
+}
+
+// Runs `overhead analyze` on a store URL; returns the exit code and fills `out` with its output.
+int analyze(const std::string& url, const std::string& dir, std::string& out, const std::string& args = "") {
+  const std::string cmd =
+      std::string(OVERHEAD_BINARY) + " analyze --no-png --store '" + url + "' --out '" + dir + "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("cannot run overhead");
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(DynamoDbStore, AnalyzeReadsAnExperimentByQueryAndNamesAMissingTableInOneLine) {
+  const std::string table = fresh_table();
+  const auto store = open_store(ddb_url(table));
+  std::vector<pipe::Record> batch;
+  for (int i = 0; i < 20; ++i) {
+    auto r = make_record("an", i % 2 ? "phi-4" : "gemma-2-27b-it", std::to_string(i), 100 + 7 * i);
+    r.worker = "w0";
+    r.seq = i;
+    r.received = 1000000 + 100000 * static_cast<std::int64_t>(i);
+    r.render_start = r.received + 1000;
+    r.render_end = r.render_start + 10000;
+    r.encode_end = r.render_end + 300 * r.token_count;
+    r.publish_start = r.encode_end + 100;
+    r.publish_acked = r.publish_start + 2000;
+    batch.push_back(r);
+  }
+  EXPECT_TRUE(store->upsert_batch(batch).empty());
+  const std::string dir = ::testing::TempDir() + "ddb-analyze-" + std::to_string(getpid());
+  std::string out;
+  EXPECT_EQ(analyze(ddb_url(table, "tokenizers=phi-4,gemma-2-27b-it"), dir, out, "--experiment an"), 0) << out;
+  EXPECT_EQ(out.find("too few observations"), std::string::npos) << out;  // all 20 read, 10 per partition
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report.md")) << out;
+  std::filesystem::remove_all(dir);
+
+  std::string missing;
+  EXPECT_EQ(analyze(ddb_url(fresh_table(), ""), dir, missing), 1) << missing;
+  EXPECT_EQ(missing.find('\n'), missing.size() - 1) << missing;  // one line
+  EXPECT_NE(missing.find("does not exist"), std::string::npos) << missing;
+  EXPECT_EQ(missing.find("test-secret-not-real"), std::string::npos) << missing;
 }
 
 TEST(DynamoDbStore, BadUrlsAndUnknownParametersAreRejectedBeforeAnyCall) {
