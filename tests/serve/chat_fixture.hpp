@@ -38,7 +38,7 @@ class ChatServeTest : public ::testing::Test {
     server_->bind();
     thread_ = std::thread([this] { server_->run(); });
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->bound_port());
-    client_->set_read_timeout(30, 0);
+    client_->set_read_timeout(120, 0);
   }
   // Stops the server; run() returns once the pipeline stored what it published.
   void stop() {
