@@ -46,8 +46,8 @@ def main():
     tag = f"run{os.getpid()}"
     params = "visibility_ms=5000&max_receives=5"
     in_stream, log_stream, tbl, experiment = f"{tag}-in", f"{tag}-log", f"{tag}_records", "runcheck"
-    cmd = [a.overhead, "run", "--queue", f"{svc.redis['REDIS_URL']}/{in_stream}?{params}",
-           "--log-queue", f"{svc.redis['REDIS_URL']}/{log_stream}?{params}",
+    cmd = [a.overhead, "run", "--queue", f"{svc.redis_env['REDIS_URL']}/{in_stream}?{params}",
+           "--log-queue", f"{svc.redis_env['REDIS_URL']}/{log_stream}?{params}",
            "--store", f"{svc.pg['PG_URL']}?table={tbl}", "--data", a.data, "--limit", str(a.limit),
            "--experiment", experiment, "--out", a.out, "--no-progress", "--no-report"]
     shutil.rmtree(a.out, ignore_errors=True)
@@ -87,7 +87,7 @@ def main():
     if len(rows) != 5 * len(want):
         failures.append(f"{len(rows)} rows in the table, expected {5 * len(want)}")
     for s in (in_stream, log_stream, in_stream + "-dlq", log_stream + "-dlq"):
-        if svc.redis_cli("EXISTS", s)[0] == "1":
+        if svc.exists(s):
             n, pending = svc.xlen(s), (0 if s.endswith("-dlq") else svc.xpending(s, "overhead"))
             if n or pending:
                 failures.append(f"stream {s}: {n} entries, {pending} pending")
@@ -96,7 +96,7 @@ def main():
         print(redact("FAIL: " + f, svc.secrets))
     if failures:
         return 1
-    svc.redis_cli("DEL", in_stream, log_stream, in_stream + "-dlq", log_stream + "-dlq")
+    svc.redis("DEL", in_stream, log_stream, in_stream + "-dlq", log_stream + "-dlq")
     svc.psql(f"DROP TABLE IF EXISTS {tbl}")
     print(f"PASS: the five cases on Redis + PostgreSQL, {len(want)} items each")
     return 0

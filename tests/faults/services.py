@@ -1,13 +1,18 @@
 """The Redis and PostgreSQL servers of the test fixtures, as the Python test drivers reach them.
 
 Reads the env files that scripts/services/{redis,postgres}.sh write, and runs the small queries
-the drivers check with (redis-cli, psql). The passwords go to the clients through the environment
-(REDISCLI_AUTH, PGPASSWORD), never on a command line, and `redact` blanks them out of any text a
-driver prints.
+the drivers check with: Redis commands on one kept connection, SQL through psql (its password in
+PGPASSWORD, never on a command line). `redact` blanks the passwords out of any text a driver
+prints.
 """
 
 import os
+import socket
 import subprocess
+
+
+class RedisError(RuntimeError):
+    """An error reply of the Redis server."""
 
 
 def read_env(path):
@@ -32,17 +37,47 @@ class Services:
     """The Redis and PostgreSQL the test runs against, and the small queries it needs."""
 
     def __init__(self, redis_env, pg_env):
-        self.redis = read_env(redis_env)
+        self.redis_env = read_env(redis_env)
         self.pg = read_env(pg_env)
-        self.secrets = [self.redis.get("REDIS_PASSWORD", ""), self.pg.get("PG_PASSWORD", "")]
+        self.secrets = [self.redis_env.get("REDIS_PASSWORD", ""), self.pg.get("PG_PASSWORD", "")]
+        self._sock = None
 
-    def redis_cli(self, *args):
-        env = dict(os.environ, REDISCLI_AUTH=self.redis["REDIS_PASSWORD"])
-        out = subprocess.run(["redis-cli", "--no-auth-warning", "-h", self.redis["REDIS_HOST"], "-p",
-                              self.redis["REDIS_PORT"], *args], env=env, capture_output=True, text=True, timeout=30)
-        if out.returncode != 0:
-            raise RuntimeError(redact(f"redis-cli {' '.join(args)}: {out.stderr.strip()}", self.secrets))
-        return out.stdout.splitlines()
+    def redis(self, *args):
+        """One Redis command on a kept connection (RESP2), its reply as Python values; an error reply
+        raises RedisError. A test polls many times a second, so no client process per call."""
+        if self._sock is None:
+            self._sock = socket.create_connection((self.redis_env["REDIS_HOST"], int(self.redis_env["REDIS_PORT"])), 30)
+            self._reader = self._sock.makefile("rb")
+            self._send("AUTH", self.redis_env.get("REDIS_USER", "default"), self.redis_env["REDIS_PASSWORD"])
+            self._reply()
+        self._send(*args)
+        return self._reply()
+
+    def _send(self, *args):
+        parts = [b"*%d\r\n" % len(args)]
+        for arg in args:
+            data = str(arg).encode()
+            parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+        self._sock.sendall(b"".join(parts))
+
+    def _reply(self):
+        line = self._reader.readline()
+        if not line:
+            raise ConnectionError("redis closed the connection")
+        kind, rest = line[:1], line[1:-2]
+        if kind == b"+":
+            return rest.decode()
+        if kind == b"-":
+            raise RedisError(redact(rest.decode(), self.secrets))
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else self._reader.read(n + 2)[:-2].decode()
+        if kind == b"*":
+            n = int(rest)
+            return None if n < 0 else [self._reply() for _ in range(n)]
+        raise ConnectionError(f"unexpected reply from redis: {line[:40]!r}")
 
     def psql(self, sql, check=True):
         env = dict(os.environ, PGPASSWORD=self.pg["PG_PASSWORD"], PGCONNECT_TIMEOUT="10")
@@ -56,24 +91,30 @@ class Services:
         return [line.split("\t") for line in out.stdout.splitlines()]
 
     def xlen(self, stream):
-        return int(self.redis_cli("XLEN", stream)[0])
+        return self.redis("XLEN", stream)
 
     def xpending(self, stream, group):
-        lines = self.redis_cli("XPENDING", stream, group)
-        return int(lines[0]) if lines and lines[0].lstrip("-").isdigit() else 0
+        """Entries of the group not yet acknowledged (0 when the stream or group does not exist)."""
+        try:
+            return self.redis("XPENDING", stream, group)[0]
+        except RedisError:
+            return 0
+
+    def exists(self, key):
+        return self.redis("EXISTS", key) == 1
+
+    def entries_added(self, stream):
+        """Entries ever added to the stream (0 while it does not exist)."""
+        try:
+            info = self.redis("XINFO", "STREAM", stream)
+        except RedisError:
+            return 0
+        return dict(zip(info[::2], info[1::2]))["entries-added"]
 
     def consumers(self, stream, group):
         """{consumer name: pending entries} of the group (empty while the stream does not exist)."""
         try:
-            lines = self.redis_cli("XINFO", "CONSUMERS", stream, group)
-        except RuntimeError:
+            rows = self.redis("XINFO", "CONSUMERS", stream, group)
+        except RedisError:
             return {}
-        out, name, i = {}, None, 0
-        while i + 1 < len(lines):
-            key, value = lines[i], lines[i + 1]
-            if key == "name":
-                name = value
-            elif key == "pending" and name is not None:
-                out[name] = int(value)
-            i += 2
-        return out
+        return {d["name"]: d["pending"] for d in (dict(zip(r[::2], r[1::2])) for r in rows)}
