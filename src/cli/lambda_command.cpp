@@ -87,7 +87,7 @@ json handle_sqs_event(const std::string& event_text, pipe::Store& store, const s
         pipe::call_with_retries(retry, [&] { refused = store.upsert_batch(records); }, [] {});
     if (!o.ok) {
       for (const auto& id : record_ids) {
-        log_failure(request_id, id, "store_failed", store.url() + ": " + o.last_error);
+        log_failure(request_id, id, "store_failed", o.last_error);  // store errors name the store
         failed.push_back(id);
       }
     } else {
@@ -103,7 +103,7 @@ json handle_sqs_event(const std::string& event_text, pipe::Store& store, const s
     std::size_t found = 0;
     const pipe::RetryOutcome o = pipe::call_with_retries(retry, [&] { found = store.update_stamps(list); }, [] {});
     if (!o.ok) {
-      log_failure(request_id, id, "stamps_failed", store.url() + ": " + o.last_error);
+      log_failure(request_id, id, "stamps_failed", o.last_error);
       failed.push_back(id);
     } else if (found < list.size()) {
       log_failure(request_id, id, "stamps_deferred",

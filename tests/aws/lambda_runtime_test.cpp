@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +92,18 @@ class FakeRuntimeApi {
   std::map<std::string, Posted> posted() {
     std::lock_guard lock(m_);
     return posted_;
+  }
+  // Waits until the runtime posted for `request_id` (false after `limit`).
+  bool wait_posted(const std::string& request_id, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+      {
+        std::lock_guard lock(m_);
+        if (posted_.count(request_id)) return true;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
   }
   std::string init_error() {
     std::lock_guard lock(m_);
@@ -261,6 +274,36 @@ TEST_F(LambdaRuntimeTest, StoresABatchAndReportsOnlyTheMessagesItCouldNotStore) 
   EXPECT_EQ(rows[0].input_deleted, 200);
   EXPECT_EQ(rows[1].id, "2");
   EXPECT_EQ(rows[1].token_count, 7);
+}
+
+// The store fails while an invocation runs (another process holds SQLite's write lock past the
+// busy timeout and the retries): every record of the batch is reported, none is lost, and the
+// redelivery after the lock is gone stores them.
+TEST_F(LambdaRuntimeTest, AStoreFailureReportsEveryRecordOfTheBatchAndTheRedeliveryStoresThem) {
+  FakeRuntimeApi api;
+  const std::string url = store_url_ + "?timeout_ms=100";
+  backends::open_store(url).reset();  // the schema exists before the lock is taken
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "records.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  int rc = -2;
+  std::thread lambda([&] { rc = run_lambda(api.api(), {"--store", url, "--max-invocations", "2"}); });
+  const json batch = {{"Records", json::array({sqs_record("m-a", record_body(record("a", 1))),
+                                               sqs_record("m-b", record_body(record("b", 2)))})}};
+  api.queue("req-locked", batch.dump());
+  const bool answered = api.wait_posted("req-locked", 30s);
+  sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  api.queue("req-again", batch.dump());
+  lambda.join();
+  ASSERT_TRUE(answered);
+  ASSERT_EQ(rc, 0);
+  auto posted = api.posted();
+  EXPECT_EQ(json::parse(posted["req-locked"].body),
+            json::parse(R"({"batchItemFailures":[{"itemIdentifier":"m-a"},{"itemIdentifier":"m-b"}]})"));
+  EXPECT_EQ(json::parse(posted["req-again"].body), json::parse(R"({"batchItemFailures":[]})"));
+  auto store = backends::open_store(store_url_);
+  EXPECT_EQ(pipe::scan_in_key_order(*store, "lambda-e").size(), 2u);
 }
 
 TEST_F(LambdaRuntimeTest, TheStoreComesFromTheEnvironmentToo) {
