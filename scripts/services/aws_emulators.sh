@@ -12,6 +12,10 @@
 #   aws_emulators.sh stop DIR    SIGTERM the processes it started (pid files in DIR/aws)
 #   aws_emulators.sh clean DIR   stop, then remove DIR/aws and DIR/aws.env
 # The emulators keep their data in memory: a restart starts empty.
+# S3: s3rver 3.x (path style, data in DIR/aws/s3, access key id and secret S3RVER, which it
+# insists on; it does not check SigV4 signatures), with the bucket overhead-test made at start;
+# appends to DIR/aws.env: AWS_S3_ENDPOINT=http://127.0.0.1:PORT, AWS_S3_PORT, AWS_S3_PID,
+# AWS_S3_BUCKET.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -95,9 +99,45 @@ ENV
   exit 1
 }
 
+# --- S3 (s3rver)
+s3_pidfile="$data/s3.pid"
+s3_bucket=overhead-test
+
+# Answers when s3rver serves the bucket made at start (anonymous ListObjects), not just a TCP accept.
+s3_answers() { curl -sf -m 2 "http://127.0.0.1:$1/$s3_bucket" >/dev/null; }
+
+start_s3() {
+  if [ -f "$s3_pidfile" ] && kill -0 "$(cat "$s3_pidfile")" 2>/dev/null; then
+    echo "aws_emulators.sh: already running (s3 pid $(cat "$s3_pidfile"))"; return 0
+  fi
+  local modules; modules=$("$root/scripts/install_aws_tools.sh" | tail -n 1)
+  rm -rf "$data/s3"; mkdir -p "$data/s3"
+  for attempt in 1 2 3 4 5; do
+    local port; port=$(pick_free_port)
+    node "$modules/s3rver/bin/s3rver.js" -d "$data/s3" -a 127.0.0.1 -p "$port" --silent --no-vhost-buckets \
+      --configure-bucket "$s3_bucket" </dev/null >"$data/s3.log" 2>&1 &
+    local pid=$!
+    echo "$pid" > "$s3_pidfile"
+    if wait_until 20 s3_answers "$port"; then
+      cat >> "$dir/aws.env" <<ENV
+AWS_S3_ENDPOINT=http://127.0.0.1:$port
+AWS_S3_PORT=$port
+AWS_S3_PID=$pid
+AWS_S3_BUCKET=$s3_bucket
+ENV
+      echo "aws_emulators.sh: s3rver pid $pid on 127.0.0.1:$port"
+      return 0
+    fi
+    stop_pidfile "$s3_pidfile" KILL 1
+    echo "aws_emulators.sh: s3 start on port $port failed (attempt $attempt), trying another port" >&2
+  done
+  echo "aws_emulators.sh: could not start s3rver; see $data/s3.log" >&2
+  exit 1
+}
+
 case "$cmd" in
-  start) start ;;
-  stop) stop_pidfile "$sqs_pidfile" TERM 10; stop_pidfile "$dynamodb_pidfile" TERM 10 ;;
-  clean) stop_pidfile "$sqs_pidfile" TERM 10; stop_pidfile "$dynamodb_pidfile" TERM 10; rm -rf "$data" "$dir/aws.env" ;;
+  start) start; start_s3 ;;
+  stop) stop_pidfile "$sqs_pidfile" TERM 10; stop_pidfile "$dynamodb_pidfile" TERM 10; stop_pidfile "$s3_pidfile" TERM 10 ;;
+  clean) stop_pidfile "$sqs_pidfile" TERM 10; stop_pidfile "$dynamodb_pidfile" TERM 10; stop_pidfile "$s3_pidfile" TERM 10; rm -rf "$data" "$dir/aws.env" ;;
   *) echo "usage: $0 start|stop|clean DIR" >&2; exit 2 ;;
 esac

@@ -33,7 +33,9 @@ namespace overhead::backends {
 // Throws std::invalid_argument for an unknown scheme or parameter.
 [[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url);
 
-// file:DIR (DIR empty = the working directory). Throws std::invalid_argument as above.
+// file:DIR (DIR empty = the working directory)
+// s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]
+// Throws std::invalid_argument as above.
 [[nodiscard]] std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url);
 
 }  // namespace overhead::backends
