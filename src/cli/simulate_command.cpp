@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/simulate_command_replay.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/simulator.hpp"
 
@@ -66,7 +67,7 @@ void print_text(const SimulateOptions& o, const cost::ELinear& e, const cost::Si
 
 int run_simulate(const SimulateOptions& o) {
   try {
-    if (!(o.rate > 0)) throw cost::CostError("--rate must be > 0 (requests per second)");
+    if (!(o.rate > 0)) throw cost::CostError("--rate must be > 0 (requests per second), or give --replay");
     if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
     if (o.gpu.empty() || o.model.empty()) throw cost::CostError("--gpu and --model are required (see `overhead cost --list`)");
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
@@ -132,10 +133,11 @@ int run_simulate(const SimulateOptions& o) {
 void add_simulate_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand("simulate", "Discrete-event capacity simulation: CPU workers with E(x), then GPU slots with D(y|x)");
-  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson)")->required();
+  auto replay = std::make_shared<ReplayOptions>();
+  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson)");
   cmd->add_option("--requests", o->requests, "Requests to simulate")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->capture_default_str();
-  cmd->add_option("--workers", o->workers, "CPU workers (the E stage)")->capture_default_str();
+  CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")->capture_default_str();
   cmd->add_option("--fits", o->fits, "fits.json from `overhead analyze` (E = alpha + beta*tokens)");
   cmd->add_option("--case", o->case_number, "Case whose E fit to use")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
@@ -149,7 +151,32 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
   cmd->add_option("--workload", o->workload, "Tokens per request: in=N,out=M")->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
-  cmd->callback([o, &exit_code] { exit_code = run_simulate(*o); });
+  cmd->add_option("--replay", replay->source,
+                  "Closed batch: replay a measured run's items (store URL with --experiment, or a timeline .csv[.gz]) "
+                  "with E from --fits (model b) instead of Poisson arrivals");
+  cmd->add_option("--experiment", replay->experiment, "With --replay on a store: the run's experiment (e.g. jmtbench-case5)");
+  CLI::Option* batch = cmd->add_option("--batch", replay->batch, "With --replay: items per receive (default: the run's)");
+  cmd->add_option("--prefetch", replay->prefetch, "With --replay: on or off (receive/delete in a second thread)")->capture_default_str();
+  cmd->add_option("--max-in-flight", replay->max_in_flight, "With --replay: items received but not settled (0 = 4 x batch)");
+  cmd->add_option("--residuals", replay->residuals,
+                  "With --replay: a fitted run (store URL or timeline) whose residuals against --fits give E its spread");
+  cmd->add_option("--replications", replay->replications, "With --residuals: simulated repetitions (total = their mean)")
+      ->capture_default_str();
+  cmd->add_option("--residuals-experiment", replay->residuals_experiment, "The experiment of --residuals on a store");
+  cmd->add_option("--write-timeline", replay->write_timeline, "With --replay: write the run's timeline CSV and stop");
+  cmd->callback([o, replay, workers, batch, &exit_code] {
+    if (!replay->source.empty()) {
+      replay->fits = o->fits;
+      replay->case_number = o->case_number;
+      replay->seed = o->seed;
+      replay->json = o->json;
+      replay->workers = workers->count() ? o->workers : 0;
+      if (!batch->count()) replay->batch = 0;
+      exit_code = run_simulate_replay(*replay);
+      return;
+    }
+    exit_code = run_simulate(*o);
+  });
 }
 
 }  // namespace overhead::cli
