@@ -73,6 +73,14 @@ int run_simulate_replay(const ReplayOptions& o) {
                   unstamped ? (" (" + std::to_string(unstamped) + " records without a received stamp left out)").c_str() : "");
       return 0;
     }
+    if (o.measured_only) {
+      const cost::MeasuredRun m = cost::measure(run);
+      const nlohmann::json j = {{"source", o.source}, {"items", run.size()}, {"measured_workers", m.workers},
+                                {"measured_batch", m.batch}, {"measured_total_s", m.total_s},
+                                {"measured_cycle_us", percentiles_json(m.cycle_us)}};
+      std::printf("%s\n", o.json ? j.dump(1).c_str() : j.dump().c_str());
+      return 0;
+    }
     if (o.fits.empty()) throw cost::CostError("--fits is required with --replay (E from a fit, not the measured durations)");
     if (o.prefetch != "on" && o.prefetch != "off") throw cost::CostError("--prefetch must be on or off, got \"" + o.prefetch + "\"");
     const auto fits = cost::e_batch_from_fits(o.fits, o.case_number);

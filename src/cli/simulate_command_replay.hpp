@@ -19,6 +19,7 @@ struct ReplayOptions {
   std::uint64_t seed = 1;
   std::size_t replications = 20;  // with --residuals
   bool json = false;
+  bool measured_only = false;  // print the run's measured figures only (no fit needed)
 };
 
 // Exit code: 0 ok, 1 failure (message on stderr).
