@@ -112,9 +112,7 @@ class DynamoDbStore final : public Store {
     };
     std::vector<const Row*> sendable;
     for (const Row& row : rows) {
-      const std::size_t size = dynamodb_item_size(*row.record);
-      if (size > kDynamoDbMaxItemBytes)
-        fail(row, false, "record of " + std::to_string(size) + " bytes is over DynamoDB's 400 KB item limit");
+      if (const std::string why = unsendable(*row.record); !why.empty()) fail(row, false, why);
       else sendable.push_back(&row);
     }
     for (std::size_t at = 0; at < sendable.size(); at += kBatchWriteMax) {
@@ -225,6 +223,17 @@ class DynamoDbStore final : public Store {
     }
   }
 
+  // Why DynamoDB would refuse this record whatever we do (and, in a batch, the whole call with
+  // it), or "" when it can be sent.
+  static std::string unsendable(const Record& r) {
+    if (r.experiment_tokenizer.empty() || r.id.empty())
+      return "a key attribute (experiment_tokenizer, id) is empty, which DynamoDB refuses";
+    const std::size_t size = dynamodb_item_size(r);
+    if (size > kDynamoDbMaxItemBytes)
+      return "record of " + std::to_string(size) + " bytes is over DynamoDB's 400 KB item limit";
+    return "";
+  }
+
   // Which rows' keys the table holds (consistent read). A key DynamoDB leaves unprocessed after
   // the retries counts as stored: the UpdateItem path is right for both cases, only slower.
   std::vector<bool> stored_keys(std::span<const Row* const> chunk) {
@@ -321,11 +330,8 @@ class DynamoDbStore final : public Store {
   // PutItem that does not replace an item holding a stamp this record carries as 0; when the
   // condition fails, the record goes in by UpdateItem, which keeps those stamps.
   void put_keeping_stamps(const Record& r) {
-    const std::size_t size = dynamodb_item_size(r);
-    if (size > kDynamoDbMaxItemBytes)
-      throw StoreError(url_ + ": record (" + r.experiment_tokenizer + ", " + r.id + ") of " + std::to_string(size) +
-                           " bytes is over DynamoDB's 400 KB item limit",
-                       Failure::permanent);
+    if (const std::string why = unsendable(r); !why.empty())
+      throw StoreError(url_ + ": record (" + r.experiment_tokenizer + ", " + r.id + "): " + why, Failure::permanent);
     std::string body = "{\"TableName\":" + table_json_ + ",\"Item\":";
     append_dynamodb_item(body, r);
     std::string condition, names;

@@ -62,6 +62,12 @@ class DynamoDbErrors : public ::testing::Test {
           "KeySchema":[{"AttributeName":"experiment_tokenizer","KeyType":"HASH"},{"AttributeName":"id","KeyType":"RANGE"}]}})",
                         kJson);
       } else if (action == "BatchGetItem") {
+        if (unprocessed_gets_ > 0) {  // leave every key unprocessed
+          --unprocessed_gets_;
+          res.set_content(json{{"Responses", {{"records", json::array()}}}, {"UnprocessedKeys", body["RequestItems"]}}.dump(),
+                          kJson);
+          return;
+        }
         res.set_content(R"({"Responses":{"records":[]},"UnprocessedKeys":{}})", kJson);
       } else {
         writes(action, body, res);
@@ -97,6 +103,7 @@ class DynamoDbErrors : public ::testing::Test {
   std::mutex mutex_;
   std::vector<std::pair<std::string, json>> calls_;
   bool secret_sent_ = false;
+  std::atomic<int> unprocessed_gets_{0};
 };
 
 std::vector<std::string> ids_of(const json& batch_write_body) {
@@ -139,6 +146,25 @@ TEST_F(DynamoDbErrors, ItemsLeftUnprocessedAfterTheRetriesFailAloneAndRetryable)
   EXPECT_TRUE(failures[0].failure.retryable);
   EXPECT_NE(failures[0].failure.message.find("unprocessed"), std::string::npos) << failures[0].failure.message;
   EXPECT_EQ(calls("BatchWriteItem").size(), 5u);  // the policy's attempts, first included
+}
+
+TEST_F(DynamoDbErrors, UnprocessedKeysOfTheStoredKeysReadAreAskedForAgain) {
+  unprocessed_gets_ = 2;
+  serve([&](const std::string&, const json&, httplib::Response& res) { res.set_content(R"({"UnprocessedItems":{}})", kJson); });
+  EXPECT_TRUE(open()->upsert_batch(batch(3)).empty());
+  const auto gets = calls("BatchGetItem");
+  ASSERT_EQ(gets.size(), 3u);
+  EXPECT_EQ(gets[2].second["RequestItems"]["records"]["Keys"].size(), 3u);
+  EXPECT_EQ(calls("BatchWriteItem").size(), 1u);  // none stored: one put of all three
+  EXPECT_TRUE(calls("UpdateItem").empty());
+}
+
+TEST_F(DynamoDbErrors, KeysLeftUnreadAfterTheRetriesGoInByUpdateItem) {
+  unprocessed_gets_ = 100;
+  serve([&](const std::string&, const json&, httplib::Response& res) { res.set_content("{}", kJson); });
+  EXPECT_TRUE(open()->upsert_batch(batch(2)).empty());
+  EXPECT_TRUE(calls("BatchWriteItem").empty());  // could be stored: the path that keeps stamps
+  EXPECT_EQ(calls("UpdateItem").size(), 2u);
 }
 
 TEST_F(DynamoDbErrors, ThrottlingIsRetriedUntilItPasses) {

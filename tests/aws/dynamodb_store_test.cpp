@@ -115,16 +115,19 @@ TEST(DynamoDbStore, AReplayedBatchKeepsStampsPatchedInEvenWhenMixedWithNewRecord
   }
 }
 
-TEST(DynamoDbStore, ARecordOverTheItemLimitFailsAloneAndThePassIsStored) {
+TEST(DynamoDbStore, ARecordOverTheItemLimitOrWithAnEmptyKeyFailsAloneAndTheRestIsStored) {
   const auto store = open_store(ddb_url(fresh_table()));
   std::vector<pipe::Record> batch = {make_record("e", "t", "small", 1), make_record("e", "t", "big", 2),
-                                     make_record("e", "t", "small2", 3)};
+                                     make_record("e", "t", "small2", 3), make_record("e", "t", "", 4)};
   batch[1].model.assign(401 * 1024, 'x');
   const auto failures = store->upsert_batch(batch);
-  ASSERT_EQ(failures.size(), 1u);
+  ASSERT_EQ(failures.size(), 2u);
   EXPECT_EQ(failures[0].index, 1u);
   EXPECT_FALSE(failures[0].failure.retryable);
   EXPECT_NE(failures[0].failure.message.find("400 KB"), std::string::npos) << failures[0].failure.message;
+  EXPECT_EQ(failures[1].index, 3u);
+  EXPECT_FALSE(failures[1].failure.retryable);
+  EXPECT_NE(failures[1].failure.message.find("empty"), std::string::npos) << failures[1].failure.message;
   EXPECT_EQ(pipe::scan_in_key_order(*store, "e").size(), 2u);
   try {
     store->upsert(batch[1]);
