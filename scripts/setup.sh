@@ -11,6 +11,7 @@ PACKAGES=(
   libsimdjson-dev libpcre2-dev libutf8proc-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2                                     # golden regeneration (Jinja2 reference)
+  jq                                                         # scripts/make_cost_fixtures.sh reads summary.json
   libeigen3-dev libgsl-dev                                   # statistics: small solves, t/normal distributions
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
@@ -18,6 +19,7 @@ PACKAGES=(
   postgresql-15 libpq-dev                                    # PostgreSQL store (libpq) and its test server
   chromium                                                   # report test: render index.html headless
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
+  sqlite3                                                    # serve test: reads the gateway's store from node
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
 )
 

@@ -321,6 +321,15 @@ def main():
     for name, code in exit_codes.items():
         if code != 0:
             failures.append(f"{name} (last incarnation) exited {code}")
+    # What the processes printed: never a password, and no server notice (noise in every log).
+    for r in roles:
+        for path in r.logs:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            if any(secret and secret in text for secret in svc.secrets):
+                failures.append(f"a password shows in {os.path.basename(path)}")
+            if "NOTICE:" in text:
+                failures.append(f"{os.path.basename(path)} holds a server NOTICE line")
     if len(kills) < a.kills:
         failures.append(f"only {len(kills)} of {a.kills} kills happened")
     # A kill between a worker's delete of its input and the stamp patch it sends next loses that
