@@ -19,8 +19,8 @@ namespace {
 
 const std::string kWrong = "not-the-secret-4711";
 
-std::string redis(const char* key) { return fixture_env("OVERHEAD_REDIS_ENV", key); }
-std::string pg(const char* key) { return fixture_env("OVERHEAD_POSTGRES_ENV", key); }
+std::string redis(const char* key) { return service_env("OVERHEAD_REDIS_ENV", key); }
+std::string pg(const char* key) { return service_env("OVERHEAD_POSTGRES_ENV", key); }
 
 // A port on 127.0.0.1 that nothing listens on: bound, read, closed.
 int closed_port() {
@@ -49,11 +49,11 @@ struct Case {
 };
 
 TEST(BadUrls, EachCommandPrintsOneLineExitsOneAndShowsNoPassword) {
-  const std::string dir = ::testing::TempDir() + fresh_name("bad-url-");
+  const std::string dir = ::testing::TempDir() + unique_name("bad-url-");
   const int rport = std::stoi(redis("REDIS_PORT"));
   const int pport = std::stoi(pg("PG_PORT"));
-  const std::string good_in = redis_url(redis("REDIS_PASSWORD"), rport, fresh_name("badurl-in-"));
-  const std::string good_log = redis_url(redis("REDIS_PASSWORD"), rport, fresh_name("badurl-log-"));
+  const std::string good_in = redis_url(redis("REDIS_PASSWORD"), rport, unique_name("badurl-in-"));
+  const std::string good_log = redis_url(redis("REDIS_PASSWORD"), rport, unique_name("badurl-log-"));
   const std::string wrong_pw = redis_url(kWrong, rport, "in");
   const std::string no_redis = redis_url(redis("REDIS_PASSWORD"), closed_port(), "in");
   const std::string pg_wrong_pw = pg_url(kWrong, pport, pg("PG_DB"));

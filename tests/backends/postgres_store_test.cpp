@@ -23,24 +23,14 @@
 #include "backends/open.hpp"
 #include "pipe/errors.hpp"
 #include "store_contract.hpp"
+#include "service_env.hpp"
 
 namespace overhead::backends {
 namespace {
 
-std::string pg_env(const std::string& key) {
-  const char* path = std::getenv("OVERHEAD_POSTGRES_ENV");
-  if (!path || !*path)
-    throw std::runtime_error("OVERHEAD_POSTGRES_ENV is not set (run through ctest, which starts PostgreSQL with "
-                             "scripts/services/postgres.sh)");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(std::string("cannot read ") + path + " (did postgres_service_start run?)");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
-  throw std::runtime_error(std::string(path) + ": no " + key + "= line");
-}
+std::string pg_env(const std::string& key) { return test_services::service_env("OVERHEAD_POSTGRES_ENV", key); }
 
-std::string fresh_name(const std::string& prefix) { return prefix + std::to_string(std::random_device{}()); }
+using test_services::unique_name;
 
 // A port on 127.0.0.1 that nothing listens on: bound, read, closed.
 int closed_port() {
@@ -158,13 +148,13 @@ TEST(PostgresStore, BadUrlsAndUnknownParametersAreRejected) {
 }
 
 TEST(PostgresStore, UrlShowsNoPassword) {
-  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("shown_"));
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + unique_name("shown_"));
   EXPECT_EQ(store->url().find(pg_env("PG_PASSWORD")), std::string::npos);
   EXPECT_NE(store->url().find("***"), std::string::npos);
 }
 
 TEST(PostgresStore, RepeatedKeysInOneBatchMergeAsIfUpsertedInOrder) {
-  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("dups_"));
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + unique_name("dups_"));
   auto first = pipe::contract::make_record("e", "t", "1", 10);
   first.publish_acked = 100;
   auto second = pipe::contract::make_record("e", "t", "1", 11);  // a replay: no stamps, a new count
@@ -177,7 +167,7 @@ TEST(PostgresStore, RepeatedKeysInOneBatchMergeAsIfUpsertedInOrder) {
 }
 
 TEST(PostgresStore, ABatchLargerThanOneStatementIsStoredWhole) {
-  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("big_"));
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + unique_name("big_"));
   std::vector<pipe::Record> batch;
   for (int i = 0; i < 4500; ++i) batch.push_back(pipe::contract::make_record("e", "t", std::to_string(i), i));
   EXPECT_TRUE(store->upsert_batch(batch).empty());
@@ -185,8 +175,8 @@ TEST(PostgresStore, ABatchLargerThanOneStatementIsStoredWhole) {
 }
 
 TEST(PostgresStore, SchemaParameterCreatesTheSchemaAndKeepsTablesApart) {
-  const std::string table = fresh_name("t_");
-  const auto a = open_store(pg_env("PG_URL") + "?table=" + table + "&schema=" + fresh_name("s_"));
+  const std::string table = unique_name("t_");
+  const auto a = open_store(pg_env("PG_URL") + "?table=" + table + "&schema=" + unique_name("s_"));
   const auto b = open_store(pg_env("PG_URL") + "?table=" + table);
   a->upsert(pipe::contract::make_record("e", "t", "1", 1));
   EXPECT_EQ(pipe::scan_in_key_order(*a, "e").size(), 1u);
