@@ -22,18 +22,7 @@ const std::string kWrong = "not-the-secret-4711";
 std::string redis(const char* key) { return service_env("OVERHEAD_REDIS_ENV", key); }
 std::string pg(const char* key) { return service_env("OVERHEAD_POSTGRES_ENV", key); }
 
-// A port on 127.0.0.1 that nothing listens on: bound, read, closed.
-int closed_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind failed");
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using test_services::closed_port;
 
 std::string redis_url(const std::string& password, int port, const std::string& stream) {
   return "redis://default:" + password + "@127.0.0.1:" + std::to_string(port) + "/" + stream + "?connect_timeout_ms=1000";

@@ -32,18 +32,7 @@ std::string pg_env(const std::string& key) { return test_services::service_env("
 
 using test_services::unique_name;
 
-// A port on 127.0.0.1 that nothing listens on: bound, read, closed.
-int closed_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind failed");
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using test_services::closed_port;
 
 std::string url_with(const std::string& password, int port, const std::string& db) {
   return "postgres://" + pg_env("PG_USER") + ":" + password + "@127.0.0.1:" + std::to_string(port) + "/" + db;

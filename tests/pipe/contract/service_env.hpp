@@ -1,8 +1,12 @@
 // The test side of scripts/services/: reading a value from the env file a service script wrote
 // (KEY=value lines; CTest passes the file's path in an environment variable such as
-// OVERHEAD_REDIS_ENV), and names no earlier run on a long-lived server has used.
+// OVERHEAD_REDIS_ENV), names no earlier run on a long-lived server has used, and a loopback port
+// that nothing listens on (for "unreachable server" cases).
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -39,6 +43,19 @@ inline std::string unique_name(const std::string& prefix) {
   static const std::string run = std::to_string(getpid()) + "_" + std::to_string(std::random_device{}() % 1000000);
   static std::atomic<int> counter{0};
   return prefix + run + "_" + std::to_string(++counter);
+}
+
+// A port on 127.0.0.1 that nothing listens on: bound, read, closed.
+inline int closed_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind failed");
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
 }
 
 }  // namespace overhead::test_services
