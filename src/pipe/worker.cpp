@@ -134,6 +134,7 @@ void Worker::process_item(Batch& b, std::size_t i) {
   r.received = taken_up;
   r.prompt_chars = src->prompt_chars;
   r.prompt_bytes = src->prompt_bytes;
+  r.run_id = options_.run_id;
   Slot& slot = b.slots[i];
   slot.key = r.experiment_tokenizer;
   slot.id = r.id;

@@ -47,6 +47,7 @@ struct WorkerOptions {
   std::string name = "worker-0";
   std::string experiment = "jmtbench";
   int case_number = 0;
+  std::string run_id;                // written into every record (run_id.hpp); empty = none
   std::size_t batch = 10;            // items per receive (<= 10 on a queue)
   bool prefetch = true;
   std::size_t max_in_flight = 0;     // items received but not settled; 0 = 4 x batch
