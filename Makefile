@@ -7,7 +7,7 @@ JOBS      ?= $(shell nproc)
 # cheap. Recursive (=) so it is looked up when the recipe runs, after set-up.
 LAUNCHER   = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all setup build run test test-asan bench fuzz goldens clean
+.PHONY: all setup build run test test-faults test-asan bench fuzz goldens clean
 
 all: build
 
@@ -21,8 +21,14 @@ build: setup
 run: build
 	$(BUILD)/overhead run
 
+# Label `faults` (the long kill runs) is left to `make test-faults`.
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE faults $(CTEST_ARGS)
+
+# The long fault runs (label `faults`: the full kill test on Redis + PostgreSQL), one at a time;
+# CTest starts and stops the servers they need. Results go to docs/reliability.md.
+test-faults: build
+	@cd $(BUILD) && ctest --output-on-failure -L faults $(CTEST_ARGS)
 
 # ASan+UBSan build of every test (CI runs it after `make test`).
 test-asan: setup

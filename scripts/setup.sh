@@ -18,6 +18,7 @@ PACKAGES=(
   postgresql-15 libpq-dev                                    # PostgreSQL store (libpq) and its test server
   chromium                                                   # report test: render index.html headless
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
+  sqlite3                                                    # serve test: reads the gateway's store from node
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
 )
 

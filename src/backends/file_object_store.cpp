@@ -1,5 +1,8 @@
 #include "backends/file_object_store.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -11,8 +14,10 @@ using pipe::ObjectStoreError;
 void FileObjectStore::put(const std::string& key, std::string_view bytes) {
   const auto path = checked(key);
   std::filesystem::create_directories(path.parent_path());
-  // Write beside, then rename: a reader sees the old object or the new one, never half.
-  const auto tmp = path.string() + ".tmp";
+  // Write beside, then rename: a reader sees the old object or the new one, never half. Each
+  // write has its own temporary name, so two writers of one key never share (and truncate) one.
+  static std::atomic<unsigned long> writes{0};
+  const auto tmp = path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(++writes);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -20,7 +25,11 @@ void FileObjectStore::put(const std::string& key, std::string_view bytes) {
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) throw ObjectStoreError(url_ + ": cannot rename " + tmp + ": " + ec.message());
+  if (ec) {
+    const std::string why = ec.message();
+    std::filesystem::remove(tmp, ec);
+    throw ObjectStoreError(url_ + ": cannot rename " + tmp + ": " + why);
+  }
 }
 
 std::string FileObjectStore::get(const std::string& key) {

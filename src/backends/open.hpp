@@ -29,10 +29,13 @@ namespace overhead::backends {
 
 // sqlite:PATH[?timeout_ms=]
 // postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S&timeout_ms=]
+// dynamodb://TABLE[?region=R&endpoint=URL&create=0&tokenizers=A,B&timeout_ms=]
 // Throws std::invalid_argument for an unknown scheme or parameter.
 [[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url);
 
-// file:DIR (DIR empty = the working directory). Throws std::invalid_argument as above.
+// file:DIR (DIR empty = the working directory)
+// s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]
+// Throws std::invalid_argument as above.
 [[nodiscard]] std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url);
 
 }  // namespace overhead::backends

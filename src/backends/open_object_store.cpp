@@ -3,6 +3,7 @@
 
 #include "backends/file_object_store.hpp"
 #include "backends/open.hpp"
+#include "backends/s3_object_store.hpp"
 #include "pipe/backend_url.hpp"
 
 namespace overhead::backends {
@@ -17,6 +18,7 @@ struct ObjectScheme {
 
 constexpr ObjectScheme kObjectSchemes[] = {
     {"file", "file:DIR", &open_file_object_store},
+    {"s3", "s3://BUCKET[/PREFIX][?region=R&endpoint=URL]", &open_s3_object_store},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // open_store: the record store schemes. A new store backend adds its arm to kStoreSchemes.
 #include <stdexcept>
 
+#include "backends/dynamodb_store.hpp"
 #include "backends/open.hpp"
 #include "backends/postgres_store.hpp"
 #include "backends/sqlite_store.hpp"
@@ -20,6 +21,7 @@ constexpr StoreScheme kStoreSchemes[] = {
     {"sqlite", "sqlite:PATH", &open_sqlite_store},
     {"postgres", "postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S]", &open_postgres_store},
     {"postgresql", "postgresql://... (as postgres://)", &open_postgres_store},
+    {"dynamodb", "dynamodb://TABLE[?region=R&endpoint=URL&create=1&tokenizers=A,B]", &open_dynamodb_store},
 };
 
 }  // namespace

@@ -38,7 +38,10 @@ std::string create_sql(const std::string& schema, const std::string& table, cons
   }
   // Consumers on many machines may open the store at once; CREATE ... IF NOT EXISTS still races
   // on the catalog, so creation is serialised by a transaction-scoped advisory lock.
-  std::string sql = "BEGIN; SELECT pg_advisory_xact_lock(hashtext('overhead record store'));";
+  // IF NOT EXISTS on an existing table sends a NOTICE, which libpq prints on stderr: one noise
+  // line per consumer start. Only warnings and errors are wanted, for this transaction.
+  std::string sql = "BEGIN; SET LOCAL client_min_messages = warning; "
+                    "SELECT pg_advisory_xact_lock(hashtext('overhead record store'));";
   if (!schema.empty()) sql += "CREATE SCHEMA IF NOT EXISTS " + quote_ident(schema) + ";";
   sql += "CREATE TABLE IF NOT EXISTS " + table + " (" + cols + "PRIMARY KEY (" + keys + "));";
   sql += "CREATE INDEX IF NOT EXISTS " + quote_ident(index) + " ON " + table + " (experiment);";

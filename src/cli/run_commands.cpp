@@ -94,6 +94,7 @@ struct CommonOptions {
   std::string queue = "mem:in";
   std::string log_queue = "mem:log";
   std::string store;
+  std::string object_store;  // empty = file:<out> (case 1's CSV)
   std::string out = "out";
   std::size_t batch = 10;
   unsigned publishers = 10;
@@ -232,7 +233,11 @@ int run_command(const CommonOptions& o, const std::string& cases) {
     std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
   std::unique_ptr<ObjectStore> objects;
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::memory_csv; }))
-    objects = open_object_store("file:" + cfg.out_dir);
+    try {
+      objects = open_object_store(o.object_store.empty() ? "file:" + cfg.out_dir : o.object_store);
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError("--object-store", e.what());
+    }
   backends.objects = objects.get();
 
   const std::string& run_id = cfg.worker.run_id;
@@ -357,6 +362,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   run->add_option("--queue", o.queue, "Input queue URL (case 5)")->capture_default_str();
   run->add_option("--log-queue", o.log_queue, "Log queue URL (cases 3-5)")->capture_default_str();
   run->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");
+  run->add_option("--object-store", o.object_store, "Where case 1 writes its CSV: file:DIR or s3://BUCKET/PREFIX (default file:<out>)");
   run->add_option("--out", o.out, "Output folder: store, summary.json, CSV, dead letters")->capture_default_str();
   run->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when items failed");
   run->add_flag("--no-report", o.no_report, "Skip the analysis at the end (headline fits, <out>/report/)");

@@ -1,12 +1,16 @@
-// `overhead serve`: parses the listen address and limits, reads the auth token, and runs the
-// gateway until SIGTERM or SIGINT, answering in-flight requests before it exits.
+// `overhead serve`: parses the listen address and limits, reads the auth token, opens the
+// pipeline's queues and store, and runs the gateway until SIGTERM or SIGINT, answering in-flight
+// requests (up to --shutdown-timeout) before it exits 0.
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <pthread.h>
+#include <stdexcept>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "backends/open.hpp"
 #include "cli/commands.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/server.hpp"
@@ -23,7 +27,25 @@ struct ServeArgs {
   int read_timeout_s = 10;
   int threads = 0;
   std::int64_t max_inflight = 0;
+  std::string queue = "mem:";
+  std::string log_queue = "mem:";
+  std::string store;
+  std::string out = "out";
+  unsigned workers = 1;
+  std::string decoder = "none";
+  double request_timeout_s = 30;
+  double shutdown_timeout_s = 10;
+  std::size_t max_queued = 1024;
 };
+
+template <class Open>
+auto open_option(const char* option, const std::string& url, Open open) {
+  try {
+    return open(url);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError(option, e.what());
+  }
+}
 
 int run_serve(const ServeArgs& a) {
   serve::ServerOptions o;
@@ -43,6 +65,15 @@ int run_serve(const ServeArgs& a) {
   o.write_timeout_s = a.read_timeout_s;
   o.threads = a.threads;
   o.max_inflight = a.max_inflight;
+  o.workers = a.workers;
+  o.max_queued = a.max_queued;
+  o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.request_timeout_s * 1000));
+  std::filesystem::create_directories(a.out);
+  const std::string store_url = a.store.empty() ? "sqlite:" + (std::filesystem::path(a.out) / "serve.db").string() : a.store;
+  o.pipeline.input = open_option("--queue", a.queue, [](const std::string& u) { return backends::open_queue(u); });
+  o.pipeline.log = open_option("--log-queue", a.log_queue, [](const std::string& u) { return backends::open_queue(u); });
+  o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
+  o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
 
   // Block the stop signals in every thread; one thread waits for them and stops the server, so no
   // work happens inside a signal handler.
@@ -54,18 +85,22 @@ int run_serve(const ServeArgs& a) {
 
   serve::Server server(o);
   server.bind();
-  std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s\n", o.host.c_str(), server.bound_port(),
-               o.auth_token.empty() ? "" : " (bearer auth on)");
+  std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s)\n", o.host.c_str(),
+               server.bound_port(), o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
+               o.pipeline.store->url().c_str(), a.decoder.c_str());
+  const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
-    std::fprintf(stderr, "overhead serve: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    server.stop();
+    std::fprintf(stderr, "overhead serve: %s, finishing requests in flight (up to %.1f s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                 a.shutdown_timeout_s);
+    server.shutdown(std::chrono::steady_clock::now() + shutdown_budget);
   });
   server.run();
   // run() can also end on its own (a listen error); wake the waiter so it can be joined.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
+  std::fprintf(stderr, "overhead serve: stopped\n");
   return 0;
 }
 
@@ -73,7 +108,7 @@ int run_serve(const ServeArgs& a) {
 
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ServeArgs>();
-  CLI::App* cmd = app.add_subcommand("serve", "Serve an OpenAI-compatible HTTP API (tokenize, detokenize, render, models)");
+  CLI::App* cmd = app.add_subcommand("serve", "Serve an OpenAI-compatible HTTP API (chat completions over the pipeline, tokenize, detokenize, render, models)");
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (loopback unless told otherwise; port 0 picks one)")
       ->capture_default_str();
   cmd->add_option("--tokenizers", args->tokenizers, "Model names to offer (short names or HF ids); default: the seed's three");
@@ -87,6 +122,21 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-inflight", args->max_inflight,
                   "Requests in flight past which a request gets 429 with Retry-After (0: no limit)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--queue", args->queue, "Input queue URL the gateway sends chat requests to (mem: = in-process)")->capture_default_str();
+  cmd->add_option("--log-queue", args->log_queue, "Log queue URL from the workers to the consumer")->capture_default_str();
+  cmd->add_option("--store", args->store, "Record store URL (default sqlite:<out>/serve.db)");
+  cmd->add_option("--out", args->out, "Folder for the default store and the dead letters")->capture_default_str();
+  cmd->add_option("--workers", args->workers, "In-process workers taking chat requests off the input queue")
+      ->capture_default_str()->check(CLI::Range(1u, 64u));
+  cmd->add_option("--decoder", args->decoder,
+                  "Decoder stage after render+encode: none (no generation: empty answer, 0 completion tokens, finish_reason length)")
+      ->capture_default_str()->check(CLI::IsMember({"none"}));
+  cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a synchronous chat request waits for its worker's reply")
+      ->capture_default_str()->check(CLI::Range(0.001, 3600.0));
+  cmd->add_option("--shutdown-timeout", args->shutdown_timeout_s, "Seconds SIGTERM waits for requests in flight before answering 503")
+      ->capture_default_str()->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--max-queued", args->max_queued, "Chat requests awaiting a worker past which a request gets 429 with Retry-After")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->callback([args, &exit_code] { exit_code = run_serve(*args); });
 }
 

@@ -11,6 +11,14 @@ BindingCache::BindingCache(std::vector<std::string> allowed) : allowed_(std::mov
   if (allowed_.empty()) allowed_ = tok::seed_tokenizer_names();
 }
 
+std::optional<std::string> BindingCache::listed_name(const std::string& model) const {
+  if (std::find(allowed_.begin(), allowed_.end(), model) != allowed_.end()) return model;
+  const std::string bundled = binding::bundled_tokenizer_name(model);
+  for (const auto& name : allowed_)
+    if (name == bundled || binding::bundled_tokenizer_name(name) == bundled) return name;
+  return std::nullopt;
+}
+
 std::shared_ptr<const binding::ChatBinding> BindingCache::get(const std::string& model, std::string& error) {
   // A HuggingFace id of a bundled set names the same model as its short name.
   const std::string bundled = binding::bundled_tokenizer_name(model);

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,9 @@ class BindingCache {
   std::shared_ptr<const binding::ChatBinding> get(const std::string& model, std::string& error);
 
   [[nodiscard]] const std::vector<std::string>& models() const { return allowed_; }
+  // The listed name `model` stands for (itself, or the listed short name of its bundled set, as
+  // "phi-4" for "microsoft/phi-4"); empty when it is not listed. Loads nothing.
+  [[nodiscard]] std::optional<std::string> listed_name(const std::string& model) const;
 
  private:
   std::vector<std::string> allowed_;

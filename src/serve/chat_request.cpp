@@ -69,6 +69,15 @@ ChatRequest parse_chat_request(const Json& body, std::size_t max_messages) {
   }
   r.messages = *it;
   r.stream = optional_bool(body, "stream", false);
+  if (const auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
+    if (!so->is_object()) fail("stream_options", "must be an object");
+    if (!r.stream) fail("stream_options", "is only allowed when 'stream' is true", "invalid_value");
+    const auto iu = so->find("include_usage");
+    if (iu != so->end() && !iu->is_null()) {
+      if (!iu->is_boolean()) fail("stream_options.include_usage", "must be a boolean");
+      r.include_usage = iu->get<bool>();
+    }
+  }
   r.max_tokens = optional_positive(body, "max_completion_tokens");
   if (!r.max_tokens) r.max_tokens = optional_positive(body, "max_tokens");
   if (const auto t = body.find("temperature"); t != body.end() && !t->is_null()) {

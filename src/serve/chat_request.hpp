@@ -17,6 +17,7 @@ struct ChatRequest {
   std::string model;
   nlohmann::ordered_json messages;  // as sent, once checked
   bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage: a last chunk with the usage
   std::optional<std::int64_t> max_tokens;  // max_completion_tokens, or the older max_tokens
 };
 

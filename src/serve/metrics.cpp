@@ -6,8 +6,19 @@
 namespace overhead::serve {
 namespace {
 
-constexpr std::array<std::string_view, 8> kRoutes = {"/v1/tokenize", "/v1/detokenize", "/v1/render", "/v1/models",
-                                                     "/healthz",     "/readyz",         "/metrics",   "/v1/chat/completions"};
+constexpr std::array<std::string_view, 9> kRoutes = {"/v1/tokenize", "/v1/detokenize", "/v1/render",          "/v1/models",
+                                                     "/healthz",     "/readyz",         "/metrics",            "/v1/chat/completions",
+                                                     "/v1/requests"};
+// Every id under /v1/requests/ counts under one label.
+constexpr std::string_view kRequestPrefix = "/v1/requests/";
+constexpr std::string_view kRequestLabel = "/v1/requests/{id}";
+
+void add(std::array<std::uint64_t, Metrics::kBuckets.size() + 1>& counts, double& sum, std::uint64_t& count, double seconds) {
+  const auto bucket = std::lower_bound(Metrics::kBuckets.begin(), Metrics::kBuckets.end(), seconds) - Metrics::kBuckets.begin();
+  ++counts[static_cast<std::size_t>(bucket)];
+  sum += seconds;
+  ++count;
+}
 
 std::string number(double v) {
   char buf[32];
@@ -18,6 +29,7 @@ std::string number(double v) {
 }  // namespace
 
 std::string_view Metrics::route_label(std::string_view path) {
+  if (path.substr(0, kRequestPrefix.size()) == kRequestPrefix && path.size() > kRequestPrefix.size()) return kRequestLabel;
   const auto it = std::find(kRoutes.begin(), kRoutes.end(), path);
   return it == kRoutes.end() ? std::string_view("other") : *it;
 }
@@ -29,10 +41,27 @@ void Metrics::record(std::string_view route, int status, double seconds) {
   ++requests_[{std::string(route), status}];
   if (seconds < 0 || !is_timed(route)) return;
   Histogram& h = latency_[std::string(route)];
-  const auto bucket = std::lower_bound(kBuckets.begin(), kBuckets.end(), seconds) - kBuckets.begin();
-  ++h.counts[static_cast<std::size_t>(bucket)];
-  h.sum += seconds;
-  ++h.count;
+  add(h.counts, h.sum, h.count, seconds);
+}
+
+void Metrics::record_stage(std::string_view stage, double seconds) {
+  if (seconds < 0) return;
+  std::lock_guard lock(mutex_);
+  Histogram& h = stages_[std::string(stage)];
+  add(h.counts, h.sum, h.count, seconds);
+}
+
+void Metrics::append_histogram(std::string& out, const std::string& name, const char* label, const std::string& value,
+                               const Histogram& h) {
+  const std::string l = std::string(label) + "=\"" + value + "\"";
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    cumulative += h.counts[i];
+    out += name + "_bucket{" + l + ",le=\"" + number(kBuckets[i]) + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  out += name + "_bucket{" + l + ",le=\"+Inf\"} " + std::to_string(h.count) + "\n";
+  out += name + "_sum{" + l + "} " + number(h.sum) + "\n";
+  out += name + "_count{" + l + "} " + std::to_string(h.count) + "\n";
 }
 
 std::string Metrics::exposition() const {
@@ -45,17 +74,10 @@ std::string Metrics::exposition() const {
            std::to_string(n) + "\n";
   out += "# HELP overhead_http_request_duration_seconds Time from routing to the answer written, by route.\n";
   out += "# TYPE overhead_http_request_duration_seconds histogram\n";
-  for (const auto& [route, h] : latency_) {
-    const std::string name = "overhead_http_request_duration_seconds";
-    std::uint64_t cumulative = 0;
-    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-      cumulative += h.counts[i];
-      out += name + "_bucket{route=\"" + route + "\",le=\"" + number(kBuckets[i]) + "\"} " + std::to_string(cumulative) + "\n";
-    }
-    out += name + "_bucket{route=\"" + route + "\",le=\"+Inf\"} " + std::to_string(h.count) + "\n";
-    out += name + "_sum{route=\"" + route + "\"} " + number(h.sum) + "\n";
-    out += name + "_count{route=\"" + route + "\"} " + std::to_string(h.count) + "\n";
-  }
+  for (const auto& [route, h] : latency_) append_histogram(out, "overhead_http_request_duration_seconds", "route", route, h);
+  out += "# HELP overhead_stage_duration_seconds Pipeline stages of chat requests: queue (sent to taken up), render, encode, publish (encoded to the reply back at the gateway), total (sent to reply).\n";
+  out += "# TYPE overhead_stage_duration_seconds histogram\n";
+  for (const auto& [stage, h] : stages_) append_histogram(out, "overhead_stage_duration_seconds", "stage", stage, h);
   out += "# HELP overhead_http_requests_in_flight Requests admitted and not yet answered.\n";
   out += "# TYPE overhead_http_requests_in_flight gauge\n";
   out += "overhead_http_requests_in_flight " + std::to_string(in_flight()) + "\n";

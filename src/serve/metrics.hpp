@@ -29,6 +29,10 @@ class Metrics {
   // before routing).
   void record(std::string_view route, int status, double seconds);
 
+  // One pipeline stage of one request (queue, render, encode, publish, total); `seconds` < 0 is
+  // skipped (a stamp not taken).
+  void record_stage(std::string_view stage, double seconds);
+
   // In-flight admission: counts the request and returns the new number in flight.
   std::int64_t enter() { return in_flight_.fetch_add(1, std::memory_order_relaxed) + 1; }
   void leave() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
@@ -43,11 +47,14 @@ class Metrics {
     double sum = 0;
     std::uint64_t count = 0;
   };
+  static void append_histogram(std::string& out, const std::string& name, const char* label, const std::string& value,
+                               const Histogram& h);
   // One lock for all maps: an update is a few increments, far below the cost of the request it
   // describes, and one lock keeps a scrape consistent (counts and histograms from the same instant).
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, std::uint64_t> requests_;
   std::map<std::string, Histogram> latency_;
+  std::map<std::string, Histogram> stages_;
   std::atomic<std::int64_t> in_flight_{0};
 };
 

@@ -8,7 +8,9 @@
 #include "serve/api_error.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/binding_cache.hpp"
+#include "serve/chat_routes.hpp"
 #include "serve/metrics.hpp"
+#include "serve/reply_box.hpp"
 #include "serve/token_routes.hpp"
 
 namespace overhead::serve {
@@ -92,11 +94,24 @@ Server::Server(ServerOptions options)
     metrics_->record(Metrics::route_label(req.path), res.status, seconds);
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_->exposition(), "text/plain; version=0.0.4");
+    std::string text = metrics_->exposition();
+    if (pipeline_) text += pipeline_exposition(*pipeline_, *replies_);
+    res.set_content(text, "text/plain; version=0.0.4");
   });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http.Get("/readyz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ready\n", "text/plain"); });
   add_token_routes(http, *bindings_, RouteLimits{options_.max_messages});
+  if (options_.pipeline.input) {
+    replies_ = std::make_unique<ReplyBox>();
+    PipelineOptions po;
+    po.tokenizers = bindings_->models();
+    po.workers = options_.workers;
+    po.dead_letter_path = options_.dead_letter_path;
+    pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, po, *replies_);
+    add_chat_routes(http, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
+                                           ChatRouteLimits{options_.max_messages, options_.request_timeout,
+                                                           options_.max_queued, options_.retry_after_s}});
+  }
 }
 
 Server::~Server() = default;
@@ -110,8 +125,28 @@ void Server::bind() {
   if (port_ < 0) throw std::runtime_error("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
 }
 
-void Server::run() { http_->listen_after_bind(); }
+void Server::run() {
+  http_->listen_after_bind();
+  std::chrono::steady_clock::time_point deadline;
+  {
+    std::lock_guard lock(shutdown_mutex_);
+    http_done_ = true;
+    deadline = deadline_.value_or(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  }
+  http_done_cv_.notify_all();
+  if (pipeline_) pipeline_->stop(deadline);
+}
 
 void Server::stop() { http_->stop(); }
+
+void Server::shutdown(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(shutdown_mutex_);
+  deadline_ = deadline;
+  http_->stop();
+  if (!http_done_cv_.wait_until(lock, deadline, [&] { return http_done_; }) && replies_) {
+    // Past the deadline: answer whoever still waits for a worker (503), so run() can return.
+    replies_->cancel_all();
+  }
+}
 
 }  // namespace overhead::serve

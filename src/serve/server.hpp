@@ -2,10 +2,16 @@
 // live in their own files (token_routes.*); this file owns what every request passes through.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "serve/chat_pipeline.hpp"
 
 namespace httplib {
 class Server;
@@ -15,6 +21,7 @@ namespace overhead::serve {
 
 class BindingCache;
 class Metrics;
+class ReplyBox;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";  // loopback unless told otherwise
@@ -30,6 +37,14 @@ struct ServerOptions {
   // Overload: past this many requests in flight a request gets 429 with Retry-After (0: no limit).
   std::int64_t max_inflight = 0;
   int retry_after_s = 1;
+
+  // The pipeline behind /v1/chat/completions and /v1/requests (opened by the caller). Without an
+  // input queue those routes are not served; the token routes need none.
+  PipelineBackends pipeline;
+  unsigned workers = 1;
+  std::string dead_letter_path;  // empty: dead letters are counted in memory only
+  std::chrono::milliseconds request_timeout{30000};
+  std::size_t max_queued = 1024;  // requests awaiting a worker's reply past which 429
 };
 
 class Server {
@@ -42,17 +57,31 @@ class Server {
   // Binds the socket; throws std::runtime_error naming host:port when it cannot.
   void bind();
   [[nodiscard]] int bound_port() const { return port_; }
-  // Serves until stop(); returns when in-flight requests have been answered.
+  // Serves until stop() or shutdown(); returns when in-flight requests have been answered and
+  // the pipeline has stopped (its queued items taken until the shutdown deadline, its records
+  // stored).
   void run();
-  // Stops accepting and makes run() return; safe from another thread.
+  // Stops accepting and makes run() return; safe from another thread. Queued asynchronous items
+  // get 10 s to be taken up.
   void stop();
+  // Graceful shutdown, from another thread: stops accepting; requests in flight are answered
+  // until `deadline`, and those still waiting for a worker then get 503. Returns when the HTTP
+  // side has finished or at the deadline.
+  void shutdown(std::chrono::steady_clock::time_point deadline);
 
  private:
   ServerOptions options_;
   std::unique_ptr<BindingCache> bindings_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<ReplyBox> replies_;
+  std::unique_ptr<ChatPipeline> pipeline_;
   int port_ = -1;
+
+  std::mutex shutdown_mutex_;
+  std::condition_variable http_done_cv_;
+  bool http_done_ = false;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 }  // namespace overhead::serve

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 #include <functional>
+#include <span>
 #include <stdexcept>
 
 #include "tok/byte_level.hpp"
@@ -49,50 +50,65 @@ BpeModel::ThreadState& thread_state_for(std::uint64_t serial) {
 }
 }  // namespace
 
-BpeModel::BpeModel(std::vector<std::pair<std::string, std::uint32_t>> vocab,
-                   const std::vector<std::pair<std::string, std::string>>& merges, BpeConfig config)
-    : config_(std::move(config)), serial_(next_model_serial.fetch_add(1)) {
+BpeModel::BpeModel(BpeConfig config) : config_(std::move(config)), serial_(next_model_serial.fetch_add(1)) {
   // OVERHEAD_BPE_CACHE=0 turns the per-thread piece cache off (to measure the merge loop itself).
   const char* cache_env = std::getenv("OVERHEAD_BPE_CACHE");
   use_cache_ = !(cache_env && std::string(cache_env) == "0");
+}
+
+BpeModel::BpeModel(const std::vector<std::pair<std::string_view, std::uint32_t>>& vocab,
+                   const std::vector<std::pair<std::string_view, std::string_view>>& merges, BpeConfig config)
+    : BpeModel(std::move(config)) {
   std::uint32_t max_id = 0;
   for (const auto& [token, id] : vocab) max_id = std::max(max_id, id);
   id_bound_ = vocab.empty() ? 0 : std::size_t{max_id} + 1;
-  // Dense while the table is at most twice the token count (plus slack for small fixtures).
-  const bool dense = id_bound_ <= 2 * vocab.size() + 1024;
-  if (dense) {
-    id_to_token_.assign(id_bound_, std::string());
-    id_present_.assign(id_bound_, false);
-  } else {
-    sparse_id_to_token_.reserve(vocab.size());
-  }
   source_vocab_.reserve(vocab.size());
-  encode_vocab_.reserve(vocab.size());
-  for (auto& [token, id] : vocab) {
+  if (config_.byte_level) encode_vocab_.reserve(vocab.size());
+  for (const auto& [token, id] : vocab) {
     source_vocab_.insert(token, id);
     if (config_.byte_level) {
       // Tokens with characters outside the byte mapping can never come out of merging bytes.
-      if (auto raw = byte_level::to_bytes(token)) encode_vocab_.insert(*raw, id);
-    } else {
-      encode_vocab_.insert(token, id);
-    }
-    if (dense) {
-      id_to_token_[id] = std::move(token);
-      id_present_[id] = true;
-    } else {
-      sparse_id_to_token_.insert_or_assign(id, std::move(token));
+      if (auto bytes = byte_level::to_bytes(token)) encode_vocab_.insert(*bytes, id);
     }
   }
 
+  // id -> token text, in id order; when an id repeats, the last entry of the file wins (as the
+  // map HF builds from the vocabulary keeps the last).
+  std::vector<std::uint32_t> order(vocab.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::uint32_t>(k);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return vocab[a].second < vocab[b].second; });
+  std::vector<std::uint32_t>& ids = token_ids_.vec();
+  std::vector<std::uint32_t>& offsets = token_offsets_.vec();
+  std::vector<char>& text = token_text_.vec();
+  offsets.push_back(0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k + 1 < order.size() && vocab[order[k + 1]].second == vocab[order[k]].second) continue;
+    const auto& [token, id] = vocab[order[k]];
+    ids.push_back(id);
+    text.insert(text.end(), token.begin(), token.end());
+    offsets.push_back(static_cast<std::uint32_t>(text.size()));
+  }
+  token_ids_.seal();
+  token_offsets_.seal();
+  token_text_.seal();
+  // Dense while the table is at most twice the token count (plus slack for small fixtures).
+  if (id_bound_ <= 2 * vocab.size() + 1024) {
+    dense_index_.vec().assign(id_bound_, kNone);
+    for (std::size_t k = 0; k < ids.size(); ++k) dense_index_.vec()[ids[k]] = static_cast<std::uint32_t>(k);
+    dense_index_.seal();
+  }
+
   merges_.reserve(merges.size());
+  std::string joined;
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [left, right] = merges[rank];
+    joined.assign(left).append(right);
     const auto l = source_vocab_.find(left);
     const auto r = source_vocab_.find(right);
-    const auto m = source_vocab_.find(left + right);
+    const auto m = source_vocab_.find(joined);
     if (!l || !r || !m)
-      throw std::invalid_argument("merge " + std::to_string(rank) + " (\"" + left + "\" \"" + right +
-                                  "\") uses a token missing from the vocabulary");
+      throw std::invalid_argument("merge " + std::to_string(rank) + " (\"" + std::string(left) + "\" \"" +
+                                  std::string(right) + "\") uses a token missing from the vocabulary");
     merges_.insert_if_absent(*l, *r, PairMap::Merge{static_cast<std::uint32_t>(rank), *m});
   }
 
@@ -100,21 +116,24 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, std::uint32_t>> vocab,
   for (unsigned b = 0; b < 256; ++b) {
     std::optional<std::uint32_t> id;
     if (config_.byte_level) {
-      id = encode_vocab_.find(std::string(1, static_cast<char>(b)));
+      id = encode_vocab().find(std::string(1, static_cast<char>(b)));
     } else if (config_.byte_fallback) {
-      id = encode_vocab_.find(byte_token(b));
+      id = encode_vocab().find(byte_token(b));
     }
     byte_ids_[b] = id.value_or(kNone);
     all_byte_ids_ = all_byte_ids_ && id.has_value();
   }
   if (!config_.byte_level) {
-    bmp_char_ids_.assign(0x10000, kNone);
+    std::vector<std::uint32_t>& chars = bmp_char_ids_.vec();
+    chars.assign(0x10000, kNone);
+    std::string ch;
     for (char32_t c = 0; c < 0x10000; ++c) {
       if (c >= 0xD800 && c <= 0xDFFF) continue;
-      std::string s;
-      utf8::append(s, c);
-      if (auto id = encode_vocab_.find(s)) bmp_char_ids_[c] = *id;
+      ch.clear();
+      utf8::append(ch, c);
+      if (auto id = encode_vocab().find(ch)) chars[c] = *id;
     }
+    bmp_char_ids_.seal();
   }
   if (config_.unk_token) {
     unk_id_ = source_vocab_.find(*config_.unk_token);
@@ -123,39 +142,111 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, std::uint32_t>> vocab,
   build_boundaries(merges);
 }
 
-void BpeModel::build_boundaries(const std::vector<std::pair<std::string, std::string>>& merges) {
+void BpeModel::build_boundaries(const std::vector<std::pair<std::string_view, std::string_view>>& merges) {
   // Chunking is exact only if every symbol BPE can form is a vocabulary token spelled by its
   // characters. Byte-fallback and unknown-token symbols are not; cuts are never placed next to
   // them (has_char_id), and if a merge could combine them, chunking is off altogether.
   if (config_.byte_level && !all_byte_ids_) return;
   for (const auto& [left, right] : merges) {
-    for (const std::string* side : {&left, &right}) {
-      const bool byte_token = side->size() == 6 && side->compare(0, 3, "<0x") == 0;
-      if (byte_token || (config_.unk_token && *side == *config_.unk_token)) return;
+    for (const std::string_view side : {left, right}) {
+      const bool byte_token = side.size() == 6 && side.substr(0, 3) == "<0x";
+      if (byte_token || (config_.unk_token && side == *config_.unk_token)) return;
     }
   }
-  const auto add_boundary_token = [&](const std::string& token) {
+  for (std::size_t k = 0; k < token_ids_.size(); ++k) {
+    const std::string_view token(token_text_.data() + token_offsets_[k], token_offsets_[k + 1] - token_offsets_[k]);
     if (config_.byte_level) {
       if (auto raw = byte_level::to_bytes(token)) boundaries_.add_token(*raw);
     } else {
       boundaries_.add_token(token);
     }
-  };
-  for (std::uint32_t id = 0; id < id_to_token_.size(); ++id)
-    if (id_present_[id]) add_boundary_token(id_to_token_[id]);
-  for (const auto& [id, token] : sparse_id_to_token_) add_boundary_token(token);
+  }
   chunking_ = true;
 }
 
 std::optional<std::uint32_t> BpeModel::token_to_id(std::string_view token) const { return source_vocab_.find(token); }
 
-const std::string* BpeModel::id_to_token(std::uint32_t id) const {
-  if (!sparse_id_to_token_.empty()) {
-    const auto it = sparse_id_to_token_.find(id);
-    return it == sparse_id_to_token_.end() ? nullptr : &it->second;
+std::optional<std::string_view> BpeModel::id_to_token(std::uint32_t id) const {
+  std::size_t k;
+  if (!dense_index_.empty()) {
+    if (id >= dense_index_.size() || dense_index_[id] == kNone) return std::nullopt;
+    k = dense_index_[id];
+  } else {
+    const auto ids = token_ids_.span();
+    const auto it = std::lower_bound(ids.begin(), ids.end(), id);
+    if (it == ids.end() || *it != id) return std::nullopt;
+    k = static_cast<std::size_t>(it - ids.begin());
   }
-  if (id >= id_to_token_.size() || !id_present_[id]) return nullptr;
-  return &id_to_token_[id];
+  return std::string_view(token_text_.data() + token_offsets_[k], token_offsets_[k + 1] - token_offsets_[k]);
+}
+
+std::uint64_t BpeModel::layout_fingerprint() {
+  return StringIdMap::layout_fingerprint() ^ (PairMap::layout_fingerprint() << 1) ^
+         (MergeBoundaries::layout_fingerprint() << 2) ^ sizeof(Symbol);
+}
+
+void BpeModel::write(CacheWriter& w) const {
+  encode_vocab_.write(w);
+  source_vocab_.write(w);
+  w.array(token_ids_.span());
+  w.array(token_offsets_.span());
+  w.array(token_text_.span());
+  w.array(dense_index_.span());
+  w.u64(id_bound_);
+  merges_.write(w);
+  w.array(std::span<const std::uint32_t>(byte_ids_));
+  w.u64(all_byte_ids_);
+  w.array(bmp_char_ids_.span());
+  w.u64(unk_id_.has_value());
+  w.u64(unk_id_.value_or(0));
+  boundaries_.write(w);
+  w.u64(chunking_);
+}
+
+std::unique_ptr<BpeModel> BpeModel::read(CacheReader& r, BpeConfig config, std::shared_ptr<const void> backing) {
+  std::unique_ptr<BpeModel> m(new BpeModel(std::move(config)));
+  m->backing_ = std::move(backing);
+  m->encode_vocab_.read(r);
+  m->source_vocab_.read(r);
+  m->token_ids_.view(r.array<std::uint32_t>());
+  m->token_offsets_.view(r.array<std::uint32_t>());
+  m->token_text_.view(r.array<char>());
+  m->dense_index_.view(r.array<std::uint32_t>());
+  m->id_bound_ = r.u64_below(std::uint64_t{1} << 32, "id bound");
+  // What id_to_token relies on: one offset more than ids, ascending ids below the bound,
+  // offsets ascending within the text, a dense index (if any) pointing at real entries.
+  const auto ids = m->token_ids_.span();
+  const auto offsets = m->token_offsets_.span();
+  if (offsets.size() != ids.size() + 1 || offsets[0] != 0 || offsets.back() != m->token_text_.size())
+    throw CacheFormatError("token offsets do not match the token text");
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    if (offsets[k] > offsets[k + 1]) throw CacheFormatError("token offsets are not ascending");
+    if (ids[k] >= m->id_bound_ || (k > 0 && ids[k] <= ids[k - 1])) throw CacheFormatError("token ids are not ascending");
+  }
+  const auto dense = m->dense_index_.span();
+  if (!dense.empty()) {
+    if (dense.size() != m->id_bound_) throw CacheFormatError("dense index size differs from the id bound");
+    for (const std::uint32_t k : dense)
+      if (k != kNone && k >= ids.size()) throw CacheFormatError("dense index points past the tokens");
+  }
+  m->merges_.read(r);
+  const auto bytes = r.array<std::uint32_t>();
+  if (bytes.size() != m->byte_ids_.size()) throw CacheFormatError("byte table has the wrong size");
+  std::copy(bytes.begin(), bytes.end(), m->byte_ids_.begin());
+  m->all_byte_ids_ = r.u64_below(2, "flag") != 0;
+  m->bmp_char_ids_.view(r.array<std::uint32_t>());
+  if (m->config_.byte_level ? !m->bmp_char_ids_.empty() : m->bmp_char_ids_.size() != 0x10000)
+    throw CacheFormatError("character table has the wrong size");
+  if (r.u64_below(2, "flag") != 0) {
+    m->unk_id_ = static_cast<std::uint32_t>(r.u64_below(std::uint64_t{1} << 32, "unknown-token id"));
+  } else {
+    r.u64();
+  }
+  if (m->config_.unk_token.has_value() != m->unk_id_.has_value())
+    throw CacheFormatError("unknown token differs from the configuration");
+  m->boundaries_.read(r);
+  m->chunking_ = r.u64_below(2, "flag") != 0;
+  return m;
 }
 
 void BpeModel::initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const {
@@ -196,7 +287,7 @@ void BpeModel::initial_symbols(std::string_view piece, std::vector<Symbol>& symb
       std::uint32_t id = kNone;
       if (c < 0x10000) {
         id = bmp_char_ids_[c];
-      } else if (auto found = encode_vocab_.find(piece.substr(start, length))) {
+      } else if (auto found = encode_vocab().find(piece.substr(start, length))) {
         id = *found;
       }
       if (id != kNone) {
@@ -306,7 +397,7 @@ void BpeModel::merge_large(std::vector<Symbol>& symbols, PairCache& pairs) const
 void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& out) const {
   if (piece.empty()) return;
   if (config_.ignore_merges) {
-    if (auto id = encode_vocab_.find(piece)) {
+    if (auto id = encode_vocab().find(piece)) {
       out.push_back(*id);
       return;
     }
@@ -371,7 +462,7 @@ bool BpeModel::has_char_id(std::string_view ch) const {
   std::size_t i = 0;
   const char32_t c = utf8::next(ch, i);
   if (c < 0x10000) return bmp_char_ids_[c] != kNone;
-  return encode_vocab_.find(ch).has_value();
+  return encode_vocab().find(ch).has_value();
 }
 
 }  // namespace overhead::tok

@@ -8,17 +8,22 @@
 //    form back to raw bytes, so encoding never maps bytes to chars and back.
 //  - character-level (SentencePiece family): the initial symbols are the piece's UTF-8 characters,
 //    falling back to <0xXX> byte tokens or the unknown token.
+//
+// Every table is flat (flat_maps.hpp, flat_array.hpp), so a built model can be written to a
+// compiled cache and read back as views of the mapped file (tokenizer_cache.hpp).
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "tok/cache_format.hpp"
 #include "tok/chunk_memo.hpp"
+#include "tok/flat_array.hpp"
 #include "tok/flat_maps.hpp"
 #include "tok/merge_boundaries.hpp"
 #include "tok/pair_cache.hpp"
@@ -46,14 +51,22 @@ class BpeModel {
   // `vocab` maps every token string (as written in tokenizer.json) to its id; `merges` are pairs
   // of token strings in rank order. Throws std::invalid_argument with the merge index when a
   // merge names a token that is not in the vocabulary.
-  BpeModel(std::vector<std::pair<std::string, std::uint32_t>> vocab,
-           const std::vector<std::pair<std::string, std::string>>& merges, BpeConfig config);
+  BpeModel(const std::vector<std::pair<std::string_view, std::uint32_t>>& vocab,
+           const std::vector<std::pair<std::string_view, std::string_view>>& merges, BpeConfig config);
+
+  // The compiled form: every table, in an order read() walks back.
+  void write(CacheWriter& w) const;
+  // A model viewing the tables in `r` (bounds-checked; throws CacheFormatError). `config` must be
+  // the one the written model was built with; `backing` keeps the mapped bytes alive.
+  static std::unique_ptr<BpeModel> read(CacheReader& r, BpeConfig config, std::shared_ptr<const void> backing);
+  // Changes whenever a table's hashing or layout does (part of the cache's validity check).
+  static std::uint64_t layout_fingerprint();
 
   // Appends the ids of one piece (raw bytes when byte-level, UTF-8 text otherwise).
   void encode_piece(std::string_view piece, std::vector<std::uint32_t>& out) const;
 
   std::optional<std::uint32_t> token_to_id(std::string_view token) const;  // tokenizer.json form
-  const std::string* id_to_token(std::uint32_t id) const;                   // tokenizer.json form
+  std::optional<std::string_view> id_to_token(std::uint32_t id) const;     // tokenizer.json form
   std::size_t size() const { return id_bound_; }
   const BpeConfig& config() const { return config_; }
 
@@ -67,8 +80,9 @@ class BpeModel {
     std::uint32_t pair_id;    // the id that merge produces
   };
 
+  explicit BpeModel(BpeConfig config);
   void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;
-  void build_boundaries(const std::vector<std::pair<std::string, std::string>>& merges);
+  void build_boundaries(const std::vector<std::pair<std::string_view, std::string_view>>& merges);
   void merge_chunk(std::string_view chunk, ThreadState& state, std::vector<std::uint32_t>& out) const;
   void merge_symbols(std::string_view chunk, PairCache& pairs, std::vector<std::uint32_t>& out) const;
   bool has_char_id(std::string_view ch) const;
@@ -76,24 +90,31 @@ class BpeModel {
   void merge_large(std::vector<Symbol>& symbols, PairCache& pairs) const;
 
   BpeConfig config_;
-  StringIdMap encode_vocab_;                // raw bytes (byte-level) or text -> id
+  // The map encoding looks symbols up in: raw bytes -> id for byte-level models; for the others
+  // the token text is what they match, so it is source_vocab_ itself (one table, not two).
+  const StringIdMap& encode_vocab() const { return config_.byte_level ? encode_vocab_ : source_vocab_; }
+  StringIdMap encode_vocab_;                // byte-level only: raw bytes -> id
   StringIdMap source_vocab_;                // tokenizer.json token string -> id
-  // id -> tokenizer.json token string. Dense ("" for gaps) when the ids are compact; a file with
-  // sparse ids (largest id far above the token count) goes to sparse_id_to_token_ instead, so
-  // memory stays bounded by the vocabulary's size and not by its largest id.
-  std::vector<std::string> id_to_token_;
-  std::vector<bool> id_present_;
-  std::unordered_map<std::uint32_t, std::string> sparse_id_to_token_;
+  // id -> tokenizer.json token string: token k (in id order) has id token_ids_[k] and spells
+  // token_text_[token_offsets_[k], token_offsets_[k + 1]). When the ids are compact, dense_index_
+  // maps an id straight to k (kNone for gaps); a file with sparse ids (largest id far above the
+  // token count) is searched in token_ids_ instead, so memory stays bounded by the vocabulary's
+  // size and not by its largest id.
+  FlatArray<std::uint32_t> token_ids_;
+  FlatArray<std::uint32_t> token_offsets_;
+  FlatArray<char> token_text_;
+  FlatArray<std::uint32_t> dense_index_;
   std::size_t id_bound_ = 0;  // largest id + 1 (0 for an empty vocabulary)
   PairMap merges_;
   std::array<std::uint32_t, 256> byte_ids_{};   // byte-level: id of each byte; else <0xXX> ids
   bool all_byte_ids_ = false;
-  std::vector<std::uint32_t> bmp_char_ids_;     // char-level: id of each BMP char, or kNone
+  FlatArray<std::uint32_t> bmp_char_ids_;       // char-level: id of each BMP char, or kNone
   std::optional<std::uint32_t> unk_id_;
   MergeBoundaries boundaries_;  // where pieces may be cut (see merge_boundaries.hpp)
   bool chunking_ = false;
   std::uint64_t serial_;     // identifies this model's per-thread piece caches
   bool use_cache_ = true;
+  std::shared_ptr<const void> backing_;  // the mapped cache file the tables view, if any
 };
 
 }  // namespace overhead::tok

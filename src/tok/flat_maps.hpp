@@ -10,6 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "tok/cache_format.hpp"
+#include "tok/flat_array.hpp"
+
 namespace overhead::tok {
 
 inline std::uint64_t hash_bytes(std::string_view s) {
@@ -39,13 +42,18 @@ inline std::uint64_t hash_bytes(std::string_view s) {
 
 class StringIdMap {
  public:
+  StringIdMap() = default;
+  StringIdMap(StringIdMap&&) noexcept = default;
+  StringIdMap& operator=(StringIdMap&&) noexcept = default;
+
   void reserve(std::size_t n) {
     std::size_t cap = 16;
     while (cap < n * 2) cap <<= 1;
-    slots_.assign(cap, Slot{});
+    slots_.vec().assign(cap, Slot{});
+    slots_.seal();
     mask_ = cap - 1;
   }
-  // Inserts (or overwrites) key -> id.
+  // Inserts (or overwrites) key -> id. Only on a map built here, not on one read from a cache.
   void insert(std::string_view key, std::uint32_t id) {
     if (slots_.empty() || (size_ + 1) * 2 > slots_.size()) grow();
     place(key, id);
@@ -54,15 +62,46 @@ class StringIdMap {
     if (slots_.empty()) return std::nullopt;
     const std::uint64_t h = hash_bytes(key);
     const auto tag = static_cast<std::uint32_t>(h >> 32) | 1u;
+    const Slot* slots = slots_.data();
+    const char* arena = arena_.data();
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
+      const Slot& s = slots[i];
       if (s.tag == 0) return std::nullopt;
-      if (s.tag == tag && s.length == key.size() &&
-          std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0)
+      if (s.tag == tag && s.length == key.size() && std::memcmp(arena + s.offset, key.data(), key.size()) == 0)
         return s.id;
     }
   }
   std::size_t size() const { return size_; }
+  // Identifies this table's hashing and layout, so a cache written by a build that hashed
+  // differently is never read.
+  static std::uint64_t layout_fingerprint() { return hash_bytes("layout of StringIdMap") ^ sizeof(Slot); }
+
+  void write(CacheWriter& w) const {
+    w.u64(size_);
+    w.array(slots_.span());
+    w.array(arena_.span());
+  }
+  // Views the arrays in `r`, after checking what find() relies on: a power-of-two table with at
+  // least one empty slot (so probing ends), and every key inside the arena.
+  void read(CacheReader& r) {
+    size_ = r.u64();
+    const auto slots = r.array<Slot>();
+    const auto arena = r.array<char>();
+    if (!slots.empty() && (slots.size() & (slots.size() - 1)) != 0)
+      throw CacheFormatError("string table size is not a power of two");
+    std::size_t used = 0;
+    for (const Slot& s : slots) {
+      if (s.tag == 0) continue;
+      ++used;
+      if (s.offset > arena.size() || s.length > arena.size() - s.offset)
+        throw CacheFormatError("string table key lies outside its arena");
+    }
+    if (used != size_ || (!slots.empty() && used >= slots.size()))
+      throw CacheFormatError("string table count differs from its slots");
+    slots_.view(slots);
+    arena_.view(arena);
+    mask_ = slots.empty() ? 0 : slots.size() - 1;
+  }
 
  private:
   struct Slot {
@@ -74,33 +113,36 @@ class StringIdMap {
   void place(std::string_view key, std::uint32_t id) {
     const std::uint64_t h = hash_bytes(key);
     const auto tag = static_cast<std::uint32_t>(h >> 32) | 1u;
+    std::vector<Slot>& slots = slots_.vec();
+    std::vector<char>& arena = arena_.vec();
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
+      Slot& s = slots[i];
       if (s.tag == 0) {
-        s = Slot{tag, id, static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(key.size())};
-        arena_.append(key);
+        s = Slot{tag, id, static_cast<std::uint32_t>(arena.size()), static_cast<std::uint32_t>(key.size())};
+        arena.insert(arena.end(), key.begin(), key.end());
+        arena_.seal();
         ++size_;
         return;
       }
-      if (s.tag == tag && s.length == key.size() &&
-          std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+      if (s.tag == tag && s.length == key.size() && std::memcmp(arena.data() + s.offset, key.data(), key.size()) == 0) {
         s.id = id;
         return;
       }
     }
   }
   void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    std::string old_arena = std::move(arena_);
+    std::vector<Slot> old = std::move(slots_.vec());
+    std::vector<char> old_arena = std::move(arena_.vec());
     reserve(std::max<std::size_t>(16, size_ * 2 + 2));
     size_ = 0;
-    arena_.clear();
+    arena_.vec().clear();
+    arena_.seal();
     for (const Slot& s : old)
       if (s.tag != 0) place(std::string_view(old_arena.data() + s.offset, s.length), s.id);
   }
 
-  std::vector<Slot> slots_;
-  std::string arena_;
+  FlatArray<Slot> slots_;
+  FlatArray<char> arena_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };
@@ -118,28 +160,46 @@ class PairMap {
     // merge), and a smaller table keeps more of it in cache, which matters more than probe length.
     std::size_t cap = 16;
     while (cap * 3 < n * 5) cap <<= 1;
-    slots_.assign(cap, Slot{kEmpty, Merge{}});
+    slots_.vec().assign(cap, Slot{kEmpty, Merge{}});
+    slots_.seal();
     mask_ = cap - 1;
   }
   // Keeps the first insertion of a pair (HF keeps the lowest rank when merges repeat).
   void insert_if_absent(std::uint32_t left, std::uint32_t right, Merge m) {
     const std::uint64_t key = pack(left, right);
+    std::vector<Slot>& slots = slots_.vec();
     for (std::size_t i = mix(key) & mask_;; i = (i + 1) & mask_) {
-      if (slots_[i].key == kEmpty) {
-        slots_[i] = Slot{key, m};
+      if (slots[i].key == kEmpty) {
+        slots[i] = Slot{key, m};
         return;
       }
-      if (slots_[i].key == key) return;
+      if (slots[i].key == key) return;
     }
   }
   const Merge* find(std::uint32_t left, std::uint32_t right) const {
     const std::uint64_t key = pack(left, right);
+    const Slot* slots = slots_.data();
     for (std::size_t i = mix(key) & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
+      const Slot& s = slots[i];
       if (s.key == key) return &s.merge;
       if (s.key == kEmpty) return nullptr;
     }
   }
+
+  void write(CacheWriter& w) const { w.array(slots_.span()); }
+  // Views the table in `r`: a power-of-two size with at least one empty slot, so probing ends.
+  void read(CacheReader& r) {
+    const auto slots = r.array<Slot>();
+    if (slots.size() < 16 || (slots.size() & (slots.size() - 1)) != 0)
+      throw CacheFormatError("merge table size is not a power of two");
+    bool has_empty = false;
+    for (const Slot& s : slots) has_empty = has_empty || s.key == kEmpty;
+    if (!has_empty) throw CacheFormatError("merge table has no empty slot");
+    slots_.view(slots);
+    mask_ = slots.size() - 1;
+  }
+  // Identifies this table's hashing and layout (see StringIdMap::layout_fingerprint).
+  static std::uint64_t layout_fingerprint() { return mix(pack(12345, 678)) ^ sizeof(Slot); }
 
  private:
   static constexpr std::uint64_t kEmpty = ~0ULL;
@@ -155,7 +215,7 @@ class PairMap {
     k ^= k >> 33;
     return k;
   }
-  std::vector<Slot> slots_;
+  FlatArray<Slot> slots_;
   std::size_t mask_ = 0;
 };
 

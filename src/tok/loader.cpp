@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "tok/errors.hpp"
@@ -20,7 +21,7 @@ using simdjson::dom::element_type;
 
 class Loader {
  public:
-  explicit Loader(std::string file) : file_(std::move(file)) {}
+  Loader(std::string file, ModelSource prebuilt) : file_(std::move(file)), prebuilt_(std::move(prebuilt)) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& reason) const { throw LoadError(file_, path, reason); }
 
@@ -291,41 +292,49 @@ class Loader {
     config.fuse_unk = bool_field(obj, path, "fuse_unk", false);
     if (has(obj, "unk_token")) config.unk_token = string_field(obj, path, "unk_token");
 
+    // The compiled cache's tables, built from this same file (its key is the file's sha256).
+    if (prebuilt_) return prebuilt_(config);
+
     simdjson::dom::object vocab_obj;
     if (field(obj, path, "vocab").get(vocab_obj)) fail(path + ".vocab", "expected an object");
-    std::vector<std::pair<std::string, std::uint32_t>> vocab;
+    std::vector<std::pair<std::string_view, std::uint32_t>> vocab;
     vocab.reserve(vocab_obj.size());
     for (auto [key, value] : vocab_obj) {
       std::uint64_t id;
       if (value.get(id) || id > 0xFFFFFFF0u) fail(path + ".vocab[\"" + std::string(key) + "\"]", "expected an id");
-      vocab.emplace_back(std::string(key), static_cast<std::uint32_t>(id));
+      vocab.emplace_back(key, static_cast<std::uint32_t>(id));
     }
 
-    std::vector<std::pair<std::string, std::string>> merges;
+    // Views into the parsed document, which outlives the model's construction.
+    std::vector<std::pair<std::string_view, std::string_view>> merges;
     simdjson::dom::array merges_arr;
     if (has(obj, "merges")) {
       if (field(obj, path, "merges").get(merges_arr)) fail(path + ".merges", "expected an array");
       merges.reserve(merges_arr.size());
       std::size_t k = 0;
       for (element m : merges_arr) {
-        const std::string mpath = path + ".merges[" + std::to_string(k++) + "]";
+        const auto mpath = [&] { return path + ".merges[" + std::to_string(k) + "]"; };
         std::string_view s;
         simdjson::dom::array pair;
         if (!m.get(s)) {
           // "left right": exactly one space, as HF requires.
           const std::size_t sp = s.find(' ');
           if (sp == std::string_view::npos || s.find(' ', sp + 1) != std::string_view::npos)
-            fail(mpath, "expected \"left right\"");
-          merges.emplace_back(std::string(s.substr(0, sp)), std::string(s.substr(sp + 1)));
+            fail(mpath(), "expected \"left right\"");
+          merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
         } else if (!m.get(pair) && pair.size() == 2) {
-          merges.emplace_back(string(pair.at(0).value(), mpath + "[0]"), string(pair.at(1).value(), mpath + "[1]"));
+          std::string_view left, right;
+          if (pair.at(0).get(left)) fail(mpath() + "[0]", "expected a string");
+          if (pair.at(1).get(right)) fail(mpath() + "[1]", "expected a string");
+          merges.emplace_back(left, right);
         } else {
-          fail(mpath, "expected \"left right\" or [left, right]");
+          fail(mpath(), "expected \"left right\" or [left, right]");
         }
+        ++k;
       }
     }
     try {
-      return std::make_unique<BpeModel>(std::move(vocab), merges, config);
+      return std::make_unique<BpeModel>(vocab, merges, config);
     } catch (const std::invalid_argument& e) {
       fail(path, e.what());
     }
@@ -355,15 +364,51 @@ class Loader {
   }
 
   std::string file_;
+  ModelSource prebuilt_;
 };
+
+// The document without model.vocab and model.merges: what the compiled cache keeps as JSON (the
+// small parts, parsed through the same checks on every load) beside the model's binary tables.
+std::string skeleton_of(element root) {
+  simdjson::dom::object top;
+  if (root.get(top)) return "{}";
+  std::string out = "{";
+  bool first = true;
+  for (auto [key, value] : top) {
+    if (!first) out += ',';
+    first = false;
+    out += nlohmann::json(std::string(key)).dump() + ":";
+    simdjson::dom::object model;
+    if (key != "model" || value.get(model)) {
+      out += simdjson::to_string(value);
+      continue;
+    }
+    out += '{';
+    bool first_field = true;
+    for (auto [mkey, mvalue] : model) {
+      if (mkey == "vocab" || mkey == "merges") continue;
+      if (!first_field) out += ',';
+      first_field = false;
+      out += nlohmann::json(std::string(mkey)).dump() + ":" + simdjson::to_string(mvalue);
+    }
+    out += '}';
+  }
+  return out + "}";
+}
 
 }  // namespace
 
 std::unique_ptr<TokenizerImpl> load_tokenizer_files(const std::string& dir, const std::string& file) {
-  Loader L(file);
-  simdjson::dom::parser parser;
   simdjson::padded_string json;
   if (simdjson::padded_string::load(file).get(json)) throw LoadError(file, "", "cannot read the file");
+  return load_tokenizer_json(dir, file, json, nullptr, std::nullopt, nullptr);
+}
+
+std::unique_ptr<TokenizerImpl> load_tokenizer_json(const std::string& dir, const std::string& file,
+                                                   const simdjson::padded_string& json, ModelSource model,
+                                                   std::optional<std::string_view> config_json, std::string* skeleton) {
+  Loader L(file, std::move(model));
+  simdjson::dom::parser parser;
   element root;
   if (auto err = parser.parse(json).get(root)) throw LoadError(file, "", std::string("invalid JSON: ") + simdjson::error_message(err));
   if (!root.is_object()) L.fail("$", "expected an object");
@@ -393,15 +438,22 @@ std::unique_ptr<TokenizerImpl> load_tokenizer_files(const std::string& dir, cons
   });
 
   const std::string config_path = (std::filesystem::path(dir) / "tokenizer_config.json").string();
-  if (std::filesystem::exists(config_path)) {
-    std::ifstream in(config_path);
+  std::string config_text;
+  if (!config_json && std::filesystem::exists(config_path)) {
+    std::ifstream in(config_path, std::ios::binary);
+    config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw LoadError(config_path, "", "cannot read the file");
+    config_json = config_text;
+  }
+  if (config_json) {
     try {
-      impl->config = nlohmann::json::parse(in);
+      impl->config = nlohmann::json::parse(*config_json);
     } catch (const std::exception& e) {
       throw LoadError(config_path, "", std::string("invalid JSON: ") + e.what());
     }
     if (!impl->config.is_object()) throw LoadError(config_path, "$", "expected an object");
   }
+  if (skeleton) *skeleton = skeleton_of(root);
   return impl;
 }
 

@@ -33,29 +33,51 @@ std::uint64_t mix(std::uint64_t k) {
 
 void MergeBoundaries::insert(std::uint64_t k) {
   if ((size_ + 1) * 2 > slots_.size()) {
-    std::vector<std::uint64_t> old = std::move(slots_);
-    slots_.assign(old.empty() ? 1024 : old.size() * 2, 0);
+    std::vector<std::uint64_t> old = std::move(slots_.vec());
+    slots_.vec().assign(old.empty() ? 1024 : old.size() * 2, 0);
+    slots_.seal();
     size_ = 0;
     for (const std::uint64_t o : old)
       if (o) insert(o);
   }
-  const std::size_t mask = slots_.size() - 1;
+  std::vector<std::uint64_t>& slots = slots_.vec();
+  const std::size_t mask = slots.size() - 1;
   for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-    if (slots_[i] == k) return;
-    if (slots_[i] == 0) {
-      slots_[i] = k;
+    if (slots[i] == k) return;
+    if (slots[i] == 0) {
+      slots[i] = k;
       ++size_;
       return;
     }
   }
 }
 
+void MergeBoundaries::write(CacheWriter& w) const {
+  w.u64(size_);
+  w.array(slots_.span());
+}
+
+void MergeBoundaries::read(CacheReader& r) {
+  size_ = r.u64();
+  const auto slots = r.array<std::uint64_t>();
+  if (!slots.empty() && (slots.size() & (slots.size() - 1)) != 0)
+    throw CacheFormatError("boundary table size is not a power of two");
+  std::size_t used = 0;
+  for (const std::uint64_t s : slots) used += s != 0;
+  if (used != size_ || (!slots.empty() && used >= slots.size()))
+    throw CacheFormatError("boundary table count differs from its slots");
+  slots_.view(slots);
+}
+
+std::uint64_t MergeBoundaries::layout_fingerprint() { return mix(key(kBytes, 0xE3, 0x81)); }
+
 bool MergeBoundaries::contains(std::uint64_t k) const {
   if (slots_.empty()) return false;
+  const std::uint64_t* slots = slots_.data();
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-    if (slots_[i] == k) return true;
-    if (slots_[i] == 0) return false;
+    if (slots[i] == k) return true;
+    if (slots[i] == 0) return false;
   }
 }
 

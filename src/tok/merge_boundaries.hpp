@@ -18,6 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "tok/cache_format.hpp"
+#include "tok/flat_array.hpp"
+
 namespace overhead::tok {
 
 class MergeBoundaries {
@@ -29,6 +32,11 @@ class MergeBoundaries {
   bool cuttable(std::string_view left, std::string_view right) const;
   bool empty() const { return size_ == 0; }
 
+  void write(CacheWriter& w) const;
+  // Views the table in `r` after checking that probing ends (a power of two with an empty slot).
+  void read(CacheReader& r);
+  static std::uint64_t layout_fingerprint();
+
  private:
   enum Kind : std::uint64_t { kChars = 1, kCharByte = 2, kByteChar = 3, kBytes = 4 };
   static std::uint64_t key(Kind kind, std::uint32_t a, std::uint32_t b) {
@@ -37,7 +45,7 @@ class MergeBoundaries {
   void insert(std::uint64_t k);
   bool contains(std::uint64_t k) const;
 
-  std::vector<std::uint64_t> slots_;  // 0 = empty (every key has a non-zero kind)
+  FlatArray<std::uint64_t> slots_;  // 0 = empty (every key has a non-zero kind)
   std::size_t size_ = 0;
 };
 

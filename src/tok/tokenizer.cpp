@@ -7,6 +7,7 @@
 
 #include "tok/errors.hpp"
 #include "tok/resolve.hpp"
+#include "tok/tokenizer_cache.hpp"
 #include "tok/tokenizer_impl.hpp"
 #include "tok/utf8.hpp"
 #include "util/thread_pool.hpp"
@@ -16,7 +17,9 @@ namespace overhead::tok {
 Tokenizer::Tokenizer(std::unique_ptr<TokenizerImpl> impl) : impl_(std::move(impl)) {}
 Tokenizer::~Tokenizer() = default;
 
-std::shared_ptr<const Tokenizer> Tokenizer::load(const std::string& path) {
+std::shared_ptr<const Tokenizer> Tokenizer::load(const std::string& path) { return load(path, LoadOptions{}); }
+
+std::shared_ptr<const Tokenizer> Tokenizer::load(const std::string& path, const LoadOptions& options, CacheStatus* status) {
   namespace fs = std::filesystem;
   std::string dir, file;
   if (fs::is_regular_file(path)) {
@@ -27,7 +30,9 @@ std::shared_ptr<const Tokenizer> Tokenizer::load(const std::string& path) {
     dir = resolve_tokenizer_dir(path);
     file = (fs::path(dir) / "tokenizer.json").string();
   }
-  auto impl = load_tokenizer_files(dir, file);
+  std::optional<std::string> cache_dir = options.cache_dir ? options.cache_dir : default_tokenizer_cache_dir();
+  if (cache_dir && cache_dir->empty()) cache_dir.reset();
+  auto impl = load_through_cache(dir, file, cache_dir, status);
   // A short name or model id is the friendlier display name than the folder's.
   if (!fs::exists(path)) impl->name = path;
   return std::shared_ptr<const Tokenizer>(new Tokenizer(std::move(impl)));
@@ -74,7 +79,7 @@ std::optional<TokenId> Tokenizer::token_to_id(std::string_view token) const {
 
 std::optional<std::string> Tokenizer::id_to_token(TokenId id) const {
   if (const AddedToken* a = impl_->added->by_id(id)) return a->content;
-  if (const std::string* t = impl_->model->id_to_token(id)) return *t;
+  if (const auto t = impl_->model->id_to_token(id)) return std::string(*t);
   return std::nullopt;
 }
 

@@ -23,12 +23,36 @@ using Ids = std::vector<TokenId>;
 
 class TokenizerImpl;
 
+// How Tokenizer::load went through the compiled cache (tokenizer_cache.hpp).
+struct CacheStatus {
+  enum class Kind {
+    kOff,         // no cache folder: loaded from JSON
+    kHit,         // loaded from a valid cache file
+    kBuilt,       // no cache file yet: loaded from JSON and wrote one
+    kRebuilt,     // a cache file was refused (see reason): loaded from JSON and replaced it
+    kNotWritten,  // loaded from JSON; writing the cache failed (see reason), nothing changed
+  };
+  Kind kind = Kind::kOff;
+  std::string file;    // the cache file's path (empty when off)
+  std::string reason;  // why a file was refused or could not be written
+};
+
+struct LoadOptions {
+  // Folder of compiled caches: nullopt = the default (default_tokenizer_cache_dir() in
+  // tokenizer_cache.hpp: $OVERHEAD_TOKENIZER_CACHE, $XDG_CACHE_HOME/overhead/tokenizers or
+  // ~/.cache/overhead/tokenizers), "" = load from JSON without a cache.
+  std::optional<std::string> cache_dir;
+};
+
 class Tokenizer {
  public:
   // `path` is a folder holding tokenizer.json (and optionally tokenizer_config.json), a path to a
   // tokenizer.json file, a short name (see resolve.hpp) or an HF model id in the local HF cache.
   // Throws LoadError naming the file and JSON path of anything unsupported.
+  // A valid compiled cache makes this a file mapping instead of a JSON parse (LoadOptions).
   static std::shared_ptr<const Tokenizer> load(const std::string& path);
+  static std::shared_ptr<const Tokenizer> load(const std::string& path, const LoadOptions& options,
+                                               CacheStatus* status = nullptr);
 
   ~Tokenizer();
   Tokenizer(const Tokenizer&) = delete;

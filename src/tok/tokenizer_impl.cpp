@@ -61,11 +61,11 @@ std::string TokenizerImpl::decode(const std::vector<std::uint32_t>& ids, bool sk
     if (const AddedToken* a = added->by_id(id)) {
       if (skip_special && a->special) continue;
       tokens.push_back(a->content);
-    } else if (const std::string* t = model->id_to_token(id)) {
+    } else if (const auto t = model->id_to_token(id)) {
       if (skip_special) {
         if (const AddedToken* same = added->by_content(*t); same && same->special) continue;
       }
-      tokens.push_back(*t);
+      tokens.emplace_back(*t);
     }
   }
   if (!decoder) {

@@ -2,8 +2,11 @@
 // -> BPE model -> post-processor, and the decoder. Built by the loader, immutable afterwards.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +17,10 @@
 #include "tok/normalizer.hpp"
 #include "tok/post_processor.hpp"
 #include "tok/pre_tokenizer.hpp"
+
+namespace simdjson {
+struct padded_string;
+}
 
 namespace overhead::tok {
 
@@ -43,5 +50,16 @@ class TokenizerImpl {
 
 // Parses tokenizer.json at `file` (and tokenizer_config.json beside it, when present).
 std::unique_ptr<TokenizerImpl> load_tokenizer_files(const std::string& dir, const std::string& file);
+
+// Gives the BPE model for the configuration read from the JSON (the compiled cache's tables).
+using ModelSource = std::function<std::unique_ptr<BpeModel>(const BpeConfig&)>;
+
+// The same from tokenizer.json's bytes already in memory (`json`, padded for simdjson). With
+// `model` set, the BPE model comes from it and `json` needs no model.vocab or model.merges.
+// `config_json` is tokenizer_config.json's text (nullopt: read it from `dir` when present).
+// `skeleton`, when given, receives the document without model.vocab and model.merges.
+std::unique_ptr<TokenizerImpl> load_tokenizer_json(const std::string& dir, const std::string& file,
+                                                   const simdjson::padded_string& json, ModelSource model,
+                                                   std::optional<std::string_view> config_json, std::string* skeleton);
 
 }  // namespace overhead::tok

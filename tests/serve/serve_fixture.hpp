@@ -25,6 +25,9 @@ class ServeTest : public ::testing::Test {
     server_->bind();
     thread_ = std::thread([this] { server_->run(); });
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->bound_port());
+    // A first request for a model loads its tokenizer (up to a second on a quiet machine, several on
+    // a loaded CI box); httplib's 5 s default would fail the test on load, not on behaviour.
+    client_->set_read_timeout(120, 0);
   }
   void TearDown() override {
     if (server_) server_->stop();

@@ -1,0 +1,141 @@
+// Client CPU per DynamoDB call (encode the items, sign, HTTP on a warm pooled connection, parse the
+// answer) against a loopback server that answers at once, so what is measured is our side only.
+// Google Benchmark's CPU column is the calling thread's CPU time: libcurl runs the transfer on that
+// thread, the loopback server on its own, so the server's work is not counted.
+//   BatchWriteItem/N   one BatchWriteItem call of N records (N ≤ 25), body built as the store does
+//   UpsertBatch/N      the store's upsert_batch of N new records: BatchGetItem + BatchWriteItem
+//   PutItem            the store's upsert of one record (conditional PutItem)
+// Run: build/bench/overhead_dynamodb_bench --benchmark_min_time=2
+#include <benchmark/benchmark.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "aws/json_protocol.hpp"
+#include "backends/dynamodb_item.hpp"
+#include "backends/open.hpp"
+#include "pipe/record.hpp"
+
+namespace {
+
+using namespace overhead;
+
+constexpr const char* kJson = "application/x-amz-json-1.0";
+
+// The loopback DynamoDB: the seed's table, nothing stored, every write accepted.
+class Loopback {
+ public:
+  Loopback() {
+    server_.set_keep_alive_max_count(1000000);
+    server_.set_tcp_nodelay(true);
+    server_.Post("/", [](const httplib::Request& req, httplib::Response& res) {
+      const std::string target = req.get_header_value("X-Amz-Target");
+      if (target.ends_with(".DescribeTable"))
+        res.set_content(R"({"Table":{"TableName":"records","TableStatus":"ACTIVE",
+          "AttributeDefinitions":[{"AttributeName":"experiment_tokenizer","AttributeType":"S"},{"AttributeName":"id","AttributeType":"S"}],
+          "KeySchema":[{"AttributeName":"experiment_tokenizer","KeyType":"HASH"},{"AttributeName":"id","KeyType":"RANGE"}]}})",
+                        kJson);
+      else if (target.ends_with(".BatchGetItem"))
+        res.set_content(R"({"Responses":{"records":[]},"UnprocessedKeys":{}})", kJson);
+      else if (target.ends_with(".BatchWriteItem"))
+        res.set_content(R"({"UnprocessedItems":{}})", kJson);
+      else res.set_content("{}", kJson);
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    setenv("AWS_ACCESS_KEY_ID", "AKIDBENCH", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "bench-secret", 1);
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+  }
+  ~Loopback() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+Loopback& loopback() {
+  static Loopback server;
+  return server;
+}
+
+// A record as the worker writes one: every field set, a realistic model and timestamps.
+pipe::Record record(int i) {
+  pipe::Record r;
+  r.experiment = "bench-case5";
+  r.tokenizer = "microsoft/phi-4";
+  r.experiment_tokenizer = r.experiment + "#" + r.tokenizer;
+  r.id = "question-" + std::to_string(i);
+  r.model = "gpt-4";
+  r.start_time = "2026-12-03T12:00:00.123456Z";
+  r.end_time = "2026-12-03T12:00:00.124567Z";
+  r.token_count = 118 + i;
+  r.api_input = 103;
+  r.api_output = 420;
+  r.case_number = 5;
+  r.worker = "worker-0";
+  r.seq = i;
+  r.batch = i / 10;
+  r.batch_boundary = i % 10 == 0;
+  r.received = 1764763200123456789;
+  r.render_start = r.received + 1000;
+  r.render_end = r.received + 21000;
+  r.encode_end = r.received + 61000;
+  r.publish_start = r.received + 62000;
+  r.prompt_chars = 512;
+  r.prompt_bytes = 640;
+  return r;
+}
+
+void BatchWriteItem(benchmark::State& state) {
+  std::string endpoint = loopback().endpoint();
+  aws::JsonServiceEndpoint e{"dynamodb", "DynamoDB_20120810", "us-east-1", endpoint, ""};
+  e.host = aws::endpoint_host(e.endpoint);
+  aws::JsonProtocolClient client(e);
+  std::vector<pipe::Record> records;
+  for (int i = 0; i < state.range(0); ++i) records.push_back(record(i));
+  std::string body;
+  for (auto _ : state) {
+    body = "{\"RequestItems\":{\"records\":[";
+    for (std::size_t k = 0; k < records.size(); ++k) {
+      body += k ? ",{\"PutRequest\":{\"Item\":" : "{\"PutRequest\":{\"Item\":";
+      backends::append_dynamodb_item(body, records[k]);
+      body += "}}";
+    }
+    body += "]}}";
+    const std::string answer = client.call("BatchWriteItem", body, std::chrono::milliseconds(5000), "bench");
+    const auto parsed = nlohmann::json::parse(answer);
+    benchmark::DoNotOptimize(parsed);
+  }
+  state.counters["body_bytes"] = static_cast<double>(body.size());
+  state.counters["connections"] = static_cast<double>(client.http().connections_opened());
+}
+BENCHMARK(BatchWriteItem)->Arg(1)->Arg(10)->Arg(25);
+
+void UpsertBatch(benchmark::State& state) {
+  const auto store = backends::open_store("dynamodb://records?region=us-east-1&endpoint=" + loopback().endpoint());
+  std::vector<pipe::Record> records;
+  for (int i = 0; i < state.range(0); ++i) records.push_back(record(i));
+  for (auto _ : state) benchmark::DoNotOptimize(store->upsert_batch(records));
+}
+BENCHMARK(UpsertBatch)->Arg(10)->Arg(25);
+
+void PutItem(benchmark::State& state) {
+  const auto store = backends::open_store("dynamodb://records?region=us-east-1&endpoint=" + loopback().endpoint());
+  const pipe::Record r = record(1);
+  for (auto _ : state) store->upsert(r);
+}
+BENCHMARK(PutItem);
+
+}  // namespace
+
+BENCHMARK_MAIN();

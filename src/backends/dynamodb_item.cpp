@@ -1,0 +1,133 @@
+#include "backends/dynamodb_item.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+#include "pipe/record_fields.hpp"
+#include "util/json_writer.hpp"
+
+namespace overhead::backends {
+
+using namespace overhead::pipe;
+
+namespace {
+
+void append_number(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  out += "{\"N\":\"";
+  out.append(buf, end);
+  out += "\"}";
+}
+
+// DynamoDB sizes a number as about one byte per two significant digits plus one.
+std::size_t number_size(std::int64_t v) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return static_cast<std::size_t>(end - buf) / 2 + 2;
+}
+
+[[noreturn]] void bad(const RecordField& f, const std::string& want, const nlohmann::json& got) {
+  throw std::invalid_argument("attribute \"" + std::string(f.name) + "\" must be " + want + ", not " + got.dump());
+}
+
+std::int64_t parse_number(const RecordField& f, const nlohmann::json& value) {
+  const auto n = value.find("N");
+  if (n == value.end() || !n->is_string()) bad(f, "a number (N)", value);
+  const std::string& s = n->get_ref<const std::string&>();
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) bad(f, "an integer (N)", value);
+  return v;
+}
+
+}  // namespace
+
+void append_dynamodb_key(std::string& out, std::string_view experiment_tokenizer, std::string_view id) {
+  out += "{\"experiment_tokenizer\":{\"S\":";
+  util::append_json_string(out, experiment_tokenizer);
+  out += "},\"id\":{\"S\":";
+  util::append_json_string(out, id);
+  out += "}}";
+}
+
+void append_dynamodb_item(std::string& out, const Record& r) {
+  out += '{';
+  bool first = true;
+  for (const auto& f : kRecordFields) {
+    const FieldValue v = f.get(r);
+    if (std::holds_alternative<std::monostate>(v)) continue;  // absent usage: no attribute
+    if (!first) out += ',';
+    first = false;
+    out += '"';
+    out += f.name;  // the field table's names are plain ASCII identifiers
+    out += "\":";
+    if (const auto* s = std::get_if<std::string_view>(&v)) {
+      out += "{\"S\":";
+      util::append_json_string(out, *s);
+      out += '}';
+    } else if (f.type == FieldType::boolean) {
+      out += std::get<std::int64_t>(v) ? "{\"BOOL\":true}" : "{\"BOOL\":false}";
+    } else {
+      append_number(out, std::get<std::int64_t>(v));
+    }
+  }
+  out += '}';
+}
+
+std::size_t dynamodb_item_size(const Record& r) {
+  std::size_t n = 0;
+  for (const auto& f : kRecordFields) {
+    const FieldValue v = f.get(r);
+    if (std::holds_alternative<std::monostate>(v)) continue;
+    n += f.name.size();
+    if (const auto* s = std::get_if<std::string_view>(&v)) n += s->size();
+    else if (f.type == FieldType::boolean) n += 1;
+    else n += number_size(std::get<std::int64_t>(v));
+  }
+  return n;
+}
+
+Record record_from_dynamodb_item(const nlohmann::json& item) {
+  if (!item.is_object()) throw std::invalid_argument("an item must be an attribute map, not " + item.dump());
+  Record r;
+  for (const auto& f : kRecordFields) {
+    const auto it = item.find(std::string(f.name));
+    if (it == item.end()) {
+      if (f.key) throw std::invalid_argument("the item has no key attribute \"" + std::string(f.name) + "\"");
+      continue;  // the field's empty value (the seed's items carry only its 10 fields)
+    }
+    const nlohmann::json& value = *it;
+    if (!value.is_object()) bad(f, "an attribute value", value);
+    switch (f.type) {
+      case FieldType::text: {
+        const auto s = value.find("S");
+        if (s == value.end() || !s->is_string()) bad(f, "a string (S)", value);
+        f.set(r, std::string_view(s->get_ref<const std::string&>()));
+        break;
+      }
+      case FieldType::boolean: {
+        const auto b = value.find("BOOL");
+        if (b == value.end() || !b->is_boolean()) bad(f, "a boolean (BOOL)", value);
+        f.set(r, std::int64_t(b->get<bool>() ? 1 : 0));
+        break;
+      }
+      case FieldType::optional_integer:
+        if (value.contains("NULL")) break;  // written as an explicit null by another client
+        f.set(r, parse_number(f, value));
+        break;
+      case FieldType::integer:
+        f.set(r, parse_number(f, value));
+        break;
+    }
+  }
+  // The seed's producer wrote "<experiment>#<tokenizer>"; items without the two parts get them back.
+  const auto hash = r.experiment_tokenizer.find('#');
+  if (hash != std::string::npos) {
+    if (r.experiment.empty()) r.experiment = r.experiment_tokenizer.substr(0, hash);
+    if (r.tokenizer.empty()) r.tokenizer = r.experiment_tokenizer.substr(hash + 1);
+  }
+  return r;
+}
+
+}  // namespace overhead::backends

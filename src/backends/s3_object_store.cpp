@@ -1,0 +1,211 @@
+// S3ObjectStore: the s3:// adapter (see s3_object_store.hpp for the addressing and the errors).
+#include "backends/s3_object_store.hpp"
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "aws/credentials.hpp"
+#include "aws/http_client.hpp"
+#include "aws/retry.hpp"
+#include "aws/sigv4.hpp"
+
+namespace overhead::backends {
+
+namespace {
+
+using std::chrono::milliseconds;
+using pipe::Failure;
+using pipe::ObjectStoreError;
+
+
+// The text of the first <Name>...</Name> in an S3 XML error body; empty when absent. S3's error
+// document is flat (<Error><Code/><Message/>...), so this is all the XML it takes.
+std::string xml_field(const std::string& body, std::string_view name) {
+  const std::string open = "<" + std::string(name) + ">";
+  const std::string close = "</" + std::string(name) + ">";
+  const auto begin = body.find(open);
+  if (begin == std::string::npos) return {};
+  const auto end = body.find(close, begin + open.size());
+  if (end == std::string::npos) return {};
+  return body.substr(begin + open.size(), end - begin - open.size());
+}
+
+bool transient_code(const std::string& code, long status) {
+  return status >= 500 || status == 429 || code == "SlowDown" || code == "Throttling" ||
+         code == "ThrottlingException" || code == "RequestTimeout" || code == "InternalError" ||
+         code == "ServiceUnavailable" || code == "RequestTimeTooSkewed";
+}
+
+std::string hint(const std::string& code, const S3Addressing& c) {
+  if (code == "NoSuchBucket") return " (check the bucket name \"" + c.bucket + "\" and the region; create the bucket first)";
+  if (code == "NoSuchKey") return "";
+  if (code == "AccessDenied" || code == "AllAccessDisabled")
+    return " (check the IAM policy allows s3:PutObject/s3:GetObject on arn:aws:s3:::" + c.bucket + "/*)";
+  if (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "InvalidToken" ||
+      code == "ExpiredToken" || code == "TokenRefreshRequired")
+    return " (check the access key, the secret, the session token and the region)";
+  if (code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed" || code == "IllegalLocationConstraintException")
+    return " (the bucket is in another region: set ?region= to the bucket's region)";
+  return "";
+}
+
+// A key as the port allows it: relative, '/'-separated, no "..".
+void check_key(const std::string& key, const std::string& url) {
+  if (key.empty() || key.front() == '/' || key.find("..") != std::string::npos)
+    throw std::invalid_argument(url + ": bad object key \"" + key + "\"");
+}
+
+std::string content_type_of(const std::string& key) {
+  if (key.ends_with(".csv")) return "text/csv";
+  if (key.ends_with(".json")) return "application/json";
+  if (key.ends_with(".jsonl")) return "application/x-ndjson";
+  return "application/octet-stream";
+}
+
+class S3ObjectStore final : public pipe::ObjectStore {
+ public:
+  S3ObjectStore(S3Addressing config, std::string shown_url) : config_(std::move(config)), url_(std::move(shown_url)) {}
+
+  void put(const std::string& key, std::string_view bytes) override {
+    check_key(key, url_);
+    (void)call("PutObject", "PUT", key, bytes);
+  }
+
+  std::string get(const std::string& key) override {
+    check_key(key, url_);
+    return call("GetObject", "GET", key, {});
+  }
+
+  const std::string& url() const override { return url_; }
+
+ private:
+  // One S3 call with retries; the response body of a 200. Throws ObjectStoreError.
+  std::string call(const std::string& action, const std::string& method, const std::string& key,
+                   std::string_view payload) {
+    const std::string wire_path = s3_object_path(config_, key);
+    const std::string where = "S3 " + action + " " + key + " on " + url_;
+    std::string last;
+    for (int attempt = 0;; ++attempt) {
+      bool throttled = false;
+      try {
+        const aws::Credentials creds = credentials_.current();
+        aws::SignableRequest sreq{method, config_.host, wire_path, {}, {}, payload};
+        if (method == "PUT") sreq.headers = {{"content-type", content_type_of(key)}};
+        const auto now =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        aws::SigningScope scope{config_.region, "s3", now, /*s3_path=*/true, /*send_content_sha256=*/true};
+        const aws::SignedHeaders signed_headers = aws::sign(sreq, creds.keys, scope);
+        aws::HttpRequest req;
+        req.method = method;
+        req.url = config_.base_url + wire_path;
+        if (method == "PUT") req.headers = {{"Content-Type", content_type_of(key)}};
+        for (auto& h : signed_headers.as_list()) req.headers.push_back(h);
+        req.body = payload;
+        req.timeout = config_.call_timeout;
+        aws::HttpResponse res = http_->send(req);
+        if (res.status == 200) return std::move(res.body);
+        std::string code = xml_field(res.body, "Code");
+        const std::string message = xml_field(res.body, "Message");
+        if (code.empty()) code = "HTTP " + std::to_string(res.status);
+        last = where + ": " + code + (message.empty() ? "" : ": " + message);
+        throttled = code == "SlowDown" || code == "Throttling" || code == "ThrottlingException" || res.status == 429 ||
+                    res.status == 503;
+        if (!transient_code(code, res.status)) throw ObjectStoreError(last + hint(code, config_), Failure::permanent);
+      } catch (const aws::TransportError& e) {
+        last = where + ": " + e.what();
+      } catch (const aws::CredentialError& e) {
+        throw ObjectStoreError(where + ": no credentials: " + e.what(), Failure::permanent);
+      }
+      if (attempt + 1 >= retry_.max_attempts) throw ObjectStoreError(last, Failure::transient);
+      milliseconds pause;
+      {
+        std::lock_guard lock(backoff_mutex_);
+        pause = backoff_.delay(attempt, throttled);
+      }
+      std::this_thread::sleep_for(pause);
+    }
+  }
+
+  const S3Addressing config_;
+  const std::string url_;
+  std::shared_ptr<aws::HttpClient> http_ = std::make_shared<aws::HttpClient>();
+  aws::CredentialProvider credentials_{aws::process_environment(), http_};
+  aws::RetryPolicy retry_;
+  std::mutex backoff_mutex_;
+  aws::Backoff backoff_{retry_};
+};
+
+// S3's bucket naming rules (3-63 characters of a-z 0-9 . -, starting and ending with a letter or
+// digit): anything else cannot be addressed, so it is refused before any call.
+bool valid_bucket(const std::string& b) {
+  if (b.size() < 3 || b.size() > 63) return false;
+  for (char ch : b)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-')) return false;
+  auto alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
+  return alnum(b.front()) && alnum(b.back());
+}
+
+}  // namespace
+
+S3Addressing s3_addressing(const pipe::BackendUrl& u) {
+  u.check_params({"region", "endpoint", "timeout_ms"});
+  S3Addressing c;
+  c.bucket = u.host;
+  if (!u.has_authority || c.bucket.empty())
+    throw std::invalid_argument(u.describe("object store", "expected s3://BUCKET[/PREFIX]"));
+  if (!valid_bucket(c.bucket))
+    throw std::invalid_argument(u.describe(
+        "object store", "bad bucket name \"" + c.bucket + "\" (3-63 characters of a-z, 0-9, '.', '-')"));
+  if (u.port != 0) throw std::invalid_argument(u.describe("object store", "a bucket has no port; use ?endpoint="));
+  std::string prefix = u.path;
+  while (prefix.starts_with('/')) prefix.erase(0, 1);
+  while (prefix.ends_with('/')) prefix.pop_back();
+  if (prefix.find("..") != std::string::npos)
+    throw std::invalid_argument(u.describe("object store", "the prefix must not contain \"..\""));
+  c.prefix = prefix;
+  const auto region_param = u.params.count("region") ? std::optional<std::string>(u.param("region", "")) : std::nullopt;
+  try {
+    c.region = aws::resolve_region(region_param, aws::process_environment());
+  } catch (const aws::CredentialError& e) {
+    throw std::invalid_argument(u.describe("object store", e.what()));
+  }
+  c.call_timeout = u.call_timeout();
+  if (u.params.count("endpoint")) {
+    std::string endpoint = u.param("endpoint", "");
+    while (endpoint.ends_with('/')) endpoint.pop_back();
+    const auto sep = endpoint.find("://");
+    if (sep == std::string::npos || (endpoint.substr(0, sep) != "http" && endpoint.substr(0, sep) != "https"))
+      throw std::invalid_argument(u.describe("object store", "endpoint must be http://HOST[:PORT] or https://HOST[:PORT]"));
+    c.host = endpoint.substr(sep + 3);
+    if (c.host.empty() || c.host.find('/') != std::string::npos)
+      throw std::invalid_argument(u.describe("object store", "endpoint must not have a path"));
+    c.base_url = endpoint;
+    c.path_style = true;
+  } else if (c.bucket.find('.') != std::string::npos) {
+    c.host = "s3." + c.region + ".amazonaws.com";
+    c.base_url = "https://" + c.host;
+    c.path_style = true;
+  } else {
+    c.host = c.bucket + ".s3." + c.region + ".amazonaws.com";
+    c.base_url = "https://" + c.host;
+  }
+  return c;
+}
+
+std::string s3_object_path(const S3Addressing& where, const std::string& key) {
+  const std::string object = where.prefix.empty() ? key : where.prefix + "/" + key;
+  return (where.path_style ? "/" + aws::uri_encode(where.bucket) : std::string()) + "/" +
+         aws::uri_encode(object, /*keep_slash=*/true);
+}
+
+std::unique_ptr<pipe::ObjectStore> open_s3_object_store(const pipe::BackendUrl& u) {
+  return std::make_unique<S3ObjectStore>(s3_addressing(u), u.redacted());
+}
+
+}  // namespace overhead::backends

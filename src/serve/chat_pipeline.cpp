@@ -1,0 +1,98 @@
+#include "serve/chat_pipeline.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <span>
+
+#include "pipe/consumer.hpp"
+#include "pipe/errors.hpp"
+#include "pipe/worker.hpp"
+
+namespace overhead::serve {
+namespace {
+
+// The workers' receive wait: short enough that a stop is seen quickly, long enough that an idle
+// gateway does not spin.
+constexpr std::chrono::milliseconds kReceiveWait{200};
+// A gateway's worker never stops for lack of input; only stop() ends it.
+constexpr std::chrono::hours kNeverIdle{24 * 365};
+
+}  // namespace
+
+ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, ReplyPath& replies)
+    : backends_(std::move(backends)),
+      options_(std::move(options)),
+      dead_letters_(options_.dead_letter_path),
+      processor_(options_.tokenizers),
+      replying_processor_(processor_, replies),
+      log_sink_(backends_.log),
+      replying_sink_(log_sink_, replies) {
+  source_ = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
+  const unsigned n = options_.workers == 0 ? 1 : options_.workers;
+  for (unsigned i = 0; i < n; ++i) {
+    workers_.emplace_back([this, i] {
+      pipe::WorkerOptions wo;
+      wo.name = "serve-worker-" + std::to_string(i);
+      wo.experiment = options_.experiment;
+      wo.visibility = backends_.input->visibility_timeout();
+      try {
+        pipe::Worker worker(*source_, replying_processor_, replying_sink_, dead_letters_, wo);
+        (void)worker.run();
+      } catch (const std::exception& e) {
+        // The worker stops only on a failure of its queue; the gateway keeps answering (requests
+        // then time out), and the cause is on stderr rather than lost.
+        std::fprintf(stderr, "overhead serve: %s stopped: %s\n", wo.name.c_str(), e.what());
+      }
+    });
+  }
+  consumer_ = std::thread([this] {
+    pipe::ConsumerOptions co;
+    co.wait = kReceiveWait;
+    co.idle_exit = std::chrono::milliseconds(0);
+    co.drain = &drain_consumer_;
+    try {
+      pipe::Consumer consumer(backends_.log, *backends_.store, dead_letters_, co);
+      (void)consumer.run();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "overhead serve: consumer stopped: %s\n", e.what());
+    }
+  });
+}
+
+ChatPipeline::~ChatPipeline() { stop(std::chrono::steady_clock::now()); }
+
+std::optional<SubmitFailure> ChatPipeline::submit(const pipe::SourceRecord& source, const std::string& tokenizer) {
+  const std::string body = pipe::encode_item_body(source, tokenizer);
+  try {
+    auto outcome = backends_.input->send_batch(std::span<const std::string>(&body, 1));
+    if (!outcome.empty() && outcome[0].ok()) return std::nullopt;
+    const bool retryable = !outcome.empty() && outcome[0].failure->retryable;
+    const std::string reason = outcome.empty() ? std::string("no outcome") : outcome[0].failure->message;
+    dead_letters_.add({pipe::kind_name(pipe::DeadLetterKind::send_failed), "request " + source.id, tokenizer, reason, body});
+    return SubmitFailure{!retryable, reason};
+  } catch (const pipe::QueueError& e) {
+    dead_letters_.add({pipe::kind_name(pipe::DeadLetterKind::send_failed), "request " + source.id, tokenizer, e.what(), body});
+    return SubmitFailure{e.failure() == pipe::Failure::permanent, e.what()};
+  }
+}
+
+void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
+  if (stopped_) return;
+  stopped_ = true;
+  // Items already queued are still answered (asynchronous requests wait for them), up to the deadline.
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      const pipe::QueueCounts c = backends_.input->counts();
+      if (c.visible + c.in_flight == 0) break;
+    } catch (const std::exception&) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop_workers_ = true;
+  for (auto& t : workers_) t.join();
+  drain_consumer_ = true;
+  consumer_.join();
+}
+
+}  // namespace overhead::serve

@@ -1,0 +1,85 @@
+// The pipeline behind POST /v1/chat/completions on the embedded default: the gateway sends each
+// request as a work item onto the input queue; in-process workers (pipe::Worker over a
+// QueueSource, the real ChatTokenProcessor) render and encode it and publish its record to the
+// log queue; an in-process consumer (pipe::Consumer) stores it. The worker's outcome comes back
+// through the reply taps (reply_taps.hpp) to the ReplyBox. The queues and the store are opened
+// by the caller (any URL backends::open_* accepts), so the same code runs over mem:, sqlite-queue:,
+// Redis or SQS, with the worker in this process.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipe/chat_token_processor.hpp"
+#include "pipe/dead_letter.hpp"
+#include "pipe/queue.hpp"
+#include "pipe/record_sink.hpp"
+#include "pipe/source.hpp"
+#include "pipe/store.hpp"
+#include "pipe/work_item.hpp"
+#include "serve/reply_box.hpp"
+#include "serve/reply_taps.hpp"
+
+namespace overhead::serve {
+
+struct PipelineBackends {
+  std::shared_ptr<pipe::Queue> input;  // work items
+  std::shared_ptr<pipe::Queue> log;    // records, from the workers to the consumer
+  std::shared_ptr<pipe::Store> store;
+};
+
+struct PipelineOptions {
+  std::vector<std::string> tokenizers;  // loaded by the workers at start
+  unsigned workers = 1;
+  std::string experiment = "serve";     // records are keyed "<experiment>#<tokenizer>"
+  std::string dead_letter_path;         // empty: counted in memory only
+};
+
+// Why a work item was not sent.
+struct SubmitFailure {
+  bool permanent = false;  // the item itself was refused (too large); else the queue failed
+  std::string reason;
+};
+
+class ChatPipeline {
+ public:
+  // Loads the tokenizers and starts the workers and the consumer.
+  ChatPipeline(PipelineBackends backends, PipelineOptions options, ReplyPath& replies);
+  ~ChatPipeline();
+  ChatPipeline(const ChatPipeline&) = delete;
+  ChatPipeline& operator=(const ChatPipeline&) = delete;
+
+  // Sends one item (the pipeline's queue body, pipe::encode_item_body). Empty when sent.
+  [[nodiscard]] std::optional<SubmitFailure> submit(const pipe::SourceRecord& source, const std::string& tokenizer);
+  // Lets the workers take what is queued until `deadline`, then stops them and drains the
+  // consumer, so every record a worker published is stored. Idempotent.
+  void stop(std::chrono::steady_clock::time_point deadline);
+
+  [[nodiscard]] const pipe::DeadLetterSink& dead_letters() const { return dead_letters_; }
+  [[nodiscard]] pipe::QueueCounts input_counts() { return backends_.input->counts(); }
+  [[nodiscard]] const std::map<std::string, std::string>& load_errors() const { return processor_.load_errors(); }
+
+ private:
+  PipelineBackends backends_;
+  PipelineOptions options_;
+  pipe::DeadLetterSink dead_letters_;
+  pipe::ChatTokenProcessor processor_;
+  ReplyingProcessor replying_processor_;
+  pipe::QueueSink log_sink_;
+  ReplyingSink replying_sink_;
+  std::atomic<bool> stop_workers_{false};
+  std::atomic<bool> drain_consumer_{false};
+  std::unique_ptr<pipe::QueueSource> source_;
+  std::vector<std::thread> workers_;
+  std::thread consumer_;
+  bool stopped_ = false;
+};
+
+}  // namespace overhead::serve

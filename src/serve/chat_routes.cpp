@@ -1,0 +1,238 @@
+#include "serve/chat_routes.hpp"
+
+#include <httplib.h>
+
+#include <ctime>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <unordered_set>
+
+#include "pipe/clock.hpp"
+#include "pipe/dead_letter.hpp"
+#include "serve/api_error.hpp"
+#include "serve/binding_cache.hpp"
+#include "serve/chat_pipeline.hpp"
+#include "serve/chat_request.hpp"
+#include "serve/completion_json.hpp"
+#include "serve/metrics.hpp"
+#include "serve/reply_box.hpp"
+#include "serve/request_json.hpp"
+
+namespace overhead::serve {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(error_body(e), "application/json");
+}
+
+// 96 random bits in hex: unguessable, so one client cannot read another's asynchronous result.
+std::string new_id(const char* prefix) {
+  thread_local std::mt19937_64 rng{std::random_device{}() ^ (static_cast<std::uint64_t>(pipe::monotonic_ns()) << 1)};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = prefix;
+  for (int part = 0; part < 2; ++part) {
+    std::uint64_t v = rng();
+    for (int i = 0; i < (part == 0 ? 16 : 8); ++i, v >>= 4) id += kHex[v & 15];
+  }
+  return id;
+}
+
+// The item's prompt as the pipeline's work-item format wants it: every message carries a
+// `content` (null where an assistant turn with tool_calls left it out), so the worker's decode
+// accepts every request chat_request.hpp accepted.
+std::string prompt_json(const Json& messages) {
+  Json out = messages;
+  for (auto& m : out)
+    if (!m.contains("content")) m["content"] = nullptr;
+  return out.dump();
+}
+
+// The HTTP answer to a worker's refusal, by dead-letter kind.
+ApiError refusal_error(const Reply& r) {
+  using pipe::DeadLetterKind;
+  const auto is = [&](DeadLetterKind k) { return r.error_kind == pipe::kind_name(k); };
+  if (is(DeadLetterKind::template_error))
+    return {400, "The chat template rejected the messages: " + r.error_reason, "invalid_request_error", "messages", "template_error"};
+  if (is(DeadLetterKind::unknown_tokenizer)) return {404, r.error_reason, "invalid_request_error", "model", "model_not_found"};
+  if (is(DeadLetterKind::prompt_too_large)) return {400, r.error_reason, "invalid_request_error", "messages", "prompt_too_large"};
+  if (is(DeadLetterKind::bad_prompt) || is(DeadLetterKind::missing_field) || is(DeadLetterKind::malformed_json))
+    return {400, r.error_reason, "invalid_request_error", "messages", r.error_kind};
+  return {500, "The worker failed on this request: " + r.error_reason, "server_error", "", r.error_kind};
+}
+
+class ChatRoutes {
+ public:
+  explicit ChatRoutes(const ChatRouteContext& c) : c_(c) {}
+
+  // Checks the body and queues it; returns the id, or throws RequestError.
+  std::string enqueue(const Json& body, bool kept, ChatRequest& request, RequestInfo& info) {
+    request = parse_chat_request(body, c_.limits.max_messages);
+    const auto tokenizer = c_.bindings.listed_name(request.model);
+    if (!tokenizer)
+      throw RequestError{{404, "The model '" + request.model + "' does not exist", "invalid_request_error", "model", "model_not_found"}};
+    if (c_.replies.queued() >= c_.limits.max_queued)
+      throw RequestError{{429, "The queue holds " + std::to_string(c_.limits.max_queued) + " requests awaiting an answer; retry after " +
+                                   std::to_string(c_.limits.retry_after_s) + " s",
+                          "requests", "", "rate_limit_exceeded"}};
+    const std::string id = new_id(kept ? "req_" : "chatcmpl-");
+    pipe::SourceRecord source;
+    source.id = id;
+    source.model = request.model;
+    source.prompt_json = prompt_json(request.messages);
+    info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), pipe::monotonic_ns(), kept};
+    c_.replies.open(id, info);
+    if (auto failure = c_.pipeline.submit(source, *tokenizer)) {
+      c_.replies.forget(id);
+      if (failure->permanent)
+        throw RequestError{{400, "The request cannot be queued: " + failure->reason, "invalid_request_error", "messages", "prompt_too_large"}};
+      throw RequestError{{503, "The input queue is unavailable: " + failure->reason, "server_error", "", "queue_unavailable"}};
+    }
+    return id;
+  }
+
+  void record_stages(const RequestSnapshot& s) {
+    const pipe::Record& r = s.reply->record;
+    const auto sec = [](std::int64_t from, std::int64_t to) { return from > 0 && to >= from ? double(to - from) / 1e9 : -1.0; };
+    c_.metrics.record_stage("queue", sec(s.info.submitted_ns, r.render_start));
+    c_.metrics.record_stage("render", sec(r.render_start, r.render_end));
+    c_.metrics.record_stage("encode", sec(r.render_end, r.encode_end));
+    c_.metrics.record_stage("publish", sec(r.encode_end, s.replied_ns));
+    c_.metrics.record_stage("total", sec(s.info.submitted_ns, s.replied_ns));
+  }
+
+  void chat_completions(const httplib::Request& req, httplib::Response& res) {
+    ChatRequest request;
+    RequestInfo info;
+    std::string id;
+    try {
+      id = enqueue(parse_body(req.body), false, request, info);
+    } catch (const RequestError& e) {
+      if (e.error.status == 429) res.set_header("Retry-After", std::to_string(c_.limits.retry_after_s));
+      send_error(res, e.error);
+      return;
+    }
+    const auto snapshot = c_.replies.wait(id, std::chrono::steady_clock::now() + c_.limits.request_timeout);
+    c_.replies.forget(id);
+    if (!snapshot) {
+      if (c_.replies.cancelled()) {
+        send_error(res, {503, "The server is shutting down and this request was not answered in time", "server_error", "", "shutting_down"});
+      } else {
+        send_error(res, {504, "No answer from the worker within " + std::to_string(c_.limits.request_timeout.count()) + " ms",
+                         "server_error", "", "timeout"});
+      }
+      return;
+    }
+    if (snapshot->state == RequestState::failed) {
+      send_error(res, refusal_error(*snapshot->reply));
+      return;
+    }
+    record_stages(*snapshot);
+    const Completion completion = decoder_none_completion(id, info.created, info.model, snapshot->reply->record);
+    if (!request.stream) {
+      res.set_content(completion_body(completion).dump(), "application/json");
+      return;
+    }
+    // The prompt is rendered and encoded before the first byte goes out, so a template error is
+    // still a plain 400; what streams is the decode.
+    auto events = std::make_shared<std::vector<std::string>>(completion_events(completion, request.include_usage));
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider("text/event-stream", [events](std::size_t, httplib::DataSink& sink) {
+      for (const auto& e : *events)
+        if (!sink.write(e.data(), e.size())) return false;
+      sink.done();
+      return true;
+    });
+  }
+
+  void submit_async(const httplib::Request& req, httplib::Response& res) {
+    ChatRequest request;
+    RequestInfo info;
+    try {
+      const Json body = parse_body(req.body);
+      if (optional_bool(body, "stream", false))
+        throw RequestError{{400, "'stream' is not available on /v1/requests; poll GET /v1/requests/{id}", "invalid_request_error",
+                            "stream", "unsupported_value"}};
+      const std::string id = enqueue(body, true, request, info);
+      res.status = 202;
+      res.set_header("Location", "/v1/requests/" + id);
+      res.set_content(Json{{"id", id}, {"object", "request"}, {"status", "queued"}, {"created", info.created}, {"model", info.model}}.dump(),
+                      "application/json");
+    } catch (const RequestError& e) {
+      if (e.error.status == 429) res.set_header("Retry-After", std::to_string(c_.limits.retry_after_s));
+      send_error(res, e.error);
+    }
+  }
+
+  void request_status(const std::string& id, httplib::Response& res) {
+    const auto s = c_.replies.find(id);
+    if (!s || !s->info.kept) {
+      send_error(res, {404, "No request with id '" + id + "' (unknown, or no longer kept)", "invalid_request_error", "id", "not_found"});
+      return;
+    }
+    Json out{{"id", id}, {"object", "request"}, {"status", state_name(s->state)}, {"created", s->info.created}, {"model", s->info.model}};
+    if (s->state == RequestState::done) {
+      record_stages_once(id, *s);
+      out["response"] = completion_body(decoder_none_completion(id, s->info.created, s->info.model, s->reply->record));
+      out["record"] = record_json(s->reply->record);
+    } else if (s->state == RequestState::failed) {
+      const ApiError e = refusal_error(*s->reply);
+      out["error"] = Json::parse(error_body(e))["error"];
+    }
+    res.set_content(out.dump(), "application/json");
+  }
+
+ private:
+  // An asynchronous request's stages are counted when it is first read back, never twice.
+  void record_stages_once(const std::string& id, const RequestSnapshot& s) {
+    std::lock_guard lock(counted_mutex_);
+    if (!counted_.insert(id).second) return;
+    if (counted_.size() > 100000) counted_.clear();
+    record_stages(s);
+  }
+
+  ChatRouteContext c_;
+  std::mutex counted_mutex_;
+  std::unordered_set<std::string> counted_;
+};
+
+}  // namespace
+
+void add_chat_routes(httplib::Server& http, const ChatRouteContext& context) {
+  auto routes = std::make_shared<ChatRoutes>(context);
+  http.Post("/v1/chat/completions", [routes](const httplib::Request& req, httplib::Response& res) { routes->chat_completions(req, res); });
+  http.Post("/v1/requests", [routes](const httplib::Request& req, httplib::Response& res) { routes->submit_async(req, res); });
+  http.Get(R"(/v1/requests/([A-Za-z0-9_-]{1,64}))",
+           [routes](const httplib::Request& req, httplib::Response& res) { routes->request_status(req.matches[1], res); });
+}
+
+std::string pipeline_exposition(ChatPipeline& pipeline, const ReplyBox& replies) {
+  std::string out;
+  out += "# HELP overhead_requests_awaiting_reply Requests queued by the gateway and not yet answered by a worker.\n";
+  out += "# TYPE overhead_requests_awaiting_reply gauge\n";
+  out += "overhead_requests_awaiting_reply " + std::to_string(replies.queued()) + "\n";
+  try {
+    const pipe::QueueCounts c = pipeline.input_counts();
+    out += "# HELP overhead_input_queue_messages Messages on the input queue, visible or received and not yet deleted.\n";
+    out += "# TYPE overhead_input_queue_messages gauge\n";
+    out += "overhead_input_queue_messages{state=\"visible\"} " + std::to_string(c.visible) + "\n";
+    out += "overhead_input_queue_messages{state=\"in_flight\"} " + std::to_string(c.in_flight) + "\n";
+  } catch (const std::exception&) {
+    // A queue that cannot tell its depth leaves the gauge out rather than reporting a guess.
+  }
+  out += "# HELP overhead_dead_letters_total Items the pipeline dead-lettered, by kind.\n";
+  out += "# TYPE overhead_dead_letters_total counter\n";
+  const auto counts = pipeline.dead_letters().counts();
+  for (const auto kind : pipe::kDeadLetterKinds) {
+    const auto it = counts.find(pipe::kind_name(kind));
+    out += std::string("overhead_dead_letters_total{kind=\"") + pipe::kind_name(kind) + "\"} " +
+           std::to_string(it == counts.end() ? 0 : it->second) + "\n";
+  }
+  return out;
+}
+
+}  // namespace overhead::serve

@@ -1,0 +1,45 @@
+// The routes that go through the pipeline: POST /v1/chat/completions (synchronous, or a stream of
+// server-sent events), POST /v1/requests (asynchronous: 202 and an id) and GET
+// /v1/requests/{id}. Each request is checked (chat_request.hpp), sent as a work item onto the
+// input queue and answered from the worker's reply (reply_box.hpp); nothing here renders or
+// encodes.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace httplib {
+class Server;
+}
+
+namespace overhead::serve {
+
+class BindingCache;
+class ChatPipeline;
+class Metrics;
+class ReplyBox;
+
+struct ChatRouteLimits {
+  std::size_t max_messages = 1024;
+  std::chrono::milliseconds request_timeout{30000};  // a synchronous request's wait for its reply
+  std::size_t max_queued = 1024;                     // requests awaiting a reply past which 429
+  int retry_after_s = 1;
+};
+
+struct ChatRouteContext {
+  BindingCache& bindings;
+  ChatPipeline& pipeline;
+  ReplyBox& replies;
+  Metrics& metrics;
+  ChatRouteLimits limits;
+};
+
+// `context` must outlive the server.
+void add_chat_routes(httplib::Server& http, const ChatRouteContext& context);
+
+// Prometheus lines for the pipeline: requests awaiting a reply, the input queue's depth and the
+// dead letters by kind.
+[[nodiscard]] std::string pipeline_exposition(ChatPipeline& pipeline, const ReplyBox& replies);
+
+}  // namespace overhead::serve

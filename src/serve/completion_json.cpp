@@ -1,0 +1,73 @@
+#include "serve/completion_json.hpp"
+
+#include "pipe/record_codec.hpp"
+
+namespace overhead::serve {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json usage_json(const Completion& c) {
+  return Json{{"prompt_tokens", c.prompt_tokens},
+              {"completion_tokens", c.completion_tokens},
+              {"total_tokens", c.prompt_tokens + c.completion_tokens}};
+}
+
+Json chunk(const Completion& c, Json choices) {
+  return Json{{"id", c.id},           {"object", "chat.completion.chunk"}, {"created", c.created},
+              {"model", c.model},     {"system_fingerprint", kDecoderNoneFingerprint},
+              {"choices", std::move(choices)}};
+}
+
+Json one_choice(Json delta, const char* finish_reason) {
+  Json choice{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}};
+  choice["finish_reason"] = finish_reason ? Json(finish_reason) : Json(nullptr);
+  return Json::array({choice});
+}
+
+std::string event(const Json& j) { return "data: " + j.dump() + "\n\n"; }
+
+}  // namespace
+
+Completion decoder_none_completion(const std::string& id, std::int64_t created, const std::string& model,
+                                   const pipe::Record& record) {
+  return Completion{id, created, model, record.token_count, "", 0, "length"};
+}
+
+nlohmann::ordered_json completion_body(const Completion& c) {
+  Json message{{"role", "assistant"}, {"content", c.content}, {"refusal", nullptr}};
+  Json choice{{"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", c.finish_reason}};
+  return Json{{"id", c.id},
+              {"object", "chat.completion"},
+              {"created", c.created},
+              {"model", c.model},
+              {"system_fingerprint", kDecoderNoneFingerprint},
+              {"choices", Json::array({choice})},
+              {"usage", usage_json(c)}};
+}
+
+std::vector<std::string> completion_events(const Completion& c, bool include_usage) {
+  std::vector<std::string> out;
+  auto with_usage = [&](Json j) {
+    if (include_usage) j["usage"] = nullptr;  // OpenAI's chunks carry usage: null until the last
+    return j;
+  };
+  out.push_back(event(with_usage(chunk(c, one_choice(Json{{"role", "assistant"}, {"content", ""}}, nullptr)))));
+  if (!c.content.empty()) out.push_back(event(with_usage(chunk(c, one_choice(Json{{"content", c.content}}, nullptr)))));
+  out.push_back(event(with_usage(chunk(c, one_choice(Json::object(), c.finish_reason.c_str())))));
+  if (include_usage) {
+    Json last = chunk(c, Json::array());
+    last["usage"] = usage_json(c);
+    out.push_back(event(last));
+  }
+  out.push_back("data: [DONE]\n\n");
+  return out;
+}
+
+nlohmann::ordered_json record_json(const pipe::Record& r) {
+  std::string text;
+  pipe::append_record_json(text, r);
+  return Json::parse(text);
+}
+
+}  // namespace overhead::serve

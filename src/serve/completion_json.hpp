@@ -1,0 +1,43 @@
+// OpenAI's chat-completion shapes, built from a worker's reply: the `chat.completion` body, the
+// `chat.completion.chunk` server-sent events of a stream (ending `data: [DONE]`), and the record
+// as JSON for GET /v1/requests/{id}.
+//
+// The decoder stage: with `--decoder none` (the only one so far) nothing decodes, so the answer is
+// empty, `completion_tokens` is 0 and `finish_reason` is "length" (generation ended before a
+// token, as a budget of zero tokens ends it); `system_fingerprint` says "overhead-decoder-none"
+// so a client can tell. No text is made up.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pipe/record.hpp"
+
+namespace overhead::serve {
+
+inline constexpr const char* kDecoderNoneFingerprint = "overhead-decoder-none";
+
+struct Completion {
+  std::string id;
+  std::int64_t created = 0;  // unix seconds
+  std::string model;         // as the client named it
+  std::int64_t prompt_tokens = 0;
+  std::string content;
+  std::int64_t completion_tokens = 0;
+  std::string finish_reason;
+};
+
+// The decoder-none completion of a record: its prompt tokens, no answer.
+[[nodiscard]] Completion decoder_none_completion(const std::string& id, std::int64_t created, const std::string& model,
+                                                 const pipe::Record& record);
+
+[[nodiscard]] nlohmann::ordered_json completion_body(const Completion& c);
+// The events of a stream, each "data: {...}\n\n": a role delta, the content (one delta when not
+// empty), the final chunk with finish_reason, the usage chunk (choices: []) when asked, [DONE].
+[[nodiscard]] std::vector<std::string> completion_events(const Completion& c, bool include_usage);
+[[nodiscard]] nlohmann::ordered_json record_json(const pipe::Record& r);
+
+}  // namespace overhead::serve

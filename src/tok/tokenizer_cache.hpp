@@ -1,0 +1,39 @@
+// The compiled tokenizer cache: a binary form of a loaded tokenizer, so a worker start maps one
+// file instead of parsing tens of MB of JSON and rebuilding every hash table.
+//
+// One file per tokenizer.json location, `<folder name>-<hash of the path>.tokc` in the cache
+// folder (never beside the model files, which may be read-only). It holds a fixed header
+// (magic, format version, a fingerprint of the table hashing of this build, the sha256 of
+// tokenizer.json and of tokenizer_config.json, the payload size and a payload checksum), then
+// the payload: tokenizer.json without model.vocab and model.merges (parsed through the same
+// checks as ever; it is a few KB) and the BPE model's tables, which the loaded model views in
+// place. A file is used only if every header field matches, its size is exactly header plus
+// payload, the checksum matches and every count, offset and table the reader walks lies inside
+// it; anything else (truncated, flipped bytes, another version, a changed tokenizer.json or
+// config) is rebuilt from the JSON and replaced atomically (write to a temporary, rename).
+// A cache folder that cannot be written only means loading from JSON, never an error.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tok/tokenizer.hpp"
+#include "tok/tokenizer_impl.hpp"
+
+namespace overhead::tok {
+
+// The cache folder used when none is given: $OVERHEAD_TOKENIZER_CACHE (empty or "off": none),
+// else $XDG_CACHE_HOME/overhead/tokenizers, else $HOME/.cache/overhead/tokenizers; nullopt when
+// there is none of them.
+std::optional<std::string> default_tokenizer_cache_dir();
+
+// The cache file for tokenizer.json at `file` inside `cache_dir`.
+std::string tokenizer_cache_path(const std::string& cache_dir, const std::string& file);
+
+// Loads tokenizer.json at `file` (folder `dir`) through the cache in `cache_dir` (nullopt: no
+// cache). Errors in the tokenizer files themselves throw LoadError exactly as without a cache.
+std::unique_ptr<TokenizerImpl> load_through_cache(const std::string& dir, const std::string& file,
+                                                  const std::optional<std::string>& cache_dir, CacheStatus* status);
+
+}  // namespace overhead::tok
