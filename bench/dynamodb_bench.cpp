@@ -2,7 +2,7 @@
 // answer) against a loopback server that answers at once, so what is measured is our side only.
 // Google Benchmark's CPU column is the calling thread's CPU time: libcurl runs the transfer on that
 // thread, the loopback server on its own, so the server's work is not counted.
-//   BatchWriteItem/N   one BatchWriteItem call of N records (N ≤ 25), body built as the store does
+//   BatchWriteItem/N   one BatchWriteItem call of N records (N ≤ 25), body built by the store's encoder
 //   UpsertBatch/N      the store's upsert_batch of N new records: BatchGetItem + BatchWriteItem
 //   PutItem            the store's upsert of one record (conditional PutItem)
 // Run: build/bench/overhead_dynamodb_bench --benchmark_min_time=2
@@ -103,15 +103,12 @@ void BatchWriteItem(benchmark::State& state) {
   aws::JsonProtocolClient client(e);
   std::vector<pipe::Record> records;
   for (int i = 0; i < state.range(0); ++i) records.push_back(record(i));
+  std::vector<const pipe::Record*> items;
+  for (const auto& r : records) items.push_back(&r);
   std::string body;
   for (auto _ : state) {
-    body = "{\"RequestItems\":{\"records\":[";
-    for (std::size_t k = 0; k < records.size(); ++k) {
-      body += k ? ",{\"PutRequest\":{\"Item\":" : "{\"PutRequest\":{\"Item\":";
-      backends::append_dynamodb_item(body, records[k]);
-      body += "}}";
-    }
-    body += "]}}";
+    body.clear();
+    backends::append_batch_write_request(body, "records", items);
     const std::string answer = client.call("BatchWriteItem", body, std::chrono::milliseconds(5000), "bench");
     const auto parsed = nlohmann::json::parse(answer);
     benchmark::DoNotOptimize(parsed);

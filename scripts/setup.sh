@@ -11,6 +11,7 @@ PACKAGES=(
   libsimdjson-dev libpcre2-dev libutf8proc-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2                                     # golden regeneration (Jinja2 reference)
+  jq                                                         # scripts/make_cost_fixtures.sh reads summary.json
   libeigen3-dev libgsl-dev                                   # statistics: small solves, t/normal distributions
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)

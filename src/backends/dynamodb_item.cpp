@@ -27,6 +27,21 @@ std::size_t number_size(std::int64_t v) {
   return static_cast<std::size_t>(end - buf) / 2 + 2;
 }
 
+// A JSON string literal; most values need no escaping, and copying them whole is far cheaper
+// than the escaper's byte-by-byte append.
+void append_string(std::string& out, std::string_view s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f) {
+      util::append_json_string(out, s);
+      return;
+    }
+  }
+  out += '"';
+  out.append(s);
+  out += '"';
+}
+
 [[noreturn]] void bad(const RecordField& f, const std::string& want, const nlohmann::json& got) {
   throw std::invalid_argument("attribute \"" + std::string(f.name) + "\" must be " + want + ", not " + got.dump());
 }
@@ -45,9 +60,9 @@ std::int64_t parse_number(const RecordField& f, const nlohmann::json& value) {
 
 void append_dynamodb_key(std::string& out, std::string_view experiment_tokenizer, std::string_view id) {
   out += "{\"experiment_tokenizer\":{\"S\":";
-  util::append_json_string(out, experiment_tokenizer);
+  append_string(out, experiment_tokenizer);
   out += "},\"id\":{\"S\":";
-  util::append_json_string(out, id);
+  append_string(out, id);
   out += "}}";
 }
 
@@ -64,7 +79,7 @@ void append_dynamodb_item(std::string& out, const Record& r) {
     out += "\":";
     if (const auto* s = std::get_if<std::string_view>(&v)) {
       out += "{\"S\":";
-      util::append_json_string(out, *s);
+      append_string(out, *s);
       out += '}';
     } else if (f.type == FieldType::boolean) {
       out += std::get<std::int64_t>(v) ? "{\"BOOL\":true}" : "{\"BOOL\":false}";
@@ -73,6 +88,19 @@ void append_dynamodb_item(std::string& out, const Record& r) {
     }
   }
   out += '}';
+}
+
+void append_batch_write_request(std::string& out, std::string_view table, std::span<const Record* const> records) {
+  out.reserve(out.size() + 64 + table.size() + records.size() * 1024);
+  out += "{\"RequestItems\":{";
+  append_string(out, table);
+  out += ":[";
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    out += k ? ",{\"PutRequest\":{\"Item\":" : "{\"PutRequest\":{\"Item\":";
+    append_dynamodb_item(out, *records[k]);
+    out += "}}";
+  }
+  out += "]}}";
 }
 
 std::size_t dynamodb_item_size(const Record& r) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,8 @@ namespace overhead::backends {
 void append_dynamodb_item(std::string& out, const pipe::Record& r);
 // Appends {"experiment_tokenizer":{"S":"..."},"id":{"S":"..."}}.
 void append_dynamodb_key(std::string& out, std::string_view experiment_tokenizer, std::string_view id);
+// Appends a whole BatchWriteItem request: {"RequestItems":{"TABLE":[{"PutRequest":{"Item":...}},...]}}.
+void append_batch_write_request(std::string& out, std::string_view table, std::span<const pipe::Record* const> records);
 // The item's size as DynamoDB counts it against its 400 KB limit (attribute names plus values).
 [[nodiscard]] std::size_t dynamodb_item_size(const pipe::Record& r);
 // The limit itself.

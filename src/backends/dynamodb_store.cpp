@@ -277,13 +277,10 @@ class DynamoDbStore final : public Store {
     if (fresh.empty()) return;
     std::map<std::pair<std::string, std::string>, const Row*> pending;
     for (const Row* row : fresh) pending[{row->record->experiment_tokenizer, row->record->id}] = row;
-    std::string body = "{\"RequestItems\":{" + table_json_ + ":[";
-    for (std::size_t k = 0; k < fresh.size(); ++k) {
-      body += k ? ",{\"PutRequest\":{\"Item\":" : "{\"PutRequest\":{\"Item\":";
-      append_dynamodb_item(body, *fresh[k]->record);
-      body += "}}";
-    }
-    body += "]}}";
+    std::vector<const Record*> items;
+    for (const Row* row : fresh) items.push_back(row->record);
+    std::string body;
+    append_batch_write_request(body, config_.table, items);
     for (int attempt = 0;; ++attempt) {
       std::string answer;
       try {

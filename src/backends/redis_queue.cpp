@@ -327,6 +327,21 @@ std::shared_ptr<pipe::Queue> RedisQueue::dead_letter_queue() {
   return dead_letters_;
 }
 
+bool RedisQueue::send_to_dead_letters(const std::string& receipt, const std::string& body, const std::string& reason) {
+  if (config_.max_receives <= 0) return false;
+  std::string id;
+  long long count = 0;
+  if (!parse_redis_receipt(receipt, id, count)) {
+    id = "";
+    count = 0;
+  }
+  with_retry("dead letter", [&](RedisConnection& conn, int) {
+    return conn.command({"XADD", dlq_stream_, "*", "b", body, "reason", reason, "receives", std::to_string(count), "source", id},
+                        config_.call_timeout);
+  });
+  return true;
+}
+
 std::shared_ptr<pipe::Queue> open_redis_queue(const pipe::BackendUrl& u, const pipe::ClockMs& clock) {
   u.check_params({"group", "visibility_ms", "max_receives", "max_message_bytes", "timeout_ms", "block_ms", "retry_ms",
                   "db", "connect_timeout_ms"});

@@ -54,6 +54,8 @@ class RedisQueue final : public pipe::Queue {
   // Adds the oldest entry's age (by the server's clock) and the group's consumers.
   pipe::QueueStatus status() override;
   std::shared_ptr<pipe::Queue> dead_letter_queue() override;
+  // One XADD to STREAM-dlq with the fields the redrive script writes: b, reason, receives, source.
+  bool send_to_dead_letters(const std::string& receipt, const std::string& body, const std::string& reason) override;
   std::chrono::milliseconds visibility_timeout() const override { return config_.visibility; }
   std::size_t max_message_bytes() const override { return config_.max_message_bytes; }
   const std::string& url() const override { return url_; }

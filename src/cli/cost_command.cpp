@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/cost_command_workload.hpp"
 #include "cost/cost_model.hpp"
 
 namespace overhead::cli {
@@ -17,7 +18,8 @@ namespace {
 
 struct CostOptions {
   std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
-  std::string fits, tokenizer, e_us, gpu, model, api_price, workload = "in=200,out=400";
+  std::string fits, tokenizer, e_us, gpu, model, api_price, workload = "in=200,out=400",
+      workload_tokenizer = "llama-3.3-70b-instruct";
   int case_number = 5;
   int gpus = 1;
   double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1, utilization = 0.5;
@@ -98,12 +100,23 @@ int run_cost(const CostOptions& o) {
         api_source = "--api-price";
       }
     }
-    const auto r = cost::compute_cost(in, cost::parse_workload(o.workload));
+    cost::Workload workload;
+    std::string workload_origin = o.workload;
+    if (is_records_workload(o.workload)) {
+      const auto w = workload_from_records(o.workload, o.workload_tokenizer);
+      workload = w.workload;
+      workload_origin = o.workload + " (" + std::to_string(workload.input_tokens.size()) + " records counted with " +
+                        o.workload_tokenizer + ", " + std::to_string(w.left_out) + " left out)";
+    } else {
+      workload = cost::parse_workload(o.workload);
+    }
+    const auto r = cost::compute_cost(in, workload);
 
     if (o.json) {
       nlohmann::json j = {{"gpu", gpu.name}, {"model", model.name}, {"gpus", o.gpus},
                           {"gpu_usd_per_hour", in.gpu_usd_per_hour}, {"cpu_usd_per_hour", in.cpu_usd_per_hour},
-                          {"utilization", in.utilization}, {"e_origin", in.e.origin},
+                          {"utilization", in.utilization}, {"e_origin", in.e.origin}, {"workload", workload_origin},
+                          {"requests_in_workload", workload.input_tokens.size()},
                           {"e_alpha_us", in.e.alpha_us}, {"e_beta_us_per_token", in.e.beta_us_per_token},
                           {"e_s", percentiles_json(r.e_s)}, {"d_s", percentiles_json(r.d_s)},
                           {"t_s", percentiles_json(r.t_s)}, {"e_share", r.e_share}, {"batch", r.batch},
@@ -122,6 +135,7 @@ int run_cost(const CostOptions& o) {
     }
     std::printf("%s x%d serving %s, %.0f in / %.0f out tokens per request, utilization %.2f\n", gpu.name.c_str(),
                 o.gpus, model.name.c_str(), r.mean_input_tokens, r.mean_output_tokens, in.utilization);
+    std::printf("workload: %s\n", workload_origin.c_str());
     std::printf("E(x) = %.3f + %.5f*x us (%s)\n", in.e.alpha_us, in.e.beta_us_per_token, in.e.origin.c_str());
     std::printf("GPU $%.4f/h (%s); CPU worker $%.4f/h\n", in.gpu_usd_per_hour, gpu_price_source.c_str(),
                 in.cpu_usd_per_hour);
@@ -169,7 +183,11 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cpu-usd-per-hour", o->cpu_usd_per_hour, "Price of one CPU worker (default: m7i.large preset)");
   cmd->add_option("--utilization", o->utilization, "Share of the replica's capacity in use, (0, 1]")->capture_default_str();
   cmd->add_option("--api-price", o->api_price, "API price IN_PER_1M,OUT_PER_1M or a preset name (see --list)");
-  cmd->add_option("--workload", o->workload, "Tokens per request: in=N,out=M")->capture_default_str();
+  cmd->add_option("--workload", o->workload,
+                  "Tokens per request: in=N,out=M, or the seed's JSONL records (input: the rendered prompt; output: the answer)")
+      ->capture_default_str();
+  cmd->add_option("--workload-tokenizer", o->workload_tokenizer, "Tokenizer that counts a records workload")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->callback([o, &exit_code] { exit_code = run_cost(*o); });
 }

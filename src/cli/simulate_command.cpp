@@ -1,16 +1,22 @@
 // `overhead simulate`: the capacity simulator (src/cost/simulator.hpp) wired to the E fit and the
 // GPU/model profiles: Poisson arrivals, W CPU workers with E(x), G GPU slots with D(y|x) from the
-// roofline at the running batch; prints throughput, utilisation, waits, latency and saturation.
+// roofline at the running batch; prints throughput, utilisation, waits, latency, saturation and the
+// fleet's cost. With --target-p99, plans the fewest instances and workers (cost/capacity.hpp); with
+// --replay, replays a measured run as a closed batch (simulate_command_replay.hpp).
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/simulate_command_replay.hpp"
+#include "cost/capacity.hpp"
 #include "cost/cost_model.hpp"
+#include "cost/profiles.hpp"
 #include "cost/simulator.hpp"
 
 namespace overhead::cli {
@@ -21,7 +27,7 @@ struct SimulateOptions {
   std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
   std::string fits, tokenizer, e_us, gpu, model, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
   int case_number = 5, gpus = 1, workers = 1, gpu_slots = 0;
-  double rate = 0;
+  double rate = 0, target_p99_ms = 0, gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;
   std::size_t requests = 100000;
   std::uint64_t seed = 1;
   bool json = false;
@@ -64,9 +70,33 @@ void print_text(const SimulateOptions& o, const cost::ELinear& e, const cost::Si
                 r.saturated_stage.c_str());
 }
 
+// $/hour of a fleet and $ per request at its throughput; the prices are the presets unless given.
+struct FleetCost {
+  double gpu_usd_per_hour = 0, cpu_usd_per_hour = 0, usd_per_hour = 0, usd_per_request = 0;
+};
+FleetCost fleet_cost(const SimulateOptions& o, const std::string& gpu_name, int instances, int workers, double requests_per_s) {
+  const auto prices = cost::load_prices(std::filesystem::path(o.profiles_dir) / "price" / "prices.json");
+  FleetCost c;
+  c.gpu_usd_per_hour = o.gpu_usd_per_hour;
+  if (c.gpu_usd_per_hour < 0) {
+    const auto it = prices.instances.find(gpu_name);
+    if (it == prices.instances.end()) throw cost::CostError("no price preset for " + gpu_name + ": give --gpu-usd-per-hour");
+    c.gpu_usd_per_hour = it->second.usd_per_hour;
+  }
+  c.cpu_usd_per_hour = o.cpu_usd_per_hour >= 0 ? o.cpu_usd_per_hour : prices.instances.at("m7i.large").usd_per_hour;
+  c.usd_per_hour = instances * o.gpus * c.gpu_usd_per_hour + workers * c.cpu_usd_per_hour;
+  c.usd_per_request = requests_per_s > 0 ? c.usd_per_hour / 3600.0 / requests_per_s : 0;
+  return c;
+}
+
+nlohmann::json cost_json(const FleetCost& c) {
+  return {{"gpu_usd_per_hour", c.gpu_usd_per_hour}, {"cpu_usd_per_hour", c.cpu_usd_per_hour},
+          {"usd_per_hour", c.usd_per_hour}, {"usd_per_request", c.usd_per_request}};
+}
+
 int run_simulate(const SimulateOptions& o) {
   try {
-    if (!(o.rate > 0)) throw cost::CostError("--rate must be > 0 (requests per second)");
+    if (!(o.rate > 0)) throw cost::CostError("--rate must be > 0 (requests per second), or give --replay");
     if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
     if (o.gpu.empty() || o.model.empty()) throw cost::CostError("--gpu and --model are required (see `overhead cost --list`)");
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
@@ -98,10 +128,50 @@ int run_simulate(const SimulateOptions& o) {
     config.stages.push_back({"gpu", slots, [roofline, d_exp](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
                                return draw(cost::request_seconds(roofline, q.input_tokens, q.output_tokens, batch), d_exp, rng);
                              }});
+    if (o.target_p99_ms > 0) {
+      cost::CapacityQuery q;
+      q.rate = o.rate;
+      q.target_p99_s = o.target_p99_ms / 1000;
+      q.requests = o.requests;
+      q.seed = o.seed;
+      q.workload = config.workload;
+      q.cpu = config.stages[0].service_s;
+      q.gpu = config.stages[1].service_s;
+      q.gpu_slots = slots;
+      const auto plan = cost::plan_capacity(q);
+      const auto c = plan.met ? fleet_cost(o, cost::load_gpu(o.gpu, o.profiles_dir).name, plan.instances, plan.workers,
+                                           plan.result.throughput_per_s)
+                              : FleetCost{};
+      if (o.json) {
+        nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
+                            {"simulations", plan.simulations}, {"gpus_per_instance", o.gpus}, {"gpu_slots", slots}};
+        if (plan.met) {
+          j["gpu_instances"] = plan.instances;
+          j["cpu_workers"] = plan.workers;
+          j["latency_s"] = percentiles_json(plan.result.latency_s);
+          j["cost"] = cost_json(c);
+        } else {
+          j["reason"] = plan.reason;
+        }
+        std::printf("%s\n", j.dump(1).c_str());
+      } else if (plan.met) {
+        std::printf("target p99 %.4g ms at %.4g requests/s: %d GPU instance(s) of %d GPU(s) (%d slots each) and %d CPU "
+                    "worker(s)\n  simulated p50 %.4g s, p99 %.4g s (%d simulations of %zu requests)\n"
+                    "  $%.4f/hour, $%.6g per request\n",
+                    o.target_p99_ms, o.rate, plan.instances, o.gpus, slots, plan.workers, plan.result.latency_s.p50,
+                    plan.result.latency_s.p99, plan.simulations, o.requests, c.usd_per_hour, c.usd_per_request);
+      } else {
+        std::printf("target p99 %.4g ms at %.4g requests/s: not met: %s\n", o.target_p99_ms, o.rate, plan.reason.c_str());
+      }
+      return plan.met ? 0 : 1;
+    }
     const auto r = cost::simulate(config);
+    const auto c = fleet_cost(o, cost::load_gpu(o.gpu, o.profiles_dir).name, 1, o.workers, r.throughput_per_s);
 
     if (!o.json) {
       print_text(o, e, r);
+      std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
+                  c.usd_per_hour, o.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
       return 0;
     }
     nlohmann::json stages = nlohmann::json::array();
@@ -117,7 +187,8 @@ int run_simulate(const SimulateOptions& o) {
                         {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
                         {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
                         {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
-                        {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage}};
+                        {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
+                        {"cost", cost_json(c)}};
     j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
     std::printf("%s\n", j.dump(1).c_str());
     return 0;
@@ -132,10 +203,15 @@ int run_simulate(const SimulateOptions& o) {
 void add_simulate_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand("simulate", "Discrete-event capacity simulation: CPU workers with E(x), then GPU slots with D(y|x)");
-  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson)")->required();
+  auto replay = std::make_shared<ReplayOptions>();
+  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson)");
+  cmd->add_option("--target-p99", o->target_p99_ms,
+                  "Capacity planning: the fewest GPU instances, then CPU workers, whose end-to-end p99 (ms) meets this at --rate");
+  cmd->add_option("--gpu-usd-per-hour", o->gpu_usd_per_hour, "Price of one GPU (default: the preset)");
+  cmd->add_option("--cpu-usd-per-hour", o->cpu_usd_per_hour, "Price of one CPU worker (default: m7i.large preset)");
   cmd->add_option("--requests", o->requests, "Requests to simulate")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->capture_default_str();
-  cmd->add_option("--workers", o->workers, "CPU workers (the E stage)")->capture_default_str();
+  CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")->capture_default_str();
   cmd->add_option("--fits", o->fits, "fits.json from `overhead analyze` (E = alpha + beta*tokens)");
   cmd->add_option("--case", o->case_number, "Case whose E fit to use")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
@@ -149,7 +225,33 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
   cmd->add_option("--workload", o->workload, "Tokens per request: in=N,out=M")->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
-  cmd->callback([o, &exit_code] { exit_code = run_simulate(*o); });
+  cmd->add_option("--replay", replay->source,
+                  "Closed batch: replay a measured run's items (store URL with --experiment, or a timeline .csv[.gz]) "
+                  "with E from --fits (model b) instead of Poisson arrivals");
+  cmd->add_option("--experiment", replay->experiment, "With --replay on a store: the run's experiment (e.g. jmtbench-case5)");
+  CLI::Option* batch = cmd->add_option("--batch", replay->batch, "With --replay: items per receive (default: the run's)");
+  cmd->add_option("--prefetch", replay->prefetch, "With --replay: on or off (receive/delete in a second thread)")->capture_default_str();
+  cmd->add_option("--max-in-flight", replay->max_in_flight, "With --replay: items received but not settled (0 = 4 x batch)");
+  cmd->add_option("--residuals", replay->residuals,
+                  "With --replay: a fitted run (store URL or timeline) whose residuals against --fits give E its spread");
+  cmd->add_option("--replications", replay->replications, "With --residuals: simulated repetitions (total = their mean)")
+      ->capture_default_str();
+  cmd->add_option("--residuals-experiment", replay->residuals_experiment, "The experiment of --residuals on a store");
+  cmd->add_flag("--measured-only", replay->measured_only, "With --replay: the run's measured total and cycle percentiles only");
+  cmd->add_option("--write-timeline", replay->write_timeline, "With --replay: write the run's timeline CSV and stop");
+  cmd->callback([o, replay, workers, batch, &exit_code] {
+    if (!replay->source.empty()) {
+      replay->fits = o->fits;
+      replay->case_number = o->case_number;
+      replay->seed = o->seed;
+      replay->json = o->json;
+      replay->workers = workers->count() ? o->workers : 0;
+      if (!batch->count()) replay->batch = 0;
+      exit_code = run_simulate_replay(*replay);
+      return;
+    }
+    exit_code = run_simulate(*o);
+  });
 }
 
 }  // namespace overhead::cli

@@ -60,7 +60,9 @@ Workload parse_workload(const std::string& text) {
   return {{in}, {out}};
 }
 
-ELinear e_from_fits(const std::string& fits_file, int case_number, const std::string& tokenizer) {
+namespace {
+
+nlohmann::json read_fits(const std::string& fits_file) {
   std::ifstream in(fits_file);
   if (!in) throw CostError(fits_file + ": cannot open");
   nlohmann::json j;
@@ -70,6 +72,37 @@ ELinear e_from_fits(const std::string& fits_file, int case_number, const std::st
     throw CostError(fits_file + ": " + e.what());
   }
   if (!j.contains("fits") || !j["fits"].is_array()) throw CostError(fits_file + ": missing array \"fits\"");
+  return j;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, EBatch>> e_batch_from_fits(const std::string& fits_file, int case_number) {
+  const nlohmann::json j = read_fits(fits_file);
+  std::vector<std::pair<std::string, EBatch>> out;
+  for (const auto& f : j["fits"]) {
+    if (f.value("case", -1) != case_number || f.value("target", "") != "cycle" || f.value("model", "") != "b" ||
+        f.value("method", "") != "ols" || !f.contains("coefficients"))
+      continue;
+    EBatch e;
+    for (const auto& c : f["coefficients"]) {
+      const std::string name = c.value("name", "");
+      const double v = c["estimate"].is_number() ? c["estimate"].get<double>() : 0.0;
+      if (name == "const") e.alpha_us = v;
+      else if (name == "turnover") e.turnover_us = v;
+      else if (name == "tokens") e.beta_us_per_token = v;
+    }
+    const std::string tokenizer = f.value("tokenizer", "");
+    e.origin = fits_file + ": case " + std::to_string(case_number) + ", " + tokenizer + ", OLS on cycle with the turnover term";
+    out.emplace_back(tokenizer, e);
+  }
+  if (out.empty())
+    throw CostError(fits_file + ": no OLS cycle fit with the turnover term (model b) for case " + std::to_string(case_number));
+  return out;
+}
+
+ELinear e_from_fits(const std::string& fits_file, int case_number, const std::string& tokenizer) {
+  const nlohmann::json j = read_fits(fits_file);
   for (const auto& f : j["fits"]) {
     if (f.value("case", -1) != case_number || f.value("target", "") != "cycle" || f.value("model", "") != "a" ||
         f.value("method", "") != "ols")

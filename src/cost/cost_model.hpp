@@ -23,6 +23,20 @@ struct ELinear {
 // (empty: the first tokenizer of that case) from an `overhead analyze` fits.json.
 ELinear e_from_fits(const std::string& fits_file, int case_number, const std::string& tokenizer);
 
+// E with the batch-boundary term (model "b" of fits.json): alpha + alpha2 * turnover + beta * x, in
+// microseconds; alpha2 is what the item whose cycle spans an input-batch turnover pays on top (the
+// delete of its batch and the receive of the next, when no prefetch hides them).
+struct EBatch {
+  double alpha_us = 0, turnover_us = 0, beta_us_per_token = 0;
+  std::string origin;
+  double at(double input_tokens, bool turnover) const {
+    return alpha_us + (turnover ? turnover_us : 0) + beta_us_per_token * input_tokens;
+  }
+};
+
+// Model "b", target "cycle", method "ols" per tokenizer of `case_number` (tokenizer -> fit).
+std::vector<std::pair<std::string, EBatch>> e_batch_from_fits(const std::string& fits_file, int case_number);
+
 struct Workload {
   std::vector<double> input_tokens, output_tokens;  // one pair per request
 };

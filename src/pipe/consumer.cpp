@@ -1,5 +1,6 @@
 #include "pipe/consumer.hpp"
 
+#include <algorithm>
 #include <thread>
 #include <variant>
 
@@ -43,20 +44,70 @@ std::size_t Consumer::round(ConsumerStats& stats) {
     }
   }
   stats.messages += received;
-  const std::vector<bool> settled = store_records(records, record_bodies, stats);
-  for (std::size_t i = 0; i < records.size(); ++i)
-    if (settled[i]) done_receipts.push_back(std::move(record_receipts[i]));
-  for (auto& [list, receipt] : patches) {
-    std::size_t found = 0;
-    const RetryOutcome o = call_with_retries(options_.retry, [&] { found = store_.update_stamps(list); },
-                                             [&] { ++stats.store_retries; });
-    if (!o.ok) {
-      ++stats.store_failures;  // not deleted: the patch comes back after its visibility timeout
-      continue;
+  // Store this round's records and patches. While the store is down (a call failed after its
+  // retries) the round's messages are held, their visibility extended, and the store tried again
+  // with a growing pause: receiving more would only take messages out of the log stream to let
+  // them come back again and again, each time one receive nearer the dead-letter stream.
+  std::vector<std::size_t> todo(records.size());
+  for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  std::vector<std::size_t> patches_todo(patches.size());
+  for (std::size_t i = 0; i < patches_todo.size(); ++i) patches_todo[i] = i;
+  auto pause = std::chrono::milliseconds(100);
+  auto extended = std::chrono::steady_clock::now();
+  for (;;) {
+    bool store_down = false;  // a call failed after its retries with an error a retry may pass
+    std::vector<bool> settled;
+    if (todo.size() == records.size()) {
+      settled = store_records(records, record_bodies, stats, store_down);
+    } else {
+      std::vector<Record> part;
+      std::vector<std::string> part_bodies;
+      for (auto i : todo) {
+        part.push_back(records[i]);
+        part_bodies.push_back(record_bodies[i]);
+      }
+      settled = store_records(part, part_bodies, stats, store_down);
     }
-    ++stats.stamp_patches;
-    if (found == list.size()) done_receipts.push_back(std::move(receipt));
-    else ++stats.deferred_patches;
+    std::vector<std::size_t> left;
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+      if (settled[k]) done_receipts.push_back(record_receipts[todo[k]]);
+      else left.push_back(todo[k]);
+    }
+    todo = std::move(left);
+    std::vector<std::size_t> patches_left;
+    for (auto k : patches_todo) {
+      auto& [list, receipt] = patches[k];
+      std::size_t found = 0;
+      const RetryOutcome o = call_with_retries(options_.retry, [&] { found = store_.update_stamps(list); },
+                                               [&] { ++stats.store_retries; });
+      if (!o.ok) {
+        ++stats.store_failures;
+        if (!o.permanent) {
+          store_down = true;
+          patches_left.push_back(k);
+        }  // a permanent failure: not deleted, the patch comes back after its visibility timeout
+        continue;
+      }
+      ++stats.stamp_patches;
+      if (found == list.size()) done_receipts.push_back(receipt);
+      else ++stats.deferred_patches;  // not deleted: the patch comes back after its visibility timeout
+    }
+    patches_todo = std::move(patches_left);
+    if (!store_down || (todo.empty() && patches_todo.empty())) break;
+    ++stats.store_outage_waits;
+    if (!pause_unless_stopped(pause)) break;  // stopping: the held messages come back after their timeout
+    // Capped so that the held messages' visibility is extended well before it runs out.
+    pause = std::clamp(std::min(pause * 2, log_->visibility_timeout() / 4), std::chrono::milliseconds(10),
+                       std::chrono::milliseconds(2000));
+    if (std::chrono::steady_clock::now() - extended >= log_->visibility_timeout() / 2) {
+      std::vector<std::string> held;
+      for (auto i : todo) held.push_back(record_receipts[i]);
+      for (auto k : patches_todo) held.push_back(patches[k].second);
+      for (std::size_t i = 0; i < held.size(); i += kMaxQueueBatch)
+        (void)log_->change_visibility_batch(std::span<const std::string>(held).subspan(i, std::min(kMaxQueueBatch, held.size() - i)),
+                                            log_->visibility_timeout());
+      extended = std::chrono::steady_clock::now();
+    }
   }
   // A receipt that failed to delete is stale: its message was delivered again and is replayed
   // into the idempotent store.
@@ -65,8 +116,17 @@ std::size_t Consumer::round(ConsumerStats& stats) {
   return received;
 }
 
+bool Consumer::pause_unless_stopped(std::chrono::milliseconds pause) const {
+  const auto until = std::chrono::steady_clock::now() + pause;
+  while (std::chrono::steady_clock::now() < until) {
+    if (options_.stop && options_.stop->load()) return false;
+    std::this_thread::sleep_for(std::min(pause, std::chrono::milliseconds(50)));
+  }
+  return !(options_.stop && options_.stop->load());
+}
+
 std::vector<bool> Consumer::store_records(const std::vector<Record>& records, const std::vector<std::string>& bodies,
-                                          ConsumerStats& stats) {
+                                          ConsumerStats& stats, bool& store_down) {
   std::vector<bool> settled(records.size(), false);
   if (records.empty()) return settled;
   std::vector<std::size_t> todo(records.size());
@@ -82,7 +142,8 @@ std::vector<bool> Consumer::store_records(const std::vector<Record>& records, co
         options_.retry, [&] { failures = store_.upsert_batch(whole ? std::span<const Record>(records) : part); },
         [&] { ++stats.store_retries; });
     if (!o.ok) {
-      ++stats.store_failures;  // not deleted: the messages come back after their visibility timeout
+      ++stats.store_failures;  // not deleted: held while the store is down, else back after their timeout
+      if (!o.permanent) store_down = true;
       break;
     }
     std::vector<bool> failed(todo.size(), false);

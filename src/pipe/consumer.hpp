@@ -3,7 +3,9 @@
 // a consumer crash replays records, which the store's upsert absorbs. A stamp patch whose record
 // is not stored yet is left undeleted and comes back after the visibility timeout. A body that is
 // no log message is dead-lettered, and so is a record the store refuses for good (a permanent
-// per-record failure). Store failures that a retry can help are retried with backoff.
+// per-record failure). Store failures that a retry can help are retried with backoff; while the
+// store stays down the consumer holds its round (extending the messages' visibility) instead of
+// receiving more, so the log stream keeps the records and their receive counts do not grow.
 #pragma once
 
 #include <atomic>
@@ -41,6 +43,7 @@ struct ConsumerStats {
   std::uint64_t store_failures = 0;   // store calls that failed after their retries
   std::uint64_t store_retries = 0;
   std::uint64_t rejected_records = 0; // refused by the store for good: dead-lettered (store_failed)
+  std::uint64_t store_outage_waits = 0;  // pauses with a round's messages held while the store was down
   std::int64_t elapsed_ns = 0;
 };
 
@@ -53,9 +56,12 @@ class Consumer {
   // One round: receive up to max_records_per_write, store, delete. Returns messages received.
   std::size_t round(ConsumerStats& stats);
   // Stores `records`; returns, per record, whether it is settled (stored, or dead-lettered as
-  // refused). Unsettled records keep their messages.
+  // refused). Unsettled records keep their messages. Sets `store_down` when a store call failed
+  // after its retries with an error a later retry may pass.
   std::vector<bool> store_records(const std::vector<Record>& records, const std::vector<std::string>& bodies,
-                                  ConsumerStats& stats);
+                                  ConsumerStats& stats, bool& store_down);
+  // Sleeps `pause` unless a stop is asked meanwhile; false when stopping.
+  bool pause_unless_stopped(std::chrono::milliseconds pause) const;
 
   std::shared_ptr<Queue> log_;
   Store& store_;

@@ -23,6 +23,13 @@ QueueStatus Queue::status() {
   return s;
 }
 
+bool Queue::send_to_dead_letters(const std::string&, const std::string& body, const std::string&) {
+  const auto dead = dead_letter_queue();
+  if (!dead) return false;
+  send_all(*dead, std::span<const std::string>(&body, 1));
+  return true;
+}
+
 std::vector<std::optional<EntryFailure>> check_send_batch(std::span<const std::string> bodies,
                                                           std::size_t max_message_bytes, const std::string& url) {
   if (bodies.empty() || bodies.size() > kMaxQueueBatch)

@@ -111,6 +111,13 @@ class Queue {
   [[nodiscard]] virtual QueueCounts counts() = 0;
   // The dead-letter queue, or nullptr when max_receives is 0 (no redrive).
   [[nodiscard]] virtual std::shared_ptr<Queue> dead_letter_queue() = 0;
+  // Copies one received message to the dead-letter queue with the reason it cannot be used (bad
+  // input: any other delivery would fail the same way), so the operator finds it where the
+  // redrive policy puts the rest. The caller still deletes it by receipt. Returns false when there
+  // is no dead-letter queue (max_receives 0). The default sends the body alone; a backend that can
+  // keep the reason beside the body (Redis: fields of the DLQ entry) overrides it.
+  [[nodiscard]] virtual bool send_to_dead_letters(const std::string& receipt, const std::string& body,
+                                                  const std::string& reason);
   // counts() and the dead-letter queue's counts(); a backend that knows more (the oldest
   // message's age, its consumers) overrides this.
   [[nodiscard]] virtual QueueStatus status();

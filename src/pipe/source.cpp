@@ -70,6 +70,10 @@ std::vector<std::string> QueueSource::ack(std::span<const std::string> receipts)
   return failed;
 }
 
+void QueueSource::dead_letter(const SourceEntry& entry, const std::string& reason) {
+  if (!entry.receipt.empty()) (void)queue_->send_to_dead_letters(entry.receipt, entry.body, reason);
+}
+
 void QueueSource::extend(std::span<const std::string> receipts, std::chrono::milliseconds timeout) {
   // A stale receipt needs nothing: its message is already back or gone.
   for (std::size_t i = 0; i < receipts.size(); i += kMaxQueueBatch)

@@ -52,6 +52,9 @@ class Source {
   // Keeps the given entries invisible for a while longer (no-op for files).
   virtual void extend(std::span<const std::string> receipts, std::chrono::milliseconds timeout) = 0;
   virtual bool has_acks() const = 0;
+  // Copies an entry the worker cannot use (bad input) to the source's dead-letter queue with the
+  // reason, where the source has one; the entry is still acknowledged as usual. No-op for files.
+  virtual void dead_letter(const SourceEntry&, const std::string& /*reason*/) {}
   // Items the source expects to deliver in all (0 = unknown), for the progress bar.
   virtual std::size_t expected() const = 0;
 };
@@ -83,6 +86,8 @@ class QueueSource final : public Source {
   std::vector<std::string> ack(std::span<const std::string> receipts) override;
   void extend(std::span<const std::string> receipts, std::chrono::milliseconds timeout) override;
   bool has_acks() const override { return true; }
+  // Sends the body with the reason to the queue's dead-letter queue (send_to_dead_letters).
+  void dead_letter(const SourceEntry& entry, const std::string& reason) override;
   std::size_t expected() const override { return expected_; }
   Queue& queue() { return *queue_; }
 

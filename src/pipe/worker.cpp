@@ -79,6 +79,12 @@ void Worker::dead_letter_item(Batch& b, std::size_t i, const std::string& kind, 
   const SourceEntry& e = b.entries[i];
   std::string payload = !e.body.empty() ? e.body : (e.source ? e.source->prompt_json : std::string());
   dead_letters_.add(DeadLetter{kind, e.origin, tokenizer, reason, std::move(payload)});
+  // Also where an operator of a shared queue looks (STREAM-dlq, `overhead status`), not only in
+  // this worker's file. The file holds the letter either way, so a failed copy loses nothing.
+  try {
+    source_.dead_letter(e, kind + ": " + reason);
+  } catch (const std::exception&) {
+  }
   bad_.fetch_add(1, std::memory_order_relaxed);
   item_settled(b);
 }

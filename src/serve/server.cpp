@@ -40,6 +40,12 @@ Server::Server(ServerOptions options)
   http.set_read_timeout(options_.read_timeout_s, 0);
   http.set_write_timeout(options_.write_timeout_s, 0);
   http.set_keep_alive_timeout(options_.idle_timeout_s);
+  // httplib writes the headers and the body of an answer in separate sends; with Nagle on, the
+  // body then waits for the client's delayed ACK (about 40 ms on Linux) on a kept-alive connection.
+  http.set_tcp_nodelay(true);
+  // httplib closes a kept-alive connection after 5 requests by default; a client pool (wrk, the
+  // openai client) would then reconnect every few requests.
+  http.set_keep_alive_max_count(1000);
   if (options_.threads > 0) {
     const int n = options_.threads;
     http.new_task_queue = [n] { return new httplib::ThreadPool(static_cast<std::size_t>(n)); };

@@ -189,10 +189,10 @@ def main():
         return None
 
     # Ready = a worker and a consumer have each read from their stream (a worker has loaded its
-    # tokenizers); the kill window starts there.
+    # tokenizers); the kills may start from there.
     while True:
         if time.monotonic() > deadline:
-            return give_up("timeout before every process was ready")
+            return give_up("timeout before a worker and a consumer were ready")
         if (quit := [r for r in roles if not r.running()]):
             return give_up(f"{quit[0].name} exited before it was ready, code {quit[0].proc.returncode}")
         held = holdings()

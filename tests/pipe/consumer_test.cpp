@@ -1,10 +1,12 @@
 // The consumer against a store that fails: records refused for now are retried alone (and then
 // stored), records refused for good are dead-lettered and their messages deleted, and a store
-// that fails as a whole leaves every message to come back.
+// that fails as a whole holds the round until it is back (or leaves it to come back on a stop).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "backends/open.hpp"
 #include "pipe/consumer.hpp"
@@ -21,7 +23,10 @@ class PickyStore final : public Store {
   void upsert(const Record& r) override { rows_[{r.experiment_tokenizer, r.id}] = r; }
   std::vector<UpsertFailure> upsert_batch(std::span<const Record> records) override {
     ++batches;
-    if (down) throw StoreError("picky: connection refused", Failure::transient);
+    if (down || down_calls > 0) {
+      --down_calls;
+      throw StoreError("picky: connection refused", Failure::transient);
+    }
     std::vector<UpsertFailure> out;
     for (std::size_t i = 0; i < records.size(); ++i) {
       const std::string& id = records[i].id;
@@ -38,6 +43,7 @@ class PickyStore final : public Store {
   const std::string& url() const override { return url_; }
 
   bool down = false;
+  int down_calls = 0;  // fail this many calls as a whole, then work
   int batches = 0;
   std::set<std::string> ids() const {
     std::set<std::string> out;
@@ -92,17 +98,44 @@ TEST(Consumer, RetriesOnlyTheThrottledRecordsAndDeadLettersTheRefused) {
   EXPECT_EQ(log->counts().visible + log->counts().in_flight, 0u);
 }
 
-TEST(Consumer, AStoreDownLeavesTheMessagesToComeBack) {
+// A store that is down past the retries: the consumer holds its round (receives nothing more, so
+// no message is delivered twice and none moves nearer the dead-letter queue) and stores it when
+// the store is back. Before the fix it received the rest of the log and let the round come back.
+TEST(Consumer, AStoreDownHoldsTheRoundAndStoresItWhenTheStoreIsBack) {
   auto log = log_with({"a", "b"});
   PickyStore store;
-  store.down = true;
+  store.down_calls = 7;  // two rounds of 3 attempts fail whole, the third round's first try too
   DeadLetterSink dead;
   ConsumerOptions o = quick();
   o.retry.attempts = 3;
   const ConsumerStats s = Consumer(log, store, dead, o).run();
-  EXPECT_EQ(store.batches, 3);  // transient: retried up to the attempts
-  EXPECT_EQ(s.store_failures, 1u);
+  EXPECT_EQ(store.ids(), (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(s.messages, 2u);  // each received once: held, never redelivered
+  EXPECT_EQ(s.store_failures, 2u);
+  EXPECT_EQ(s.store_outage_waits, 2u);
+  EXPECT_EQ(s.records, 2u);
+  EXPECT_EQ(dead.total(), 0u);
+  EXPECT_EQ(log->counts().visible + log->counts().in_flight, 0u);
+}
+
+TEST(Consumer, AStopWhileTheStoreIsDownLeavesTheMessagesToComeBack) {
+  auto log = log_with({"a", "b"});
+  PickyStore store;
+  store.down = true;
+  DeadLetterSink dead;
+  std::atomic<bool> stop{false};
+  ConsumerOptions o = quick();
+  o.retry.attempts = 3;
+  o.stop = &stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  const ConsumerStats s = Consumer(log, store, dead, o).run();
+  stopper.join();
+  EXPECT_GE(s.store_failures, 1u);
   EXPECT_EQ(s.records, 0u);
+  EXPECT_EQ(s.messages, 2u);
   EXPECT_EQ(dead.total(), 0u);
   EXPECT_EQ(log->counts().in_flight, 2u);  // not deleted
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Regenerates the simulator's validation fixtures in tests/cost/fixtures/: measured runs of case 5
+# on the embedded default (mem: queues, sqlite: store, the seed's three tokenizers) in several
+# configurations, each kept as its per-item timeline (timeline CSV, gzipped) and the fit that
+# `overhead analyze` makes of it (fits.json). The validation test fits on one run and predicts
+# the others (tests/cost/validation_test.cpp).
+#
+#   bash scripts/make_cost_fixtures.sh [RECORDS_PER_HALF]   # default 1200 (x 3 tokenizers per run)
+#
+# The bundled MT-Bench records are split in two halves (first and second half of the file); runs
+# are named by half, workers, batch size and prefetch. All configurations run back to back in REPS
+# rounds (default 8): on a shared machine the neighbours' load bursts stretch a run by up to 4x, so
+# one run of a configuration says little. Every run's measured total and p50/p99 cycle go to
+# rounds.tsv (the test compares predictions with their medians over rounds); the timelines and
+# fits kept are those of the round with the median summed total (a typical round).
+set -euo pipefail
+command -v jq > /dev/null || { echo "make_cost_fixtures: jq missing: run scripts/setup.sh" >&2; exit 1; }
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${OVERHEAD_BIN:-$ROOT/build/overhead}
+OUT=$ROOT/tests/cost/fixtures
+PER_HALF=${1:-1200}
+WORK=$(mktemp -d /tmp/overhead-cost-fixtures.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+[ -x "$BIN" ] || { echo "make_cost_fixtures: $BIN missing: run make" >&2; exit 1; }
+
+total=$(zcat "$ROOT/data/jmtbench/records.jsonl.gz" | wc -l)
+half=$((total / 2))
+zcat "$ROOT/data/jmtbench/records.jsonl.gz" | awk -v h="$half" -v n="$PER_HALF" -v a="$WORK/half_a.jsonl" -v b="$WORK/half_b.jsonl" \
+  'NR <= h && NR <= n { print > a } NR > h && NR <= h + n { print > b }'
+
+# name half workers batch prefetch
+RUNS=(
+  "a_w1_b10_off a 1 10 off"
+  "a_w2_b10_off a 2 10 off"
+  "a_w1_b5_off a 1 5 off"
+  "a_w1_b10_on a 1 10 on"
+  "b_w1_b10_off b 1 10 off"
+  "b_w2_b10_on b 2 10 on"
+)
+REPS=${REPS:-8}
+mkdir -p "$OUT"
+{
+  echo "# Measured runs of case 5 (tests/cost/fixtures, by scripts/make_cost_fixtures.sh)"
+  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# $REPS rounds of every configuration back to back; the timelines and fits are the runs of the round with"
+  echo "# the median summed total; rounds.tsv has every run's measured total and p50/p99 cycle (for the medians)"
+} > "$OUT/runs.tsv"
+for rep in $(seq 1 "$REPS"); do
+  sum=0
+  for run in "${RUNS[@]}"; do
+    read -r name part workers batch prefetch <<<"$run"
+    dir=$WORK/$rep/$name
+    mkdir -p "$WORK/$rep"
+    "$BIN" run --case 5 --data "$WORK/half_$part.jsonl" --workers "$workers" --batch "$batch" --prefetch "$prefetch" \
+      --experiment "$name" --out "$dir" --no-report --no-progress --allow-failures > "$dir.log"
+    t=$(jq '.cases[0].total_s' "$dir/summary.json")
+    echo "$t" > "$dir.total"
+    sum=$(awk -v a="$sum" -v b="$t" 'BEGIN { print a + b }')
+    # The run's measured figures (the analysis' definitions), for the median over rounds.
+    "$BIN" simulate --replay "sqlite:$dir/records.db" --experiment "$name-case5" --write-timeline "$dir/timeline.csv" > /dev/null
+    "$BIN" simulate --replay "$dir/timeline.csv" --measured-only --json > "$dir.measured.json"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$rep" "$name" "$(jq '.measured_total_s' "$dir.measured.json")" \
+      "$(jq '.measured_cycle_us.p50' "$dir.measured.json")" "$(jq '.measured_cycle_us.p99' "$dir.measured.json")" >> "$WORK/rounds.tsv"
+  done
+  echo "$sum" > "$WORK/$rep.sum"
+  echo "# round $rep: $(for run in "${RUNS[@]}"; do read -r name _ <<<"$run"; printf '%s=%.3f ' "$name" "$(cat "$WORK/$rep/$name.total")"; done)(load $(cut -d' ' -f1 /proc/loadavg))" >> "$OUT/runs.tsv"
+  echo "make_cost_fixtures: round $rep done, summed total $sum s (load $(cut -d' ' -f1 /proc/loadavg))"
+done
+best=$(for rep in $(seq 1 "$REPS"); do echo "$(cat "$WORK/$rep.sum") $rep"; done | sort -g | sed -n "$(((REPS + 1) / 2))p" | cut -d' ' -f2)
+echo "# kept: round $best" >> "$OUT/runs.tsv"
+echo "# name	half	records	workers	batch	prefetch	total_s" >> "$OUT/runs.tsv"
+for run in "${RUNS[@]}"; do
+  read -r name part workers batch prefetch <<<"$run"
+  dir=$WORK/$best/$name
+  "$BIN" analyze --store "sqlite:$dir/records.db" --out "$dir/report" --no-png > /dev/null
+  cp "$dir/report/fits.json" "$OUT/$name.fits.json"
+  gzip -n -9 < "$dir/timeline.csv" > "$OUT/$name.timeline.csv.gz"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$part" "$PER_HALF" "$workers" "$batch" "$prefetch" "$(cat "$dir.total")" >> "$OUT/runs.tsv"
+done
+echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/runs.tsv"
+{ echo "round	name	total_s	p50_us	p99_us"; cat "$WORK/rounds.tsv"; } > "$OUT/rounds.tsv"

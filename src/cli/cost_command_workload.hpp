@@ -1,0 +1,26 @@
+// The workload of `overhead cost --workload FILE.jsonl[.gz]`: per record of the seed's JSONL, the
+// input tokens as the seed counted them (the prompt rendered through the tokenizer's chat template,
+// then encoded: pipe::ChatTokenProcessor) and the output tokens of its `answer` encoded by the
+// same tokenizer without special tokens. A record the template refuses or without an answer is
+// counted and left out, never guessed.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "cost/cost_model.hpp"
+
+namespace overhead::cli {
+
+struct RecordsWorkload {
+  cost::Workload workload;
+  std::size_t left_out = 0;  // bad lines, refused prompts, missing answers
+};
+
+// Throws cost::CostError when the file cannot be read or no record is usable.
+RecordsWorkload workload_from_records(const std::string& path, const std::string& tokenizer);
+
+// True when --workload names a file rather than in=N,out=M.
+bool is_records_workload(const std::string& workload);
+
+}  // namespace overhead::cli

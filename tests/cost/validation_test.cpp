@@ -1,0 +1,192 @@
+// The simulator against measured runs it was not fitted on (tests/cost/fixtures/, made by
+// scripts/make_cost_fixtures.sh): case 5 on the embedded default in six configurations, each run
+// in several rounds back to back. On a shared 2-core machine one run of a configuration swings by
+// 30% and more with the neighbours' load, so the measured figures compared are the medians over
+// the rounds (rounds.tsv). The fit of the base run (1 worker, batch 10, prefetch off, half a of
+// the records: its fits.json, model b per tokenizer) and its spread around that fit predict the
+// total time and the p50/p99 cycle time of the others. A prediction of the fitted run itself
+// would prove nothing (an OLS fit with an intercept reproduces the sum of its own data), so it is
+// only a sanity check. Which figures meet 10% and which do not, and why: tests/cost/fixtures/README.md.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "cost/closed_batch.hpp"
+#include "cost/replay_inputs.hpp"
+#include "cost/timeline.hpp"
+#include "pipe/record.hpp"
+#include "report/item_table.hpp"
+
+namespace overhead::cost {
+namespace {
+
+const std::string kFixtures = std::string(OVERHEAD_SOURCE_DIR) + "/tests/cost/fixtures/";
+
+struct RunConfig {
+  const char* name;
+  int workers;
+  std::size_t batch;
+  bool prefetch;
+};
+constexpr RunConfig kBase = {"a_w1_b10_off", 1, 10, false};  // half a of the records, 1 worker, batch 10, no prefetch
+
+struct Figures {
+  double total_s = 0, p50_us = 0, p99_us = 0;
+};
+
+// Medians over the rounds of rounds.tsv (round, name, total_s, p50_us, p99_us).
+Figures measured_medians(const std::string& name) {
+  std::ifstream in(kFixtures + "rounds.tsv");
+  std::string line;
+  std::vector<double> total, p50, p99;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    std::string round, run;
+    double t = 0, a = 0, b = 0;
+    if (!(row >> round >> run >> t >> a >> b)) continue;
+    if (run != name) continue;
+    total.push_back(t);
+    p50.push_back(a);
+    p99.push_back(b);
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  return {median(total), median(p50), median(p99)};
+}
+
+struct Errors {
+  double total = 0, p50 = 0, p99 = 0;  // predicted / measured - 1
+};
+
+std::vector<TimelineItem> timeline(const char* name) { return read_timeline(kFixtures + name + ".timeline.csv.gz"); }
+
+// Predicts `target` from the fit and spread of `fitted`; `spread` false gives E exactly as fitted
+// and `turnover` false drops the batch-boundary term (the naive models).
+// `against_own_run` compares with the target's kept run instead of the medians over rounds.
+Errors predict(const RunConfig& target, const RunConfig& fitted, bool spread = true, bool turnover = true,
+               bool against_own_run = false) {
+  auto fits = e_batch_from_fits(kFixtures + fitted.name + ".fits.json", 5);
+  const auto base = timeline(fitted.name);
+  ClosedBatchConfig c;
+  c.workers = target.workers;
+  c.batch = target.batch;
+  c.prefetch = target.prefetch;
+  c.replications = 20;
+  if (spread) {
+    const auto pools = spread_pools(base, fits);
+    c.spread = pools.plain;
+    c.turnover_spread = pools.turnover;
+  }
+  if (!turnover)
+    for (auto& [name, e] : fits) e.turnover_us = 0;
+  const auto run = timeline(target.name);
+  const auto in = replay_items(run, fits);
+  const auto p = simulate_closed_batch(in.items, in.fits, c);
+  Figures m;
+  if (against_own_run) {
+    const auto own = measure(run);
+    m = {own.total_s, own.cycle_us.p50, own.cycle_us.p99};
+  } else {
+    m = measured_medians(target.name);
+  }
+  EXPECT_GT(m.total_s, 0) << target.name << ": no measured figures";
+  const Errors e{p.total_s / m.total_s - 1, p.cycle_us.p50 / m.p50_us - 1, p.cycle_us.p99 / m.p99_us - 1};
+  std::printf("%-14s from %-14s%s%s: total %.4f s vs %.4f (%+.1f%%), p50 %.1f us vs %.1f (%+.1f%%), p99 %.0f us vs %.0f (%+.1f%%)\n",
+              target.name, fitted.name, spread ? "" : " (no spread)", turnover ? "" : " (no turnover term)", p.total_s,
+              m.total_s, 100 * e.total, p.cycle_us.p50, m.p50_us, 100 * e.p50, p.cycle_us.p99, m.p99_us, 100 * e.p99);
+  return e;
+}
+
+TEST(Validation, MeasuredFiguresFollowTheAnalysisDefinitions) {
+  // The same run through report::build_item_table (what `overhead analyze` fits on) and through
+  // cost::measure must give the same cycles and wall time.
+  const auto run = timeline(kBase.name);
+  std::vector<pipe::Record> records;
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    pipe::Record r;
+    r.experiment = "validation";
+    r.tokenizer = run[i].tokenizer;
+    r.experiment_tokenizer = r.experiment + "#" + r.tokenizer;
+    r.id = std::to_string(i);
+    r.case_number = 5;
+    r.worker = run[i].worker;
+    r.seq = run[i].seq;
+    r.batch = run[i].batch;
+    r.batch_boundary = run[i].boundary;
+    r.token_count = static_cast<std::int64_t>(run[i].tokens);
+    r.received = 1'000'000 + run[i].start_us * 1000;  // 0 would read as "no stamp"
+    r.input_deleted = 1'000'000 + run[i].last_us * 1000;
+    records.push_back(r);
+  }
+  const auto table = report::build_item_table(records);
+  const auto m = measure(run);
+  ASSERT_EQ(table.runs.size(), 1u);
+  EXPECT_NEAR(table.runs[0].wall_us / 1e6, m.total_s, 1e-9);
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    ASSERT_EQ(std::isfinite(table.cycle_us[i]), std::isfinite(m.cycles_us[i])) << i;
+    if (std::isfinite(m.cycles_us[i])) {
+      EXPECT_DOUBLE_EQ(table.cycle_us[i], m.cycles_us[i]) << i;
+    }
+    EXPECT_EQ(table.turnover[i] != 0, m.turnover[i]) << i;
+  }
+}
+
+TEST(Validation, TheFittedRunItself) {
+  // Not a proof (see the top): the deterministic total of the fitted run comes out exactly.
+  EXPECT_NEAR(predict(kBase, kBase, false, true, true).total, 0, 1e-3);
+}
+
+}  // namespace
+}  // namespace overhead::cost
+
+namespace overhead::cost {
+namespace {
+
+constexpr RunConfig kTargets[] = {
+    {"a_w2_b10_off", 2, 10, false},  // 2 workers from the 1-worker fit
+    {"a_w1_b5_off", 1, 5, false},    // batch 5 from batch 10
+    {"a_w1_b10_on", 1, 10, true},    // prefetch on from off
+    {"b_w1_b10_off", 1, 10, false},  // the other half of the records
+    {"b_w2_b10_on", 2, 10, true},    // all at once: other half, 2 workers, prefetch on (the default)
+};
+
+// What meets 10% on these fixtures, against the medians over 8 rounds (README.md beside them has
+// the figures): the p50 cycle of batch 5, of the other half of the records and of the combined
+// change (other half, 2 workers, prefetch on). The totals and the p99s miss: on a shared 2-core
+// machine at a load average of 12-14 they are set by how long the neighbours deschedule the
+// worker, which moved the same configuration's total between 0.64 and 3.9 s across rounds, and a
+// fit of one run carries that run's share of it. Two workers and prefetch on also miss the p50:
+// with the consumer, the publishers and a second busy thread on 2 cores, a worker's own cycle
+// gets slower, which a model of independent workers cannot know from a 1-worker fit.
+TEST(Validation, PredictsRunsItWasNotFittedOn) {
+  std::map<std::string, Errors> errors;
+  for (const auto& target : kTargets) errors[target.name] = predict(target, kBase);
+  for (const char* name : {"a_w1_b5_off", "b_w1_b10_off", "b_w2_b10_on"})
+    EXPECT_LE(std::fabs(errors[name].p50), 0.10) << name << ": p50 cycle";
+}
+
+TEST(Validation, NaiveModelsMiss) {
+  // E as fitted, without the fitted run's spread: every item costs its mean, so the p50 lands far
+  // above the measured one (most items are fast; the mean carries the rare descheduled ones) and
+  // the p99 far below. The comparison above can fail, and does for this model.
+  const Errors naive = predict({"b_w1_b10_off", 1, 10, false}, kBase, false);
+  EXPECT_GT(naive.p50, 0.5);
+  EXPECT_LT(naive.p99, -0.5);
+  // Without the batch-boundary term, batch 5 costs what batch 10 does: the total falls by the
+  // fitted alpha2 per extra turnover.
+  const Errors with_term = predict({"a_w1_b5_off", 1, 5, false}, kBase, false);
+  const Errors without = predict({"a_w1_b5_off", 1, 5, false}, kBase, false, false);
+  EXPECT_LT(without.total, with_term.total);
+}
+
+}  // namespace
+}  // namespace overhead::cost
