@@ -7,7 +7,7 @@ JOBS      ?= $(shell nproc)
 # cheap. Recursive (=) so it is looked up when the recipe runs, after set-up.
 LAUNCHER   = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all setup build run test test-faults test-asan bench fuzz goldens clean
+.PHONY: all setup build run test test-faults test-asan bench fuzz goldens clean lambda-zip
 
 all: build
 
@@ -46,6 +46,11 @@ fuzz: setup
 
 goldens: build
 	@bash scripts/make_goldens.sh
+
+# The deployable AWS Lambda zip of `overhead lambda` (bootstrap + binary + its shared libraries;
+# README "The consumer as a Lambda").
+lambda-zip: build
+	@bash scripts/make_lambda_zip.sh $(BUILD) $(BUILD)/overhead-lambda.zip
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN)

@@ -98,7 +98,7 @@ pipe::Record record(int i) {
 
 void BatchWriteItem(benchmark::State& state) {
   std::string endpoint = loopback().endpoint();
-  aws::JsonServiceEndpoint e{"dynamodb", "DynamoDB_20120810", "us-east-1", endpoint, ""};
+  aws::JsonServiceEndpoint e{"dynamodb", "DynamoDB_20120810", "us-east-1", endpoint, "", ""};
   e.host = aws::endpoint_host(e.endpoint);
   aws::JsonProtocolClient client(e);
   std::vector<pipe::Record> records;

@@ -21,6 +21,7 @@ PACKAGES=(
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
   sqlite3                                                    # serve test: reads the gateway's store from node
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
+  zip binutils                                               # make lambda-zip: the zip, and strip
 )
 
 # Node.js with npm fetches the tokenizer files and runs the references. A machine may already have

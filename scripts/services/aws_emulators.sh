@@ -45,28 +45,24 @@ dynamodb_answers() {
 
 # dynalite on a free port (in memory; create/delete/update take no time, as tests make many
 # short-lived tables), appended to DIR/aws.env.
+launch_dynalite() {
+  node "$modules/dynalite/cli.js" --host 127.0.0.1 --port "$1" --createTableMs 0 --deleteTableMs 0 \
+    --updateTableMs 0 </dev/null >"$data/dynamodb.log" 2>&1 &
+}
+
 start_dynamodb() {
   local modules=$1
-  for attempt in 1 2 3 4 5; do
-    local port; port=$(pick_free_port)
-    node "$modules/dynalite/cli.js" --host 127.0.0.1 --port "$port" --createTableMs 0 --deleteTableMs 0 \
-      --updateTableMs 0 </dev/null >"$data/dynamodb.log" 2>&1 &
-    local pid=$!
-    echo "$pid" > "$dynamodb_pidfile"
-    if wait_until 20 dynamodb_answers "$port"; then
-      cat >> "$dir/aws.env" <<ENV
-AWS_DYNAMODB_ENDPOINT=http://127.0.0.1:$port
-AWS_DYNAMODB_PORT=$port
-AWS_DYNAMODB_PID=$pid
+  start_on_free_port dynalite "$dynamodb_pidfile" "$data/dynamodb.log" launch_dynalite dynamodb_answers
+  cat >> "$dir/aws.env" <<ENV
+AWS_DYNAMODB_ENDPOINT=http://127.0.0.1:$STARTED_PORT
+AWS_DYNAMODB_PORT=$STARTED_PORT
+AWS_DYNAMODB_PID=$STARTED_PID
 ENV
-      echo "aws_emulators.sh: dynalite pid $pid on 127.0.0.1:$port"
-      return 0
-    fi
-    stop_pidfile "$dynamodb_pidfile" KILL 1
-    echo "aws_emulators.sh: dynalite start on port $port failed (attempt $attempt), trying another port" >&2
-  done
-  echo "aws_emulators.sh: could not start dynalite; see $data/dynamodb.log" >&2
-  exit 1
+  echo "aws_emulators.sh: dynalite pid $STARTED_PID on 127.0.0.1:$STARTED_PORT"
+}
+
+launch_sqs() {
+  NODE_PATH="$modules" node "$root/tests/aws/sqs_emulator.js" 127.0.0.1 "$1" </dev/null >"$data/sqs.log" 2>&1 &
 }
 
 start() {
@@ -76,27 +72,15 @@ start() {
     echo "aws_emulators.sh: already running (sqs pid $(cat "$sqs_pidfile"))"; return 0
   fi
   local modules; modules=$("$root/scripts/install_aws_tools.sh" | tail -n 1)
-  for attempt in 1 2 3 4 5; do
-    local port; port=$(pick_free_port)
-    NODE_PATH="$modules" node "$root/tests/aws/sqs_emulator.js" 127.0.0.1 "$port" </dev/null >"$data/sqs.log" 2>&1 &
-    local pid=$!
-    echo "$pid" > "$sqs_pidfile"
-    if wait_until 20 sqs_answers "$port"; then
-      cat > "$dir/aws.env" <<ENV
-AWS_SQS_ENDPOINT=http://127.0.0.1:$port
-AWS_SQS_PORT=$port
-AWS_SQS_PID=$pid
+  start_on_free_port local-aws-sqs "$sqs_pidfile" "$data/sqs.log" launch_sqs sqs_answers
+  cat > "$dir/aws.env" <<ENV
+AWS_SQS_ENDPOINT=http://127.0.0.1:$STARTED_PORT
+AWS_SQS_PORT=$STARTED_PORT
+AWS_SQS_PID=$STARTED_PID
 AWS_EMULATOR_REGION=$region
 ENV
-      echo "aws_emulators.sh: local-aws-sqs pid $pid on 127.0.0.1:$port"
-      start_dynamodb "$modules"
-      return 0
-    fi
-    stop_pidfile "$sqs_pidfile" KILL 1
-    echo "aws_emulators.sh: sqs start on port $port failed (attempt $attempt), trying another port" >&2
-  done
-  echo "aws_emulators.sh: could not start local-aws-sqs; see $data/sqs.log" >&2
-  exit 1
+  echo "aws_emulators.sh: local-aws-sqs pid $STARTED_PID on 127.0.0.1:$STARTED_PORT"
+  start_dynamodb "$modules"
 }
 
 # --- S3 (s3rver)
@@ -106,33 +90,25 @@ s3_bucket=overhead-test
 # Answers when s3rver serves the bucket made at start (anonymous ListObjects), not just a TCP accept.
 s3_answers() { curl -sf -m 2 "http://127.0.0.1:$1/$s3_bucket" >/dev/null; }
 
+launch_s3rver() {
+  node "$modules/s3rver/bin/s3rver.js" -d "$data/s3" -a 127.0.0.1 -p "$1" --silent --no-vhost-buckets \
+    --configure-bucket "$s3_bucket" </dev/null >"$data/s3.log" 2>&1 &
+}
+
 start_s3() {
   if [ -f "$s3_pidfile" ] && kill -0 "$(cat "$s3_pidfile")" 2>/dev/null; then
     echo "aws_emulators.sh: already running (s3 pid $(cat "$s3_pidfile"))"; return 0
   fi
   local modules; modules=$("$root/scripts/install_aws_tools.sh" | tail -n 1)
   rm -rf "$data/s3"; mkdir -p "$data/s3"
-  for attempt in 1 2 3 4 5; do
-    local port; port=$(pick_free_port)
-    node "$modules/s3rver/bin/s3rver.js" -d "$data/s3" -a 127.0.0.1 -p "$port" --silent --no-vhost-buckets \
-      --configure-bucket "$s3_bucket" </dev/null >"$data/s3.log" 2>&1 &
-    local pid=$!
-    echo "$pid" > "$s3_pidfile"
-    if wait_until 20 s3_answers "$port"; then
-      cat >> "$dir/aws.env" <<ENV
-AWS_S3_ENDPOINT=http://127.0.0.1:$port
-AWS_S3_PORT=$port
-AWS_S3_PID=$pid
+  start_on_free_port s3rver "$s3_pidfile" "$data/s3.log" launch_s3rver s3_answers
+  cat >> "$dir/aws.env" <<ENV
+AWS_S3_ENDPOINT=http://127.0.0.1:$STARTED_PORT
+AWS_S3_PORT=$STARTED_PORT
+AWS_S3_PID=$STARTED_PID
 AWS_S3_BUCKET=$s3_bucket
 ENV
-      echo "aws_emulators.sh: s3rver pid $pid on 127.0.0.1:$port"
-      return 0
-    fi
-    stop_pidfile "$s3_pidfile" KILL 1
-    echo "aws_emulators.sh: s3 start on port $port failed (attempt $attempt), trying another port" >&2
-  done
-  echo "aws_emulators.sh: could not start s3rver; see $data/s3.log" >&2
-  exit 1
+  echo "aws_emulators.sh: s3rver pid $STARTED_PID on 127.0.0.1:$STARTED_PORT"
 }
 
 case "$cmd" in

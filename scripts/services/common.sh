@@ -43,3 +43,26 @@ stop_pidfile() {
 }
 
 random_secret() { head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+# start_on_free_port NAME PIDFILE LOG LAUNCH READY: starts a server on a free 127.0.0.1 port,
+# trying up to five ports, since another process may take a picked port before the server binds
+# it. `LAUNCH PORT` starts the server in the background (its pid is $!); `READY PORT` succeeds once
+# it answers. On success sets STARTED_PORT and STARTED_PID; after five failures it exits 1,
+# naming LOG.
+start_on_free_port() {
+  local name=$1 pidfile=$2 log=$3 launch=$4 ready=$5 attempt port pid
+  for attempt in 1 2 3 4 5; do
+    port=$(pick_free_port)
+    "$launch" "$port"
+    pid=$!
+    echo "$pid" > "$pidfile"
+    if wait_until 20 "$ready" "$port"; then
+      STARTED_PORT=$port STARTED_PID=$pid
+      return 0
+    fi
+    stop_pidfile "$pidfile" KILL 1
+    echo "${0##*/}: $name start on port $port failed (attempt $attempt), trying another port" >&2
+  done
+  echo "${0##*/}: could not start $name; see $log" >&2
+  exit 1
+}

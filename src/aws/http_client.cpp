@@ -1,5 +1,7 @@
 #include "aws/http_client.hpp"
 
+#include <cstdlib>
+
 #include <curl/curl.h>
 
 #include <array>
@@ -152,6 +154,14 @@ HttpResponse HttpClient::send(const HttpRequest& request) {
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  // AWS_CA_BUNDLE, as the AWS SDKs read it: the CA file for TLS where this build's default path
+  // does not exist (e.g. the Lambda zip's Debian libcurl on Amazon Linux, whose bundle lives in
+  // /etc/pki/tls/certs; the zip's bootstrap sets it).
+  static const std::string ca_bundle = [] {
+    const char* v = std::getenv("AWS_CA_BUNDLE");
+    return std::string(v ? v : "");
+  }();
+  if (!ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, ca_bundle.c_str());
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &response.body);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);

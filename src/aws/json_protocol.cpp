@@ -60,7 +60,8 @@ std::chrono::milliseconds JsonProtocolClient::backoff(int retry, bool throttled)
 std::string JsonProtocolClient::call(std::string_view action, std::string_view body, std::chrono::milliseconds timeout,
                                      const std::string& shown) {
   const std::string target = endpoint_.target_prefix + "." + std::string(action);
-  const std::string what = endpoint_.service + " " + std::string(action) + " on " + shown + ": ";
+  const std::string& name = endpoint_.shown_name.empty() ? endpoint_.service : endpoint_.shown_name;
+  const std::string what = name + " " + std::string(action) + " on " + shown + ": ";
   for (int attempt = 0;; ++attempt) {
     std::string last, code;
     long status = 0;

@@ -43,6 +43,7 @@ struct JsonServiceEndpoint {
   std::string region;
   std::string endpoint;       // scheme://host[:port], no trailing slash
   std::string host;           // Host header
+  std::string shown_name;     // how errors name the service ("SQS"); the signing name when empty
 };
 
 // "https://dynamodb.us-east-1.amazonaws.com/" -> sets `endpoint` without the slash and returns the

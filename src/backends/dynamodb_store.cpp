@@ -496,7 +496,7 @@ std::unique_ptr<Store> open_dynamodb_store(const BackendUrl& u) {
     throw std::invalid_argument(
         u.describe("store", "a DynamoDB table name is 3 to 255 characters of A-Z a-z 0-9 _ - ."));
   const auto region_param = u.params.count("region") ? std::optional<std::string>(u.param("region", "")) : std::nullopt;
-  aws::JsonServiceEndpoint e{"dynamodb", "DynamoDB_20120810", "", "", ""};
+  aws::JsonServiceEndpoint e{"dynamodb", "DynamoDB_20120810", "", "", "", ""};
   try {
     e.region = aws::resolve_region(region_param, aws::process_environment());
   } catch (const aws::CredentialError& err) {

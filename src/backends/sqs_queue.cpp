@@ -9,9 +9,7 @@
 #include <thread>
 
 #include "aws/credentials.hpp"
-#include "aws/http_client.hpp"
-#include "aws/retry.hpp"
-#include "aws/sigv4.hpp"
+#include "aws/json_protocol.hpp"
 
 namespace overhead::backends {
 
@@ -33,26 +31,11 @@ struct SqsConfig {
   bool create = false;
 };
 
-// Shared by a queue and its dead-letter queue: one connection pool, one credential cache.
+// Shared by a queue and its dead-letter queue: one signed JSON-protocol client (one connection
+// pool, one credential cache, one retry policy), with SQS's wording of what failed.
 struct SqsClient {
-  std::shared_ptr<aws::HttpClient> http = std::make_shared<aws::HttpClient>();
-  aws::CredentialProvider credentials{aws::process_environment(), http};
-  std::string region, endpoint, host;
-  aws::RetryPolicy retry;
-  std::mutex rng_mutex;
-  aws::Backoff backoff{retry};
-
-  // Whether an SQS error code asks us to slow down or is the service's own fault.
-  static bool transient_code(const std::string& code) {
-    return code.find("Throttl") != std::string::npos || code.find("RequestThrottled") != std::string::npos ||
-           code.find("ServiceUnavailable") != std::string::npos || code.find("InternalError") != std::string::npos ||
-           code.find("InternalFailure") != std::string::npos || code.find("KmsThrottled") != std::string::npos;
-  }
-
-  static std::string short_code(const std::string& type) {
-    const auto hash = type.rfind('#');
-    return hash == std::string::npos ? type : type.substr(hash + 1);
-  }
+  explicit SqsClient(aws::JsonServiceEndpoint endpoint) : json_client(std::move(endpoint)) {}
+  aws::JsonProtocolClient json_client;
 
   static std::string hint(const std::string& code) {
     if (code == "QueueDoesNotExist" || code == "AWS.SimpleQueueService.NonExistentQueue")
@@ -66,53 +49,18 @@ struct SqsClient {
 
   // One SQS JSON call with retries; returns the parsed answer. Throws QueueError.
   json call(const std::string& action, const json& request, milliseconds timeout, const std::string& shown_url) {
-    const std::string body = request.dump();
-    std::string last;
-    for (int attempt = 0;; ++attempt) {
-      bool throttled = false;
-      try {
-        aws::Credentials creds = credentials.current();
-        aws::SignableRequest sreq{"POST", host, "/", {},
-                                  {{"content-type", "application/x-amz-json-1.0"},
-                                   {"x-amz-target", "AmazonSQS." + action}},
-                                  body};
-        const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-        aws::SigningScope scope{region, "sqs", now};
-        const aws::SignedHeaders signed_headers = aws::sign(sreq, creds.keys, scope);
-        aws::HttpRequest req;
-        req.method = "POST";
-        req.url = endpoint + "/";
-        req.headers = {{"Content-Type", "application/x-amz-json-1.0"}, {"X-Amz-Target", "AmazonSQS." + action}};
-        for (auto& h : signed_headers.as_list()) req.headers.push_back(h);
-        req.body = body;
-        req.timeout = timeout;
-        const aws::HttpResponse res = http->send(req);
-        if (res.status == 200) return res.body.empty() ? json::object() : json::parse(res.body);
-        json err = json::parse(res.body, nullptr, false);
-        std::string code = err.is_object() ? short_code(err.value("__type", std::string())) : std::string();
-        std::string message = err.is_object() ? err.value("message", err.value("Message", std::string())) : std::string();
-        if (code.empty()) code = "HTTP " + std::to_string(res.status);
-        last = "SQS " + action + " on " + shown_url + ": " + code + (message.empty() ? "" : ": " + message);
-        throttled = transient_code(code) || res.status == 429;
-        if (!(throttled || res.status >= 500)) throw pipe::QueueError(last + hint(code), pipe::Failure::permanent);
-      } catch (const aws::TransportError& e) {
-        last = "SQS " + action + " on " + shown_url + ": " + e.what();
-      } catch (const aws::CredentialError& e) {
-        throw pipe::QueueError("SQS " + action + " on " + shown_url + ": no credentials: " + e.what(),
-                               pipe::Failure::permanent);
-      } catch (const json::exception&) {
-        throw pipe::QueueError("SQS " + action + " on " + shown_url + ": the answer is not JSON", pipe::Failure::transient);
-      }
-      if (attempt + 1 >= retry.max_attempts) throw pipe::QueueError(last, pipe::Failure::transient);
-      milliseconds pause;
-      {
-        std::lock_guard lock(rng_mutex);
-        pause = backoff.delay(attempt, throttled);
-      }
-      std::this_thread::sleep_for(pause);
+    std::string body;
+    try {
+      body = json_client.call(action, request.dump(), timeout, shown_url);
+    } catch (const aws::JsonCallError& e) {
+      if (e.transient()) throw pipe::QueueError(e.what(), pipe::Failure::transient);
+      throw pipe::QueueError(e.what() + hint(e.code()), pipe::Failure::permanent);
     }
+    if (body.empty()) return json::object();
+    json answer = json::parse(body, nullptr, false);
+    if (answer.is_discarded())
+      throw pipe::QueueError("SQS " + action + " on " + shown_url + ": the answer is not JSON", pipe::Failure::transient);
+    return answer;
   }
 };
 
@@ -145,7 +93,7 @@ class SqsQueue final : public pipe::Queue {
     for (const auto& bad : res.value("Failed", json::array())) {
       const std::string code = bad.value("Code", std::string());
       out.at(std::stoul(bad.at("Id").get<std::string>())).failure =
-          pipe::EntryFailure{!bad.value("SenderFault", true) || SqsClient::transient_code(code),
+          pipe::EntryFailure{!bad.value("SenderFault", true) || aws::is_transient_code(code),
                              "SQS refused the message: " + code + ": " + bad.value("Message", std::string())};
     }
     return out;
@@ -281,18 +229,6 @@ class SqsQueue final : public pipe::Queue {
   std::shared_ptr<pipe::Queue> dead_letters_;
 };
 
-// "http://127.0.0.1:4566" -> Host header "127.0.0.1:4566"; checks the scheme.
-std::string endpoint_host(const pipe::BackendUrl& u, std::string& endpoint) {
-  while (endpoint.ends_with('/')) endpoint.pop_back();
-  const auto sep = endpoint.find("://");
-  if (sep == std::string::npos || (endpoint.substr(0, sep) != "http" && endpoint.substr(0, sep) != "https"))
-    throw std::invalid_argument(u.describe("queue", "endpoint must be http://HOST[:PORT] or https://HOST[:PORT]"));
-  std::string host = endpoint.substr(sep + 3);
-  if (host.find('/') != std::string::npos)
-    throw std::invalid_argument(u.describe("queue", "endpoint must not have a path"));
-  return host;
-}
-
 }  // namespace
 
 std::shared_ptr<pipe::Queue> open_sqs_queue(const pipe::BackendUrl& u, const pipe::ClockMs&) {
@@ -309,7 +245,11 @@ std::shared_ptr<pipe::Queue> open_sqs_queue(const pipe::BackendUrl& u, const pip
     throw std::invalid_argument(u.describe("queue", e.what()));
   }
   c.endpoint = u.param("endpoint", "https://sqs." + c.region + ".amazonaws.com");
-  c.host = endpoint_host(u, c.endpoint);
+  try {
+    c.host = aws::endpoint_host(c.endpoint);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(u.describe("queue", e.what()));
+  }
   // SQS counts visibility in whole seconds: a timeout under one second is rounded up to one.
   c.visibility = milliseconds(u.int_param("visibility_ms", 30000, 0, pipe::kMaxVisibilityMs));
   c.max_receives = static_cast<int>(u.int_param("max_receives", 0, 0, pipe::kMaxReceivesBound));
@@ -318,10 +258,7 @@ std::shared_ptr<pipe::Queue> open_sqs_queue(const pipe::BackendUrl& u, const pip
   c.max_wait_s = static_cast<int>(u.int_param("wait_s", 20, 0, 20));
   c.call_timeout = u.call_timeout();
   c.create = u.int_param("create", 0, 0, 1) == 1;
-  auto client = std::make_shared<SqsClient>();
-  client->region = c.region;
-  client->endpoint = c.endpoint;
-  client->host = c.host;
+  auto client = std::make_shared<SqsClient>(aws::JsonServiceEndpoint{"sqs", "AmazonSQS", c.region, c.endpoint, c.host, "SQS"});
   return std::make_shared<SqsQueue>(std::move(client), std::move(c), u.redacted());
 }
 

@@ -22,4 +22,7 @@ void add_cost_command(CLI::App& app, int& exit_code);
 // `simulate`: the discrete-event capacity simulator over the same E fit and profiles (src/cost/).
 void add_simulate_command(CLI::App& app, int& exit_code);
 
+// `lambda`: the consumer as an AWS Lambda custom runtime (lambda_command.cpp, aws/lambda_runtime.hpp).
+void add_lambda_command(CLI::App& app, int& exit_code);
+
 }  // namespace overhead::cli

@@ -40,10 +40,7 @@ class DynamoDbErrors : public ::testing::Test {
   using Handler = std::function<void(const std::string& action, const json& body, httplib::Response& res)>;
 
   void SetUp() override {
-    setenv("AWS_ACCESS_KEY_ID", "AKIDDDBERRORS", 1);
-    setenv("AWS_SECRET_ACCESS_KEY", kSecret, 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    aws::testing::use_test_keys("AKIDDDBERRORS", kSecret);
   }
 
   void serve(Handler writes) {

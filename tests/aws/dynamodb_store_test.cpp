@@ -24,28 +24,14 @@
 #include "pipe/errors.hpp"
 #include "pipe/record_fields.hpp"
 #include "store_contract.hpp"
+#include "service_env.hpp"
 
 namespace overhead::backends {
 namespace {
 
-std::string aws_env(const std::string& key) {
-  const char* path = std::getenv("OVERHEAD_AWS_ENV");
-  if (!path || !*path)
-    throw std::runtime_error("OVERHEAD_AWS_ENV is not set (run through ctest, which starts the emulators with "
-                             "scripts/services/aws_emulators.sh)");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(std::string("cannot read ") + path + " (did aws_emulators_start run?)");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
-  throw std::runtime_error(std::string(path) + ": no " + key + "= line");
-}
+std::string aws_env(const std::string& key) { return test_services::service_env("OVERHEAD_AWS_ENV", key); }
 
-std::string fresh_table() {
-  static const std::string run = std::to_string(getpid()) + "-" + std::to_string(std::random_device{}() % 100000);
-  static std::atomic<int> counter{0};
-  return "records-" + run + "-" + std::to_string(++counter);
-}
+std::string fresh_table() { return test_services::unique_name("records-"); }
 
 std::string ddb_url(const std::string& table, const std::string& params = "create=1") {
   return "dynamodb://" + table + "?region=" + aws_env("AWS_EMULATOR_REGION") +

@@ -7,11 +7,21 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 namespace overhead::aws::testing {
+
+// Static test keys in the environment, the first link of the credential chain, with no session
+// token and IMDS off, so a test against a loopback server never waits on a metadata lookup.
+inline void use_test_keys(const char* access_key_id, const char* secret) {
+  setenv("AWS_ACCESS_KEY_ID", access_key_id, 1);
+  setenv("AWS_SECRET_ACCESS_KEY", secret, 1);
+  unsetenv("AWS_SESSION_TOKEN");
+  setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+}
 
 class LoopbackServer {
  public:

@@ -72,10 +72,7 @@ TEST(S3Addressing, BadUrlsAreRefusedNamingWhatIsWrong) {
 class S3Errors : public ::testing::Test {
  protected:
   void SetUp() override {
-    setenv("AWS_ACCESS_KEY_ID", "AKIDS3ERRORS", 1);
-    setenv("AWS_SECRET_ACCESS_KEY", kSecret, 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    aws::testing::use_test_keys("AKIDS3ERRORS", kSecret);
   }
   static std::string url(const aws::testing::LoopbackServer& s) {
     return "s3://results/runs?region=eu-west-1&endpoint=" + s.url() + "&timeout_ms=2000";

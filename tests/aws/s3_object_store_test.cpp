@@ -20,23 +20,13 @@
 
 #include "backends/open.hpp"
 #include "object_store_contract.hpp"
+#include "service_env.hpp"
 #include "pipe/errors.hpp"
 
 namespace overhead::backends {
 namespace {
 
-std::string aws_env(const std::string& key) {
-  const char* path = std::getenv("OVERHEAD_AWS_ENV");
-  if (!path || !*path)
-    throw std::runtime_error("OVERHEAD_AWS_ENV is not set (run through ctest, which starts the emulators with "
-                             "scripts/services/aws_emulators.sh)");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(std::string("cannot read ") + path + " (did aws_emulators_start run?)");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
-  throw std::runtime_error(std::string(path) + ": no " + key + "= line");
-}
+std::string aws_env(const std::string& key) { return test_services::service_env("OVERHEAD_AWS_ENV", key); }
 
 std::string endpoint() { return aws_env("AWS_S3_ENDPOINT"); }
 std::string bucket() { return aws_env("AWS_S3_BUCKET"); }

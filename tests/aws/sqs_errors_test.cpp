@@ -20,10 +20,7 @@ constexpr const char* kSecret = "sqs-errors-test-secret-9f8e7d";
 class SqsErrors : public ::testing::Test {
  protected:
   void SetUp() override {
-    setenv("AWS_ACCESS_KEY_ID", "AKIDSQSERRORS", 1);
-    setenv("AWS_SECRET_ACCESS_KEY", kSecret, 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    aws::testing::use_test_keys("AKIDSQSERRORS", kSecret);
   }
   std::string url(const aws::testing::LoopbackServer& s) {
     return "sqs://work?region=eu-west-1&endpoint=" + s.url() + "&timeout_ms=2000";

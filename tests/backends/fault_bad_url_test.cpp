@@ -19,21 +19,10 @@ namespace {
 
 const std::string kWrong = "not-the-secret-4711";
 
-std::string redis(const char* key) { return fixture_env("OVERHEAD_REDIS_ENV", key); }
-std::string pg(const char* key) { return fixture_env("OVERHEAD_POSTGRES_ENV", key); }
+std::string redis(const char* key) { return service_env("OVERHEAD_REDIS_ENV", key); }
+std::string pg(const char* key) { return service_env("OVERHEAD_POSTGRES_ENV", key); }
 
-// A port on 127.0.0.1 that nothing listens on: bound, read, closed.
-int closed_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind failed");
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using test_services::closed_port;
 
 std::string redis_url(const std::string& password, int port, const std::string& stream) {
   return "redis://default:" + password + "@127.0.0.1:" + std::to_string(port) + "/" + stream + "?connect_timeout_ms=1000";
@@ -49,11 +38,11 @@ struct Case {
 };
 
 TEST(BadUrls, EachCommandPrintsOneLineExitsOneAndShowsNoPassword) {
-  const std::string dir = ::testing::TempDir() + fresh_name("bad-url-");
+  const std::string dir = ::testing::TempDir() + unique_name("bad-url-");
   const int rport = std::stoi(redis("REDIS_PORT"));
   const int pport = std::stoi(pg("PG_PORT"));
-  const std::string good_in = redis_url(redis("REDIS_PASSWORD"), rport, fresh_name("badurl-in-"));
-  const std::string good_log = redis_url(redis("REDIS_PASSWORD"), rport, fresh_name("badurl-log-"));
+  const std::string good_in = redis_url(redis("REDIS_PASSWORD"), rport, unique_name("badurl-in-"));
+  const std::string good_log = redis_url(redis("REDIS_PASSWORD"), rport, unique_name("badurl-log-"));
   const std::string wrong_pw = redis_url(kWrong, rport, "in");
   const std::string no_redis = redis_url(redis("REDIS_PASSWORD"), closed_port(), "in");
   const std::string pg_wrong_pw = pg_url(kWrong, pport, pg("PG_DB"));

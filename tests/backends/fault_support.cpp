@@ -22,25 +22,6 @@ extern char** environ;
 
 namespace overhead::fault_test {
 
-std::string env_value(const std::string& path, const std::string& key) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
-  throw std::runtime_error(path + ": no " + key + "= line");
-}
-
-std::string fixture_env(const char* var, const std::string& key) {
-  const char* path = std::getenv(var);
-  if (!path || !*path) throw std::runtime_error(std::string(var) + " is not set (run through ctest, which starts the services)");
-  return env_value(path, key);
-}
-
-std::string fresh_name(const std::string& prefix) {
-  return prefix + std::to_string(getpid()) + "_" + std::to_string(std::random_device{}() % 1000000);
-}
-
 Child::Child(const std::vector<std::string>& args, std::string log) : log_(std::move(log)) {
   std::vector<std::string> argv{OVERHEAD_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -108,7 +89,7 @@ void PrivateService::script(const std::string& command) {
 
 void PrivateService::stop() { script("stop"); }
 void PrivateService::start() { script("start"); }
-std::string PrivateService::env(const std::string& key) const { return env_value(dir_ + "/" + name_ + ".env", key); }
+std::string PrivateService::env(const std::string& key) const { return env_file_value(dir_ + "/" + name_ + ".env", key); }
 
 std::size_t rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");

@@ -12,15 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "service_env.hpp"
+
 namespace overhead::fault_test {
 
-// KEY's value in the `KEY=value` env file at `path`; throws naming the file when it is missing.
-std::string env_value(const std::string& path, const std::string& key);
-// The env file named by environment variable `var` (set by CTest for the shared fixtures).
-std::string fixture_env(const char* var, const std::string& key);
-
-// A name no earlier run used (the servers keep their data between tests of one run).
-std::string fresh_name(const std::string& prefix);
+// The env files and fresh names of tests/pipe/contract/service_env.hpp.
+using test_services::env_file_value;
+using test_services::service_env;
+using test_services::unique_name;
 
 // One `overhead` process, its stdout and stderr in `log`.
 class Child {

@@ -32,7 +32,7 @@ using namespace std::chrono_literals;
 constexpr std::size_t kMaxGrowthKib = 8 * 1024;
 
 TEST(PostgresOutage, TheConsumerRetriesTheLogStreamHoldsTheRecordsAndNothingIsLost) {
-  const std::string dir = ::testing::TempDir() + fresh_name("pg-outage-");
+  const std::string dir = ::testing::TempDir() + unique_name("pg-outage-");
   const auto t0 = std::chrono::steady_clock::now();
   auto at = [&](const char* what) {
     std::printf("%6.1f s  %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), what);
@@ -40,11 +40,11 @@ TEST(PostgresOutage, TheConsumerRetriesTheLogStreamHoldsTheRecordsAndNothingIsLo
   };
   PrivateService pg("postgres", dir);
   at("private PostgreSQL started");
-  const std::string redis = fixture_env("OVERHEAD_REDIS_ENV", "REDIS_URL");
-  const std::string in_url = redis + "/" + fresh_name("outage-in-") + "?visibility_ms=5000";
+  const std::string redis = service_env("OVERHEAD_REDIS_ENV", "REDIS_URL");
+  const std::string in_url = redis + "/" + unique_name("outage-in-") + "?visibility_ms=5000";
   // A short visibility and a low max_receives: a consumer that kept taking messages while the store
   // was down would see them come back again and again, and move them to the dead-letter stream.
-  const std::string log_url = redis + "/" + fresh_name("outage-log-") + "?visibility_ms=2000&max_receives=3";
+  const std::string log_url = redis + "/" + unique_name("outage-log-") + "?visibility_ms=2000&max_receives=3";
   const std::string store_url = pg.env("PG_URL") + "?timeout_ms=2000";
   const std::string experiment = "outage";
   auto expected = expected_keys(experiment, {"phi-4"}, 1500);

@@ -24,37 +24,16 @@
 #include "backends/postgres_connection.hpp"
 #include "pipe/errors.hpp"
 #include "store_contract.hpp"
+#include "service_env.hpp"
 
 namespace overhead::backends {
 namespace {
 
-std::string pg_env(const std::string& key) {
-  const char* path = std::getenv("OVERHEAD_POSTGRES_ENV");
-  if (!path || !*path)
-    throw std::runtime_error("OVERHEAD_POSTGRES_ENV is not set (run through ctest, which starts PostgreSQL with "
-                             "scripts/services/postgres.sh)");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(std::string("cannot read ") + path + " (did postgres_service_start run?)");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
-  throw std::runtime_error(std::string(path) + ": no " + key + "= line");
-}
+std::string pg_env(const std::string& key) { return test_services::service_env("OVERHEAD_POSTGRES_ENV", key); }
 
-std::string fresh_name(const std::string& prefix) { return prefix + std::to_string(std::random_device{}()); }
+using test_services::unique_name;
 
-// A port on 127.0.0.1 that nothing listens on: bound, read, closed.
-int closed_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind failed");
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using test_services::closed_port;
 
 std::string url_with(const std::string& password, int port, const std::string& db) {
   return "postgres://" + pg_env("PG_USER") + ":" + password + "@127.0.0.1:" + std::to_string(port) + "/" + db;
@@ -159,13 +138,13 @@ TEST(PostgresStore, BadUrlsAndUnknownParametersAreRejected) {
 }
 
 TEST(PostgresStore, UrlShowsNoPassword) {
-  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("shown_"));
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + unique_name("shown_"));
   EXPECT_EQ(store->url().find(pg_env("PG_PASSWORD")), std::string::npos);
   EXPECT_NE(store->url().find("***"), std::string::npos);
 }
 
 TEST(PostgresStore, RepeatedKeysInOneBatchMergeAsIfUpsertedInOrder) {
-  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("dups_"));
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + unique_name("dups_"));
   auto first = pipe::contract::make_record("e", "t", "1", 10);
   first.publish_acked = 100;
   auto second = pipe::contract::make_record("e", "t", "1", 11);  // a replay: no stamps, a new count
@@ -178,7 +157,7 @@ TEST(PostgresStore, RepeatedKeysInOneBatchMergeAsIfUpsertedInOrder) {
 }
 
 TEST(PostgresStore, ABatchLargerThanOneStatementIsStoredWhole) {
-  const auto store = open_store(pg_env("PG_URL") + "?table=" + fresh_name("big_"));
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + unique_name("big_"));
   std::vector<pipe::Record> batch;
   for (int i = 0; i < 4500; ++i) batch.push_back(pipe::contract::make_record("e", "t", std::to_string(i), i));
   EXPECT_TRUE(store->upsert_batch(batch).empty());
@@ -186,8 +165,8 @@ TEST(PostgresStore, ABatchLargerThanOneStatementIsStoredWhole) {
 }
 
 TEST(PostgresStore, SchemaParameterCreatesTheSchemaAndKeepsTablesApart) {
-  const std::string table = fresh_name("t_");
-  const auto a = open_store(pg_env("PG_URL") + "?table=" + table + "&schema=" + fresh_name("s_"));
+  const std::string table = unique_name("t_");
+  const auto a = open_store(pg_env("PG_URL") + "?table=" + table + "&schema=" + unique_name("s_"));
   const auto b = open_store(pg_env("PG_URL") + "?table=" + table);
   a->upsert(pipe::contract::make_record("e", "t", "1", 1));
   EXPECT_EQ(pipe::scan_in_key_order(*a, "e").size(), 1u);

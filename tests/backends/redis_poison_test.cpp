@@ -64,12 +64,12 @@ std::vector<std::map<std::string, std::string>> dlq_entries(const std::string& h
 }
 
 TEST(RedisPoison, PoisonMessagesReachTheDeadLetterStreamWithTheirReasonAndDoNotBlockTheRest) {
-  const std::string dir = ::testing::TempDir() + fresh_name("redis-poison-");
+  const std::string dir = ::testing::TempDir() + unique_name("redis-poison-");
   std::filesystem::create_directories(dir);
-  const std::string redis = fixture_env("OVERHEAD_REDIS_ENV", "REDIS_URL");
-  const std::string stream = fresh_name("poison-in-");
+  const std::string redis = service_env("OVERHEAD_REDIS_ENV", "REDIS_URL");
+  const std::string stream = unique_name("poison-in-");
   const std::string in_url = redis + "/" + stream + "?max_receives=2&visibility_ms=300";
-  const std::string log_url = redis + "/" + fresh_name("poison-log-");
+  const std::string log_url = redis + "/" + unique_name("poison-log-");
   const std::string store_url = "sqlite:" + dir + "/records.db";
   auto in = backends::open_queue(in_url);
 
@@ -109,8 +109,8 @@ TEST(RedisPoison, PoisonMessagesReachTheDeadLetterStreamWithTheirReasonAndDoNotB
   const auto c = in->counts();
   EXPECT_EQ(c.visible + c.in_flight, 0u);
 
-  const auto letters = dlq_entries(fixture_env("OVERHEAD_REDIS_ENV", "REDIS_HOST"), fixture_env("OVERHEAD_REDIS_ENV", "REDIS_PORT"),
-                                   fixture_env("OVERHEAD_REDIS_ENV", "REDIS_PASSWORD"), stream + "-dlq");
+  const auto letters = dlq_entries(service_env("OVERHEAD_REDIS_ENV", "REDIS_HOST"), service_env("OVERHEAD_REDIS_ENV", "REDIS_PORT"),
+                                   service_env("OVERHEAD_REDIS_ENV", "REDIS_PASSWORD"), stream + "-dlq");
   std::map<std::string, std::string> reason_of_body;
   for (const auto& e : letters) {
     std::printf("dead letter %s: reason \"%s\", receives %s\n", e.count("source") ? e.at("source").c_str() : "?",

@@ -17,6 +17,7 @@
 #include "pipe/errors.hpp"
 #include "pipe/queue.hpp"
 #include "queue_contract.hpp"
+#include "service_env.hpp"
 
 namespace overhead::backends {
 namespace {
@@ -24,26 +25,11 @@ namespace {
 using std::chrono::milliseconds;
 
 // KEY's value in the env file, e.g. REDIS_URL; throws naming the file when it is missing.
-std::string redis_env(const std::string& key) {
-  const char* path = std::getenv("OVERHEAD_REDIS_ENV");
-  if (!path || !*path)
-    throw std::runtime_error("OVERHEAD_REDIS_ENV is not set (run through ctest, which starts redis with "
-                             "scripts/services/redis.sh)");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(std::string("cannot read ") + path + " (did redis_service_start run?)");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
-  throw std::runtime_error(std::string(path) + ": no " + key + "= line");
-}
+std::string redis_env(const std::string& key) { return test_services::service_env("OVERHEAD_REDIS_ENV", key); }
 
 // A stream name no other call in this or an earlier run (the server keeps its data) has used:
 // the suite's `n` restarts in every test, so it cannot tell streams apart on its own.
-std::string fresh_stream() {
-  static const std::string run = std::to_string(getpid()) + "-" + std::to_string(std::random_device{}());
-  static std::atomic<int> counter{0};
-  return "contract-" + run + "-" + std::to_string(++counter);
-}
+std::string fresh_stream() { return test_services::unique_name("contract-"); }
 
 pipe::contract::QueueBackend redis_backend() {
   return pipe::contract::url_queue_backend(

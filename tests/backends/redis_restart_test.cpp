@@ -25,13 +25,13 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(RedisRestart, WorkersAndConsumersRideOutARestartAndNothingIsLostOrDuplicated) {
-  const std::string dir = ::testing::TempDir() + fresh_name("redis-restart-");
+  const std::string dir = ::testing::TempDir() + unique_name("redis-restart-");
   PrivateService redis("redis", dir);
   const std::string base = redis.env("REDIS_URL");
   // Short visibility timeouts so that anything left in flight by the outage comes back quickly.
   const std::string in_url = base + "/in?visibility_ms=5000&max_receives=5";
   const std::string log_url = base + "/log?visibility_ms=2000";
-  const std::string store_url = fixture_env("OVERHEAD_POSTGRES_ENV", "PG_URL") + "?table=" + fresh_name("restart_");
+  const std::string store_url = service_env("OVERHEAD_POSTGRES_ENV", "PG_URL") + "?table=" + unique_name("restart_");
   const std::string experiment = "restart";
   const std::vector<std::string> tokenizers{"phi-4", "llama-3.3-70b-instruct"};
   const std::size_t limit = 3000;

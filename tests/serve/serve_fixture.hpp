@@ -18,9 +18,13 @@ class ServeTest : public ::testing::Test {
  protected:
   // Small limits so the tests can cross them cheaply.
   void start(ServerOptions o) {
-    o.port = 0;
     o.max_body_bytes = 4096;
     o.max_messages = 4;
+    launch(std::move(o));
+  }
+  // Binds `o` on a free port, runs it on its own thread and connects a client to it.
+  void launch(ServerOptions o) {
+    o.port = 0;
     server_ = std::make_unique<Server>(o);
     server_->bind();
     thread_ = std::thread([this] { server_->run(); });
@@ -29,10 +33,12 @@ class ServeTest : public ::testing::Test {
     // a loaded CI box); httplib's 5 s default would fail the test on load, not on behaviour.
     client_->set_read_timeout(120, 0);
   }
-  void TearDown() override {
+  // Stops the server and waits for run() to return.
+  void stop() {
     if (server_) server_->stop();
     if (thread_.joinable()) thread_.join();
   }
+  void TearDown() override { stop(); }
   nlohmann::json post(const std::string& path, const std::string& body, int expect_status) {
     auto r = client_->Post(path.c_str(), body, "application/json");
     EXPECT_TRUE(r) << path;

@@ -1,0 +1,190 @@
+// `overhead lambda`: the consumer as an AWS Lambda custom runtime (the zip's `bootstrap` runs it).
+// Lambda's SQS event source hands the log queue's messages over in batches; each invocation's
+// records are upserted into the store (--store or $OVERHEAD_STORE), and the answer lists, as
+// `batchItemFailures`, the messages whose record could not be stored (a body that is no log
+// message, a store refusal, a store still failing after the retries, a stamp patch whose record
+// is not stored yet), so SQS deletes the others and redelivers only those (the event source
+// mapping needs FunctionResponseTypes = ReportBatchItemFailures). SQS's own redrive policy then
+// moves a message that keeps failing to the dead-letter queue. Each failure is one JSON line on
+// stderr (CloudWatch Logs) with its reason. An event that is not an SQS batch, or a failure that
+// leaves nothing per message to report, is an invocation error (the whole batch comes back).
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "aws/lambda_runtime.hpp"
+#include "backends/open.hpp"
+#include "cli/commands.hpp"
+#include "pipe/record_codec.hpp"
+#include "pipe/retry.hpp"
+#include "pipe/store.hpp"
+
+namespace overhead::cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct LambdaOptions {
+  std::string store;
+  std::size_t max_invocations = 0;  // 0 = serve until Lambda stops the process
+};
+
+// One line for CloudWatch about a message that failed (never a secret: store errors show
+// redacted URLs, and the body is not logged, only its message id).
+void log_failure(const std::string& request_id, const std::string& message_id, const std::string& kind,
+                 const std::string& reason) {
+  const json line = {{"level", "error"}, {"requestId", request_id}, {"messageId", message_id}, {"kind", kind},
+                     {"reason", reason}};
+  std::fprintf(stderr, "%s\n", line.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
+}
+
+// The handler: an SQS event in, the partial batch response out. Throws std::invalid_argument for
+// an event that is not an SQS batch.
+json handle_sqs_event(const std::string& event_text, pipe::Store& store, const std::string& request_id) {
+  const json event = json::parse(event_text, nullptr, false);
+  if (!event.is_object() || !event.contains("Records") || !event["Records"].is_array())
+    throw std::invalid_argument("the event is not an SQS batch: no Records array");
+  std::vector<std::string> failed;  // message ids, in event order of discovery
+  std::vector<pipe::Record> records;
+  std::vector<std::string> record_ids;
+  std::vector<std::pair<std::vector<pipe::StampPatch>, std::string>> patches;
+  std::size_t n = 0;
+  for (const auto& r : event["Records"]) {
+    ++n;
+    if (!r.is_object() || !r.contains("messageId") || !r["messageId"].is_string())
+      throw std::invalid_argument("Records[" + std::to_string(n - 1) + "] has no messageId");
+    const std::string id = r["messageId"].get<std::string>();
+    if (!r.contains("body") || !r["body"].is_string()) {
+      log_failure(request_id, id, "bad_message", "Records[" + std::to_string(n - 1) + "].body is missing or not a string");
+      failed.push_back(id);
+      continue;
+    }
+    try {
+      auto msg = pipe::parse_log_message(r["body"].get<std::string>(), "message " + id);
+      if (auto* rec = std::get_if<pipe::Record>(&msg)) {
+        records.push_back(std::move(*rec));
+        record_ids.push_back(id);
+      } else {
+        patches.emplace_back(std::move(std::get<std::vector<pipe::StampPatch>>(msg)), id);
+      }
+    } catch (const std::runtime_error& e) {
+      log_failure(request_id, id, "bad_message", e.what());
+      failed.push_back(id);
+    }
+  }
+  const pipe::RetryPolicy retry = pipe::RetryPolicy::jittered();
+  if (!records.empty()) {
+    std::vector<pipe::UpsertFailure> refused;
+    const pipe::RetryOutcome o =
+        pipe::call_with_retries(retry, [&] { refused = store.upsert_batch(records); }, [] {});
+    if (!o.ok) {
+      for (const auto& id : record_ids) {
+        log_failure(request_id, id, "store_failed", o.last_error);  // store errors name the store
+        failed.push_back(id);
+      }
+    } else {
+      for (const auto& f : refused) {
+        log_failure(request_id, record_ids.at(f.index), "store_failed", store.url() + ": " + f.failure.message);
+        failed.push_back(record_ids.at(f.index));
+      }
+    }
+  }
+  // A patch applies only to stored records; one whose record is not there yet is reported, so it
+  // comes back after the record (as the queue consumer leaves it undeleted).
+  for (const auto& [list, id] : patches) {
+    std::size_t found = 0;
+    const pipe::RetryOutcome o = pipe::call_with_retries(retry, [&] { found = store.update_stamps(list); }, [] {});
+    if (!o.ok) {
+      log_failure(request_id, id, "stamps_failed", o.last_error);
+      failed.push_back(id);
+    } else if (found < list.size()) {
+      log_failure(request_id, id, "stamps_deferred",
+                  std::to_string(list.size() - found) + " of " + std::to_string(list.size()) +
+                      " records are not stored yet");
+      failed.push_back(id);
+    }
+  }
+  json items = json::array();
+  for (const auto& id : failed) items.push_back({{"itemIdentifier", id}});
+  return json{{"batchItemFailures", items}};
+}
+
+int lambda_command(const LambdaOptions& o) {
+  const char* api = std::getenv("AWS_LAMBDA_RUNTIME_API");
+  if (!api || !*api) {
+    std::fprintf(stderr, "overhead lambda: AWS_LAMBDA_RUNTIME_API is not set (Lambda sets it; this command runs as "
+                         "a function's bootstrap)\n");
+    return 2;
+  }
+  std::unique_ptr<aws::LambdaRuntime> runtime;
+  try {
+    runtime = std::make_unique<aws::LambdaRuntime>(api);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "overhead lambda: %s\n", e.what());
+    return 2;
+  }
+  std::string store_url = o.store;
+  if (store_url.empty())
+    if (const char* env = std::getenv("OVERHEAD_STORE")) store_url = env;
+  std::unique_ptr<pipe::Store> store;
+  try {
+    if (store_url.empty()) throw std::invalid_argument("no store: pass --store URL or set OVERHEAD_STORE");
+    store = backends::open_store(store_url);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "overhead lambda: init: %s\n", e.what());
+    try {
+      runtime->init_error("Runtime.InitError", e.what());
+    } catch (const std::exception& post) {
+      std::fprintf(stderr, "overhead lambda: %s\n", post.what());
+    }
+    return 1;
+  }
+  for (std::size_t served = 0; o.max_invocations == 0 || served < o.max_invocations; ++served) {
+    aws::LambdaInvocation inv;
+    try {
+      inv = runtime->next();
+    } catch (const std::exception& e) {
+      // Lambda restarts a runtime that exits; a Runtime API that does not answer has nothing to retry.
+      std::fprintf(stderr, "overhead lambda: %s\n", e.what());
+      return 1;
+    }
+    try {
+      std::string answer;
+      try {
+        answer = handle_sqs_event(inv.event, *store, inv.request_id).dump();
+      } catch (const std::invalid_argument& e) {
+        runtime->invocation_error(inv.request_id, "InvalidEvent", e.what());
+        continue;
+      } catch (const std::exception& e) {
+        runtime->invocation_error(inv.request_id, "HandlerError", e.what());
+        continue;
+      }
+      runtime->respond(inv.request_id, answer);
+    } catch (const aws::LambdaRuntimeError& e) {
+      std::fprintf(stderr, "overhead lambda: %s\n", e.what());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_lambda_command(CLI::App& app, int& exit_code) {
+  static LambdaOptions o;
+  CLI::App* cmd = app.add_subcommand(
+      "lambda", "The consumer as an AWS Lambda custom runtime: SQS event batches -> record store");
+  cmd->add_option("--store", o.store, "Record store URL (default $OVERHEAD_STORE), e.g. dynamodb://TABLE");
+  cmd->add_option("--max-invocations", o.max_invocations, "Exit after this many events (0 = serve until stopped)");
+  cmd->callback([&exit_code] { exit_code = lambda_command(o); });
+}
+
+}  // namespace overhead::cli
