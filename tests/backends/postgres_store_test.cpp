@@ -176,7 +176,7 @@ TEST(PostgresStore, SchemaParameterCreatesTheSchemaAndKeepsTablesApart) {
 // A table created before run_id existed (the first 24 fields) gets the column when a store opens
 // it: old rows read with an empty run id, new ones keep theirs, and a second open changes nothing.
 TEST(PostgresStore, AnOlderTableWithoutRunIdGetsTheColumn) {
-  const std::string table = fresh_name("old_");
+  const std::string table = unique_name("old_");
   {
     PostgresEndpoint e;
     e.host = "127.0.0.1";
