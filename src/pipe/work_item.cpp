@@ -7,6 +7,7 @@
 #include "pipe/dead_letter.hpp"
 #include "pipe/errors.hpp"
 #include "util/json_writer.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::pipe {
 
@@ -137,9 +138,7 @@ dom::object parse_object(std::string_view text, const std::string& where, const 
 }  // namespace
 
 std::int64_t count_code_points(std::string_view utf8) {
-  std::int64_t n = 0;
-  for (const char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
+  return static_cast<std::int64_t>(util::utf8::count_code_points(utf8));
 }
 
 std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number) {
