@@ -24,6 +24,7 @@
 #include "pipe/record_sink.hpp"
 #include "pipe/run_id.hpp"
 #include "pipe/source.hpp"
+#include "pipe/crash_point.hpp"
 #include "pipe/worker.hpp"
 #include "report/run_selection.hpp"
 #include "report/write_report.hpp"
@@ -309,6 +310,7 @@ int worker_command(const CommonOptions& o) {
   wo.name = name;
   wo.case_number = o.case_number;
   wo.visibility = in->visibility_timeout();
+  wo.fault = crash_point_from_env();  // kill tests only: unset in any real deployment
   std::printf("worker %s: run id %s\n", name.c_str(), wo.run_id.c_str());
   std::fflush(stdout);
   Progress progress("worker " + name, 0, !o.no_progress);
