@@ -4,6 +4,9 @@
 #   tokenizer_json_fuzz  seeds: the small tokenizers of fuzz/tokenizers (dictionary tokenizer_json.dict)
 #   encode_decode_fuzz   seeds: every text of data/tok/corpus.jsonl, once per fixture tokenizer
 #   chat_template_fuzz   seeds: every chat template of data/chat/templates (template NUL messages-JSON)
+#   jsonl_record_fuzz    seeds: the first 300 MT-Bench records, one line each (dictionary pipe_json.dict)
+#   queue_body_fuzz      seeds: their work-item bodies (first byte 0) and log-queue records and stamp
+#                        patches (first byte 1) (dictionary pipe_json.dict)
 #
 #   bash fuzz/run.sh [SECONDS] [TARGET...]      env: BUILD_FUZZ (default build-fuzz), JOBS (default 2)
 #
@@ -14,7 +17,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_PER_TARGET=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(tokenizer_json_fuzz encode_decode_fuzz chat_template_fuzz)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(tokenizer_json_fuzz encode_decode_fuzz chat_template_fuzz jsonl_record_fuzz queue_body_fuzz)
 B=${BUILD_FUZZ:-$ROOT/build-fuzz}
 JOBS=${JOBS:-2}
 
@@ -26,7 +29,8 @@ cmake --build "$B" -j "$JOBS" --target "${TARGETS[@]}"
 
 # Seeds are regenerated each run (cheap) so they follow the corpus and fixtures.
 SEEDS=$B/seeds
-rm -rf "$SEEDS" && mkdir -p "$SEEDS/tokenizer_json_fuzz" "$SEEDS/encode_decode_fuzz" "$SEEDS/chat_template_fuzz"
+rm -rf "$SEEDS" && mkdir -p "$SEEDS/tokenizer_json_fuzz" "$SEEDS/encode_decode_fuzz" "$SEEDS/chat_template_fuzz" \
+  "$SEEDS/jsonl_record_fuzz" "$SEEDS/queue_body_fuzz"
 for f in "$ROOT"/fuzz/tokenizers/*/tokenizer.json; do
   cp "$f" "$SEEDS/tokenizer_json_fuzz/$(basename "$(dirname "$f")").json"
 done
@@ -48,6 +52,35 @@ for fn in sorted(os.listdir(sys.argv[1])):
         with open(os.path.join(sys.argv[2], fn[:-5]), "wb") as f:
             f.write(src.encode("utf-8"))
 PY
+python3 - "$ROOT/data/jmtbench/records.jsonl.gz" "$SEEDS/jsonl_record_fuzz" "$SEEDS/queue_body_fuzz" <<'PY'
+import gzip, json, os, sys
+# The same shapes the pipeline writes: a source line, its work-item body (encode_item_body's
+# field order), and a log-queue record and stamp patch list.
+for i, line in enumerate(gzip.open(sys.argv[1], "rt", encoding="utf-8")):
+    if i == 300:
+        break
+    line = line.rstrip("\n")
+    with open(os.path.join(sys.argv[2], "%04d" % i), "wb") as f:
+        f.write(line.encode("utf-8"))
+    rec = json.loads(line)
+    usage = rec.get("usage")
+    body = {"tokenizer": "phi-4", "line": i + 1, "id": rec.get("id"), "model": rec.get("model"),
+            "usage": usage, "prompt": rec.get("prompt")}
+    with open(os.path.join(sys.argv[3], "item_%04d" % i), "wb") as f:
+        f.write(b"\0" + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    if i < 20:
+        key = "jmtbench-case5#phi-4"
+        record = {"experiment_tokenizer": key, "id": str(rec.get("id")), "model": "m", "start_time": "2026-12-02T12:00:00.000001Z",
+                  "end_time": "2026-12-02T12:00:00.000101Z", "token_count": 40 + i, "api_input": None, "api_output": 7,
+                  "experiment": "jmtbench-case5", "tokenizer": "phi-4", "case": 5, "worker": "w", "seq": i, "batch": i // 10,
+                  "batch_boundary": i % 10 == 0, "received": 1, "render_start": 2, "render_end": 3, "encode_end": 4,
+                  "publish_start": 5, "publish_acked": 0, "input_deleted": 0, "prompt_chars": 9, "prompt_bytes": 9,
+                  "run_id": "20261202T120000Z-0a1b2c3d"}
+        stamps = {"stamps": [{"experiment_tokenizer": key, "id": str(rec.get("id")), "publish_acked": 6, "input_deleted": 7}]}
+        for name, doc in (("record", record), ("stamps", stamps)):
+            with open(os.path.join(sys.argv[3], "%s_%04d" % (name, i)), "wb") as f:
+                f.write(b"\1" + json.dumps(doc, separators=(",", ":")).encode("utf-8"))
+PY
 
 status=0
 for t in "${TARGETS[@]}"; do
@@ -58,6 +91,7 @@ for t in "${TARGETS[@]}"; do
     tokenizer_json_fuzz) args+=(-max_len=131072 -dict="$ROOT/fuzz/tokenizer_json.dict") ;;
     encode_decode_fuzz) args+=(-max_len=4096) ;;
     chat_template_fuzz) args+=(-max_len=16384) ;;
+    jsonl_record_fuzz | queue_body_fuzz) args+=(-max_len=65536 -dict="$ROOT/fuzz/pipe_json.dict") ;;
   esac
   echo "fuzz: $t for ${SECONDS_PER_TARGET}s"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

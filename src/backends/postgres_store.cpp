@@ -13,7 +13,7 @@ using namespace overhead::pipe;
 
 namespace {
 
-// PostgreSQL allows 65535 parameters per statement; 24 per record leaves room for 2,730 rows.
+// PostgreSQL allows 65535 parameters per statement; 25 per record leaves room for 2,621 rows.
 // Batches are far smaller (≤ 10 from a queue); a larger one is split inside one transaction.
 constexpr std::size_t kRowsPerStatement = 2000;
 
@@ -45,6 +45,11 @@ std::string create_sql(const std::string& schema, const std::string& table, cons
   if (!schema.empty()) sql += "CREATE SCHEMA IF NOT EXISTS " + quote_ident(schema) + ";";
   sql += "CREATE TABLE IF NOT EXISTS " + table + " (" + cols + "PRIMARY KEY (" + keys + "));";
   sql += "CREATE INDEX IF NOT EXISTS " + quote_ident(index) + " ON " + table + " (experiment);";
+  // A table created before a field was added (RecordField::added_later) gets its column.
+  for (const auto& f : kRecordFields)
+    if (f.added_later)
+      sql += "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + std::string(f.column) +
+             (f.type == FieldType::text ? " TEXT" : " BIGINT") + ";";
   return sql + "COMMIT;";
 }
 

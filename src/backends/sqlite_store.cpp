@@ -1,6 +1,8 @@
 #include "backends/sqlite_store.hpp"
 
+#include <set>
 #include <stdexcept>
+#include <vector>
 
 #include "pipe/backend_url.hpp"
 #include "pipe/errors.hpp"
@@ -27,6 +29,24 @@ std::string create_table_sql() {
   }
   return "CREATE TABLE IF NOT EXISTS records (" + cols + "PRIMARY KEY (" + keys + ")) WITHOUT ROWID;"
          "CREATE INDEX IF NOT EXISTS records_experiment ON records(experiment);";
+}
+
+std::vector<const RecordField*> missing_columns(SqliteDb& db) {
+  std::set<std::string> have;
+  auto info = db.prepare("SELECT name FROM pragma_table_info('records')");
+  while (info.step()) have.insert(std::string(info.column_text(0)));
+  info.reset();
+  std::vector<const RecordField*> missing;
+  for (const auto& f : kRecordFields)
+    if (f.added_later && !have.count(std::string(f.column))) missing.push_back(&f);
+  return missing;
+}
+
+// A table created before a field was added (RecordField::added_later) gets its column now, so a
+// store written by an older version keeps working; its old rows read the field as empty.
+void add_missing_columns(SqliteDb& db) {
+  for (const RecordField* f : missing_columns(db))
+    db.exec("ALTER TABLE records ADD COLUMN " + std::string(f->column) + (f->type == FieldType::text ? " TEXT" : " INTEGER"));
 }
 
 // A replay of a record (redelivery after a crash) carries publish_acked/input_deleted = 0;
@@ -64,6 +84,10 @@ void transaction(SqliteDb& db, Fn&& fn) {
 SqliteStore::SqliteStore(std::string url, const std::string& path, std::chrono::milliseconds call_timeout)
     : url_(std::move(url)), db_(path, url_, call_timeout) {
   db_.exec(create_table_sql());
+  // Two processes opening an old file at once: the second ALTER would fail on the column the
+  // first just added, so the check and the change are one write transaction. A current table
+  // needs no write lock at all: opening must not wait on another process's long write.
+  if (!missing_columns(db_).empty()) transaction(db_, [&] { add_missing_columns(db_); });
   upsert_ = db_.prepare(upsert_sql());
   stamps_ = db_.prepare(
       "UPDATE records SET publish_acked=CASE WHEN ?3<>0 THEN ?3 ELSE publish_acked END,"

@@ -6,62 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "util/json_writer.hpp"
+
 namespace overhead::chat::py {
-
-char32_t next_code_point(std::string_view s, std::size_t& i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  auto cont = [&](std::size_t k) -> unsigned {
-    return i + k < s.size() ? (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u : false;
-  };
-  if (b0 < 0x80) { ++i; return b0; }
-  if ((b0 & 0xE0) == 0xC0 && cont(1)) {
-    const char32_t cp = ((b0 & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
-    i += 2;
-    return cp;
-  }
-  if ((b0 & 0xF0) == 0xE0 && cont(1) && cont(2)) {
-    const char32_t cp = ((b0 & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
-                        (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
-    i += 3;
-    return cp;
-  }
-  if ((b0 & 0xF8) == 0xF0 && cont(1) && cont(2) && cont(3)) {
-    const char32_t cp = ((b0 & 0x07u) << 18) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 12) |
-                        ((static_cast<unsigned char>(s[i + 2]) & 0x3Fu) << 6) |
-                        (static_cast<unsigned char>(s[i + 3]) & 0x3Fu);
-    i += 4;
-    return cp;
-  }
-  ++i;
-  return b0;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-std::size_t code_point_count(std::string_view s) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    next_code_point(s, i);
-    ++n;
-  }
-  return n;
-}
 
 bool is_space(char32_t cp) {
   // CPython's _PyUnicode_IsWhitespace: bidirectional types WS, B, S plus Zs.
@@ -349,59 +296,10 @@ std::string to_str(const Value& v) {
 }
 
 namespace {
-void append_json_string(std::string& out, std::string_view s, bool ensure_ascii = false) {
-  if (ensure_ascii) {
-    out.push_back('"');
-    for (std::size_t i = 0; i < s.size();) {
-      const char32_t c = next_code_point(s, i);
-      char buf[16];
-      if (c == '"') out += "\\\"";
-      else if (c == '\\') out += "\\\\";
-      else if (c == '\n') out += "\\n";
-      else if (c == '\r') out += "\\r";
-      else if (c == '\t') out += "\\t";
-      else if (c == '\b') out += "\\b";
-      else if (c == '\f') out += "\\f";
-      else if (c < 0x20 || (c >= 0x7F && c < 0x10000)) {
-        if (c == 0x7F) { out.push_back(static_cast<char>(c)); continue; }
-        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-        out += buf;
-      } else if (c >= 0x10000) {
-        const char32_t v = c - 0x10000;
-        std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", static_cast<unsigned>(0xD800 + (v >> 10)),
-                      static_cast<unsigned>(0xDC00 + (v & 0x3FF)));
-        out += buf;
-      } else {
-        out.push_back(static_cast<char>(c));
-      }
-    }
-    out.push_back('"');
-    return;
-  }
-  out.push_back('"');
-  std::size_t run = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.substr(run, i - run));
-    run = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default: {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        out += buf;
-      }
-    }
-  }
-  out.append(s.substr(run));
-  out.push_back('"');
+// json.dumps' string rule, from the one escaper (util/json_writer.hpp): with ensure_ascii every
+// code point outside ' '..'~' (DEL included) as \uXXXX; without it DEL and non-ASCII kept.
+void append_json_string(std::string& out, std::string_view s, bool ensure_ascii) {
+  util::append_json_string(out, s, ensure_ascii ? util::kPythonJsonDumpsAscii : util::kPythonJsonDumps);
 }
 
 void json_newline(std::string& out, const JsonStyle& style, int depth) {

@@ -8,14 +8,16 @@
 #include <string_view>
 
 #include "chat/value.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::chat::py {
 
-// Decodes one code point at s[i] (advancing i). Invalid bytes decode as themselves (Latin-1 style);
-// input reaching the engine has been validated as UTF-8 by the JSON parser.
-char32_t next_code_point(std::string_view s, std::size_t& i);
-void append_utf8(std::string& out, char32_t cp);
-std::size_t code_point_count(std::string_view s);
+// The engine's UTF-8, from the one unit (util/utf8.hpp). Decoding is lenient: invalid bytes
+// decode as themselves (Latin-1 style), since a template's own text is not validated; input
+// reaching the engine has been validated as UTF-8 by the JSON parser.
+inline char32_t next_code_point(std::string_view s, std::size_t& i) { return util::utf8::next_lenient(s, i); }
+inline void append_utf8(std::string& out, char32_t cp) { util::utf8::append(out, cp); }
+inline std::size_t code_point_count(std::string_view s) { return util::utf8::count_lenient(s); }
 
 // str.isspace()
 bool is_space(char32_t cp);

@@ -1,6 +1,8 @@
-// `overhead analyze --store URL [--experiment NAME ...] [--out DIR] [--compare-seed] [--no-png]`:
-// reads the records of the chosen experiments (all when none is named) from the store and writes
-// the report (report.md, index.html, fits.json, CSVs, figures) into --out.
+// `overhead analyze --store URL [--experiment NAME ...] [--run ID] [--out DIR] [--compare-seed] [--no-png]`:
+// reads the records of the chosen experiments (all when none is named) from the store, of one run
+// when --run names it (all runs by default), and writes the report (report.md, index.html,
+// fits.json, CSVs, figures) into --out. An experiment that holds the records of several runs is
+// named with its runs, so a report over all of them is never mistaken for one run's.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -11,7 +13,9 @@
 #include "backends/open.hpp"
 #include "cli/commands.hpp"
 #include "cli/cost_report_options.hpp"
+#include "pipe/run_id.hpp"
 #include "pipe/store.hpp"
+#include "report/run_selection.hpp"
 #include "report/write_report.hpp"
 
 namespace overhead::cli {
@@ -21,6 +25,7 @@ namespace {
 struct AnalyzeOptions {
   std::string store_url;
   std::vector<std::string> experiments;
+  std::string run_id;  // empty = every run
   std::string out_dir = "out/report";
   bool compare_seed = false;
   bool no_png = false;
@@ -52,11 +57,27 @@ int run_analyze(const AnalyzeOptions& o) {
       std::fprintf(stderr, "overhead analyze: no records in %s\n", store->url().c_str());
       return 1;
     }
+    const std::vector<report::ExperimentRuns> runs = report::runs_by_experiment(records);
+    if (!o.run_id.empty()) {
+      report::keep_run(records, o.run_id);
+      if (records.empty()) {
+        std::string held;
+        for (const auto& e : runs) held += "\n  " + report::describe_runs(e);
+        std::fprintf(stderr, "overhead analyze: run '%s' has no records in %s%s; it holds:%s\n", o.run_id.c_str(),
+                     store->url().c_str(), o.experiments.empty() ? "" : " (in the experiments named)", held.c_str());
+        return 1;
+      }
+      std::printf("analysing run %s: %zu record(s)\n", o.run_id.c_str(), records.size());
+    } else {
+      for (const auto& e : runs)
+        if (e.runs.size() > 1)
+          std::printf("note: %s; this report covers them all (`--run ID` picks one)\n", report::describe_runs(e).c_str());
+    }
     report::ReportOptions ro;
     ro.out_dir = o.out_dir;
     ro.compare_seed = o.compare_seed;
     ro.png = !o.no_png;
-    ro.source = store->url();
+    ro.source = store->url() + (o.run_id.empty() ? "" : " (run " + o.run_id + ")");
     if (cost_section) ro.sections.push_back(*cost_section);
     const report::ReportSummary summary = report::write_report(records, ro);
     report::print_headline(summary);
@@ -74,6 +95,8 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("analyze", "Statistics, E(x) fits and the HTML/Markdown report from a record store");
   cmd->add_option("--store", options->store_url, "Record store URL, e.g. sqlite:out/records.db")->required();
   cmd->add_option("--experiment", options->experiments, "Experiment(s) to analyse (default: all in the store)");
+  cmd->add_option("--run", options->run_id, "Analyse the records of this run id only (default: every run)")
+      ->check(CLI::Validator([](std::string& s) { return pipe::run_id_error(s); }, "ID", "run id"));
   cmd->add_option("--out", options->out_dir, "Output folder")->capture_default_str();
   cmd->add_flag("--compare-seed", options->compare_seed, "Put the seed's case figures beside ours");
   cmd->add_flag("--no-png", options->no_png, "Write SVG figures only (skip rsvg-convert)");

@@ -22,8 +22,11 @@
 #include "pipe/progress.hpp"
 #include "pipe/queue.hpp"
 #include "pipe/record_sink.hpp"
+#include "pipe/run_id.hpp"
 #include "pipe/source.hpp"
+#include "pipe/crash_point.hpp"
 #include "pipe/worker.hpp"
+#include "report/run_selection.hpp"
 #include "report/write_report.hpp"
 #include "tok/resolve.hpp"
 
@@ -106,6 +109,7 @@ struct CommonOptions {
   std::string date;
   double idle_exit = 5;
   std::string name;
+  std::string run_id;  // empty = a new one (pipe/run_id.hpp)
   int case_number = 5;
   unsigned workers = 1;
 };
@@ -147,6 +151,10 @@ void add_worker_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--max-in-flight", o.max_in_flight, "Items received but not settled (0 = 4 x batch)")
       ->check(integer_in(0, kMaxInFlight));
   cmd.add_option("--date", o.date, "Pin strftime_now in chat templates (YYYY-MM-DD)")->check(date_validator());
+  cmd.add_option("--run-id", o.run_id,
+                 "Run id written into every record (default: a new one, UTC time + random suffix; give workers "
+                 "of one deployment the same)")
+      ->check(CLI::Validator([](std::string& s) { return run_id_error(s); }, "ID", "run id"));
 }
 
 std::string store_url(const CommonOptions& o) {
@@ -185,6 +193,7 @@ WorkerOptions worker_options(const CommonOptions& o) {
   wo.publishers = o.publishers;
   wo.max_in_flight = o.max_in_flight;
   wo.max_prompt_bytes = o.max_prompt_bytes;
+  wo.run_id = o.run_id.empty() ? new_run_id() : o.run_id;
   return wo;
 }
 
@@ -232,9 +241,8 @@ int run_command(const CommonOptions& o, const std::string& cases) {
     }
   backends.objects = objects.get();
 
-  // Records this run writes start after this instant; older rows of the same experiment in the
-  // same store (an earlier run) are kept out of this run's report.
-  const std::string run_started = iso8601_utc(wall_ns());
+  const std::string& run_id = cfg.worker.run_id;
+  std::cout << "run id: " << run_id << "\n" << std::flush;
   std::vector<CaseResult> results;
   for (int n : numbers) results.push_back(run_case(n, cfg, processor, backends));
 
@@ -246,25 +254,23 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   std::cout << "\nrecords: " << store->url() << "\nsummary: " << summary_path.string() << "\n";
   if (!o.no_report) {
     // The run ends with its own analysis: the headline fit per case and tokenizer, and the report.
+    // Exactly this run's records: the experiment may also hold rows of earlier runs, or of a run
+    // writing into the same store right now; they carry other run ids.
     std::vector<Record> records;
     for (const auto& r : results) {
-      std::size_t earlier = 0;
-      for (auto& rec : scan_in_key_order(*store, r.experiment)) {
-        if (rec.start_time < run_started) {
-          ++earlier;
-          continue;
-        }
-        records.push_back(std::move(rec));
-      }
-      if (earlier)
-        std::printf("note: experiment %s in %s already held %zu record(s) from earlier runs; this report leaves them out "
-                    "(`overhead analyze` covers them all)\n",
-                    r.experiment.c_str(), store->url().c_str(), earlier);
+      auto found = scan_in_key_order(*store, r.experiment);
+      std::vector<report::ExperimentRuns> runs = report::runs_by_experiment(found);
+      if (const std::size_t others = report::keep_run(found, run_id); others)
+        std::printf("note: %zu record(s) of experiment %s in %s are from other runs; this report covers run %s only "
+                    "(`overhead analyze --run ID` picks one run, by default it covers all): %s\n",
+                    others, r.experiment.c_str(), store->url().c_str(), run_id.c_str(),
+                    report::describe_runs(runs.front()).c_str());
+      for (auto& rec : found) records.push_back(std::move(rec));
     }
     report::ReportOptions ro;
     ro.out_dir = (std::filesystem::path(cfg.out_dir) / "report").string();
     ro.compare_seed = true;
-    ro.source = store->url();
+    ro.source = store->url() + " (run " + run_id + ")";
     try {
       std::cout << "\n" << std::flush;
       report::print_headline(report::write_report(records, ro));
@@ -304,6 +310,9 @@ int worker_command(const CommonOptions& o) {
   wo.name = name;
   wo.case_number = o.case_number;
   wo.visibility = in->visibility_timeout();
+  wo.fault = crash_point_from_env();  // kill tests only: unset in any real deployment
+  std::printf("worker %s: run id %s\n", name.c_str(), wo.run_id.c_str());
+  std::fflush(stdout);
   Progress progress("worker " + name, 0, !o.no_progress);
   wo.progress = &progress.counter();
   Worker worker(source, processor, sink, dead, wo);

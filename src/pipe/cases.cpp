@@ -199,6 +199,9 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
       result.drain_ns = monotonic_ns() - drain_start;
     }
     stored = scan_experiment(store, result.experiment);
+    // Only this run's records: the experiment may hold rows of earlier or concurrent runs.
+    if (!wo.run_id.empty())
+      std::erase_if(stored, [&](const Record& r) { return r.run_id != wo.run_id; });
   }
   result.stored = stored.size();
   result.stages = breakdown(std::move(stored));

@@ -39,16 +39,17 @@ bool Publisher::deliver(const Record& record) {
   return false;
 }
 
-void Publisher::publish_stamps(std::span<const StampPatch> patches) {
-  if (patches.empty()) return;
+bool Publisher::publish_stamps(std::span<const StampPatch> patches) {
+  if (patches.empty()) return true;
   const RetryOutcome o = with_retries([&] { sink_.put_stamps(patches); });
-  if (o.ok) return;
+  if (o.ok) return true;
   stamp_failures_.fetch_add(1, std::memory_order_relaxed);
   std::string payload;
   append_stamps_json(payload, patches);
   dead_letters_.add(DeadLetter{kind_name(DeadLetterKind::stamps_failed), patches.front().experiment_tokenizer + "/" + patches.front().id, "",
                                "stamp patch failed after " + tries_text(o) + ": " + o.last_error,
                                std::move(payload)});
+  return false;
 }
 
 void Publisher::settle(std::uintptr_t token, bool ok) {

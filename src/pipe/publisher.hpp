@@ -57,8 +57,9 @@ class Publisher {
   // Drops records not yet handed to the sink and stops (a crash, as far as the records are
   // concerned: their inputs are not deleted and come back).
   virtual void abort() = 0;
-  // Stamp patches, delivered synchronously with the same retry policy.
-  void publish_stamps(std::span<const StampPatch> patches);
+  // Stamp patches, delivered synchronously with the same retry policy. Returns true when the
+  // sink confirmed them (or there were none); a patch that still fails is dead-lettered.
+  bool publish_stamps(std::span<const StampPatch> patches);
   PublisherStats stats() const;
 
  protected:

@@ -42,6 +42,10 @@ struct Record {
 
   std::int64_t prompt_chars = 0;  // Unicode code points over all message contents
   std::int64_t prompt_bytes = 0;  // UTF-8 bytes over all message contents
+
+  // The run that wrote the record (pipe/run_id.hpp), so a report can cover one run's records of
+  // an experiment that earlier runs also wrote into. Empty in rows stored before runs had ids.
+  std::string run_id;
 };
 
 // Stamps known only after a record was published: when its publish was acknowledged and when

@@ -129,7 +129,13 @@ LogMessage parse_log_message(std::string_view body, const std::string& origin) {
       switch (f.type) {
         case FieldType::text: {
           std::string_view v;
-          if (o[k].get(v) != simdjson::SUCCESS) throw std::runtime_error(std::string("missing string field \"") + k + "\"");
+          if (o[k].get(v) != simdjson::SUCCESS) {
+            // A field added later may be absent (a message from an older worker) or null.
+            dom::element e;
+            const auto found = o[k].get(e);
+            if (!f.added_later || (found == simdjson::SUCCESS && !e.is_null()))
+              throw std::runtime_error(std::string("missing string field \"") + k + "\"");
+          }
           f.set(r, v);
           break;
         }

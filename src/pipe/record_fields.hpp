@@ -1,5 +1,5 @@
 // The one list of Record's fields: name, type, and how to get and set each. Everything that
-// moves a record in or out of a format walks this table instead of naming the 24 fields again:
+// moves a record in or out of a format walks this table instead of naming the 25 fields again:
 // the SQLite schema and binds (backends/sqlite_store.cpp), the JSON log-queue body and the CSV
 // (record_codec.cpp), and the PostgreSQL columns and DynamoDB attribute maps. A new field is one
 // member in record.hpp plus one row here.
@@ -41,6 +41,10 @@ struct RecordField {
   // replay rule (store.hpp): an upsert whose value is 0 keeps the stored value.
   bool patched;
   Member member;
+  // Added after stores and log messages without it existed: a body that lacks it reads as empty
+  // (null), and every store adds the column to an older table when it opens it (SQLite's
+  // ALTER TABLE ADD COLUMN, PostgreSQL's ADD COLUMN IF NOT EXISTS). Never a key or required.
+  bool added_later = false;
 
   [[nodiscard]] FieldValue get(const Record& r) const {
     return std::visit(
@@ -84,7 +88,7 @@ struct RecordField {
 };
 
 // In the order of the seed's table, then ours (the JSON and CSV order).
-inline const std::array<RecordField, 24> kRecordFields = {{
+inline const std::array<RecordField, 25> kRecordFields = {{
     {"experiment_tokenizer", "experiment_tokenizer", FieldType::text, true, true, false, &Record::experiment_tokenizer},
     {"id", "id", FieldType::text, true, true, false, &Record::id},
     {"model", "model", FieldType::text, false, false, false, &Record::model},
@@ -109,6 +113,7 @@ inline const std::array<RecordField, 24> kRecordFields = {{
     {"input_deleted", "input_deleted", FieldType::integer, false, false, true, &Record::input_deleted},
     {"prompt_chars", "prompt_chars", FieldType::integer, false, false, false, &Record::prompt_chars},
     {"prompt_bytes", "prompt_bytes", FieldType::integer, false, false, false, &Record::prompt_bytes},
+    {"run_id", "run_id", FieldType::text, false, false, false, &Record::run_id, true},
 }};
 
 // The field named `name` (JSON name, not SQL column), or nullptr.

@@ -126,6 +126,7 @@ nlohmann::json run_summary_json(const RunConfig& config, const std::string& stor
   summary["data"] = config.data;
   summary["tokenizers"] = config.tokenizers;
   summary["experiment"] = config.worker.experiment;
+  summary["run_id"] = config.worker.run_id;
   summary["store"] = store_url;
   summary["queue"] = redact_url(config.queue_url);
   summary["log_queue"] = redact_url(config.log_queue_url);

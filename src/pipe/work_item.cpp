@@ -7,6 +7,7 @@
 #include "pipe/dead_letter.hpp"
 #include "pipe/errors.hpp"
 #include "util/json_writer.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::pipe {
 
@@ -43,21 +44,35 @@ nlohmann::json to_nlohmann(dom::element e) {
   return nullptr;
 }
 
+// obj[key] with the last of duplicate keys, as Python's json.loads and the prompt's conversion
+// (to_nlohmann: later keys overwrite) take it. simdjson's obj[key] takes the first, so the message
+// checked and counted could differ from the message rendered.
+simdjson::error_code last_field(dom::object obj, std::string_view key, dom::element& out) {
+  simdjson::error_code found = simdjson::NO_SUCH_FIELD;
+  for (dom::key_value_pair kv : obj)
+    if (kv.key == key) {
+      out = kv.value;
+      found = simdjson::SUCCESS;
+    }
+  return found;
+}
+
 [[noreturn]] void fail(const std::string& kind, const std::string& where, const std::string& reason) {
   throw ItemError(kind, where + ": " + reason);
 }
 
 std::string_view required_string(dom::object obj, const char* field, const std::string& where) {
   dom::element v;
-  if (obj[field].get(v) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, std::string("missing field \"") + field + "\"");
+  if (last_field(obj, field, v) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, std::string("missing field \"") + field + "\"");
   std::string_view s;
   if (v.get(s) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, std::string("field \"") + field + "\" is not a string");
   return s;
 }
 
 std::optional<std::int64_t> optional_int(dom::object obj, const char* field) {
+  dom::element e;
   std::int64_t v = 0;
-  if (obj[field].get(v) == simdjson::SUCCESS) return v;
+  if (last_field(obj, field, e) == simdjson::SUCCESS && e.get(v) == simdjson::SUCCESS) return v;
   return std::nullopt;
 }
 
@@ -66,7 +81,7 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
   rec.id = required_string(obj, "id", where);
   rec.model = required_string(obj, "model", where);
   dom::element prompt;
-  if (obj["prompt"].get(prompt) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, "missing field \"prompt\"");
+  if (last_field(obj, "prompt", prompt) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, "missing field \"prompt\"");
   dom::array messages;
   if (prompt.get(messages) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"prompt\" is not a list of messages");
   if (messages.size() == 0) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"prompt\" is an empty list");
@@ -76,9 +91,10 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
     const std::string at = "prompt[" + std::to_string(index++) + "]";
     if (m.get(msg) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, at + " is not a message object");
     std::string_view role;
-    if (msg["role"].get(role) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, at + " has no string \"role\"");
+    dom::element role_value;
+    if (last_field(msg, "role", role_value) != simdjson::SUCCESS || role_value.get(role) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, at + " has no string \"role\"");
     dom::element content;
-    if (msg["content"].get(content) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, at + " has no \"content\"");
+    if (last_field(msg, "content", content) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, at + " has no \"content\"");
     std::string_view text;
     if (content.get(text) == simdjson::SUCCESS) {
       rec.prompt_bytes += static_cast<std::int64_t>(text.size());
@@ -87,7 +103,10 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
       // Content given as a list of parts: count the text parts.
       for (dom::element part : dom::array(content)) {
         std::string_view t;
-        if (part["text"].get(t) == simdjson::SUCCESS) {
+        dom::object part_object;
+        dom::element part_text;
+        if (part.get(part_object) == simdjson::SUCCESS && last_field(part_object, "text", part_text) == simdjson::SUCCESS &&
+            part_text.get(t) == simdjson::SUCCESS) {
           rec.prompt_bytes += static_cast<std::int64_t>(t.size());
           rec.prompt_chars += count_code_points(t);
         }
@@ -100,7 +119,8 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
   rec.prompt_value = chat::value_from_json(rec.prompt);
   rec.prompt_json = simdjson::minify(prompt);
   dom::object usage;
-  if (obj["usage"].get(usage) == simdjson::SUCCESS) {
+  dom::element usage_value;
+  if (last_field(obj, "usage", usage_value) == simdjson::SUCCESS && usage_value.get(usage) == simdjson::SUCCESS) {
     rec.api_input = optional_int(usage, "input");
     rec.api_output = optional_int(usage, "output");
   }
@@ -118,9 +138,7 @@ dom::object parse_object(std::string_view text, const std::string& where, const 
 }  // namespace
 
 std::int64_t count_code_points(std::string_view utf8) {
-  std::int64_t n = 0;
-  for (const char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
+  return static_cast<std::int64_t>(util::utf8::count_code_points(utf8));
 }
 
 std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number) {
@@ -161,11 +179,13 @@ WorkItem decode_item_body(std::string_view body, const std::string& origin) {
   WorkItem item;
   item.origin = origin;
   std::string_view tok;
-  if (obj["tokenizer"].get(tok) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_message), origin, "no string \"tokenizer\" in the item body");
+  dom::element tok_value;
+  if (last_field(obj, "tokenizer", tok_value) != simdjson::SUCCESS || tok_value.get(tok) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_message), origin, "no string \"tokenizer\" in the item body");
   item.tokenizer = tok;
   auto rec = std::make_shared<SourceRecord>();
   std::uint64_t line = 0;
-  if (obj["line"].get(line) == simdjson::SUCCESS) rec->line = line;
+  dom::element line_value;
+  if (last_field(obj, "line", line_value) == simdjson::SUCCESS && line_value.get(line) == simdjson::SUCCESS) rec->line = line;
   fill_record(obj, origin, *rec);
   item.source = std::move(rec);
   return item;

@@ -140,6 +140,7 @@ void Worker::process_item(Batch& b, std::size_t i) {
   r.received = taken_up;
   r.prompt_chars = src->prompt_chars;
   r.prompt_bytes = src->prompt_bytes;
+  r.run_id = options_.run_id;
   Slot& slot = b.slots[i];
   slot.key = r.experiment_tokenizer;
   slot.id = r.id;
@@ -179,30 +180,43 @@ bool Worker::settle(bool wait) {
     if (aborted_ || open_.front()->pending.load(std::memory_order_acquire) != 0) return true;
     front = open_.front();
   }
+  // First the batch's publish_acked stamps (with the input_deleted stamps of the batches
+  // deleted before it), confirmed on the log queue while the input still exists: a crash up to
+  // the delete replays the input and with it the records and this patch.
+  std::vector<StampPatch> patches = std::move(deleted_stamps_);
+  deleted_stamps_.clear();
+  patches.reserve(patches.size() + front->slots.size());
+  for (const Slot& s : front->slots)
+    if (s.ok) patches.push_back(StampPatch{s.key, s.id, s.acked, 0});
+  const bool stamps_sent = publisher_->publish_stamps(patches);
   hook(WorkerStage::before_delete);
   std::int64_t deleted = 0;
   std::unordered_set<std::string> not_deleted;
   if (source_.has_acks() && !front->receipts.empty()) {
-    try {
-      for (auto& r : source_.ack(front->receipts)) not_deleted.insert(std::move(r));
-    } catch (const std::exception&) {
-      // The queue failed: nothing of the batch is known to be deleted. The inputs come back
-      // after their visibility timeout and are replayed into the idempotent store.
+    if (!stamps_sent) {
+      // The log queue refused the patch (it is dead-lettered): keep the input, so its replay
+      // sends records and stamps again rather than leave stored records without them.
       not_deleted.insert(front->receipts.begin(), front->receipts.end());
+    } else {
+      try {
+        for (auto& r : source_.ack(front->receipts)) not_deleted.insert(std::move(r));
+      } catch (const std::exception&) {
+        // The queue failed: nothing of the batch is known to be deleted. The inputs come back
+        // after their visibility timeout and are replayed into the idempotent store.
+        not_deleted.insert(front->receipts.begin(), front->receipts.end());
+      }
+      deleted = monotonic_ns();
     }
     delete_failures_.fetch_add(not_deleted.size(), std::memory_order_relaxed);
-    deleted = monotonic_ns();
   }
-  std::vector<StampPatch> patches;
-  patches.reserve(front->slots.size());
-  for (std::size_t i = 0; i < front->slots.size(); ++i) {
-    const Slot& s = front->slots[i];
-    if (!s.ok) continue;
-    // input_deleted only for an input that is gone; a failed delete leaves it empty.
-    const bool gone = deleted > 0 && !not_deleted.count(front->entries[i].receipt);
-    patches.push_back(StampPatch{s.key, s.id, s.acked, gone ? deleted : 0});
-  }
-  publisher_->publish_stamps(patches);
+  hook(WorkerStage::after_delete);
+  if (deleted > 0)
+    for (std::size_t i = 0; i < front->slots.size(); ++i) {
+      const Slot& s = front->slots[i];
+      // input_deleted only for an input that is gone; a failed delete leaves it empty.
+      if (s.ok && !not_deleted.count(front->entries[i].receipt))
+        deleted_stamps_.push_back(StampPatch{s.key, s.id, 0, deleted});
+    }
   {
     std::lock_guard lock(mutex_);
     open_.pop_front();
@@ -210,6 +224,21 @@ bool Worker::settle(bool wait) {
   }
   cv_.notify_all();
   return true;
+}
+
+bool Worker::send_deleted_stamps() {
+  std::vector<StampPatch> patches = std::move(deleted_stamps_);
+  deleted_stamps_.clear();
+  return publisher_->publish_stamps(patches);
+}
+
+void Worker::send_deleted_stamps_if_idle() {
+  if (deleted_stamps_.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (!open_.empty()) return;  // the next batch's patch carries them
+  }
+  send_deleted_stamps();
 }
 
 void Worker::io_loop() {
@@ -220,6 +249,7 @@ void Worker::io_loop() {
         if (aborted_ || open_.empty() || open_.front()->pending.load(std::memory_order_acquire) != 0) break;
       }
       extend_old_batches();
+      send_deleted_stamps_if_idle();
       std::unique_lock lock(mutex_);
       if (aborted_) return;
       if (!open_.empty() && open_.front()->pending.load(std::memory_order_acquire) == 0) continue;
@@ -290,6 +320,7 @@ WorkerStats Worker::run() {
       cv_.notify_all();
       io.join();
       if (io_error_) std::rethrow_exception(io_error_);
+      send_deleted_stamps();
     } else {
       for (;;) {
         while (settle(false)) {
@@ -297,6 +328,7 @@ WorkerStats Worker::run() {
           if (open_.empty() || open_.front()->pending.load(std::memory_order_acquire) != 0) break;
         }
         extend_old_batches();
+        send_deleted_stamps_if_idle();
         for (;;) {  // room for one more batch within the in-flight bound
           {
             std::lock_guard lock(mutex_);
@@ -314,6 +346,7 @@ WorkerStats Worker::run() {
       publisher_->flush();
       while (settle(true)) {
       }
+      send_deleted_stamps();
     }
   } catch (...) {
     {

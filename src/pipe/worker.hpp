@@ -2,9 +2,17 @@
 // the chat template and encodes (the injected Processor), builds the record with every stage
 // stamp, and hands it to the log publisher. The input of a batch is acknowledged (deleted from
 // the queue) only after every record of the batch is confirmed by the publisher or
-// dead-lettered; then one stamp patch per batch carries publish_acked and input_deleted, which
-// exist only after the record left. A crash therefore never loses a record: unacknowledged
-// inputs come back after their visibility timeout and are replayed into an idempotent store.
+// dead-lettered. A crash therefore never loses a record: unacknowledged inputs come back after
+// their visibility timeout and are replayed into an idempotent store.
+//
+// The stamps known only after a record left (publish_acked, input_deleted) travel as stamp
+// patches, one message per batch, and are sent on an at-least-once path too: a batch's
+// publish_acked stamps are confirmed on the log queue *before* its input is deleted (a crash
+// before that leaves the input to be replayed, patch and all), and its input_deleted stamps,
+// which exist only after the delete, ride in the next batch's patch, again before that batch's
+// delete (or in a patch of their own when no batch follows soon: the worker waits for input,
+// or stops). So a crash can cost only the input_deleted stamps of the one batch deleted last,
+// never a record and never a publish_acked stamp (docs/reliability.md, "stamp patches").
 //
 // Prefetch (on by default, for sources with a queue): a second thread receives the next
 // batches while this one is being processed and performs the deletes, so the item at a batch
@@ -40,13 +48,14 @@ namespace overhead::pipe {
 
 // Points at which the test hook runs. Throwing WorkerCrash from the hook stops the worker
 // abruptly there: nothing after it happens (no publish, no delete, queued records dropped).
-enum class WorkerStage { after_receive, after_render, after_publish, before_delete };
+enum class WorkerStage { after_receive, after_render, after_publish, before_delete, after_delete };
 struct WorkerCrash {};  // deliberately not a std::exception: nothing in the pipeline may swallow it
 
 struct WorkerOptions {
   std::string name = "worker-0";
   std::string experiment = "jmtbench";
   int case_number = 0;
+  std::string run_id;                // written into every record (run_id.hpp); empty = none
   std::size_t batch = 10;            // items per receive (<= 10 on a queue)
   bool prefetch = true;
   std::size_t max_in_flight = 0;     // items received but not settled; 0 = 4 x batch
@@ -115,6 +124,10 @@ class Worker final : private PublishListener {
   // Returns false when nothing is open.
   bool settle(bool wait);
   void extend_old_batches();
+  // Sends the input_deleted stamps still held (see deleted_stamps_); false when that failed.
+  bool send_deleted_stamps();
+  // The same, but only when no batch is open whose patch could carry them.
+  void send_deleted_stamps_if_idle();
   void io_loop();
   void hook(WorkerStage stage) {
     if (options_.fault) options_.fault(stage);
@@ -136,6 +149,10 @@ class Worker final : private PublishListener {
   bool worker_done_ = false;
   bool aborted_ = false;
   std::exception_ptr io_error_;
+
+  // input_deleted stamps of batches already deleted, not yet sent: they go out with the next
+  // batch's publish_acked patch. Touched only by the thread that settles.
+  std::vector<StampPatch> deleted_stamps_;
 
   std::int64_t next_batch_index_ = 0;
   std::int64_t next_seq_ = 0;

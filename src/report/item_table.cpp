@@ -64,8 +64,10 @@ ItemTable build_item_table(std::span<const pipe::Record> records) {
   }
   for (const auto& [c, unused] : cases) t.case_numbers.push_back(c);
 
-  // Workers: (experiment, case, worker) -> dense id. Records arrive grouped by key, not by
-  // worker, so a one-entry cache saves most lookups only when workers repeat; the map does the rest.
+  // Workers: (experiment, case, run, worker) -> dense id. The run is part of it because runs
+  // reuse worker names ("case2-worker-0") while their clocks and sequences start afresh: one
+  // run's item is never the "next" of another's. Records arrive grouped by key, not by worker,
+  // so a one-entry cache saves most lookups only when workers repeat; the map does the rest.
   std::unordered_map<std::string, std::uint32_t> worker_index;
   std::vector<std::uint32_t> worker_of(n);
   std::string key;
@@ -74,6 +76,7 @@ ItemTable build_item_table(std::span<const pipe::Record> records) {
     key.clear();
     key.append(r.experiment).push_back('\x1f');
     key.append(std::to_string(r.case_number)).push_back('\x1f');
+    key.append(r.run_id).push_back('\x1f');
     key.append(r.worker);
     const auto [it, inserted] = worker_index.try_emplace(key, static_cast<std::uint32_t>(worker_index.size()));
     worker_of[i] = it->second;

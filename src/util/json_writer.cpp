@@ -2,31 +2,70 @@
 
 #include <charconv>
 
+#include "util/utf8.hpp"
+
 namespace overhead::util {
 
-void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-        } else {
-          out.push_back(ch);
-        }
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void append_u_escape(std::string& out, unsigned unit) {
+  out += "\\u";
+  for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(unit >> shift) & 15]);
+}
+
+// The escape of an ASCII byte that always needs one, or nullptr.
+const char* named_escape(unsigned char c) {
+  switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    default: return nullptr;
+  }
+}
+
+void append_ascii_only(std::string& out, std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const char32_t c = utf8::next_lenient(s, i);
+    if (c < 0x80) {
+      if (const char* e = named_escape(static_cast<unsigned char>(c))) out += e;
+      else if (c < 0x20 || c == 0x7F) append_u_escape(out, c);
+      else out.push_back(static_cast<char>(c));
+    } else if (c < 0x10000) {
+      append_u_escape(out, c);
+    } else {
+      const char32_t v = c - 0x10000;
+      append_u_escape(out, 0xD800 + (v >> 10));
+      append_u_escape(out, 0xDC00 + (v & 0x3FF));
     }
   }
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s, JsonStringStyle style) {
+  out.push_back('"');
+  if (style.ensure_ascii) {
+    append_ascii_only(out, s);
+    out.push_back('"');
+    return;
+  }
+  // Runs of bytes that need no escape are copied in one append.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && !(c == 0x7F && style.escape_del)) continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    if (const char* e = named_escape(c)) out += e;
+    else append_u_escape(out, c);
+  }
+  out.append(s.data() + run, s.size() - run);
   out.push_back('"');
 }
 

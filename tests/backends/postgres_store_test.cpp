@@ -21,6 +21,7 @@
 #include <string>
 
 #include "backends/open.hpp"
+#include "backends/postgres_connection.hpp"
 #include "pipe/errors.hpp"
 #include "store_contract.hpp"
 #include "service_env.hpp"
@@ -170,6 +171,43 @@ TEST(PostgresStore, SchemaParameterCreatesTheSchemaAndKeepsTablesApart) {
   a->upsert(pipe::contract::make_record("e", "t", "1", 1));
   EXPECT_EQ(pipe::scan_in_key_order(*a, "e").size(), 1u);
   EXPECT_TRUE(pipe::scan_in_key_order(*b, "e").empty());
+}
+
+// A table created before run_id existed (the first 24 fields) gets the column when a store opens
+// it: old rows read with an empty run id, new ones keep theirs, and a second open changes nothing.
+TEST(PostgresStore, AnOlderTableWithoutRunIdGetsTheColumn) {
+  const std::string table = unique_name("old_");
+  {
+    PostgresEndpoint e;
+    e.host = "127.0.0.1";
+    e.port = std::stoi(pg_env("PG_PORT"));
+    e.user = pg_env("PG_USER");
+    e.password = pg_env("PG_PASSWORD");
+    e.database = pg_env("PG_DB");
+    e.shown = "test";
+    PostgresConnection c(e);
+    c.exec("old table",
+           "CREATE TABLE " + table +
+               " (experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT, end_time TEXT,"
+               " token_count BIGINT, api_input BIGINT, api_output BIGINT, experiment TEXT NOT NULL, tokenizer TEXT,"
+               " case_number BIGINT, worker TEXT, seq BIGINT, batch BIGINT, batch_boundary BIGINT, received BIGINT,"
+               " render_start BIGINT, render_end BIGINT, encode_end BIGINT, publish_start BIGINT, publish_acked BIGINT,"
+               " input_deleted BIGINT, prompt_chars BIGINT, prompt_bytes BIGINT, PRIMARY KEY (experiment_tokenizer, id));"
+               "INSERT INTO " + table +
+               " VALUES ('e#t', 'old', 'm', '', '', 7, NULL, NULL, 'e', 't', 2, 'w', 0, 0, 1, 1, 2, 3, 4, 5, 6, 0, 3, 3);");
+  }
+  for (int open = 0; open < 2; ++open) {
+    const auto store = open_store(pg_env("PG_URL") + "?table=" + table);
+    auto fresh = pipe::contract::make_record("e", "t", "new" + std::to_string(open), 9);
+    fresh.run_id = "run-" + std::to_string(open);
+    store->upsert(fresh);
+    const auto rows = pipe::scan_in_key_order(*store, "e");
+    ASSERT_EQ(rows.size(), 2u + open);
+    EXPECT_EQ(rows[0].run_id, "run-0");
+    EXPECT_EQ(rows.back().id, "old");
+    EXPECT_EQ(rows.back().run_id, "");
+    EXPECT_EQ(rows.back().publish_acked, 6);
+  }
 }
 
 }  // namespace

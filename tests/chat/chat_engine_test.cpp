@@ -62,4 +62,14 @@ TEST(ChatEngine, GemmaTwoRejectsSystemWithItsOwnMessage) {
   }
 }
 
+// tojson(ensure_ascii=True) is json.dumps(ensure_ascii=True): DEL is outside ' '..'~' and comes out
+// as \u007f; without ensure_ascii it stays raw. Expected strings from CPython 3.11's json.dumps via
+// the transformers-style Jinja2 set-up (the engine kept DEL raw in both).
+TEST(ChatEngine, TojsonEscapesDelOnlyWithEnsureAscii) {
+  auto t = ChatTemplate::compile("{{ messages[0].content|tojson(ensure_ascii=true) }}|{{ messages[0].content|tojson }}", "t");
+  const json messages = json::parse("[{\"role\":\"user\",\"content\":\"a\\u007fb\\u00e9\\ud83d\\ude00\"}]");
+  EXPECT_EQ(t->render(messages, RenderOptions{}),
+            "\"a\\u007fb\\u00e9\\ud83d\\ude00\"|\"a\x7f" "b\xc3\xa9\xf0\x9f\x98\x80\"");
+}
+
 }  // namespace

@@ -82,7 +82,30 @@ TEST(RecordFields, CodecsFollowTheTable) {
   EXPECT_EQ(header,
             "experiment_tokenizer,id,model,start_time,end_time,token_count,api_input,api_output,experiment,tokenizer,"
             "case,worker,seq,batch,batch_boundary,received,render_start,render_end,encode_end,publish_start,"
-            "publish_acked,input_deleted,prompt_chars,prompt_bytes");
+            "publish_acked,input_deleted,prompt_chars,prompt_bytes,run_id");
+}
+
+// run_id was added after log messages without it existed: a message from an older worker (no
+// run_id, or null) still parses, with an empty run id; a run_id of another type is refused.
+TEST(RecordFields, AFieldAddedLaterMayBeAbsentFromALogMessage) {
+  Record r = distinct_record();
+  std::string json;
+  append_record_json(json, r);
+  const std::string tail = ",\"run_id\":\"run_id-value\"}";
+  ASSERT_TRUE(json.ends_with(tail)) << json;
+  const std::string base = json.substr(0, json.size() - tail.size());
+  EXPECT_EQ(std::get<Record>(parse_log_message(base + "}", "old")).run_id, "");
+  EXPECT_EQ(std::get<Record>(parse_log_message(base + ",\"run_id\":null}", "null")).run_id, "");
+  EXPECT_THROW((void)parse_log_message(base + ",\"run_id\":5}", "number"), std::runtime_error);
+  // Fields there from the start stay required.
+  std::string no_worker = json;
+  no_worker.replace(no_worker.find("\"worker\""), 6, "\"wrkr");
+  EXPECT_THROW((void)parse_log_message(no_worker, "old"), std::runtime_error);
+  for (const auto& f : kRecordFields) {
+    if (f.added_later) {
+      EXPECT_FALSE(f.key || f.required) << f.name << ": a key or required field cannot be added later";
+    }
+  }
 }
 
 }  // namespace

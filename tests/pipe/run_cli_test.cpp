@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -116,30 +117,98 @@ TEST(RunCli, DuplicateIdsAreCountedAndFailTheExitCode) {
   EXPECT_EQ(run(args + " --allow-failures"), 0);
 }
 
-// Issue reproduction, small: a run into a store that already holds an earlier run's rows of the
-// same experiment used to fit on both runs' records. Its report now covers only its own.
+// The command's exit status and everything it printed (stdout and stderr).
+std::pair<int, std::string> capture(const std::string& args) {
+  const std::string cmd = std::string(OVERHEAD_BINARY) + " " + args + " 2>&1";
+  std::string output;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) output += buf;
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// Every fit of a report's fits.json is on n records.
+void expect_fits_on(const fs::path& report_dir, int n) {
+  const auto fits = read_json(report_dir / "fits.json");
+  ASSERT_FALSE(fits["fits"].empty());
+  for (const auto& f : fits["fits"]) EXPECT_EQ(f["n"], n) << report_dir << ": " << f.dump();
+}
+
+// Issue 8 defect 4, small: a run into a store that already holds an earlier run's rows of the
+// same experiment used to fit on both runs' records. Every record now carries its run's id; the
+// report of a run covers exactly the records it wrote, and `analyze --run` picks one run.
 TEST(RunCli, ReportCoversOnlyTheRecordsOfThisRun) {
   if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
   const std::string data = std::string(OVERHEAD_SOURCE_DIR) + "/data/jmtbench/records.jsonl.gz";
   if (!fs::exists(data)) GTEST_SKIP() << "bundled data missing";
   const auto dir = testing::temp_dir("cli-runs");
-  const std::string store = " --store sqlite:" + (dir / "s.db").string();
-  const std::string common = " --case 2 --data " + data + " --tokenizers gemma-2-27b-it --no-progress" + store;
+  const std::string store_url = "sqlite:" + (dir / "s.db").string();
+  const std::string common = " --case 2 --data " + data + " --tokenizers gemma-2-27b-it --no-progress --store " + store_url;
   ASSERT_EQ(run("run --limit 40 --no-report --out " + (dir / "a").string() + common), 0);
-  const std::string out_b = (dir / "b").string();
-  const std::string cmd = std::string(OVERHEAD_BINARY) + " run --limit 5 --out " + out_b + common + " 2>&1";
-  std::string output;
-  {
-    FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, p)) output += buf;
-    ASSERT_EQ(pclose(p), 0) << output;
+  const auto [rc, output] = capture("run --limit 5 --out " + (dir / "b").string() + common);
+  ASSERT_EQ(rc, 0) << output;
+  const std::string id_a = read_json(dir / "a" / "summary.json")["run_id"];
+  const auto summary_b = read_json(dir / "b" / "summary.json");
+  const std::string id_b = summary_b["run_id"];
+  EXPECT_NE(id_a, id_b);
+  EXPECT_NE(output.find("run id: " + id_b), std::string::npos) << output;
+  EXPECT_NE(output.find("35 record(s) of experiment jmtbench-case2"), std::string::npos) << output;
+  EXPECT_NE(output.find("this report covers run " + id_b + " only"), std::string::npos) << output;
+  EXPECT_EQ(summary_b["cases"][0]["stored"], 5);
+  expect_fits_on(dir / "b" / "report", 5);
+
+  // The store: B's 5 ids replaced A's rows of them, A's other 35 stay with A's id.
+  std::map<std::string, int> by_run;
+  open_store(store_url)->scan("", [&](const Record& r) { ++by_run[r.run_id]; });
+  EXPECT_EQ(by_run, (std::map<std::string, int>{{id_a, 35}, {id_b, 5}}));
+
+  const std::string analyze = "analyze --no-png --store " + store_url + " --out " + (dir / "r").string();
+  const auto [all_rc, all_out] = capture(analyze);
+  ASSERT_EQ(all_rc, 0) << all_out;
+  EXPECT_NE(all_out.find("jmtbench-case2 holds records of 2 runs"), std::string::npos) << all_out;
+  expect_fits_on(dir / "r", 40);
+  const auto [a_rc, a_out] = capture(analyze + " --run " + id_a);
+  ASSERT_EQ(a_rc, 0) << a_out;
+  EXPECT_EQ(a_out.find("holds records of"), std::string::npos) << a_out;
+  expect_fits_on(dir / "r", 35);
+  const auto [none_rc, none_out] = capture(analyze + " --run 20000101T000000Z-00000000");
+  EXPECT_EQ(none_rc, 1) << none_out;
+  EXPECT_NE(none_out.find("has no records"), std::string::npos) << none_out;
+  EXPECT_EQ(capture(analyze + " --run 'bad id'").first, 2);
+  fs::remove_all(dir);
+}
+
+// Two runs writing into one store at the same time, into the same experiment (other ids): each
+// report and each summary covers exactly its own records. A start-time filter cannot tell them
+// apart, since each run's records begin after the other run started.
+TEST(RunCli, ConcurrentRunsIntoOneStoreAreSeparated) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-concurrent");
+  const std::map<std::string, int> sizes{{"a", 12}, {"b", 20}};
+  for (const auto& [name, n] : sizes) {
+    std::ofstream data(dir / (name + ".jsonl"));
+    for (int i = 0; i < n; ++i) data << line(name + std::to_string(i), "user", "hello " + std::string(i, 'x')) << "\n";
   }
-  EXPECT_NE(output.find("already held 35 record(s) from earlier runs"), std::string::npos) << output;
-  const auto fits = read_json(fs::path(out_b) / "report" / "fits.json");
-  ASSERT_FALSE(fits["fits"].empty());
-  for (const auto& f : fits["fits"]) EXPECT_EQ(f["n"], 5) << f.dump();
+  const std::string store_url = "sqlite:" + (dir / "s.db").string();
+  auto args = [&](const std::string& name) {
+    return std::string(OVERHEAD_BINARY) + " run --case 2,3 --experiment conc --tokenizers gemma-2-27b-it --no-progress --data " +
+           (dir / (name + ".jsonl")).string() + " --store " + store_url + " --out " + (dir / name).string() + " > " +
+           (dir / (name + ".log")).string() + " 2>&1";
+  };
+  const std::string both = "(" + args("a") + ") & (" + args("b") + "); s=$?; wait $!; exit $(( s | $? ))";
+  const int status = std::system(("bash -c '" + both + "'").c_str());
+  auto log = [&](const std::string& name) {
+    std::ifstream in(dir / (name + ".log"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log("a") << log("b");
+  for (const auto& [name, n] : sizes) {
+    const auto summary = read_json(dir / name / "summary.json");
+    for (const auto& c : summary["cases"]) EXPECT_EQ(c["stored"], n) << name << ": " << c.dump();
+    expect_fits_on(dir / name / "report", n);
+  }
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "backends/open.hpp"
+#include "backends/sqlite_db.hpp"
 #include "pipe/object_store.hpp"
 #include "pipe/record_codec.hpp"
 #include "pipe/store.hpp"
@@ -31,6 +32,40 @@ INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
 TEST(StoreOpen, UnknownScheme) {
   EXPECT_THROW(open_store("dynamo:x"), std::invalid_argument);
   EXPECT_THROW(open_store("sqlite:"), std::invalid_argument);
+}
+
+// The records table as it was before run_id (the first 24 fields): a store written by an older
+// version. Opening it adds the column; old rows read with an empty run id, new ones keep theirs.
+TEST(SqliteStore, AnOlderTableWithoutRunIdGetsTheColumn) {
+  const auto dir = testing::temp_dir("store-migrate");
+  const std::string path = (dir / "old.db").string();
+  {
+    backends::SqliteDb db(path, "old");
+    db.exec(
+        "CREATE TABLE records (experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT,"
+        " end_time TEXT, token_count INTEGER, api_input INTEGER, api_output INTEGER, experiment TEXT NOT NULL,"
+        " tokenizer TEXT, case_number INTEGER, worker TEXT, seq INTEGER, batch INTEGER, batch_boundary INTEGER,"
+        " received INTEGER, render_start INTEGER, render_end INTEGER, encode_end INTEGER, publish_start INTEGER,"
+        " publish_acked INTEGER, input_deleted INTEGER, prompt_chars INTEGER, prompt_bytes INTEGER,"
+        " PRIMARY KEY (experiment_tokenizer, id)) WITHOUT ROWID;"
+        "INSERT INTO records VALUES ('e#t', 'old', 'm', '', '', 7, NULL, NULL, 'e', 't', 2, 'w', 0, 0, 1,"
+        " 1, 2, 3, 4, 5, 6, 0, 3, 3);");
+  }
+  for (int open = 0; open < 2; ++open) {  // the second open finds the column and adds nothing
+    auto store = open_store("sqlite:" + path);
+    Record fresh = make_record("e", "t", "new" + std::to_string(open), 9);
+    fresh.run_id = "run-" + std::to_string(open);
+    store->upsert(fresh);
+    const auto rows = scan_in_key_order(*store, "e");
+    ASSERT_EQ(rows.size(), 2u + open);
+    EXPECT_EQ(rows[0].id, "new0");
+    EXPECT_EQ(rows[0].run_id, "run-0");
+    EXPECT_EQ(rows.back().id, "old");
+    EXPECT_EQ(rows.back().run_id, "");
+    EXPECT_EQ(rows.back().token_count, 7);
+    EXPECT_EQ(rows.back().publish_acked, 6);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RecordCodec, JsonRoundTripAndStampPatches) {

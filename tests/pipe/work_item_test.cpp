@@ -19,6 +19,29 @@ std::string kind_of(const std::string& line) {
   return "ok";
 }
 
+// Found by jsonl_record_fuzz and queue_body_fuzz: of duplicate keys the checks and counters took
+// the first while the prompt (what is rendered) kept the last, so prompt_bytes/prompt_chars and
+// the role check described another message than the one tokenized. The last counts everywhere,
+// as with Python's json.loads.
+TEST(WorkItem, DuplicateKeysTakeTheLastEverywhere) {
+  auto rec = parse_source_line(
+      R"({"id":"a","id":"b","model":"m","prompt":[{"role":"user","content":"long first text","content":"hi"}],)"
+      R"("usage":{"input":1,"input":2}})",
+      1);
+  EXPECT_EQ(rec->id, "b");
+  EXPECT_EQ(rec->prompt[0]["content"], "hi");
+  EXPECT_EQ(rec->prompt_bytes, 2);
+  EXPECT_EQ(rec->prompt_chars, 2);
+  EXPECT_EQ(rec->api_input, 2);
+  EXPECT_EQ(kind_of(R"({"id":"a","model":"m","prompt":[{"role":"user","role":5,"content":"x"}]})"), "bad_prompt");
+  EXPECT_EQ(kind_of(R"({"id":"a","model":"m","prompt":[{"role":"user","content":"x"}],"prompt":"no"})"), "bad_prompt");
+  const WorkItem item = decode_item_body(encode_item_body(*rec, "phi-4"), "message 1");
+  EXPECT_EQ(item.source->prompt_bytes, 2);
+  EXPECT_EQ(decode_item_body(R"({"tokenizer":"x","tokenizer":"phi-4","id":"a","model":"m","prompt":[{"role":"user","content":"x"}]})",
+                             "message 2").tokenizer,
+            "phi-4");
+}
+
 TEST(WorkItem, ParsesTheSeedShape) {
   auto rec = parse_source_line(testing::source_line("1-1", "日本語"), 3);
   EXPECT_EQ(rec->id, "1-1");

@@ -29,6 +29,20 @@ pipe::Record item(const std::string& worker, std::int64_t seq, std::int64_t rece
   return r;
 }
 
+// Two runs reuse the worker name and start their sequences and clocks afresh: the later run's
+// seq 0..1 and the earlier run's seq 2..3 are two workers, not one whose items jump in time.
+TEST(ItemTable, RunsWithTheSameWorkerNameAreDifferentWorkers) {
+  std::vector<pipe::Record> rs = {item("w", 0, 5'000'000), item("w", 1, 5'020'000), item("w", 2, 40'000),
+                                  item("w", 3, 60'000)};
+  rs[0].run_id = rs[1].run_id = "later";
+  rs[2].run_id = rs[3].run_id = "earlier";
+  const ItemTable t = build_item_table(rs);
+  EXPECT_EQ(t.nonpositive_cycles, 0u);
+  EXPECT_DOUBLE_EQ(t.cycle_us[0], 20.0);
+  EXPECT_DOUBLE_EQ(t.cycle_us[2], 20.0);
+  for (std::size_t i = 0; i < rs.size(); ++i) EXPECT_FALSE(std::isnan(t.cycle_us[i])) << i;
+}
+
 TEST(ItemTable, CycleRunsToTheNextStartAndStagesAddUp) {
   // Given out of order: the table orders by seq within the worker.
   std::vector<pipe::Record> rs = {item("w", 1, 20'000, 1), item("w", 0, 0 + 1'000'000)};

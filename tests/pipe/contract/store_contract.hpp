@@ -69,6 +69,7 @@ inline Record make_record(const std::string& experiment, const std::string& toke
   r.publish_start = 14;
   r.prompt_chars = 5;
   r.prompt_bytes = 15;
+  r.run_id = "20260101T000000Z-0a1b2c3d";
   return r;
 }
 
@@ -121,6 +122,8 @@ TEST_P(StoreTest, BatchUpsertRoundTripsEveryField) {
   EXPECT_EQ(r.batch_boundary, true);
   EXPECT_EQ(r.encode_end, 13);
   EXPECT_EQ(r.prompt_bytes, 15);
+  EXPECT_EQ(r.run_id, want.run_id);
+  for (const auto& f : kRecordFields) EXPECT_EQ(f.get(r), f.get(want)) << "field " << f.name << " not stored as written";
   int without_usage = 0;
   for (auto& x : rows) without_usage += !x.api_input.has_value();
   EXPECT_EQ(without_usage, 1);
