@@ -15,8 +15,10 @@ namespace fs = std::filesystem;
 
 // A fits.json as `overhead analyze` writes it, reduced to what E needs: one OLS cycle fit of
 // model a per case, with the given alpha.
+// Named after the running test, as CTest runs the tests of this file in parallel.
 std::string write_fits(const std::string& name, const std::string& header, const std::vector<std::pair<int, double>>& fits) {
-  const fs::path p = fs::path(::testing::TempDir()) / name;
+  const fs::path p = fs::path(::testing::TempDir()) /
+                     (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" + name);
   std::ofstream out(p);
   out << "{" << header << ", \"fits\": [";
   for (std::size_t i = 0; i < fits.size(); ++i) {
