@@ -24,7 +24,8 @@
 //        count: how many requests meet it (default 1); probability: instead of count, each
 //        matching request meets it with this probability until the rule is removed.
 //   DELETE /__proxy/faults  remove every fault rule
-//   GET  /__proxy/stats    {"requests","verified","rejected":{code:n},"faults":{kind:n},"by_key":{...}}
+//   GET  /__proxy/stats    {"requests","verified","rejected":{code:n},"faults":{kind:n},
+//                           "by_key":{key:verified},"rejected_by_key":{key:n},"faults_by_key":{key:n}}
 // Prints "listening on HOST:PORT" once it accepts connections; exits on SIGTERM.
 "use strict";
 const http = require("node:http");
@@ -56,7 +57,7 @@ const keys = new Map();  // accessKeyId -> {secretAccessKey, sessionToken, expir
 for (const k of JSON.parse(fs.readFileSync(args.keys, "utf8"))) keys.set(k.accessKeyId, { ...k, expired: false });
 
 let faults = [];
-const stats = { requests: 0, verified: 0, rejected: {}, faults: {}, by_key: {} };
+const stats = { requests: 0, verified: 0, rejected: {}, faults: {}, by_key: {}, rejected_by_key: {}, faults_by_key: {} };
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 // --- AWS's error shapes, per service and protocol
@@ -82,6 +83,7 @@ function answerError(res, status, code, message, extraHeaders = {}) {
 
 function reject(res, status, code, message) {
   stats.rejected[code] = (stats.rejected[code] || 0) + 1;
+  if (res.accessKeyId) stats.rejected_by_key[res.accessKeyId] = (stats.rejected_by_key[res.accessKeyId] || 0) + 1;
   answerError(res, status, code, message);
 }
 
@@ -147,6 +149,7 @@ async function verify(req, res, body) {
                                                             : "Request is missing Authentication Token");
     return null;
   }
+  res.accessKeyId = auth.accessKeyId;  // for the per-key counts
   const key = keys.get(auth.accessKeyId);
   if (!key) {
     authReject(res, "unknownKey", "The security token included in the request is invalid.");
@@ -232,6 +235,7 @@ function takeFault(accessKeyId, action) {
       rule.count -= 1;
     }
     stats.faults[rule.kind] = (stats.faults[rule.kind] || 0) + 1;
+    stats.faults_by_key[accessKeyId] = (stats.faults_by_key[accessKeyId] || 0) + 1;
     return rule;
   }
   return null;

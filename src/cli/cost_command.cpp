@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/cost_command_workload.hpp"
 #include "cost/cost_model.hpp"
+#include "cost/fits_select.hpp"
 #include "report/cost_section.hpp"
 
 namespace overhead::cli {
@@ -20,7 +21,8 @@ namespace {
 
 struct CostOptions {
   std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
-  std::string fits, tokenizer, e_us, gpu, model, api_price, plots, workload = "in=200,out=400",
+  std::vector<std::string> fits;
+  std::string backend, tokenizer, e_us, gpu, model, api_price, plots, workload = "in=200,out=400",
       workload_tokenizer = "llama-3.3-70b-instruct";
   int case_number = 5;
   int gpus = 1;
@@ -104,7 +106,9 @@ int run_cost(const CostOptions& o) {
       const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
       in.e = {a, b, "typed in"};
     } else if (!o.fits.empty()) {
-      in.e = cost::e_from_fits(o.fits, o.case_number, o.tokenizer);
+      in.e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
+    } else if (!o.backend.empty()) {
+      throw cost::CostError("--backend needs --fits (one fits.json per backend)");
     } else {
       in.e = {0, 0, "none given (E = 0)"};
     }
@@ -203,7 +207,10 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("cost", "$ per request and per 1M tokens, T = E(x) + D(y|x), and the break-even");
   cmd->add_flag("--list", o->list, "Print the shipped GPU, model and price profiles");
   cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
-  cmd->add_option("--fits", o->fits, "fits.json from `overhead analyze` (E = alpha + beta*tokens)");
+  cmd->add_option("--fits", o->fits,
+                  "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
+  cmd->add_option("--backend", o->backend,
+                  "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
   cmd->add_option("--case", o->case_number, "Case whose E fit to use")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
   cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)");
