@@ -16,6 +16,7 @@
 #include "cli/simulate_command_replay.hpp"
 #include "cost/capacity.hpp"
 #include "cost/cost_model.hpp"
+#include "cost/fits_select.hpp"
 #include "cost/profiles.hpp"
 #include "cost/simulator.hpp"
 
@@ -25,7 +26,8 @@ namespace {
 
 struct SimulateOptions {
   std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
-  std::string fits, tokenizer, e_us, gpu, model, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
+  std::vector<std::string> fits;
+  std::string backend, tokenizer, e_us, gpu, model, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
   int case_number = 5, gpus = 1, workers = 1, gpu_slots = 0;
   double rate = 0, target_p99_ms = 0, gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;
   std::size_t requests = 100000;
@@ -107,7 +109,9 @@ int run_simulate(const SimulateOptions& o) {
       const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
       e = {a, b, "typed in"};
     } else if (!o.fits.empty()) {
-      e = cost::e_from_fits(o.fits, o.case_number, o.tokenizer);
+      e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
+    } else if (!o.backend.empty()) {
+      throw cost::CostError("--backend needs --fits (one fits.json per backend)");
     }
     const auto roofline =
         cost::make_roofline(cost::load_gpu(o.gpu, o.profiles_dir), cost::load_model(o.model, o.profiles_dir), o.gpus);
@@ -212,7 +216,10 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--requests", o->requests, "Requests to simulate")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->capture_default_str();
   CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")->capture_default_str();
-  cmd->add_option("--fits", o->fits, "fits.json from `overhead analyze` (E = alpha + beta*tokens)");
+  cmd->add_option("--fits", o->fits,
+                  "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
+  cmd->add_option("--backend", o->backend,
+                  "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
   cmd->add_option("--case", o->case_number, "Case whose E fit to use")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
   cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)");
@@ -241,7 +248,13 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--write-timeline", replay->write_timeline, "With --replay: write the run's timeline CSV and stop");
   cmd->callback([o, replay, workers, batch, &exit_code] {
     if (!replay->source.empty()) {
-      replay->fits = o->fits;
+      try {
+        replay->fits = o->fits.empty() ? "" : cost::select_fits(o->fits, o->backend, o->case_number);
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "overhead simulate: %s\n", ex.what());
+        exit_code = 1;
+        return;
+      }
       replay->case_number = o->case_number;
       replay->seed = o->seed;
       replay->json = o->json;

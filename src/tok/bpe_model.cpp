@@ -145,7 +145,7 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string_view, std::uint32_t>>
 void BpeModel::build_boundaries(const std::vector<std::pair<std::string_view, std::string_view>>& merges) {
   // Chunking is exact only if every symbol BPE can form is a vocabulary token spelled by its
   // characters. Byte-fallback and unknown-token symbols are not; cuts are never placed next to
-  // them (has_char_id), and if a merge could combine them, chunking is off altogether.
+  // them (the known-character check of encode_chunked), and if a merge could combine them, chunking is off altogether.
   if (config_.byte_level && !all_byte_ids_) return;
   for (const auto& [left, right] : merges) {
     for (const std::string_view side : {left, right}) {
@@ -415,28 +415,63 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& 
   }
   const std::size_t first = out.size();
   if (chunking_ && piece.size() > kChunkFrom) {
-    // Cut where no token can span and merge the chunks one by one (merge_boundaries.hpp).
-    std::size_t chunk_start = 0, i = 0;
-    std::size_t prev_start = 0;
-    bool prev_known = false;
-    while (i < piece.size()) {
-      const std::size_t char_start = i;
-      i += utf8::sequence_length(static_cast<unsigned char>(piece[i]));
-      const bool known = config_.byte_level || has_char_id(piece.substr(char_start, i - char_start));
-      if (char_start > chunk_start && prev_known && known &&
-          boundaries_.cuttable(piece.substr(prev_start, char_start - prev_start),
-                               piece.substr(char_start, i - char_start))) {
-        merge_chunk(piece.substr(chunk_start, char_start - chunk_start), state, out);
-        chunk_start = char_start;
-      }
-      prev_start = char_start;
-      prev_known = known;
-    }
-    merge_chunk(piece.substr(chunk_start), state, out);
+    encode_chunked(piece, state, out);
   } else {
     merge_chunk(piece, state, out);
   }
   if (cacheable) state.pieces.store(piece, hash, out.data() + first, out.size() - first);
+}
+
+void BpeModel::encode_chunked(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const {
+  // Cut where no token can span and merge the chunks one by one (merge_boundaries.hpp). Each
+  // character is decoded once; its boundary with the previous one is asked of the per-thread
+  // memo first. A chunk of one character of a character-level model is that character's id.
+  const char* p = piece.data();
+  const std::size_t n = piece.size();
+  std::size_t chunk_start = 0, chars_in_chunk = 0, i = 0;
+  char32_t prev_cp = 0;
+  std::size_t prev_length = 0;
+  bool prev_known = false;
+  std::uint32_t prev_id = kNone;
+  auto flush = [&](std::size_t end) {
+    if (chars_in_chunk == 1 && prev_id != kNone) {
+      out.push_back(prev_id);
+    } else {
+      merge_chunk(piece.substr(chunk_start, end - chunk_start), state, out);
+    }
+  };
+  while (i < n) {
+    const std::size_t start = i;
+    const auto b0 = static_cast<unsigned char>(p[i]);
+    const std::size_t length = utf8::sequence_length(b0);
+    std::size_t next = i;
+    const char32_t cp = utf8::next(piece, next);
+    i += length;
+    std::uint32_t id = kNone;  // character-level only: the character's own token
+    bool known = true;
+    if (!config_.byte_level) {
+      if (cp < 0x10000) {
+        id = bmp_char_ids_[cp];
+      } else if (auto found = encode_vocab().find(piece.substr(start, length))) {
+        id = *found;
+      }
+      known = id != kNone;
+    }
+    if (start > chunk_start && prev_known && known &&
+        state.boundaries.cuttable(prev_cp, cp, [&] {
+          return boundaries_.cuttable(prev_cp, prev_length, static_cast<unsigned char>(p[start - 1]), cp, length, b0);
+        })) {
+      flush(start);
+      chunk_start = start;
+      chars_in_chunk = 0;
+    }
+    ++chars_in_chunk;
+    prev_cp = cp;
+    prev_length = length;
+    prev_known = known;
+    prev_id = id;
+  }
+  flush(n);
 }
 
 void BpeModel::merge_chunk(std::string_view chunk, ThreadState& state, std::vector<std::uint32_t>& out) const {
@@ -456,13 +491,6 @@ void BpeModel::merge_symbols(std::string_view chunk, PairCache& pairs, std::vect
     merge_large(symbols, pairs);
   }
   for (const Symbol& sym : symbols) out.push_back(sym.id);
-}
-
-bool BpeModel::has_char_id(std::string_view ch) const {
-  std::size_t i = 0;
-  const char32_t c = utf8::next(ch, i);
-  if (c < 0x10000) return bmp_char_ids_[c] != kNone;
-  return encode_vocab().find(ch).has_value();
 }
 
 }  // namespace overhead::tok

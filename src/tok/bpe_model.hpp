@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tok/boundary_memo.hpp"
 #include "tok/cache_format.hpp"
 #include "tok/chunk_memo.hpp"
 #include "tok/flat_array.hpp"
@@ -41,11 +42,13 @@ struct BpeConfig {
 
 class BpeModel {
  public:
-  // Per-thread, per-model memo tables (see piece_cache.hpp and pair_cache.hpp).
+  // Per-thread, per-model memo tables (see piece_cache.hpp, pair_cache.hpp, chunk_memo.hpp and
+  // boundary_memo.hpp).
   struct ThreadState {
     PieceCache pieces;
     PairCache pairs;
     ChunkMemo chunks;
+    BoundaryMemo boundaries;
   };
 
   // `vocab` maps every token string (as written in tokenizer.json) to its id; `merges` are pairs
@@ -84,8 +87,8 @@ class BpeModel {
   void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;
   void build_boundaries(const std::vector<std::pair<std::string_view, std::string_view>>& merges);
   void merge_chunk(std::string_view chunk, ThreadState& state, std::vector<std::uint32_t>& out) const;
+  void encode_chunked(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const;
   void merge_symbols(std::string_view chunk, PairCache& pairs, std::vector<std::uint32_t>& out) const;
-  bool has_char_id(std::string_view ch) const;
   void merge_small(std::vector<Symbol>& symbols, PairCache& pairs) const;
   void merge_large(std::vector<Symbol>& symbols, PairCache& pairs) const;
 

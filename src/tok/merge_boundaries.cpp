@@ -119,14 +119,16 @@ void MergeBoundaries::add_token(std::string_view t) {
 }
 
 bool MergeBoundaries::cuttable(std::string_view left, std::string_view right) const {
-  const std::uint32_t x = code_point(left, 0, left.size());
-  const std::uint32_t y = code_point(right, 0, right.size());
-  const auto x_last = static_cast<unsigned char>(left.back());
-  const auto y_first = static_cast<unsigned char>(right.front());
+  return cuttable(code_point(left, 0, left.size()), left.size(), static_cast<unsigned char>(left.back()),
+                  code_point(right, 0, right.size()), right.size(), static_cast<unsigned char>(right.front()));
+}
+
+bool MergeBoundaries::cuttable(std::uint32_t x, std::size_t x_length, unsigned char x_last, std::uint32_t y,
+                               std::size_t y_length, unsigned char y_first) const {
   if (contains(key(kChars, x, y))) return false;
-  if (right.size() > 1 && contains(key(kCharByte, x, y_first))) return false;
-  if (left.size() > 1 && contains(key(kByteChar, x_last, y))) return false;
-  if (left.size() > 1 && right.size() > 1 && contains(key(kBytes, x_last, y_first))) return false;
+  if (y_length > 1 && contains(key(kCharByte, x, y_first))) return false;
+  if (x_length > 1 && contains(key(kByteChar, x_last, y))) return false;
+  if (x_length > 1 && y_length > 1 && contains(key(kBytes, x_last, y_first))) return false;
   return true;
 }
 

@@ -30,6 +30,10 @@ class MergeBoundaries {
   void add_token(std::string_view token);
   // True if no token spans the boundary between the valid UTF-8 characters `left` and `right`.
   bool cuttable(std::string_view left, std::string_view right) const;
+  // The same for decoded characters: code points x and y, x's byte length and last byte, y's
+  // byte length and first byte (what the encoding loop already has in hand).
+  bool cuttable(std::uint32_t x, std::size_t x_length, unsigned char x_last, std::uint32_t y, std::size_t y_length,
+                unsigned char y_first) const;
   bool empty() const { return size_ == 0; }
 
   void write(CacheWriter& w) const;
