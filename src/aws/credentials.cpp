@@ -180,4 +180,11 @@ Credentials CredentialProvider::current() {
   return *cached_;
 }
 
+bool CredentialProvider::expire(const std::string& rejected) {
+  std::lock_guard lock(mutex_);
+  if (!cached_ || !cached_->expiration) return false;
+  if (cached_->keys.access_key_id == rejected) cached_.reset();  // another thread may have refreshed already
+  return true;
+}
+
 }  // namespace overhead::aws

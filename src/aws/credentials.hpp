@@ -79,6 +79,12 @@ class CredentialProvider {
   // Throws CredentialError when no link of the chain yields credentials (the message lists them).
   Credentials current();
 
+  // The service answered that `rejected` (the access key id a request was signed with) has expired
+  // (ExpiredToken): the cached set is dropped so the next current() walks the chain again, as the
+  // AWS SDKs refresh on that answer, since a session can end before its stated Expiration. Returns
+  // whether a new set may differ: false for long-term keys, which no refresh can change.
+  bool expire(const std::string& rejected);
+
  private:
   Credentials resolve_chain();
 

@@ -45,6 +45,10 @@ bool is_transient_code(std::string_view code) {
          code == "RequestTimeout" || code == "RequestTimeoutException" || code == "TransactionConflictException";
 }
 
+bool is_expired_credentials_code(std::string_view code) {
+  return code == "ExpiredToken" || code == "ExpiredTokenException" || code == "TokenRefreshRequired";
+}
+
 JsonProtocolClient::JsonProtocolClient(JsonServiceEndpoint endpoint, RetryPolicy retry, std::shared_ptr<HttpClient> http)
     : endpoint_(std::move(endpoint)),
       retry_(retry),
@@ -62,6 +66,7 @@ std::string JsonProtocolClient::call(std::string_view action, std::string_view b
   const std::string target = endpoint_.target_prefix + "." + std::string(action);
   const std::string& name = endpoint_.shown_name.empty() ? endpoint_.service : endpoint_.shown_name;
   const std::string what = name + " " + std::string(action) + " on " + shown + ": ";
+  bool refreshed = false;  // one fresh set of credentials per call after an ExpiredToken answer
   for (int attempt = 0;; ++attempt) {
     std::string last, code;
     long status = 0;
@@ -92,6 +97,11 @@ std::string JsonProtocolClient::call(std::string_view action, std::string_view b
       if (code.empty()) code = "HTTP " + std::to_string(res.status);
       last = what + code + (message.empty() ? "" : ": " + message);
       throttled = is_throttling_code(code) || res.status == 429;
+      if (is_expired_credentials_code(code) && !refreshed && credentials_.expire(creds.keys.access_key_id)) {
+        refreshed = true;
+        --attempt;  // not the service's fault: a retry with fresh credentials, at once
+        continue;
+      }
       if (!(throttled || is_transient_code(code) || res.status >= 500)) throw JsonCallError(last, code, status, false);
     } catch (const TransportError& e) {
       code = "transport";

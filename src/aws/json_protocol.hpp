@@ -54,6 +54,8 @@ std::string endpoint_host(std::string& endpoint);
 // of throttling and transient codes).
 bool is_throttling_code(std::string_view code);
 bool is_transient_code(std::string_view code);
+// Whether a code says the request's temporary credentials have expired (refresh, then retry).
+bool is_expired_credentials_code(std::string_view code);
 
 class JsonProtocolClient {
  public:

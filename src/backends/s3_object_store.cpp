@@ -11,6 +11,7 @@
 
 #include "aws/credentials.hpp"
 #include "aws/http_client.hpp"
+#include "aws/json_protocol.hpp"  // is_expired_credentials_code
 #include "aws/retry.hpp"
 #include "aws/sigv4.hpp"
 
@@ -90,6 +91,7 @@ class S3ObjectStore final : public pipe::ObjectStore {
     const std::string wire_path = s3_object_path(config_, key);
     const std::string where = "S3 " + action + " " + key + " on " + url_;
     std::string last;
+    bool refreshed = false;  // one fresh set of credentials per call after an ExpiredToken answer
     for (int attempt = 0;; ++attempt) {
       bool throttled = false;
       try {
@@ -114,6 +116,11 @@ class S3ObjectStore final : public pipe::ObjectStore {
         const std::string message = xml_field(res.body, "Message");
         if (code.empty()) code = "HTTP " + std::to_string(res.status);
         last = where + ": " + code + (message.empty() ? "" : ": " + message);
+        if (aws::is_expired_credentials_code(code) && !refreshed && credentials_.expire(creds.keys.access_key_id)) {
+          refreshed = true;
+          --attempt;  // a retry with fresh credentials, at once
+          continue;
+        }
         throttled = code == "SlowDown" || code == "Throttling" || code == "ThrottlingException" || res.status == 429 ||
                     res.status == 503;
         if (!transient_code(code, res.status)) throw ObjectStoreError(last + hint(code, config_), Failure::permanent);

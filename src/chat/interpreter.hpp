@@ -41,6 +41,8 @@ class Interpreter {
   Value call_value(const Value& callee, CallArgs& args, std::string_view name_for_errors);
   Value getattr(const Value& obj, std::string_view name);
   Value getitem(const Value& obj, const Value& key);
+  // obj[start:stop:step]; a null bound is an omitted one.
+  Value getslice(const Value& obj, const Value* start, const Value* stop, const Value* step);
   const std::optional<std::string>& pinned_date() const { return pinned_date_; }
   const Limits& limits() const { return limits_; }
   void count_iterations(std::uint64_t n);

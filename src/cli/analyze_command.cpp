@@ -12,6 +12,7 @@
 
 #include "backends/open.hpp"
 #include "cli/commands.hpp"
+#include "cli/cost_report_options.hpp"
 #include "pipe/run_id.hpp"
 #include "pipe/store.hpp"
 #include "report/run_selection.hpp"
@@ -28,10 +29,12 @@ struct AnalyzeOptions {
   std::string out_dir = "out/report";
   bool compare_seed = false;
   bool no_png = false;
+  std::shared_ptr<report::CostSectionOptions> cost = std::make_shared<report::CostSectionOptions>();
 };
 
 int run_analyze(const AnalyzeOptions& o) {
   try {
+    const auto cost_section = cost_report_section(*o.cost);
     auto store = backends::open_store(o.store_url);
     std::vector<pipe::Record> records;
     if (o.experiments.empty()) {
@@ -75,6 +78,7 @@ int run_analyze(const AnalyzeOptions& o) {
     ro.compare_seed = o.compare_seed;
     ro.png = !o.no_png;
     ro.source = store->url() + (o.run_id.empty() ? "" : " (run " + o.run_id + ")");
+    if (cost_section) ro.sections.push_back(*cost_section);
     const report::ReportSummary summary = report::write_report(records, ro);
     report::print_headline(summary);
     return 0;
@@ -96,6 +100,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", options->out_dir, "Output folder")->capture_default_str();
   cmd->add_flag("--compare-seed", options->compare_seed, "Put the seed's case figures beside ours");
   cmd->add_flag("--no-png", options->no_png, "Write SVG figures only (skip rsvg-convert)");
+  add_cost_report_options(*cmd, options->cost);
   cmd->callback([options, &exit_code] { exit_code = run_analyze(*options); });
 }
 

@@ -1,6 +1,7 @@
 // `overhead cost`: T = E(x) + D(y|x) per request, $ per request and per 1M tokens at a utilization,
 // and the break-even against an API price, from the shipped profiles (data/profiles/) and an E fit.
 #include <cstdio>
+#include <fstream>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,8 @@
 #include "cli/commands.hpp"
 #include "cli/cost_command_workload.hpp"
 #include "cost/cost_model.hpp"
+#include "cost/fits_select.hpp"
+#include "report/cost_section.hpp"
 
 namespace overhead::cli {
 
@@ -18,7 +21,8 @@ namespace {
 
 struct CostOptions {
   std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
-  std::string fits, tokenizer, e_us, gpu, model, api_price, workload = "in=200,out=400",
+  std::vector<std::string> fits;
+  std::string backend, tokenizer, e_us, gpu, model, api_price, plots, workload = "in=200,out=400",
       workload_tokenizer = "llama-3.3-70b-instruct";
   int case_number = 5;
   int gpus = 1;
@@ -53,6 +57,34 @@ void print_list(const CostOptions& o) {
                 p.kind.c_str(), p.source.c_str(), p.date.c_str());
 }
 
+// --plots DIR: the sensitivity plots and the GPU table (the report's cost section) as files.
+void write_plots(const CostOptions& o, const cost::CostInputs& in, const cost::Workload& w, const std::string& workload_origin) {
+  report::CostSectionOptions so;
+  so.profiles_dir = o.profiles_dir;
+  so.gpu = o.gpu;
+  so.model = o.model;
+  so.gpus = o.gpus;
+  so.utilization = o.utilization;
+  so.gpu_usd_per_hour = o.gpu_usd_per_hour;
+  so.cpu_usd_per_hour = o.cpu_usd_per_hour;
+  so.workload = workload_origin;
+  if (!o.api_price.empty()) so.api_prices = {o.api_price};
+  const auto section = report::cost_section(report::cost_view(so, in.e, w));
+  std::error_code ec;
+  std::filesystem::create_directories(o.plots, ec);
+  if (ec) throw cost::CostError(o.plots + ": cannot create: " + ec.message());
+  auto write = [&](const std::string& name, const std::string& text) {
+    const auto path = std::filesystem::path(o.plots) / name;
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out) throw cost::CostError(path.string() + ": cannot write");
+    std::fprintf(stderr, "wrote %s\n", path.string().c_str());
+  };
+  for (const auto& f : section.figures) write(f.name + ".svg", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + f.svg);
+  for (const auto& t : section.tables) write(t.name + ".csv", report::to_csv(t));
+  write("cost.md", section.markdown);
+}
+
 nlohmann::json percentiles_json(const cost::Percentiles& p) {
   return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
 }
@@ -74,7 +106,9 @@ int run_cost(const CostOptions& o) {
       const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
       in.e = {a, b, "typed in"};
     } else if (!o.fits.empty()) {
-      in.e = cost::e_from_fits(o.fits, o.case_number, o.tokenizer);
+      in.e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
+    } else if (!o.backend.empty()) {
+      throw cost::CostError("--backend needs --fits (one fits.json per backend)");
     } else {
       in.e = {0, 0, "none given (E = 0)"};
     }
@@ -111,6 +145,7 @@ int run_cost(const CostOptions& o) {
       workload = cost::parse_workload(o.workload);
     }
     const auto r = cost::compute_cost(in, workload);
+    if (!o.plots.empty()) write_plots(o, in, workload, workload_origin);
 
     if (o.json) {
       nlohmann::json j = {{"gpu", gpu.name}, {"model", model.name}, {"gpus", o.gpus},
@@ -172,7 +207,10 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("cost", "$ per request and per 1M tokens, T = E(x) + D(y|x), and the break-even");
   cmd->add_flag("--list", o->list, "Print the shipped GPU, model and price profiles");
   cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
-  cmd->add_option("--fits", o->fits, "fits.json from `overhead analyze` (E = alpha + beta*tokens)");
+  cmd->add_option("--fits", o->fits,
+                  "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
+  cmd->add_option("--backend", o->backend,
+                  "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
   cmd->add_option("--case", o->case_number, "Case whose E fit to use")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
   cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)");
@@ -188,6 +226,8 @@ void add_cost_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--workload-tokenizer", o->workload_tokenizer, "Tokenizer that counts a records workload")
       ->capture_default_str();
+  cmd->add_option("--plots", o->plots,
+                  "Write the sensitivity plots (cost against utilization and decode speed, SVG), the GPU table and cost.md here");
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->callback([o, &exit_code] { exit_code = run_cost(*o); });
 }

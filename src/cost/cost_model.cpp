@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
+#include "cost/fits_select.hpp"
 #include "stats/quantile.hpp"
 
 namespace overhead::cost {
@@ -117,8 +118,8 @@ ELinear e_from_fits(const std::string& fits_file, int case_number, const std::st
     e.origin = fits_file + ": case " + std::to_string(case_number) + ", " + f.value("tokenizer", "") + ", OLS on cycle";
     return e;
   }
-  throw CostError(fits_file + ": no OLS cycle fit for case " + std::to_string(case_number) +
-                  (tokenizer.empty() ? std::string() : " and tokenizer " + tokenizer));
+  throw CostError("no OLS cycle fit for case " + std::to_string(case_number) +
+                  (tokenizer.empty() ? std::string() : " and tokenizer " + tokenizer) + " in " + describe(fits_holding(fits_file)));
 }
 
 CostResult compute_cost(const CostInputs& in, const Workload& w) {

@@ -117,7 +117,7 @@ std::string fits_json(const Analysis& a, const ReportOptions& options) {
 }
 
 std::string markdown(const Analysis& a, const std::vector<Table>& tables, const std::vector<Figure>& figures,
-                     const ReportOptions& options) {
+                     const ReportOptions& options, const std::vector<ReportSection>& sections) {
   std::string md = "# overhead: analysis of " + std::to_string(a.records) + " records\n\n";
   if (!options.source.empty()) md += "Source: `" + options.source + "`.\n\n";
   md += "## Definitions\n\n" + std::string(kDefinitions) + "\n\n";
@@ -132,6 +132,7 @@ std::string markdown(const Analysis& a, const std::vector<Table>& tables, const 
   }
   md += "Every fit with every statistic: `fits.json`, `fits.csv`.\n\n## Figures\n\n";
   for (const auto& f : figures) md += "![" + f.caption + "](figures/" + f.name + ".svg)\n\n*" + f.caption + "*\n\n";
+  for (const auto& s : sections) md += s.markdown;
   return md;
 }
 
@@ -164,7 +165,7 @@ std::string markdown_to_html_list(const std::string& md) {
 }
 
 std::string html(const Analysis& a, const std::vector<Table>& tables, const std::vector<Figure>& figures,
-                 const ReportOptions& options) {
+                 const ReportOptions& options, const std::vector<ReportSection>& sections) {
   std::string h = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>overhead: analysis</title>
 <style>
@@ -206,6 +207,7 @@ details{margin:1em 0}
   table_section("token_stats");
   figure("tokens");
   table_section("predicted_vs_measured");
+  for (const auto& s : sections) h += s.html;
   h += "<h2>Definitions</h2>\n" + markdown_to_html_list(kDefinitions);
   h += "<details><summary>Every fit (also in fits.json and fits.csv)</summary>\n";
   for (const auto& t : tables) {
@@ -248,8 +250,16 @@ ReportSummary write_report(const Analysis& a, const ReportOptions& options) {
 
   const std::vector<Table> tables = all_tables(a);
   const std::vector<Figure> figures = make_figures(a);
-  for (const auto& t : tables) write_file(dir / (t.name + ".csv"), to_csv(t), summary);
-  for (const auto& f : figures) {
+  std::vector<ReportSection> sections;
+  for (const auto& make : options.sections) sections.push_back(make(a));
+  std::vector<Table> files_tables = tables;
+  std::vector<Figure> files_figures = figures;
+  for (const auto& s : sections) {
+    files_tables.insert(files_tables.end(), s.tables.begin(), s.tables.end());
+    files_figures.insert(files_figures.end(), s.figures.begin(), s.figures.end());
+  }
+  for (const auto& t : files_tables) write_file(dir / (t.name + ".csv"), to_csv(t), summary);
+  for (const auto& f : files_figures) {
     const fs::path svg = dir / "figures" / (f.name + ".svg");
     write_file(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + f.svg, summary);
     if (options.png) {
@@ -266,9 +276,9 @@ ReportSummary write_report(const Analysis& a, const ReportOptions& options) {
   summary.fits_path = (dir / "fits.json").string();
   write_file(summary.fits_path, fits_json(a, options), summary);
   summary.markdown_path = (dir / "report.md").string();
-  write_file(summary.markdown_path, markdown(a, tables, figures, options), summary);
+  write_file(summary.markdown_path, markdown(a, tables, figures, options, sections), summary);
   summary.report_path = (dir / "index.html").string();
-  write_file(summary.report_path, html(a, tables, figures, options), summary);
+  write_file(summary.report_path, html(a, tables, figures, options, sections), summary);
 
   for (const auto& f : a.fits) {
     if (f.target != "cycle" || f.model != "a" || f.method != "ols") continue;

@@ -8,6 +8,7 @@
 
 #include "pipe/record.hpp"
 #include "report/analysis.hpp"
+#include "report/section.hpp"
 
 namespace overhead::report {
 
@@ -16,6 +17,7 @@ struct ReportOptions {
   bool compare_seed = false;
   bool png = true;  // convert the SVG figures with rsvg-convert
   std::string source;  // where the records came from (store URL), shown in the report
+  std::vector<SectionMaker> sections;  // extra sections (e.g. the cost section), after the analysis
 };
 
 struct HeadlineFit {

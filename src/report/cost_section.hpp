@@ -1,0 +1,54 @@
+// The cost section of the analysis report, and the same plots for `overhead cost --plots`: the
+// blended $/1M tokens against utilization and against decode speed (the API prices as lines, the
+// break-even marked), and a table of the shipped GPU profiles for one model. The numbers come from
+// cost::sensitivity and cost::gpu_table; this file only lays them out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost/sensitivity.hpp"
+#include "report/section.hpp"
+
+namespace overhead::report {
+
+// What the section prices: everything `overhead cost` takes, E aside (that comes from the fits).
+struct CostSectionOptions {
+  std::string profiles_dir;
+  std::string gpu, model;
+  int gpus = 1;
+  double utilization = 0.5;
+  double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;  // < 0: the presets
+  std::string workload = "in=200,out=400";
+  std::vector<std::string> api_prices;  // preset names or IN,OUT pairs
+  int case_number = 5;                  // whose E fit (OLS, model a, cycle) to use
+  std::string tokenizer;                // empty: the first tokenizer of that case with a fit
+};
+
+// Everything the section shows, computed.
+struct CostView {
+  std::string gpu, model, e_origin, workload;
+  int gpus = 1;
+  cost::CostInputs inputs;
+  cost::Workload w;
+  cost::CostResult result;
+  cost::Sensitivity sensitivity;
+  std::vector<cost::GpuRow> gpus_table;
+};
+
+// Loads the profiles and prices and computes the view with E as given. Throws cost::CostError.
+CostView cost_view(const CostSectionOptions& o, const cost::ELinear& e, const cost::Workload& w);
+
+// The two figures ("cost_utilization", "cost_decode"); each point carries data-x/data-y with the
+// model's value, so a test can read back what was drawn.
+Figure cost_utilization_figure(const CostView& v);
+Figure cost_decode_figure(const CostView& v);
+Table gpu_profiles_table(const CostView& v);
+
+ReportSection cost_section(const CostView& v);
+
+// The maker for write_report: E from the analysis' own fit of `o.case_number` (and tokenizer).
+// A missing fit or a bad profile becomes a section that says so, not a failed report.
+SectionMaker cost_section_maker(const CostSectionOptions& o);
+
+}  // namespace overhead::report

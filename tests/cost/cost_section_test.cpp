@@ -1,0 +1,138 @@
+// The cost section: what the plots draw is the model's values (read back from the SVG's data
+// attributes), and the analysis report carries the section with the figures of its own E fit.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "report/cost_section.hpp"
+#include "report/table.hpp"
+#include "report/write_report.hpp"
+#include "support/record_generator.hpp"
+
+namespace overhead::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+CostSectionOptions options() {
+  CostSectionOptions o;
+  o.profiles_dir = (fs::path(OVERHEAD_DATA_DIR) / "profiles").string();
+  o.gpu = "h200";
+  o.gpus = 2;
+  o.model = "llama-3.3-70b";
+  o.utilization = 0.5;
+  o.api_prices = {"llama-3.3-70b"};
+  return o;
+}
+
+// (data-x, data-y) of every element of `cls` in an SVG.
+std::vector<std::pair<double, double>> marks(const std::string& svg, const std::string& cls) {
+  std::vector<std::pair<double, double>> out;
+  const std::regex re("class=\"" + cls + "\" data-x=\"([^\"]+)\" data-y=\"([^\"]+)\"");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back({std::stod((*it)[1]), std::stod((*it)[2])});
+  return out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(CostSection, UtilizationPlotPointsAreTheModelsValues) {
+  const cost::ELinear e{120, 0.2, "typed in"};
+  const auto v = cost_view(options(), e, cost::parse_workload("in=200,out=400"));
+  const auto points = marks(cost_utilization_figure(v).svg, "point");
+  ASSERT_EQ(points.size(), v.sensitivity.by_utilization.size());
+  for (const auto& [u, usd] : points) {
+    cost::CostInputs in = v.inputs;
+    in.utilization = u;
+    EXPECT_DOUBLE_EQ(usd, cost::compute_cost(in, v.w).usd_per_1m_tokens_blended) << u;
+  }
+  // The preset API ($0.88 flat) breaks even inside (0, 1] on 2 x H200, and the ring sits there.
+  const auto rings = marks(cost_utilization_figure(v).svg, "break-even");
+  ASSERT_EQ(rings.size(), 1u);
+  ASSERT_TRUE(v.result.break_even_utilization);
+  EXPECT_DOUBLE_EQ(rings[0].first, *v.result.break_even_utilization);
+  EXPECT_DOUBLE_EQ(rings[0].second, 0.88);
+  const auto here = marks(cost_utilization_figure(v).svg, "here");
+  ASSERT_EQ(here.size(), 1u);
+  EXPECT_DOUBLE_EQ(here[0].second, v.result.usd_per_1m_tokens_blended);
+}
+
+TEST(CostSection, DecodePlotPointsAreTheModelsValues) {
+  const auto v = cost_view(options(), {120, 0.2, "typed in"}, cost::parse_workload("in=200,out=400"));
+  const auto svg = cost_decode_figure(v).svg;
+  const auto points = marks(svg, "point");
+  ASSERT_EQ(points.size(), v.sensitivity.by_decode.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    EXPECT_DOUBLE_EQ(points[i].first, v.sensitivity.by_decode[i].x);
+    EXPECT_DOUBLE_EQ(points[i].second, v.sensitivity.by_decode[i].usd_per_1m_tokens_blended);
+  }
+  const auto here = marks(svg, "here");
+  ASSERT_EQ(here.size(), 1u);
+  EXPECT_DOUBLE_EQ(here[0].first, v.result.output_tokens_per_s / 0.5);  // full load = U 0.5 doubled
+  EXPECT_EQ(marks(svg, "break-even").size(), 1u);
+}
+
+TEST(CostSection, GpuTableHasEveryShippedProfile) {
+  const auto v = cost_view(options(), {120, 0.2, "typed in"}, cost::parse_workload("in=200,out=400"));
+  const Table t = gpu_profiles_table(v);
+  ASSERT_EQ(t.rows.size(), cost::list_profiles(options().profiles_dir, "gpu").size());
+  for (const auto& row : t.rows) {
+    if (row[0] != "h200") continue;
+    EXPECT_EQ(row[1], "2");
+    EXPECT_EQ(row[7], fixed(v.result.usd_per_1m_tokens_blended, 4));  // the same replica as the headline
+  }
+}
+
+TEST(CostSection, AnalysisReportCarriesTheSectionWithItsOwnFit) {
+  testing::GeneratorOptions g;
+  g.items_per_tokenizer = 300;
+  const auto records = testing::generate_records(g);
+  ReportOptions ro;
+  ro.out_dir = (fs::path(::testing::TempDir()) / "overhead_cost_section_test").string();
+  ro.png = false;
+  fs::remove_all(ro.out_dir);
+  ro.sections.push_back(cost_section_maker(options()));
+  const auto summary = write_report(records, ro);
+
+  // The section's E is the report's own OLS fit of case 5 for the first tokenizer.
+  const auto& h = summary.headline.front();
+  ASSERT_EQ(h.case_number, 5);
+  const auto v = cost_view(options(), {h.alpha, h.beta, "x"}, cost::parse_workload("in=200,out=400"));
+  const std::string md = slurp(summary.markdown_path);
+  EXPECT_NE(md.find("## Cost: T = E(x) + D(y|x)"), std::string::npos);
+  EXPECT_NE(md.find("| usd_per_1m_tokens_blended | " + fixed(v.result.usd_per_1m_tokens_blended, 4) + " |"),
+            std::string::npos);
+  EXPECT_NE(md.find("| break_even_utilization vs llama-3.3-70b | " + fixed(*v.result.break_even_utilization, 4) + " |"),
+            std::string::npos);
+  EXPECT_NE(md.find(h.tokenizer + ", OLS on cycle"), std::string::npos);
+  const std::string html = slurp(summary.report_path);
+  EXPECT_NE(html.find("id=\"fig-cost_utilization\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"fig-cost_decode\""), std::string::npos);
+  for (const char* f : {"figures/cost_utilization.svg", "figures/cost_decode.svg", "cost_gpus.csv", "cost_summary.csv"})
+    EXPECT_TRUE(fs::exists(fs::path(ro.out_dir) / f)) << f;
+}
+
+TEST(CostSection, MissingFitSaysSoInTheReport) {
+  auto o = options();
+  o.case_number = 3;  // the generated records are case 5 only
+  testing::GeneratorOptions g;
+  g.items_per_tokenizer = 100;
+  ReportOptions ro;
+  ro.out_dir = (fs::path(::testing::TempDir()) / "overhead_cost_section_missing").string();
+  ro.png = false;
+  fs::remove_all(ro.out_dir);
+  ro.sections.push_back(cost_section_maker(o));
+  const auto summary = write_report(testing::generate_records(g), ro);
+  EXPECT_NE(slurp(summary.markdown_path).find("Not computed: no OLS cycle fit for case 3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace overhead::report
