@@ -29,7 +29,7 @@ struct SimulateOptions {
   std::vector<std::string> fits;
   std::string backend, tokenizer, e_us, gpu, model, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
   int case_number = 5, gpus = 1, workers = 1, gpu_slots = 0;
-  double rate = 0, target_p99_ms = 0, gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;
+  double rate = 0, burst_cv = 0, target_p99_ms = 0, gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;
   std::size_t requests = 100000;
   std::uint64_t seed = 1;
   bool json = false;
@@ -53,7 +53,13 @@ nlohmann::json percentiles_json(const cost::Percentiles& p) {
 }
 
 void print_text(const SimulateOptions& o, const cost::ELinear& e, const cost::SimResult& r) {
-  std::printf("%zu requests, Poisson at %.4g/s (seed %llu); E(x) = %.3f + %.5f*x us (%s)\n", r.requests, o.rate,
+  char arrivals[96];
+  if (o.burst_cv > 0)
+    std::snprintf(arrivals, sizeof arrivals, "gamma bursts at %.4g/s, CV %.3g (drawn: %.4g/s, CV %.3g)", o.rate, o.burst_cv,
+                  r.arrival_rate, r.arrival_cv);
+  else
+    std::snprintf(arrivals, sizeof arrivals, "Poisson at %.4g/s", o.rate);
+  std::printf("%zu requests, %s (seed %llu); E(x) = %.3f + %.5f*x us (%s)\n", r.requests, arrivals,
               static_cast<unsigned long long>(o.seed), e.alpha_us, e.beta_us_per_token, e.origin.c_str());
   std::printf("completed %.4g requests/s over %.4g s simulated\n\n", r.throughput_per_s, r.span_s);
   std::printf("%-5s %7s %6s %8s %7s %10s %10s %10s %10s %11s %9s\n", "stage", "servers", "util", "offered", "batch",
@@ -122,6 +128,11 @@ int run_simulate(const SimulateOptions& o) {
 
     cost::SimConfig config;
     config.arrival_rate = o.rate;
+    if (o.burst_cv < 0) throw cost::CostError("--burst-cv must be > 0 (1 = Poisson-like, above 1 = bursts)");
+    if (o.burst_cv > 0) {
+      config.arrivals = cost::Arrivals::gamma;
+      config.arrival_cv = o.burst_cv;
+    }
     config.requests = o.requests;
     config.seed = o.seed;
     for (std::size_t i = 0; i < workload.input_tokens.size(); ++i)
@@ -135,6 +146,8 @@ int run_simulate(const SimulateOptions& o) {
     if (o.target_p99_ms > 0) {
       cost::CapacityQuery q;
       q.rate = o.rate;
+      q.arrivals = config.arrivals;
+      q.arrival_cv = config.arrival_cv;
       q.target_p99_s = o.target_p99_ms / 1000;
       q.requests = o.requests;
       q.seed = o.seed;
@@ -186,6 +199,8 @@ int run_simulate(const SimulateOptions& o) {
                         {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
                         {"service_s", percentiles_json(s.service_s)}});
     nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", o.rate}, {"seed", o.seed},
+                        {"arrivals", o.burst_cv > 0 ? "gamma" : "poisson"}, {"arrival_cv", o.burst_cv > 0 ? o.burst_cv : 1.0},
+                        {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
                         {"gpu", o.gpu}, {"model", o.model}, {"gpus", o.gpus}, {"workers", o.workers},
                         {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
                         {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
@@ -208,7 +223,9 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand("simulate", "Discrete-event capacity simulation: CPU workers with E(x), then GPU slots with D(y|x)");
   auto replay = std::make_shared<ReplayOptions>();
-  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson)");
+  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson unless --burst-cv)");
+  cmd->add_option("--burst-cv", o->burst_cv,
+                  "Bursts: gamma inter-arrival gaps with this coefficient of variation at the same mean --rate (> 1 = burstier)");
   cmd->add_option("--target-p99", o->target_p99_ms,
                   "Capacity planning: the fewest GPU instances, then CPU workers, whose end-to-end p99 (ms) meets this at --rate");
   cmd->add_option("--gpu-usd-per-hour", o->gpu_usd_per_hour, "Price of one GPU (default: the preset)");

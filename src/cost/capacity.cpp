@@ -8,6 +8,8 @@ namespace overhead::cost {
 SimResult simulate_fleet(const CapacityQuery& q, int workers, int instances) {
   SimConfig c;
   c.arrival_rate = q.rate;
+  c.arrivals = q.arrivals;
+  c.arrival_cv = q.arrival_cv;
   c.requests = q.requests;
   c.seed = q.seed;
   c.workload = q.workload;

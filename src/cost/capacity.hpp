@@ -19,7 +19,9 @@ namespace overhead::cost {
 using GpuTime = std::function<double(const SimRequest&, double batch, std::mt19937_64& rng)>;
 
 struct CapacityQuery {
-  double rate = 1;           // requests per second, Poisson
+  double rate = 1;           // requests per second (mean)
+  Arrivals arrivals = Arrivals::poisson;
+  double arrival_cv = 1;     // with gamma bursts
   double target_p99_s = 1;   // end-to-end
   std::size_t requests = 200000;
   std::uint64_t seed = 1;

@@ -1,6 +1,7 @@
 #include "cost/simulator.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 #include <queue>
@@ -57,14 +58,31 @@ SimResult simulate(const SimConfig& config) {
     if (s.servers < 1 || !s.service_s) throw CostError("simulate: stage " + s.name + " needs >= 1 server and a service time");
 
   const std::size_t n = config.requests;
+  if (config.arrivals == Arrivals::gamma && !(config.arrival_cv > 0))
+    throw CostError("simulate: the burst CV must be > 0");
   std::mt19937_64 rng(config.seed);
-  std::exponential_distribution<double> gap(config.arrival_rate);
   std::vector<double> arrival(n);
-  double t = 0;
-  for (std::size_t i = 0; i < n; ++i) arrival[i] = t += gap(rng);
+  double t = 0, gap_sum = 0, gap_sq = 0;
+  auto record_gap = [&](std::size_t i, double g) {
+    arrival[i] = t += g;
+    gap_sum += g;
+    gap_sq += g * g;
+  };
+  if (config.arrivals == Arrivals::poisson) {
+    std::exponential_distribution<double> gap(config.arrival_rate);
+    for (std::size_t i = 0; i < n; ++i) record_gap(i, gap(rng));
+  } else {
+    // Gamma with shape k = 1/CV^2 and scale 1/(rate k): mean 1/rate, CV as stated.
+    const double k = 1.0 / (config.arrival_cv * config.arrival_cv);
+    std::gamma_distribution<double> gap(k, 1.0 / (config.arrival_rate * k));
+    for (std::size_t i = 0; i < n; ++i) record_gap(i, gap(rng));
+  }
 
   SimResult r;
   r.requests = n;
+  const double gap_mean = gap_sum / static_cast<double>(n);
+  r.arrival_rate = 1.0 / gap_mean;
+  r.arrival_cv = std::sqrt(std::max(0.0, gap_sq / static_cast<double>(n) - gap_mean * gap_mean)) / gap_mean;
   std::vector<double> at = arrival;  // when each request reaches the current stage
   std::vector<double> total_wait(n, 0.0);
   std::vector<std::size_t> order(n);

@@ -1,4 +1,5 @@
-// The capacity simulator behind `overhead simulate`: requests arrive (Poisson at a rate, seeded),
+// The capacity simulator behind `overhead simulate`: requests arrive (Poisson at a rate, or gamma
+// bursts with a stated CV, seeded),
 // pass through a chain of FIFO stages (the CPU workers with E(x), then the GPU slots with D(y|x)
 // at the batch size they find), with an unbounded queue in front of each stage. It reports
 // throughput, per-stage utilisation and waits, end-to-end latency percentiles, and which stage
@@ -30,8 +31,14 @@ struct StageSpec {
   ServiceTime service_s;
 };
 
+// How requests arrive: Poisson (exponential gaps), or bursts as gamma-distributed gaps with a
+// stated coefficient of variation (CV > 1 clusters arrivals; CV = 1 is Poisson in distribution).
+enum class Arrivals { poisson, gamma };
+
 struct SimConfig {
-  double arrival_rate = 1;           // requests per second, Poisson
+  double arrival_rate = 1;           // requests per second (the mean, whichever process)
+  Arrivals arrivals = Arrivals::poisson;
+  double arrival_cv = 1;             // with gamma: the gaps' standard deviation / mean, > 0
   std::size_t requests = 100000;     // simulated requests
   std::uint64_t seed = 1;
   std::vector<SimRequest> workload;  // token counts, used in turn (cycled)
@@ -52,6 +59,7 @@ struct StageResult {
 
 struct SimResult {
   std::size_t requests = 0;
+  double arrival_rate = 0, arrival_cv = 0;  // measured on the drawn gaps
   double span_s = 0;              // first arrival to last departure
   double throughput_per_s = 0;    // completed requests / span
   std::vector<StageResult> stages;
