@@ -2,6 +2,7 @@
 // with transformers' additions (tojson without HTML escaping, raise_exception, strftime_now).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "chat/ast.hpp"
@@ -22,6 +23,9 @@ bool less(const Value& a, const Value& b);  // throws EvalError for unorderable 
 Value binary_op(BinOp op, const Value& a, const Value& b, Interpreter& in);
 bool contains(const Value& container, const Value& item);  // `item in container`
 std::size_t length_of(const Value& v);                      // len(); throws for no length
+
+// markupsafe.escape's replacements (& < > " ') appended to out.
+void append_html_escaped(std::string& out, std::string_view s);
 
 // Throws the UndefinedError Jinja raises when an Undefined is used.
 [[noreturn]] void fail_undefined(const Value& u);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -200,23 +202,58 @@ Value f_wordcount(Interpreter&, const Value& v, CallArgs&) {
   return Value::integer(n);
 }
 
-Value f_escape(Interpreter&, const Value& v, CallArgs&) {
-  const std::string s = to_str(v);
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+}  // namespace
+
+void append_html_escaped(std::string& out, std::string_view s) {
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char* e = nullptr;
+    switch (s[i]) {
+      case '&': e = "&amp;"; break;
+      case '<': e = "&lt;"; break;
+      case '>': e = "&gt;"; break;
+      case '"': e = "&#34;"; break;
+      case '\'': e = "&#39;"; break;
+      default: continue;
     }
+    out.append(s.data() + run, i - run);
+    out += e;
+    run = i + 1;
   }
-  return Value::owned(std::move(out));
+  out.append(s.data() + run, s.size() - run);
 }
 
-Value f_safe(Interpreter&, const Value& v, CallArgs&) { return v; }
+namespace {
+
+Value markup_of(std::string text) {
+  Value out = Value::owned(std::move(text));
+  out.markup = true;
+  return out;
+}
+
+// escape: a Markup is already safe and comes back unchanged; anything else is escaped into one.
+Value f_escape(Interpreter&, const Value& v, CallArgs&) {
+  if (v.kind == Kind::String && v.markup) return v;
+  std::string out;
+  append_html_escaped(out, to_str(v));
+  return markup_of(std::move(out));
+}
+
+Value f_forceescape(Interpreter&, const Value& v, CallArgs&) {
+  std::string out;
+  append_html_escaped(out, v.kind == Kind::String ? std::string(v.s) : to_str(v));
+  return markup_of(std::move(out));
+}
+
+// safe: Markup(value), the text unchanged but marked safe.
+Value f_safe(Interpreter&, const Value& v, CallArgs&) {
+  if (v.kind == Kind::String) {
+    Value out = v;
+    out.markup = true;
+    return out;
+  }
+  return markup_of(to_str(v));
+}
 Value f_string(Interpreter&, const Value& v, CallArgs&) { return str_value(v); }
 
 Value f_truncate(Interpreter&, const Value& v, CallArgs& a) {
@@ -301,37 +338,73 @@ Value f_abs(Interpreter&, const Value& v, CallArgs&) {
   throw EvalError(std::string("bad operand type for abs(): '") + py::type_name(v) + "'");
 }
 
+// Python's round(int, ndigits): exact, half to even; ints stay ints.
+std::int64_t round_int(std::int64_t x, std::int64_t ndigits) {
+  if (ndigits >= 0) return x;
+  if (ndigits < -18) return 0;  // 10**19 exceeds every int64 magnitude: round(x, -19) is 0
+  std::int64_t unit = 1;
+  for (std::int64_t k = 0; k < -ndigits; ++k) unit *= 10;
+  std::int64_t q = x / unit, r = x % unit;
+  if (r < 0) {  // floor division, as Python's divmod
+    r += unit;
+    --q;
+  }
+  const std::int64_t twice = 2 * r;  // r < 10**18, so no overflow
+  if (twice > unit || (twice == unit && (q & 1) != 0)) ++q;
+  std::int64_t out;
+  if (__builtin_mul_overflow(q, unit, &out)) throw EvalError("integer overflow");
+  return out;
+}
+
+// Python's round(float, ndigits): correctly rounded on the exact binary value (as CPython's dtoa),
+// which glibc's printf does for ndigits >= 0; a precision past every double's digits keeps x.
+double round_float(double x, std::int64_t ndigits) {
+  if (!std::isfinite(x) || x == 0) return x;
+  if (ndigits > 323) return x;
+  if (ndigits >= 0) {
+    char buf[400 + 32];
+    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(std::min<std::int64_t>(ndigits, 400)), x);
+    return std::strtod(buf, nullptr);
+  }
+  if (ndigits < -308) return std::copysign(0.0, x);
+  // Negative ndigits: half to even on x / 10**-ndigits; y is exact for the magnitudes where it
+  // matters (|x| < 2**53 * 10**-ndigits), and beyond them x has no digits below the unit anyway.
+  const double unit = std::pow(10.0, static_cast<double>(-ndigits));
+  const double y = x / unit;
+  double fl = std::floor(y);
+  const double diff = y - fl;
+  if (diff > 0.5 || (diff == 0.5 && std::fmod(fl, 2.0) != 0)) fl += 1;
+  return std::copysign(fl * unit, x);
+}
+
+// Jinja's do_round: the method is checked first; "common" is Python's round(); ceil and floor are
+// math.ceil/floor(value * 10**precision) / 10**precision, a float.
 Value f_round(Interpreter&, const Value& v, CallArgs& a) {
   const std::int64_t precision = int_arg(a.get(0, "precision"), 0, "round");
   const Value* m = a.get(1, "method");
   const std::string method = m ? to_str(*m) : "common";
+  if (method != "common" && method != "ceil" && method != "floor")
+    throw EvalError("method must be common, ceil or floor");
   if (!v.is_number()) {
     if (v.kind == Kind::Undefined) fail_undefined(v);
     throw EvalError(std::string("type ") + py::type_name(v) + " doesn't define __round__ method");
   }
-  const double x = v.kind == Kind::Float ? v.f : static_cast<double>(v.kind == Kind::Int ? v.i : v.b);
-  const double scale = std::pow(10.0, static_cast<double>(precision));
-  if (method == "common" && std::isfinite(x)) {
-    // Python's round(): a precision past the double's range keeps the value; one far below it gives a signed zero.
-    if (!std::isfinite(x * scale)) return Value::floating(x);
-    if (scale == 0) return Value::floating(std::copysign(0.0, x));
-  }
-  double r;
   if (method == "common") {
-    // Python round(): half to even on the decimal value.
-    const double y = x * scale;
-    double fl = std::floor(y);
-    const double diff = y - fl;
-    if (diff > 0.5 || (diff == 0.5 && std::fmod(fl, 2.0) != 0)) fl += 1;
-    r = fl / scale;
-  } else if (method == "ceil") {
-    r = std::ceil(x * scale) / scale;
-  } else if (method == "floor") {
-    r = std::floor(x * scale) / scale;
-  } else {
-    throw EvalError("method must be common, ceil or floor");
+    if (v.kind != Kind::Float) return Value::integer(round_int(v.kind == Kind::Int ? v.i : v.b, precision));
+    return Value::floating(round_float(v.f, precision));
   }
-  return Value::floating(r);
+  const bool is_int = v.kind != Kind::Float;
+  const double x = is_int ? static_cast<double>(v.kind == Kind::Int ? v.i : v.b) : v.f;
+  // 10**precision is an int for precision >= 0: an integer value stays exact (ceil/floor of an int is
+  // itself), and a float value meets an int too large for a float once precision passes 308.
+  if (is_int && precision >= 0) return Value::floating(x);
+  if (precision > 308) throw EvalError("int too large to convert to float");
+  const double scale = std::pow(10.0, static_cast<double>(precision));
+  const double y = x * scale;
+  if (std::isnan(y)) throw EvalError("cannot convert float NaN to integer");
+  if (std::isinf(y)) throw EvalError("cannot convert float infinity to integer");
+  const double r = method == "ceil" ? std::ceil(y) : std::floor(y);
+  return Value::floating(r / scale);
 }
 
 // ---- sequences ----
@@ -732,7 +805,7 @@ FilterFn find_filter(std::string_view name) {
   static const std::unordered_map<std::string_view, FilterFn> filters = {
       {"abs", f_abs}, {"attr", f_attr}, {"batch", f_batch}, {"capitalize", f_capitalize}, {"center", f_center},
       {"count", f_count}, {"d", f_default}, {"default", f_default}, {"dictsort", f_dictsort}, {"e", f_escape},
-      {"escape", f_escape}, {"first", f_first}, {"float", f_float}, {"forceescape", f_escape},
+      {"escape", f_escape}, {"first", f_first}, {"float", f_float}, {"forceescape", f_forceescape},
       {"format", f_format}, {"indent", f_indent}, {"int", f_int}, {"items", f_items}, {"join", f_join},
       {"last", f_last}, {"length", f_length}, {"list", f_list}, {"lower", f_lower}, {"map", f_map},
       {"max", f_max}, {"min", f_min}, {"reject", f_reject}, {"rejectattr", f_rejectattr},

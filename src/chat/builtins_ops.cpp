@@ -257,6 +257,18 @@ Value binary_op(BinOp op, const Value& a, const Value& b, Interpreter& in) {
         return Value::integer(r);
       }
       if (nums) return Value::floating(as_double(a) + as_double(b));
+      if (a.kind == Kind::String && b.kind == Kind::String && (a.markup || b.markup)) {
+        // Markup.__add__ / __radd__: the plain side is escaped and the sum is Markup.
+        std::string s;
+        if (a.markup) s.append(a.s);
+        else append_html_escaped(s, a.s);
+        if (b.markup) s.append(b.s);
+        else append_html_escaped(s, b.s);
+        in.check_size(s.size());
+        Value m = Value::owned(std::move(s));
+        m.markup = true;
+        return m;
+      }
       if (a.kind == Kind::String && b.kind == Kind::String) {
         in.check_size(a.s.size() + b.s.size());
         std::string s;

@@ -124,13 +124,14 @@ Value Interpreter::eval_inner(const Node& n) {
       // `a + b + c ...` on strings: when the left operand is a string this render built and nobody
       // else holds, append in place instead of copying the growing prefix at every step.
       if (a.kind == Kind::String && a.obj && a.obj.use_count() == 1 &&
-          (op == BinOp::Concat || (op == BinOp::Add && b.kind == Kind::String))) {
+          (op == BinOp::Concat || (op == BinOp::Add && b.kind == Kind::String && !a.markup && !b.markup))) {
         auto& text = static_cast<StringObject&>(*a.obj).text;
         if (a.s.data() == text.data() && a.s.size() == text.size()) {
           if (op == BinOp::Concat) py::append_str(text, b);
           else text.append(b.s);
           check_size(text.size());
           a.s = text;
+          a.markup = false;  // `~` joins into a plain str; `+` got here only with no Markup side
           return a;
         }
       }

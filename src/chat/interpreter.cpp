@@ -208,7 +208,9 @@ void Interpreter::print_sum(const Node& sum) {
     const bool at_first = i + 1 == k;
     if (direct) {
       const bool left_is_str = !at_first || first.kind == Kind::String;
-      if (op == BinOp::Concat || (left_is_str && rhs.kind == Kind::String)) {
+      // Markup + str escapes the str (binary_op): that sum leaves the direct path.
+      const bool markup_sum = op == BinOp::Add && (rhs.markup || (at_first && first.markup));
+      if (op == BinOp::Concat || (left_is_str && rhs.kind == Kind::String && !markup_sum)) {
         if (at_first) py::append_str(out_, first);
         py::append_str(out_, rhs);
         if (out_.size() > limits_.max_output_bytes) throw LocatedError{"output size limit exceeded", b.offset};

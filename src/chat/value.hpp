@@ -47,6 +47,9 @@ struct Object {
 struct Value {
   Kind kind = Kind::Undefined;
   UndefinedWhy why = UndefinedWhy::MissingName;
+  // String: a markupsafe.Markup (from `safe` or `escape`). It prints as is, but Markup + str
+  // escapes the str (binary_op), as Jinja2 does even with autoescaping off.
+  bool markup = false;
   union {
     bool b;
     std::int64_t i;
