@@ -1,6 +1,7 @@
 #include "tok/added_vocabulary.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tok/unicode_class.hpp"
 #include "tok/utf8.hpp"
@@ -24,7 +25,23 @@ void TokenTrie::add(std::string_view pattern, std::uint32_t value) {
     }
   }
   if (!nodes_[node].value) nodes_[node].value = value;  // first of equal contents wins
-  first_byte_[static_cast<unsigned char>(pattern[0])] = true;
+  const auto first = static_cast<unsigned char>(pattern[0]);
+  if (!first_byte_[first]) {
+    first_byte_[first] = true;
+    ++first_byte_count_;
+    only_first_byte_ = first;
+  }
+}
+
+std::size_t TokenTrie::next_start(std::string_view s, std::size_t pos, std::size_t end) const {
+  if (pos >= end) return end;
+  if (first_byte_count_ == 1) {
+    const void* hit = std::memchr(s.data() + pos, only_first_byte_, end - pos);
+    return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : end;
+  }
+  const char* p = s.data();
+  while (pos < end && !first_byte_[static_cast<unsigned char>(p[pos])]) ++pos;
+  return pos;
 }
 
 std::size_t TokenTrie::longest_at(std::string_view s, std::size_t pos, std::uint32_t& value) const {
@@ -64,10 +81,8 @@ void AddedVocabulary::split(const TokenTrie& trie, std::string_view text, std::s
   std::size_t start_offset = begin;
   std::size_t pos = begin;
   while (pos < end) {
-    if (!trie.may_start(static_cast<unsigned char>(window[pos]))) {
-      ++pos;
-      continue;
-    }
+    pos = trie.next_start(window, pos, end);
+    if (pos == end) break;
     std::uint32_t index = 0;
     const std::size_t length = trie.longest_at(window, pos, index);
     if (length == 0) {

@@ -42,6 +42,9 @@ class TokenTrie {
   // Longest pattern starting at s[pos]: its length (0 if none) and value.
   std::size_t longest_at(std::string_view s, std::size_t pos, std::uint32_t& value) const;
   bool may_start(unsigned char b) const { return first_byte_[b]; }
+  // The first position in s[pos, end) whose byte may start a pattern, or end. Most text holds
+  // none for long stretches, so this is a memchr when every pattern starts with the same byte.
+  std::size_t next_start(std::string_view s, std::size_t pos, std::size_t end) const;
 
  private:
   struct Node {
@@ -50,6 +53,8 @@ class TokenTrie {
   };
   std::vector<Node> nodes_{Node{}};
   std::array<bool, 256> first_byte_{};
+  int first_byte_count_ = 0;
+  unsigned char only_first_byte_ = 0;  // the first byte, when first_byte_count_ == 1
 };
 
 class AddedVocabulary {

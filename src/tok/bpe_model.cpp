@@ -396,12 +396,6 @@ void BpeModel::merge_large(std::vector<Symbol>& symbols, PairCache& pairs) const
 
 void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& out) const {
   if (piece.empty()) return;
-  if (config_.ignore_merges) {
-    if (auto id = encode_vocab().find(piece)) {
-      out.push_back(*id);
-      return;
-    }
-  }
   thread_local std::uint64_t last_serial = 0;
   thread_local ThreadState* last_state = nullptr;
   if (last_serial != serial_) last_state = &thread_state_for(serial_), last_serial = serial_;
@@ -412,6 +406,15 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& 
   if (cacheable) {
     hash = hash_bytes(piece);
     if (state.pieces.lookup(piece, hash, out)) return;
+  }
+  // After the cache (which holds whole-piece results either way): the vocabulary probe is a miss
+  // into a table of megabytes, and a repeated piece never needs it again.
+  if (config_.ignore_merges) {
+    if (auto id = encode_vocab().find(piece)) {
+      out.push_back(*id);
+      if (cacheable) state.pieces.store(piece, hash, &*id, 1);
+      return;
+    }
   }
   const std::size_t first = out.size();
   if (chunking_ && piece.size() > kChunkFrom) {

@@ -1,6 +1,6 @@
-// Per-thread memo of short chunks (up to 7 bytes: one to two CJK characters, a short word) to
+// Per-thread memo of short chunks (up to 15 bytes: up to five CJK characters, a short word) to
 // their ids. After cutting at merge-proof boundaries most chunks are this short and repeat
-// constantly, so a direct-mapped table keyed by the packed bytes answers them in a few
+// constantly, so a direct-mapped table keyed by the chunk's bytes answers them in a few
 // instructions instead of a merge loop.
 #pragma once
 
@@ -13,22 +13,24 @@ namespace overhead::tok {
 
 class ChunkMemo {
  public:
-  static constexpr std::size_t kMaxBytes = 7;
-  static constexpr std::size_t kMaxIds = 4;
+  static constexpr std::size_t kMaxBytes = 15;
+  static constexpr std::size_t kMaxIds = 6;
+  static_assert(kMaxBytes <= 15, "pack() covers at most 15 bytes");
 
   ChunkMemo() : entries_(kEntries) {}
 
   // Appends the memoised ids of `chunk` (at most kMaxBytes) and returns true, or returns false.
   bool lookup(std::string_view chunk, std::vector<std::uint32_t>& out) const {
-    const std::uint64_t key = pack(chunk);
+    const Key key = pack(chunk);
     const Entry& e = entries_[slot(key)];
-    if (e.key != key || e.count == 0) return false;
-    out.insert(out.end(), e.ids, e.ids + e.count);
+    if (e.key.low != key.low || e.key.high != key.high || e.count == 0) return false;
+    // A few ids: push_back inlines, where a range insert is an out-of-line call per chunk.
+    for (std::uint32_t k = 0; k < e.count; ++k) out.push_back(e.ids[k]);
     return true;
   }
   void store(std::string_view chunk, const std::uint32_t* ids, std::size_t count) {
     if (count == 0 || count > kMaxIds) return;
-    const std::uint64_t key = pack(chunk);
+    const Key key = pack(chunk);
     Entry& e = entries_[slot(key)];
     e.key = key;
     e.count = static_cast<std::uint32_t>(count);
@@ -36,19 +38,46 @@ class ChunkMemo {
   }
 
  private:
-  static constexpr std::size_t kEntries = 1u << 12;
+  static constexpr std::size_t kEntries = 1u << 13;
+  struct Key {
+    std::uint64_t low = 0;
+    std::uint64_t high = 0;
+  };
   struct Entry {
-    std::uint64_t key = 0;
+    Key key;
     std::uint32_t count = 0;
     std::uint32_t ids[kMaxIds] = {};
   };
-  // Up to 7 bytes in the low part and the length in the top byte: distinct chunks, distinct keys.
-  static std::uint64_t pack(std::string_view chunk) {
-    std::uint64_t key = 0;
-    std::memcpy(&key, chunk.data(), chunk.size());
-    return key | (std::uint64_t{chunk.size()} << 56);
+  static std::uint64_t load(const char* p, std::size_t n) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, n);  // n is a constant at every call site: a plain load
+    return w;
   }
-  static std::size_t slot(std::uint64_t key) { return ((key * 0x9E3779B97F4A7C15ULL) >> 40) & (kEntries - 1); }
+  // The chunk's bytes as two words read from its two ends (they overlap when it is shorter than
+  // 16 bytes, and together cover every byte), with the length in the top byte: for a given length
+  // the two words determine the bytes, so distinct chunks get distinct keys. Fixed-size loads only,
+  // never reading outside the chunk.
+  static Key pack(std::string_view chunk) {
+    const char* p = chunk.data();
+    const std::size_t n = chunk.size();
+    Key k;
+    if (n >= 8) {
+      k.low = load(p, 8);
+      k.high = load(p + n - 8, 8) >> 8;  // the last 7 of those bytes; the first is in `low`
+      if (n == 8) k.high = 0;
+    } else if (n >= 4) {
+      k.low = load(p, 4) | (load(p + n - 4, 4) << 32);
+    } else if (n > 0) {
+      k.low = static_cast<unsigned char>(p[0]) | (std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8) |
+              (std::uint64_t{static_cast<unsigned char>(p[n - 1])} << 16);
+    }
+    k.high |= std::uint64_t{n} << 56;
+    return k;
+  }
+  static std::size_t slot(const Key& key) {
+    const std::uint64_t h = (key.low ^ (key.high * 0xC2B2AE3D27D4EB4FULL)) * 0x9E3779B97F4A7C15ULL;
+    return (h >> 40) & (kEntries - 1);
+  }
   std::vector<Entry> entries_;
 };
 

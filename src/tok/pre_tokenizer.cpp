@@ -45,6 +45,23 @@ void split_pieces(std::vector<Piece>& pieces,
     kept.clear();
     if (piece.begin == piece.end) continue;
     find(piece.begin, piece.end, matches);
+    if (behavior == SplitBehavior::kIsolated || behavior == SplitBehavior::kRemoved) {
+      // The two behaviours that only keep or drop spans (what the regex pre-tokenizers of
+      // Llama-3 and Phi-4 use) go straight to pieces, without the marked/kept lists below.
+      const bool keep_gaps = behavior == SplitBehavior::kIsolated || !invert;
+      const bool keep_matches = behavior == SplitBehavior::kIsolated || invert;
+      auto keep = [&](std::size_t b, std::size_t e) {
+        if (b != e) result.push_back(Piece{b, e, piece.at_origin && b == piece.begin});
+      };
+      std::size_t gap = piece.begin;
+      for (const auto& m : matches) {
+        if (keep_gaps) keep(gap, m.first);
+        if (keep_matches) keep(m.first, m.second);
+        gap = m.second;
+      }
+      if (keep_gaps) keep(gap, piece.end);
+      continue;
+    }
     std::size_t prev = piece.begin;
     for (const auto& m : matches) {
       if (prev != m.first) marked.push_back({{prev, m.first}, invert});
