@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 
 #include "pipe/clock.hpp"
@@ -21,10 +22,14 @@ std::size_t Consumer::round(ConsumerStats& stats) {
   std::size_t received = 0;
   // First receive may wait; the rest take only what is there, to fill one transaction.
   auto wait = options_.wait;
+  std::chrono::steady_clock::time_point linger_until{};
   while (records.size() < options_.max_records_per_write) {
     auto messages = log_->receive(kMaxQueueBatch, wait);
-    wait = std::chrono::milliseconds(0);
     if (messages.empty()) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (received == 0) linger_until = now + options_.linger;
+    wait = std::max(std::chrono::milliseconds(0),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(linger_until - now));
     received += messages.size();
     for (auto& m : messages) {
       try {
@@ -44,14 +49,52 @@ std::size_t Consumer::round(ConsumerStats& stats) {
     }
   }
   stats.messages += received;
+  // Stamps whose record is in this round are written with the record (one upsert, no UPDATE):
+  // a patch names at most one batch of records, usually received in the same round. Such a
+  // patch message is settled once the records it was folded into are; what it names beyond this
+  // round goes to update_stamps as before.
+  std::vector<std::vector<std::size_t>> folded_into(patches.size());
+  if (!patches.empty() && !records.empty()) {
+    std::unordered_multimap<std::string, std::size_t> record_at;
+    record_at.reserve(records.size());
+    for (std::size_t i = 0; i < records.size(); ++i)
+      record_at.emplace(records[i].experiment_tokenizer + '\n' + records[i].id, i);
+    for (std::size_t k = 0; k < patches.size(); ++k) {
+      auto& list = patches[k].first;
+      std::size_t kept = 0;
+      for (std::size_t j = 0; j < list.size(); ++j) {
+        const StampPatch& p = list[j];
+        const auto [from, to] = record_at.equal_range(p.experiment_tokenizer + '\n' + p.id);
+        if (from == to) {
+          if (kept != j) list[kept] = std::move(list[j]);  // never a self-move: it would empty the strings
+          ++kept;
+          continue;
+        }
+        for (auto it = from; it != to; ++it) {
+          Record& r = records[it->second];
+          if (p.publish_acked) r.publish_acked = p.publish_acked;
+          if (p.input_deleted) r.input_deleted = p.input_deleted;
+          folded_into[k].push_back(it->second);
+        }
+      }
+      list.resize(kept);
+    }
+  }
+  std::vector<bool> record_settled(records.size(), false), patch_settled(patches.size(), false);
   // Store this round's records and patches. While the store is down (a call failed after its
   // retries) the round's messages are held, their visibility extended, and the store tried again
   // with a growing pause: receiving more would only take messages out of the log stream to let
   // them come back again and again, each time one receive nearer the dead-letter stream.
   std::vector<std::size_t> todo(records.size());
   for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
-  std::vector<std::size_t> patches_todo(patches.size());
-  for (std::size_t i = 0; i < patches_todo.size(); ++i) patches_todo[i] = i;
+  std::vector<std::size_t> patches_todo;  // patches with stamps left for update_stamps
+  for (std::size_t k = 0; k < patches.size(); ++k) {
+    if (!patches[k].first.empty()) patches_todo.push_back(k);
+    else {
+      patch_settled[k] = true;  // all folded into this round's records
+      ++stats.stamp_patches;
+    }
+  }
   auto pause = std::chrono::milliseconds(100);
   auto extended = std::chrono::steady_clock::now();
   for (;;) {
@@ -70,13 +113,50 @@ std::size_t Consumer::round(ConsumerStats& stats) {
     }
     std::vector<std::size_t> left;
     for (std::size_t k = 0; k < todo.size(); ++k) {
-      if (settled[k]) done_receipts.push_back(record_receipts[todo[k]]);
-      else left.push_back(todo[k]);
+      if (settled[k]) {
+        done_receipts.push_back(record_receipts[todo[k]]);
+        record_settled[todo[k]] = true;
+      } else {
+        left.push_back(todo[k]);
+      }
     }
     todo = std::move(left);
+    // All of the round's patches in one store call (one transaction), merged by key so that a
+    // record patched by two messages (publish_acked in one, input_deleted in the next) is one
+    // row of the update. Only when some record is not stored yet (or the call failed for good)
+    // are the messages taken one by one, to settle those whose records are all there.
     std::vector<std::size_t> patches_left;
-    for (auto k : patches_todo) {
-      auto& [list, receipt] = patches[k];
+    bool patches_held = false;  // the combined call failed retryably: every open patch is held
+    if (patches_todo.size() > 1) {
+      std::vector<StampPatch> merged;
+      std::unordered_map<std::string, std::size_t> at;
+      for (auto k : patches_todo)
+        for (const auto& p : patches[k].first) {
+          auto [it, fresh] = at.try_emplace(p.experiment_tokenizer + '\n' + p.id, merged.size());
+          if (fresh) {
+            merged.push_back(p);
+            continue;
+          }
+          StampPatch& m = merged[it->second];
+          if (p.publish_acked) m.publish_acked = p.publish_acked;
+          if (p.input_deleted) m.input_deleted = p.input_deleted;
+        }
+      std::size_t found = 0;
+      const RetryOutcome o = call_with_retries(options_.retry, [&] { found = store_.update_stamps(merged); },
+                                               [&] { ++stats.store_retries; });
+      if (o.ok && found == merged.size()) {
+        for (auto k : patches_todo) patch_settled[k] = true;
+        stats.stamp_patches += patches_todo.size();
+        patches_todo.clear();
+      } else if (!o.ok && !o.permanent) {
+        ++stats.store_failures;
+        store_down = true;
+        patches_held = true;
+        patches_left = patches_todo;
+      }
+    }
+    for (auto k : (patches_held ? std::vector<std::size_t>() : patches_todo)) {
+      auto& list = patches[k].first;
       std::size_t found = 0;
       const RetryOutcome o = call_with_retries(options_.retry, [&] { found = store_.update_stamps(list); },
                                                [&] { ++stats.store_retries; });
@@ -89,7 +169,7 @@ std::size_t Consumer::round(ConsumerStats& stats) {
         continue;
       }
       ++stats.stamp_patches;
-      if (found == list.size()) done_receipts.push_back(receipt);
+      if (found == list.size()) patch_settled[k] = true;
       else ++stats.deferred_patches;  // not deleted: the patch comes back after its visibility timeout
     }
     patches_todo = std::move(patches_left);
@@ -108,6 +188,11 @@ std::size_t Consumer::round(ConsumerStats& stats) {
                                             log_->visibility_timeout());
       extended = std::chrono::steady_clock::now();
     }
+  }
+  for (std::size_t k = 0; k < patches.size(); ++k) {
+    bool done = patch_settled[k];
+    for (auto i : folded_into[k]) done = done && record_settled[i];
+    if (done) done_receipts.push_back(patches[k].second);
   }
   // A receipt that failed to delete is stale: its message was delivered again and is replayed
   // into the idempotent store.

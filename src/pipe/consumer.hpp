@@ -23,6 +23,11 @@ namespace overhead::pipe {
 struct ConsumerOptions {
   std::size_t max_records_per_write = 200;          // records per store transaction
   std::chrono::milliseconds wait{200};              // long-poll wait per receive
+  // Once a round has its first messages, how long it goes on collecting more (up to
+  // max_records_per_write) before it writes: a consumer that keeps up with its workers would
+  // otherwise commit a transaction for every two or three records. Adds at most this much to the
+  // time a record takes to reach the store.
+  std::chrono::milliseconds linger{5};
   // Stop after the queue stayed empty this long, once `drain` is set (or from the start when
   // drain is null). 0 = at the first empty receive.
   std::chrono::milliseconds idle_exit{0};

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
+
+#include <unistd.h>
 
 #include "backends/open.hpp"
 #include "pipe/consumer.hpp"
@@ -96,6 +99,45 @@ TEST(Consumer, RetriesOnlyTheThrottledRecordsAndDeadLettersTheRefused) {
   EXPECT_NE(dead.letters()[0].reason.find("item too large"), std::string::npos);
   // Every message is settled: stored or dead-lettered, none left in flight.
   EXPECT_EQ(log->counts().visible + log->counts().in_flight, 0u);
+}
+
+// Patches are written with their records when both are in one round, and through update_stamps
+// otherwise, and a patch may name both kinds (the worker's patch carries the previous batch's
+// input_deleted with this batch's publish_acked): every stamp must land, every message settle.
+TEST(Consumer, StampsLandWhetherTheirRecordIsInTheRoundOrStoredBefore) {
+  const auto dir = std::filesystem::temp_directory_path() / ("overhead-consumer-fold-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto store = backends::open_store("sqlite:" + (dir / "r.db").string());
+  auto log = log_with({"old-1", "old-2"});
+  DeadLetterSink dead;
+  EXPECT_EQ(Consumer(log, *store, dead, quick()).run().records, 2u);  // a round before
+  std::vector<std::string> bodies;
+  for (const char* id : {"new-1", "new-2"}) {
+    Record r;
+    r.experiment = "e";
+    r.tokenizer = "t";
+    r.experiment_tokenizer = "e#t";
+    r.id = id;
+    append_record_json(bodies.emplace_back(), r);
+  }
+  // Unfolded entries first and last, folded ones between, so that kept entries move down.
+  const std::vector<StampPatch> one = {{"e#t", "old-1", 0, 11}, {"e#t", "new-1", 21, 0}, {"e#t", "old-2", 0, 12}};
+  const std::vector<StampPatch> two = {{"e#t", "new-1", 0, 31}, {"e#t", "new-2", 22, 32}};
+  append_stamps_json(bodies.emplace_back(), one);
+  append_stamps_json(bodies.emplace_back(), two);
+  send_all(*log, bodies);
+  const ConsumerStats s = Consumer(log, *store, dead, quick()).run();
+  EXPECT_EQ(s.records, 2u);
+  EXPECT_EQ(s.deferred_patches, 0u);
+  EXPECT_EQ(log->counts().visible + log->counts().in_flight, 0u);
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> got;
+  store->scan("e", [&](const Record& r) { got[r.id] = {r.publish_acked, r.input_deleted}; });
+  EXPECT_EQ(got["old-1"], (std::pair<std::int64_t, std::int64_t>{0, 11}));
+  EXPECT_EQ(got["old-2"], (std::pair<std::int64_t, std::int64_t>{0, 12}));
+  EXPECT_EQ(got["new-1"], (std::pair<std::int64_t, std::int64_t>{21, 31}));
+  EXPECT_EQ(got["new-2"], (std::pair<std::int64_t, std::int64_t>{22, 32}));
+  std::filesystem::remove_all(dir);
 }
 
 // A store that is down past the retries: the consumer holds its round (receives nothing more, so
