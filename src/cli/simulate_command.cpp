@@ -3,6 +3,7 @@
 // roofline at the running batch; prints throughput, utilisation, waits, latency, saturation and the
 // fleet's cost. With --target-p99, plans the fewest instances and workers (cost/capacity.hpp); with
 // --replay, replays a measured run as a closed batch (simulate_command_replay.hpp).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/cost_command_workload.hpp"
 #include "cli/simulate_command_replay.hpp"
 #include "cost/capacity.hpp"
 #include "cost/cost_model.hpp"
@@ -27,7 +29,7 @@ namespace {
 struct SimulateOptions {
   std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
   std::vector<std::string> fits;
-  std::string backend, tokenizer, e_us, gpu, model, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
+  std::string backend, tokenizer, workload_tokenizer = "llama-3.3-70b-instruct", e_us, gpu, model, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
   int case_number = 5, gpus = 1, workers = 1, gpu_slots = 0;
   double rate = 0, burst_cv = 0, target_p99_ms = 0, gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;
   std::size_t requests = 100000;
@@ -71,6 +73,16 @@ void print_text(const SimulateOptions& o, const cost::ELinear& e, const cost::Si
   std::printf("\n%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
   for (const auto& [name, p] : {std::pair{"queue wait (all)", r.queue_wait_s}, std::pair{"end-to-end", r.latency_s}})
     std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", name, p.mean, p.p50, p.p95, p.p99);
+  // Queue depth over time: ten of the recorded instants (all of them in --json).
+  std::printf("\n%-12s", "queue depth");
+  for (const auto& s : r.stages) std::printf(" %10s", s.name.c_str());
+  std::printf("\n");
+  const std::size_t step = std::max<std::size_t>(1, r.depth_times.size() / 10);
+  for (std::size_t k = step - 1; k < r.depth_times.size(); k += step) {
+    std::printf("  t=%-9.4g", r.depth_times[k]);
+    for (const auto& s : r.stages) std::printf(" %10.0f", s.depth[k]);
+    std::printf("\n");
+  }
   if (r.saturated_stage.empty())
     std::printf("\nno stage saturates; the busiest is %s\n", r.bottleneck_stage.c_str());
   else
@@ -121,10 +133,14 @@ int run_simulate(const SimulateOptions& o) {
     }
     const auto roofline =
         cost::make_roofline(cost::load_gpu(o.gpu, o.profiles_dir), cost::load_model(o.model, o.profiles_dir), o.gpus);
-    const auto workload = cost::parse_workload(o.workload);
+    const auto workload = is_records_workload(o.workload) ? workload_from_records(o.workload, o.workload_tokenizer).workload
+                                                          : cost::parse_workload(o.workload);
+    double mean_tokens = 0;
+    for (std::size_t i = 0; i < workload.input_tokens.size(); ++i)
+      mean_tokens += workload.input_tokens[i] + workload.output_tokens[i];
+    mean_tokens /= static_cast<double>(workload.input_tokens.size());
     int slots = o.gpu_slots;
-    if (slots <= 0)
-      slots = static_cast<int>(cost::concurrency_limit(roofline, workload.input_tokens[0] + workload.output_tokens[0]));
+    if (slots <= 0) slots = static_cast<int>(cost::concurrency_limit(roofline, mean_tokens));
 
     cost::SimConfig config;
     config.arrival_rate = o.rate;
@@ -208,6 +224,10 @@ int run_simulate(const SimulateOptions& o) {
                         {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
                         {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
                         {"cost", cost_json(c)}};
+    nlohmann::json depth = {{"t_s", r.depth_times}};
+    for (const auto& s : r.stages) depth[s.name] = s.depth;
+    j["queue_depth_over_time"] = depth;
+    j["requests_in_workload"] = workload.input_tokens.size();
     j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
     std::printf("%s\n", j.dump(1).c_str());
     return 0;
@@ -247,7 +267,12 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--gpus", o->gpus, "GPUs per model replica (tensor parallel)")->capture_default_str();
   cmd->add_option("--gpu-slots", o->gpu_slots, "Concurrent sequences on the GPU (default: what fits in memory)");
   cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
-  cmd->add_option("--workload", o->workload, "Tokens per request: in=N,out=M")->capture_default_str();
+  cmd->add_option("--workload", o->workload,
+                  "Tokens per request: in=N,out=M, or the seed's JSONL records (used in turn; input: the rendered prompt, "
+                  "output: the answer)")
+      ->capture_default_str();
+  cmd->add_option("--workload-tokenizer", o->workload_tokenizer, "Tokenizer that counts a records workload")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->add_option("--replay", replay->source,
                   "Closed batch: replay a measured run's items (store URL with --experiment, or a timeline .csv[.gz]) "

@@ -47,6 +47,22 @@ std::pair<double, std::size_t> time_average_count(std::vector<double> ups, std::
   return {span > 0 ? area / span : 0, static_cast<std::size_t>(peak)};
 }
 
+// The count (ups minus downs so far, a departure at an instant counted before an arrival at it)
+// at each of the sorted `times`.
+std::vector<double> count_at(std::vector<double> ups, std::vector<double> downs, const std::vector<double>& times) {
+  std::sort(ups.begin(), ups.end());
+  std::sort(downs.begin(), downs.end());
+  std::vector<double> out;
+  out.reserve(times.size());
+  std::size_t u = 0, d = 0;
+  for (const double t : times) {
+    while (u < ups.size() && ups[u] <= t) ++u;
+    while (d < downs.size() && downs[d] <= t) ++d;
+    out.push_back(static_cast<double>(u) - static_cast<double>(d));
+  }
+  return out;
+}
+
 }  // namespace
 
 SimResult simulate(const SimConfig& config) {
@@ -137,8 +153,11 @@ SimResult simulate(const SimConfig& config) {
 
   r.span_s = *std::max_element(at.begin(), at.end());
   r.throughput_per_s = static_cast<double>(n) / r.span_s;
+  for (std::size_t k = 1; k <= config.depth_samples; ++k)
+    r.depth_times.push_back(r.span_s * static_cast<double>(k) / static_cast<double>(config.depth_samples));
   for (std::size_t k = 0; k < r.stages.size(); ++k) {
     auto& sr = r.stages[k];
+    sr.depth = count_at(events[k].arrivals, events[k].starts, r.depth_times);
     sr.utilization /= sr.servers * r.span_s;
     std::tie(sr.mean_queue_length, sr.max_queue_length) =
         time_average_count(std::move(events[k].arrivals), std::move(events[k].starts), r.span_s);

@@ -43,6 +43,7 @@ struct SimConfig {
   std::uint64_t seed = 1;
   std::vector<SimRequest> workload;  // token counts, used in turn (cycled)
   std::vector<StageSpec> stages;     // in order; at least one
+  std::size_t depth_samples = 50;    // instants at which each stage's queue depth is recorded
 };
 
 struct StageResult {
@@ -55,6 +56,7 @@ struct StageResult {
   double mean_queue_length = 0;   // time-average requests waiting for this stage
   std::size_t max_queue_length = 0;
   bool saturated = false;         // offered load >= 1: the queue grows without bound
+  std::vector<double> depth;      // requests waiting for this stage at each SimResult::depth_times
 };
 
 struct SimResult {
@@ -68,6 +70,7 @@ struct SimResult {
   double mean_in_system = 0;      // time-average requests in the system (for Little's law)
   std::string saturated_stage;    // the first stage whose offered load is >= 1; empty if none
   std::string bottleneck_stage;   // the stage with the highest offered load
+  std::vector<double> depth_times;  // SimConfig::depth_samples instants spread over the span
 };
 
 // Runs the simulation. Deterministic for a given config (seed included) on one standard library.

@@ -68,3 +68,36 @@ TEST(Bursts, NonPositiveCvIsRefused) {
 
 }  // namespace
 }  // namespace overhead::cost
+
+namespace overhead::cost {
+namespace {
+
+// Queue depth over time: an overloaded stage (arrivals at 2/s, one server of 1 s) grows by about
+// (2 - 1) requests per second of simulated time; a stable one stays within its own maximum.
+TEST(QueueDepth, OverloadedStageGrowsAtArrivalMinusServiceRate) {
+  SimConfig c = burst(1.0, 40'000);
+  c.arrivals = Arrivals::poisson;
+  c.arrival_rate = 2.0;
+  c.depth_samples = 20;
+  const auto r = simulate(c);
+  ASSERT_EQ(r.depth_times.size(), 20u);
+  ASSERT_EQ(r.stages[0].depth.size(), 20u);
+  // Arrivals end at about 20,000 s; by then (2 - 1) x 20,000 wait. The last instant (the last
+  // departure) has an empty queue.
+  const std::size_t half = 9;  // the 10th sample, at half the span (~20,000 s)
+  EXPECT_NEAR(r.stages[0].depth[half], r.depth_times[half] * 1.0, 0.05 * r.depth_times[half]);
+  EXPECT_LT(r.stages[0].depth[2], r.stages[0].depth[5]);
+  EXPECT_EQ(r.stages[0].depth.back(), 0.0);
+}
+
+TEST(QueueDepth, StableStageStaysWithinItsMaximum) {
+  const auto r = simulate(burst(1.0, 40'000));
+  ASSERT_EQ(r.stages[0].depth.size(), 50u);
+  for (double d : r.stages[0].depth) {
+    EXPECT_GE(d, 0.0);
+    EXPECT_LE(d, static_cast<double>(r.stages[0].max_queue_length));
+  }
+}
+
+}  // namespace
+}  // namespace overhead::cost
