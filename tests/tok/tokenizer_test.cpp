@@ -181,8 +181,8 @@ TEST(TokenizerTest, SpecialTokensAndConfig) {
   EXPECT_EQ(llama().special_token("eos_token"), "<|eot_id|>");
   EXPECT_EQ(gemma().special_token("bos_token"), "<bos>");
   EXPECT_FALSE(llama().special_token("no_such_token"));
-  ASSERT_TRUE(llama().chat_template());
-  EXPECT_NE(llama().chat_template()->find("Cutting Knowledge Date"), std::string::npos);
+  ASSERT_TRUE(llama().config().contains("chat_template"));
+  EXPECT_NE(llama().config()["chat_template"].get<std::string>().find("Cutting Knowledge Date"), std::string::npos);
   EXPECT_EQ(llama().token_to_id("<|begin_of_text|>"), 128000u);
   EXPECT_TRUE(llama().is_special(128000));
   EXPECT_FALSE(llama().is_special(15339));
