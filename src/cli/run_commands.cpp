@@ -175,13 +175,49 @@ int report_failures(const std::map<std::string, std::size_t>& failures, const Co
   return o.allow_failures ? 0 : 1;
 }
 
+// A letter's reason often opens with where it happened ("line 12: ", "message 7: "), which its
+// origin already says; printed once.
+std::string_view reason_after_origin(const DeadLetter& l) {
+  std::string_view reason = l.reason;
+  for (const char* word : {"line ", "message "}) {
+    if (reason.rfind(word, 0) != 0) continue;
+    const std::size_t colon = reason.find(": ");
+    if (colon == std::string_view::npos) break;
+    const std::string_view where = reason.substr(std::string_view(word).size(), colon - std::string_view(word).size());
+    const bool named = l.origin == std::string(word) + std::string(where) ||
+                       (l.origin.size() > where.size() && l.origin.ends_with(":" + std::string(where)));
+    if (named) reason.remove_prefix(colon + 2);
+    break;
+  }
+  return reason;
+}
+
 void print_first_letters(const DeadLetterSink& dead, std::size_t n) {
   std::size_t i = 0;
   for (const auto& l : dead.letters()) {
     if (i++ == n) break;
-    std::fprintf(stderr, "  %s: %s [%s]%s%s\n", l.origin.c_str(), l.reason.c_str(), l.kind.c_str(),
+    const std::string reason(reason_after_origin(l));
+    std::fprintf(stderr, "  %s: %s [%s]%s%s\n", l.origin.c_str(), reason.c_str(), l.kind.c_str(),
                  l.tokenizer.empty() ? "" : " tokenizer ", l.tokenizer.c_str());
   }
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Every item of a run or worker would be dead-lettered when none of its tokenizers loads: stop
+// before any input is taken, saying why and what to do.
+void require_a_tokenizer(const ChatTokenProcessor& processor, const std::vector<std::string>& names) {
+  for (const auto& [name, err] : processor.load_errors())
+    std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(),
+                 err.c_str());
+  if (processor.load_errors().size() < names.size()) return;
+  throw std::runtime_error("none of the tokenizers of --tokenizers loads (see above); give a short name (" +
+                           join_names(tok::known_tokenizer_names()) +
+                           "), an HF model id, or a folder holding tokenizer.json");
 }
 
 // The worker settings shared by `run` and `worker`.
@@ -230,8 +266,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::log_queue; }))
     backends.log = queue_option("--log-queue", cfg.log_queue_url);
   ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
-  for (const auto& [name, err] : processor.load_errors())
-    std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
+  require_a_tokenizer(processor, cfg.tokenizers);
   std::unique_ptr<ObjectStore> objects;
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::memory_csv; }))
     try {
@@ -305,6 +340,7 @@ int worker_command(const CommonOptions& o) {
   QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
   const auto tokenizers = split_commas(o.tokenizers);
   ChatTokenProcessor processor(tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
+  require_a_tokenizer(processor, tokenizers);
   QueueSink sink(log);
   WorkerOptions wo = worker_options(o);
   wo.name = name;

@@ -83,5 +83,27 @@ TEST_F(ChatBindingTest, TemplateOnlyAndFullBindingPickTheSameTemplate) {
   fs::remove_all(dir);
 }
 
+// A tokenizer whose chat template does not compile: its items are template errors naming the
+// template's line, not "unknown tokenizer" (the tokenizer itself loads).
+TEST_F(ChatBindingTest, ATemplateThatDoesNotCompileIsATemplateErrorOfEachItem) {
+  const fs::path dir = fs::temp_directory_path() / ("binding_bad_template_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(OVERHEAD_MODELS_DIR) / "phi-4" / "tokenizer.json", dir / "tokenizer.json",
+                fs::copy_options::overwrite_existing);
+  { std::ofstream(dir / "tokenizer_config.json") << R"({"chat_template":"{% for m in messages %}{{ m.content }"})"; }
+  const ChatTokenProcessor processor({dir.string()});
+  ASSERT_EQ(processor.load_errors().size(), 1u);
+  const auto rec = parse_source_line(R"({"id":"1","model":"m","answer":"a","usage":null,"prompt":[{"role":"user","content":"hi"}]})", 1);
+  try {
+    (void)processor.process(*rec, dir.string());
+    ADD_FAILURE() << "no error";
+  } catch (const ItemError& e) {
+    EXPECT_EQ(e.kind(), "template_error");
+    EXPECT_NE(std::string(e.what()).find("does not compile"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << e.what();  // the template's line
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace overhead::pipe

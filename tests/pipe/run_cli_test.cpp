@@ -237,3 +237,54 @@ TEST(RunCli, SeparateProcessesOverTheDurableQueue) {
 
 }  // namespace
 }  // namespace overhead::pipe
+
+namespace overhead::pipe {
+namespace {
+
+// A run whose tokenizers all fail to load used to go through every case and dead-letter every
+// item; it now stops before taking input, saying which names failed and what names are known.
+TEST(RunCli, NoLoadableTokenizerFailsFast) {
+  const auto dir = testing::temp_dir("cli-notok");
+  const auto [status, output] = capture("run --case 2 --limit 5 --tokenizers nope1,nope2 --no-progress --no-report --out " +
+                                        (dir / "out").string());
+  EXPECT_EQ(status, 1) << output;
+  EXPECT_NE(output.find("tokenizer nope1 cannot be loaded"), std::string::npos) << output;
+  EXPECT_NE(output.find("none of the tokenizers of --tokenizers loads"), std::string::npos) << output;
+  EXPECT_NE(output.find("phi-4"), std::string::npos) << output;  // the known names are listed
+  EXPECT_FALSE(fs::exists(dir / "out" / "summary.json"));
+  // One loadable name among bad ones still runs: its items are stored, the others dead-lettered.
+  if (have_models()) {
+    const auto [mixed, out2] = capture("run --case 2 --limit 3 --tokenizers nope1,phi-4 --no-progress --no-report "
+                                       "--allow-failures --out " + (dir / "mixed").string());
+    EXPECT_EQ(mixed, 0) << out2;
+  }
+  fs::remove_all(dir);
+}
+
+// The first dead letters are printed once each: "FILE:N: reason" and "message N: reason", not
+// "FILE:N: line N: reason" and "message N: message N: reason".
+TEST(RunCli, DeadLettersPrintTheirPlaceOnce) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-prefix");
+  {
+    std::ofstream data(dir / "d.jsonl");
+    data << line("a", "user", std::string(200, 'x')) << "\n" << "{not json\n";
+  }
+  const std::string queue = "'sqlite-queue:" + (dir / "in.db").string() + "'";
+  const auto [enq, enq_out] = capture("enqueue --data " + (dir / "d.jsonl").string() + " --tokenizers phi-4 --queue " +
+                                      queue + " --out " + dir.string());
+  EXPECT_EQ(enq, 1) << enq_out;
+  EXPECT_NE(enq_out.find("d.jsonl:2: invalid JSON"), std::string::npos) << enq_out;
+  EXPECT_EQ(enq_out.find("line 2: line 2"), std::string::npos) << enq_out;
+  EXPECT_EQ(enq_out.find("d.jsonl:2: line 2:"), std::string::npos) << enq_out;
+  const auto [wkr, wkr_out] =
+      capture("worker --queue " + queue + " --log-queue 'sqlite-queue:" + (dir / "log.db").string() +
+              "' --tokenizers phi-4 --idle-exit 1 --max-prompt-bytes 100 --no-progress --out " + dir.string());
+  EXPECT_EQ(wkr, 1) << wkr_out;
+  EXPECT_NE(wkr_out.find("message 1: prompt of"), std::string::npos) << wkr_out;
+  EXPECT_EQ(wkr_out.find("message 1: message 1"), std::string::npos) << wkr_out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace overhead::pipe
