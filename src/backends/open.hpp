@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pipe/clock.hpp"
 #include "pipe/object_store.hpp"
@@ -37,5 +38,10 @@ namespace overhead::backends {
 // s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]
 // Throws std::invalid_argument as above.
 [[nodiscard]] std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url);
+
+// The URL form of each scheme the functions above open, in their tables' order (for --help).
+[[nodiscard]] std::vector<std::string_view> queue_url_forms();
+[[nodiscard]] std::vector<std::string_view> store_url_forms();
+[[nodiscard]] std::vector<std::string_view> object_store_url_forms();
 
 }  // namespace overhead::backends

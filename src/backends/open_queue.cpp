@@ -1,5 +1,6 @@
 // open_queue: the queue schemes. A new queue backend adds its arm to kQueueSchemes.
 #include <stdexcept>
+#include <vector>
 
 #include "backends/mem_queue.hpp"
 #include "backends/redis_queue.hpp"
@@ -35,6 +36,12 @@ std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs cloc
     known += (known.empty() ? "" : ", ") + std::string(s.usage);
   }
   throw std::invalid_argument(u.describe("queue", "unknown scheme \"" + u.scheme + "\" (known: " + known + ")"));
+}
+
+std::vector<std::string_view> queue_url_forms() {
+  std::vector<std::string_view> forms;
+  for (const auto& s : kQueueSchemes) forms.push_back(s.usage);
+  return forms;
 }
 
 }  // namespace overhead::backends

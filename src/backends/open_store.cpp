@@ -1,5 +1,6 @@
 // open_store: the record store schemes. A new store backend adds its arm to kStoreSchemes.
 #include <stdexcept>
+#include <vector>
 
 #include "backends/dynamodb_store.hpp"
 #include "backends/open.hpp"
@@ -34,6 +35,12 @@ std::unique_ptr<pipe::Store> open_store(std::string_view url) {
     known += (known.empty() ? "" : ", ") + std::string(s.usage);
   }
   throw std::invalid_argument(u.describe("store", "unknown scheme \"" + u.scheme + "\" (known: " + known + ")"));
+}
+
+std::vector<std::string_view> store_url_forms() {
+  std::vector<std::string_view> forms;
+  for (const auto& s : kStoreSchemes) forms.push_back(s.usage);
+  return forms;
 }
 
 }  // namespace overhead::backends

@@ -208,6 +208,24 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string joined_forms(const std::vector<std::string_view>& forms) {
+  std::string out;
+  for (const auto f : forms) out += "\n    " + std::string(f);
+  return out;
+}
+
+// What `run --help` says beyond the options: the five cases and where they read and write, and
+// the backends' URL forms, from the same tables the code runs on.
+std::string run_help_footer() {
+  std::string text = "The five cases (the seed's ablation; --case picks them):";
+  for (const auto& p : kCasePresets) text += "\n  " + std::to_string(p.number) + "  " + p.steps;
+  text += "\n\nBackends, by URL (parameters and examples: docs/pipeline.md; many machines: docs/deploy.md):";
+  text += "\n  --queue, --log-queue:" + joined_forms(backends::queue_url_forms());
+  text += "\n  --store:" + joined_forms(backends::store_url_forms());
+  text += "\n  --object-store:" + joined_forms(backends::object_store_url_forms());
+  return text;
+}
+
 // Every item of a run or worker would be dead-lettered when none of its tokenizers loads: stop
 // before any input is taken, saying why and what to do.
 void require_a_tokenizer(const ChatTokenProcessor& processor, const std::vector<std::string>& names) {
@@ -393,6 +411,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   run->add_option("--case", cases, "1..5, a comma list, or all")
       ->check(CLI::Validator([](std::string& s) { return case_list_error(s); }, "CASES", "case list"))
       ->capture_default_str();
+  run->footer(run_help_footer());
   add_data_options(*run, o);
   add_worker_options(*run, o);
   run->add_option("--workers", o.workers, "Worker threads per case (the seed had one)")
