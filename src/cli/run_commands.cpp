@@ -139,7 +139,10 @@ void add_data_options(CLI::App& cmd, CommonOptions& o) {
 }
 
 void add_worker_options(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--experiment", o.experiment, "Experiment name")->check(non_empty())->capture_default_str();
+  cmd.add_option("--experiment", o.experiment,
+                 "Experiment name: run writes NAME-caseN, one per case; worker writes NAME as given")
+      ->check(non_empty())
+      ->capture_default_str();
   cmd.add_option("--batch", o.batch, "Items per input batch (a queue takes at most 10)")
       ->check(integer_in(1, static_cast<std::int64_t>(kMaxQueueBatch)))->capture_default_str();
   cmd.add_option("--publishers", o.publishers, "Threads of the asynchronous log publisher")
