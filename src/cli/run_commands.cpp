@@ -101,7 +101,7 @@ struct CommonOptions {
   unsigned publishers = 10;
   std::string prefetch = "on";
   std::size_t limit = 0;
-  std::int64_t max_prompt_bytes = 0;
+  std::int64_t max_prompt_bytes = pipe::kDefaultMaxPromptBytes;
   std::size_t max_in_flight = 0;
   bool allow_failures = false;
   bool no_progress = false;
@@ -149,8 +149,10 @@ void add_worker_options(CLI::App& cmd, CommonOptions& o) {
       ->check(integer_in(1, kMaxThreads))->capture_default_str();
   cmd.add_option("--prefetch", o.prefetch, "Receive the next batch while processing this one")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
-  cmd.add_option("--max-prompt-bytes", o.max_prompt_bytes, "Dead-letter prompts larger than this (0 = no limit)")
-      ->check(integer_in(0, kMaxPromptBytesBound));
+  cmd.add_option("--max-prompt-bytes", o.max_prompt_bytes,
+                 "Dead-letter prompts larger than this (0 = no limit; the default is far above any chat prompt)")
+      ->check(integer_in(0, kMaxPromptBytesBound))
+      ->capture_default_str();
   cmd.add_option("--max-in-flight", o.max_in_flight, "Items received but not settled (0 = 4 x batch)")
       ->check(integer_in(0, kMaxInFlight));
   cmd.add_option("--date", o.date, "Pin strftime_now in chat templates (YYYY-MM-DD)")->check(date_validator());

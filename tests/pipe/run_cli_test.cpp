@@ -13,6 +13,7 @@
 
 #include "backends/open.hpp"
 #include "pipe/store.hpp"
+#include "pipe/dead_letter.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
@@ -283,6 +284,40 @@ TEST(RunCli, DeadLettersPrintTheirPlaceOnce) {
   EXPECT_EQ(wkr, 1) << wkr_out;
   EXPECT_NE(wkr_out.find("message 1: prompt of"), std::string::npos) << wkr_out;
   EXPECT_EQ(wkr_out.find("message 1: message 1"), std::string::npos) << wkr_out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace overhead::pipe
+
+namespace overhead::pipe {
+namespace {
+
+// A runaway line (here 5 MB of prompt) is dead-lettered by the default --max-prompt-bytes, and its
+// dead letter keeps a 4 KiB excerpt with the full size and a digest, not a copy of the line.
+TEST(RunCli, ARunawayLineIsBoundedByDefaultAndItsDeadLetterIsAnExcerpt) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-runaway");
+  const std::string big = line("big", "user", std::string(5u << 20, 'x'));
+  {
+    std::ofstream data(dir / "d.jsonl");
+    data << line("a", "user", "hello") << "\n" << big << "\n";
+  }
+  const auto [status, output] = capture("run --case 2 --data " + (dir / "d.jsonl").string() +
+                                        " --tokenizers phi-4 --no-progress --no-report --out " + (dir / "out").string());
+  EXPECT_EQ(status, 1) << output;
+  const auto summary = read_json(dir / "out" / "summary.json");
+  EXPECT_EQ(summary["failures"].value("prompt_too_large", 0), 1) << summary.dump();
+  EXPECT_EQ(summary["cases"][0]["stored"], 1);
+  std::ifstream letters(dir / "out" / "dead_letters_case2.jsonl");
+  std::string l;
+  ASSERT_TRUE(std::getline(letters, l));
+  EXPECT_LT(l.size(), 6000u);
+  const auto j = nlohmann::json::parse(l);
+  EXPECT_EQ(j["kind"], "prompt_too_large");
+  EXPECT_LE(j["payload"].get<std::string>().size(), DeadLetterSink::kMaxPayloadBytes);
+  EXPECT_GT(j["payload_bytes"].get<std::size_t>(), std::size_t{5u << 20});
+  EXPECT_EQ(j["payload_fnv1a64"].get<std::string>().size(), 16u);
   fs::remove_all(dir);
 }
 
