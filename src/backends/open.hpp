@@ -20,19 +20,27 @@
 
 namespace overhead::backends {
 
+// What opening may do. `create` makes a missing file-backed queue or store (a run, a worker,
+// the gateway); `existing` refuses one that is not there (analyze, status), so a mistyped path is
+// an error naming it, not a new empty database. Network backends are reached either way.
+enum class Access { create, existing };
+
 // mem:[NAME][?visibility_ms=30000&max_receives=0]
 // sqlite-queue:PATH[?name=queue&visibility_ms=30000&max_receives=0]
 // redis://[USER:PASSWORD@]HOST[:PORT]/STREAM[?group=overhead&visibility_ms=30000&max_receives=0&db=0]
 // sqs://QUEUE_NAME[?region=R&endpoint=URL&visibility_ms=30000&wait_s=20&max_receives=0&create=0]
 // `clock` replaces the backend's millisecond clock (tests); empty = the real one.
-// Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter.
-[[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {});
+// Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter, and
+// pipe::QueueError when `access` is `existing` and the queue's file is not there.
+[[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {},
+                                                      Access access = Access::create);
 
 // sqlite:PATH[?timeout_ms=]
 // postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S&timeout_ms=]
 // dynamodb://TABLE[?region=R&endpoint=URL&create=0&tokenizers=A,B&timeout_ms=]
-// Throws std::invalid_argument for an unknown scheme or parameter.
-[[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url);
+// Throws std::invalid_argument for an unknown scheme or parameter, and pipe::StoreError when
+// `access` is `existing` and the store's file is not there.
+[[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url, Access access = Access::create);
 
 // file:DIR (DIR empty = the working directory)
 // s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]

@@ -341,6 +341,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
 
 int enqueue_command(const CommonOptions& o) {
   const std::string data = o.data.empty() ? default_data() : o.data;
+  std::filesystem::create_directories(o.out);  // a command makes its own --out folder, and no other
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_enqueue.jsonl").string();
   DeadLetterSink dead(dl_path);
   auto queue = queue_option("--queue", o.queue);
@@ -355,6 +356,7 @@ int enqueue_command(const CommonOptions& o) {
 int worker_command(const CommonOptions& o) {
   install_stop_handler();
   const std::string name = o.name.empty() ? "worker-" + std::to_string(::getpid()) : o.name;
+  std::filesystem::create_directories(o.out);  // a command makes its own --out folder, and no other
   const auto dl_path = (std::filesystem::path(o.out) / ("dead_letters_" + name + ".jsonl")).string();
   DeadLetterSink dead(dl_path);
   auto in = queue_option("--queue", o.queue);
@@ -387,6 +389,7 @@ int worker_command(const CommonOptions& o) {
 
 int consume_command(const CommonOptions& o) {
   install_stop_handler();
+  std::filesystem::create_directories(o.out);  // a command makes its own --out folder, and no other
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_consume.jsonl").string();
   DeadLetterSink dead(dl_path);
   auto log = queue_option("--log-queue", o.log_queue);
