@@ -1,5 +1,6 @@
 #include "pipe/source.hpp"
 
+#include <stdexcept>
 #include <unordered_map>
 
 #include "pipe/errors.hpp"
@@ -86,8 +87,10 @@ std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::
   std::unordered_map<std::string, std::size_t> first_line_of_id;
   util::LineReader reader(path);
   std::string line;
+  bool any_line = false;
   while ((limit == 0 || out.size() < limit) && reader.next(line)) {
     if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank lines are not records
+    any_line = true;
     try {
       auto rec = parse_source_line(line, reader.line_number());
       const auto [at, fresh] = first_line_of_id.emplace(rec->id, reader.line_number());
@@ -103,6 +106,10 @@ std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::
       dead_letters.add(DeadLetter{e.kind(), path + ":" + std::to_string(reader.line_number()), "", e.what(), line});
     }
   }
+  // Nothing to run is a mistake (a wrong file, a failed export), not a run of zero items.
+  if (!any_line)
+    throw std::runtime_error(path + ": no records (the file is empty or holds only blank lines); give the seed's "
+                             "JSONL, one record per line");
   return out;
 }
 

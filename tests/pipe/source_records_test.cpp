@@ -99,3 +99,31 @@ TEST(DeadLetters, ALongPayloadIsAnExcerptOfWholeCharacters) {
 
 }  // namespace
 }  // namespace overhead::pipe
+
+namespace overhead::pipe {
+namespace {
+
+// An empty data file (or one of blank lines) is an error naming it, not a run of zero items.
+TEST(SourceRecords, AFileWithoutRecordsIsAnErrorNamingIt) {
+  const auto dir = testing::temp_dir("source-empty");
+  DeadLetterSink dead;
+  for (const std::string text : {"", "\n\n  \n"}) {
+    const auto path = (dir / "empty.jsonl").string();
+    std::ofstream(path) << text;
+    try {
+      (void)load_source_records(path, 0, dead);
+      ADD_FAILURE() << "no error for " << text.size() << " bytes";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": no records"), std::string::npos) << e.what();
+    }
+  }
+  // A file whose lines are all bad is not empty: its lines are dead-lettered, as before.
+  const auto bad = (dir / "bad.jsonl").string();
+  std::ofstream(bad) << "{nope\n";
+  EXPECT_TRUE(load_source_records(bad, 0, dead).empty());
+  EXPECT_EQ(dead.total(), 1u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace overhead::pipe
