@@ -170,7 +170,7 @@ int report_failures(const std::map<std::string, std::size_t>& failures, const Co
   std::size_t total = 0;
   for (const auto& [kind, n] : failures) total += n;
   if (total == 0) return 0;
-  std::fprintf(stderr, "overhead: %zu item(s) failed (", total);
+  std::fprintf(stderr, "overhead: %zu dead letter(s) (", total);
   bool first = true;
   for (const auto& [kind, n] : failures) {
     std::fprintf(stderr, "%s%s %zu", first ? "" : ", ", kind.c_str(), n);
