@@ -184,13 +184,15 @@ int report_failures(const std::map<std::string, std::size_t>& failures, const Co
 // origin already says; printed once.
 std::string_view reason_after_origin(const DeadLetter& l) {
   std::string_view reason = l.reason;
+  if (reason.starts_with(l.origin + ": ")) return reason.substr(l.origin.size() + 2);
   for (const char* word : {"line ", "message "}) {
     if (reason.rfind(word, 0) != 0) continue;
     const std::size_t colon = reason.find(": ");
     if (colon == std::string_view::npos) break;
     const std::string_view where = reason.substr(std::string_view(word).size(), colon - std::string_view(word).size());
-    const bool named = l.origin == std::string(word) + std::string(where) ||
-                       (l.origin.size() > where.size() && l.origin.ends_with(":" + std::string(where)));
+    // "line 12" or "PATH:12" for a line; "message 7" or "URL message 7" for a message.
+    const bool named = l.origin.ends_with(std::string(word) + std::string(where)) ||
+                       l.origin.ends_with(":" + std::string(where));
     if (named) reason.remove_prefix(colon + 2);
     break;
   }

@@ -323,3 +323,40 @@ TEST(RunCli, ARunawayLineIsBoundedByDefaultAndItsDeadLetterIsAnExcerpt) {
 
 }  // namespace
 }  // namespace overhead::pipe
+
+namespace overhead::pipe {
+namespace {
+
+// Every dead letter names where its input came from in one of two forms, whatever its kind and
+// stage: "PATH:LINE" for a data line (refused when read, or as an item of cases 1-4 and of the
+// producer) and "QUEUE-URL message ID" for a queue message (worker and consumer alike).
+TEST(RunCli, DeadLetterOriginsNameTheFileOrTheQueue) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-origins");
+  const std::string data = (dir / "d.jsonl").string();
+  {
+    std::ofstream out(data);
+    out << line("a", "user", std::string(200, 'x')) << "\n" << "{not json\n";
+  }
+  EXPECT_EQ(run("run --case 2,5 --data " + data + " --max-prompt-bytes 100 --tokenizers phi-4 --no-progress "
+                "--no-report --out " + (dir / "out").string()),
+            1);
+  std::map<std::string, std::string> origin_of;  // "case/kind" -> origin
+  for (const int n : {2, 5}) {
+    std::ifstream letters(dir / "out" / ("dead_letters_case" + std::to_string(n) + ".jsonl"));
+    for (std::string l; std::getline(letters, l);) {
+      const auto j = nlohmann::json::parse(l);
+      origin_of[std::to_string(n) + "/" + j["kind"].get<std::string>()] = j["origin"];
+      EXPECT_NE(j["reason"].get<std::string>().rfind(j["origin"].get<std::string>() + ":", 0), 0u)
+          << "the reason repeats the origin: " << l;
+    }
+  }
+  EXPECT_EQ(origin_of["2/malformed_json"], data + ":2");
+  EXPECT_EQ(origin_of["2/prompt_too_large"], data + ":1");
+  EXPECT_EQ(origin_of["5/malformed_json"], data + ":2");
+  EXPECT_EQ(origin_of["5/prompt_too_large"], "mem:in message 1");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace overhead::pipe
