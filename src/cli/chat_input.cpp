@@ -61,6 +61,10 @@ std::shared_ptr<const chat::ChatTemplate> load_chat_template(const std::string& 
 bool parse_conversation(std::string_view text, std::size_t line_number, const std::string& field, Conversation& out,
                         std::string& error) {
   const std::string prefix = "line " + std::to_string(line_number) + ": ";
+  if (std::string blank = blank_line_error(text); !blank.empty()) {
+    error = prefix + blank;
+    return false;
+  }
   try {
     out.line = nlohmann::ordered_json::parse(text);  // of duplicate keys the last counts, as in Python
   } catch (const nlohmann::json::parse_error& e) {
