@@ -26,7 +26,7 @@ struct Limits {
   int max_call_depth = 200;                        // macro / caller recursion
   // Wall time of one render, in ms; 0 = none. Counted from the render's first clock check (after
   // kClockStride steps), so short renders never read the clock.
-  std::uint32_t max_render_ms = 10'000;
+  std::uint32_t max_render_ms = 2'000;
 };
 
 class Interpreter {
