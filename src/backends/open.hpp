@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "pipe/clock.hpp"
+#include "pipe/decoder.hpp"
 #include "pipe/object_store.hpp"
 #include "pipe/queue.hpp"
 #include "pipe/store.hpp"
@@ -37,5 +38,12 @@ namespace overhead::backends {
 // s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]
 // Throws std::invalid_argument as above.
 [[nodiscard]] std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url);
+
+// The decoder stage (`--decoder`, open_decoder.cpp):
+// none                                       no decoder: a null pointer
+// sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] the modelled D, waited (sim_decoder.hpp)
+// openai:URL[,model=NAME][,timeout_ms=MS]   a real OpenAI-compatible server (openai_decoder.hpp)
+// Throws std::invalid_argument naming the bad part.
+[[nodiscard]] std::shared_ptr<const pipe::Decoder> open_decoder(std::string_view spec);
 
 }  // namespace overhead::backends
