@@ -27,6 +27,9 @@ class ChatTokenProcessor final : public Processor {
   ChatTokenProcessor(const std::vector<std::string>& tokenizers, std::optional<std::string> date = std::nullopt);
 
   ProcessResult process(const SourceRecord& source, const std::string& tokenizer) const override;
+  ProcessResult process_for_decoder(const SourceRecord& source, const std::string& tokenizer,
+                                    bool want_prompt) const override;
+  std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const override;
   // Tokenizer name -> load error, for the names that failed.
   const std::map<std::string, std::string>& load_errors() const { return load_errors_; }
 
@@ -38,6 +41,7 @@ class ChatTokenProcessor final : public Processor {
   std::unordered_map<std::string, std::shared_ptr<const binding::ChatBinding>> by_bundled_name_;
   std::map<std::string, std::string> load_errors_;
   chat::RenderOptions options_;
+  chat::RenderOptions generation_options_;  // the same with add_generation_prompt (the decoder's prompt)
 };
 
 }  // namespace overhead::pipe
