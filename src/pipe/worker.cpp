@@ -169,10 +169,13 @@ void Worker::decode_item(Record& r, const ProcessResult& res, const SourceRecord
   req.origin = origin;
   DecodeResult d;
   const RetryOutcome out = call_with_retries(options_.decoder_retry, [&] { d = options_.decoder->decode(req); }, [] {});
-  if (!out.ok)
-    throw ItemError(kind_name(DeadLetterKind::decode_failed),
-                    origin + ": decoder " + options_.decoder->describe() + " failed after " + std::to_string(out.tries) +
-                        (out.tries == 1 ? " try" : " tries") + (out.permanent ? " (permanent)" : "") + ": " + out.last_error);
+  if (!out.ok) {
+    ItemError err(kind_name(DeadLetterKind::decode_failed),
+                  origin + ": decoder " + options_.decoder->describe() + " failed after " + std::to_string(out.tries) +
+                      (out.tries == 1 ? " try" : " tries") + (out.permanent ? " (permanent)" : "") + ": " + out.last_error);
+    if (options_.decode_failed) options_.decode_failed(src, err);
+    throw err;
+  }
   if (d.output_tokens < 0) {
     // The server did not say how many tokens it produced: count its text with the item's tokenizer.
     const auto n = processor_.count_text(tokenizer, d.text);

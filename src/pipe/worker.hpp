@@ -69,6 +69,9 @@ struct WorkerOptions {
   // decode_failed dead letter.
   std::shared_ptr<const Decoder> decoder;
   RetryPolicy decoder_retry = RetryPolicy::jittered();
+  // Told of an item whose decode failed for good, just before it is dead-lettered (the gateway
+  // answers its waiting request); empty = nobody.
+  std::function<void(const SourceRecord& source, const ItemError& error)> decode_failed;
   std::chrono::milliseconds visibility{30000};  // extend batches older than half of this
   // The longest receive wait while received batches are not yet settled.
   std::chrono::milliseconds settle_interval{100};
