@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pipe/clock.hpp"
 #include "pipe/decoder.hpp"
@@ -20,24 +21,37 @@
 
 namespace overhead::backends {
 
+// What opening may do. `create` makes a missing file-backed queue or store (a run, a worker,
+// the gateway); `existing` refuses one that is not there (analyze, status), so a mistyped path is
+// an error naming it, not a new empty database. Network backends are reached either way.
+enum class Access { create, existing };
+
 // mem:[NAME][?visibility_ms=30000&max_receives=0]
 // sqlite-queue:PATH[?name=queue&visibility_ms=30000&max_receives=0]
 // redis://[USER:PASSWORD@]HOST[:PORT]/STREAM[?group=overhead&visibility_ms=30000&max_receives=0&db=0]
 // sqs://QUEUE_NAME[?region=R&endpoint=URL&visibility_ms=30000&wait_s=20&max_receives=0&create=0]
 // `clock` replaces the backend's millisecond clock (tests); empty = the real one.
-// Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter.
-[[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {});
+// Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter, and
+// pipe::QueueError when `access` is `existing` and the queue's file is not there.
+[[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {},
+                                                      Access access = Access::create);
 
 // sqlite:PATH[?timeout_ms=]
 // postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S&timeout_ms=]
 // dynamodb://TABLE[?region=R&endpoint=URL&create=0&tokenizers=A,B&timeout_ms=]
-// Throws std::invalid_argument for an unknown scheme or parameter.
-[[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url);
+// Throws std::invalid_argument for an unknown scheme or parameter, and pipe::StoreError when
+// `access` is `existing` and the store's file is not there.
+[[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url, Access access = Access::create);
 
 // file:DIR (DIR empty = the working directory)
 // s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]
 // Throws std::invalid_argument as above.
 [[nodiscard]] std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url);
+
+// The URL form of each scheme the functions above open, in their tables' order (for --help).
+[[nodiscard]] std::vector<std::string_view> queue_url_forms();
+[[nodiscard]] std::vector<std::string_view> store_url_forms();
+[[nodiscard]] std::vector<std::string_view> object_store_url_forms();
 
 // The decoder stage (`--decoder`, open_decoder.cpp):
 // none                                       no decoder: a null pointer

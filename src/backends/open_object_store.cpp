@@ -1,5 +1,6 @@
 // open_object_store: the object store schemes. A new object store adds its arm to kObjectSchemes.
 #include <stdexcept>
+#include <vector>
 
 #include "backends/file_object_store.hpp"
 #include "backends/open.hpp"
@@ -31,6 +32,12 @@ std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url) {
     known += (known.empty() ? "" : ", ") + std::string(s.usage);
   }
   throw std::invalid_argument(u.describe("object store", "unknown scheme \"" + u.scheme + "\" (known: " + known + ")"));
+}
+
+std::vector<std::string_view> object_store_url_forms() {
+  std::vector<std::string_view> forms;
+  for (const auto& s : kObjectSchemes) forms.push_back(s.usage);
+  return forms;
 }
 
 }  // namespace overhead::backends

@@ -1,11 +1,14 @@
 // open_store: the record store schemes. A new store backend adds its arm to kStoreSchemes.
+#include <filesystem>
 #include <stdexcept>
+#include <vector>
 
 #include "backends/dynamodb_store.hpp"
 #include "backends/open.hpp"
 #include "backends/postgres_store.hpp"
 #include "backends/sqlite_store.hpp"
 #include "pipe/backend_url.hpp"
+#include "pipe/errors.hpp"
 
 namespace overhead::backends {
 
@@ -15,25 +18,35 @@ struct StoreScheme {
   std::string_view scheme;
   std::string_view usage;  // shown when the scheme is unknown
   std::unique_ptr<pipe::Store> (*open)(const pipe::BackendUrl&);
+  bool local_file;  // the URL's path is a file on this host, made when missing
 };
 
 constexpr StoreScheme kStoreSchemes[] = {
-    {"sqlite", "sqlite:PATH", &open_sqlite_store},
-    {"postgres", "postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S]", &open_postgres_store},
-    {"postgresql", "postgresql://... (as postgres://)", &open_postgres_store},
-    {"dynamodb", "dynamodb://TABLE[?region=R&endpoint=URL&create=1&tokenizers=A,B]", &open_dynamodb_store},
+    {"sqlite", "sqlite:PATH", &open_sqlite_store, true},
+    {"postgres", "postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S]", &open_postgres_store, false},
+    {"postgresql", "postgresql://... (as postgres://)", &open_postgres_store, false},
+    {"dynamodb", "dynamodb://TABLE[?region=R&endpoint=URL&create=1&tokenizers=A,B]", &open_dynamodb_store, false},
 };
 
 }  // namespace
 
-std::unique_ptr<pipe::Store> open_store(std::string_view url) {
+std::unique_ptr<pipe::Store> open_store(std::string_view url, Access access) {
   const pipe::BackendUrl u = pipe::parse_backend_url(url);
-  std::string known;
   for (const auto& s : kStoreSchemes) {
-    if (s.scheme == u.scheme) return s.open(u);
-    known += (known.empty() ? "" : ", ") + std::string(s.usage);
+    if (s.scheme != u.scheme) continue;
+    if (access == Access::existing && s.local_file && !std::filesystem::exists(u.path))
+      throw pipe::StoreError(u.describe("store", "no such file; give the store a run wrote (e.g. sqlite:out/records.db)"));
+    return s.open(u);
   }
+  std::string known;
+  for (const auto& s : kStoreSchemes) known += (known.empty() ? "" : ", ") + std::string(s.usage);
   throw std::invalid_argument(u.describe("store", "unknown scheme \"" + u.scheme + "\" (known: " + known + ")"));
+}
+
+std::vector<std::string_view> store_url_forms() {
+  std::vector<std::string_view> forms;
+  for (const auto& s : kStoreSchemes) forms.push_back(s.usage);
+  return forms;
 }
 
 }  // namespace overhead::backends

@@ -82,11 +82,12 @@ std::string_view SqliteStatement::column_text(int i) const {
 
 SqliteDb::SqliteDb(const std::string& path, const std::string& what, std::chrono::milliseconds busy_timeout)
     : what_(what) {
+  // A missing folder is the user's mistake far more often than a wish for new folders: say so
+  // rather than create them anywhere. The commands make their own --out folder.
   const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-  }
+  if (!parent.empty() && !std::filesystem::is_directory(parent))
+    throw StoreError(what_ + ": folder " + parent.string() +
+                     " does not exist; create it first (a command makes only its own --out folder)");
   const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";

@@ -45,7 +45,7 @@ class SqliteStatement {
 
 class SqliteDb {
  public:
-  // Opens (creating) the file in WAL mode with synchronous=NORMAL: durable against a process
+  // Opens (creating) the file, in a folder that must exist, in WAL mode with synchronous=NORMAL: durable against a process
   // crash, which is what at-least-once delivery needs. `what` prefixes error messages;
   // `busy_timeout` bounds the wait for another connection's write lock (then a transient
   // StoreError). Errors are StoreError, transient for a busy or locked database only.

@@ -404,6 +404,8 @@ Value f_round(Interpreter&, const Value& v, CallArgs& a) {
   if (std::isnan(y)) throw EvalError("cannot convert float NaN to integer");
   if (std::isinf(y)) throw EvalError("cannot convert float infinity to integer");
   const double r = method == "ceil" ? std::ceil(y) : std::floor(y);
+  // 10**precision underflows to 0.0 below about -323, and Python then divides by zero.
+  if (scale == 0.0) throw EvalError("float division by zero");
   return Value::floating(r / scale);
 }
 

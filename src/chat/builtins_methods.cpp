@@ -528,14 +528,17 @@ Value g_range(Interpreter& in, CallArgs& a) {
   const std::int64_t stop = n == 1 ? args[0] : args[1];
   const std::int64_t step = n == 3 ? args[2] : 1;
   if (step == 0) throw EvalError("range() arg 3 must not be zero");
-  std::int64_t count = 0;
-  if (step > 0 && stop > start) count = (stop - start + step - 1) / step;
-  else if (step < 0 && stop < start) count = (start - stop - step - 1) / (-step);
+  // In 128 bits: stop - start + step - 1 and i * step overflow 64 bits for arguments near the
+  // ends of the range (Python's integers do not), e.g. range(-(2**63-1), 2**63-1, 2**63-1).
+  __extension__ using Wide = __int128;
+  Wide count = 0;
+  if (step > 0 && stop > start) count = (Wide{stop} - start + step - 1) / step;
+  else if (step < 0 && stop < start) count = (Wide{start} - stop - step - 1) / -Wide{step};
   if (count > 100000) throw EvalError("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
   in.count_iterations(static_cast<std::uint64_t>(count));
   std::vector<Value> items;
   items.reserve(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) items.push_back(Value::integer(start + i * step));
+  for (Wide i = 0; i < count; ++i) items.push_back(Value::integer(static_cast<std::int64_t>(start + i * step)));
   return make_list(std::move(items));
 }
 

@@ -163,6 +163,41 @@ std::string c_format(const std::string& spec, T x) {
   return out;
 }
 
+// One %d %i %o %x %X conversion as Python's printf-style formatting does it, which differs from C's:
+// a negative number is a sign and its magnitude in every base, '#' writes 0o / 0x / 0X, and the '0'
+// flag pads after the sign and prefix even with a precision. `precision` is the minimum digits.
+std::string python_int_format(const std::string& flags, std::size_t width, std::size_t precision, char conv,
+                              const Value& v) {
+  std::int64_t x = 0;
+  if (v.kind == Kind::Int || v.kind == Kind::Bool) {
+    x = as_int(v);
+  } else if (v.kind == Kind::Float && (conv == 'd' || conv == 'i')) {
+    if (!(std::fabs(v.f) < 9.2e18)) throw EvalError("%d format: the number is out of the supported integer range");
+    x = static_cast<std::int64_t>(v.f);  // truncation toward zero, as int() does
+  } else {
+    throw EvalError(std::string("%") + conv + " format: " +
+                    (conv == 'd' || conv == 'i' ? "a real number" : "an integer") + " is required, not " +
+                    py::type_name(v));
+  }
+  const bool negative = x < 0;
+  std::uint64_t magnitude = negative ? ~static_cast<std::uint64_t>(x) + 1 : static_cast<std::uint64_t>(x);
+  const unsigned base = conv == 'o' ? 8 : (conv == 'x' || conv == 'X') ? 16 : 10;
+  const char* symbols = conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), symbols[magnitude % base]);
+    magnitude /= base;
+  } while (magnitude != 0);
+  if (digits.size() < precision) digits.insert(0, precision - digits.size(), '0');
+  std::string head = negative ? "-" : flags.find('+') != std::string::npos ? "+" : flags.find(' ') != std::string::npos ? " " : "";
+  if (flags.find('#') != std::string::npos && base != 10) head += conv == 'o' ? "0o" : conv == 'x' ? "0x" : "0X";
+  const std::size_t length = head.size() + digits.size();
+  if (width <= length) return head + digits;
+  if (flags.find('-') != std::string::npos) return head + digits + std::string(width - length, ' ');
+  if (flags.find('0') != std::string::npos) return head + std::string(width - length, '0') + digits;
+  return std::string(width - length, ' ') + head + digits;
+}
+
 // printf-style `str % args` as Python does it, for %s %r %d %i %o %x %X %f %e %g %%. Width and precision are
 // checked against the render's size bound before anything is allocated; %s and %r pad and cut by code points.
 Value percent_format(std::string_view fmt, const Value& args, Interpreter& in) {
@@ -217,10 +252,7 @@ Value percent_format(std::string_view fmt, const Value& args, Interpreter& in) {
       if (width > 0) spec += std::to_string(width);
       if (has_precision) spec += "." + std::to_string(precision);
       if (c == 'd' || c == 'i' || c == 'x' || c == 'X' || c == 'o') {
-        if (!v.is_number()) throw EvalError(std::string("%") + c + " format: a real number is required, not " + py::type_name(v));
-        spec += "ll";
-        spec.push_back(c == 'i' ? 'd' : c);
-        piece = c_format(spec, static_cast<long long>(v.kind == Kind::Float ? static_cast<std::int64_t>(v.f) : as_int(v)));
+        piece = python_int_format(flags, width, has_precision ? precision : 0, c, v);
       } else if (c == 'f' || c == 'F' || c == 'e' || c == 'E' || c == 'g' || c == 'G') {
         if (!v.is_number()) throw EvalError("must be real number, not " + std::string(py::type_name(v)));
         spec.push_back(c);

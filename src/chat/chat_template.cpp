@@ -139,6 +139,7 @@ void ChatTemplate::render_into(std::string& out, const Value& messages, const Re
   limits.max_output_bytes = options.max_output_bytes;
   limits.max_loop_iterations = options.max_loop_iterations;
   limits.max_call_depth = options.max_call_depth;
+  limits.max_render_ms = options.max_render_ms;
   Interpreter in(out, limits, options.date);
   // The context of transformers' render: messages, tools, documents, add_generation_prompt, the
   // special tokens, then the caller's extra variables.

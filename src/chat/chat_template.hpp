@@ -40,6 +40,7 @@ struct RenderOptions {
   std::size_t max_output_bytes = 64u << 20;
   std::uint64_t max_loop_iterations = 10'000'000;
   int max_call_depth = 200;
+  std::uint32_t max_render_ms = 10'000;  // wall time of one render (loops and macro calls check it); 0 = none
 };
 
 struct Node;

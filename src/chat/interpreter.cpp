@@ -83,9 +83,23 @@ void Interpreter::count_iterations(std::uint64_t n) {
     throw EvalError("loop iteration limit exceeded (" + std::to_string(limits_.max_loop_iterations) + ")");
 }
 
-void Interpreter::check_size(std::size_t bytes) const {
+void Interpreter::check_clock() {
+  next_clock_check_ = steps_ + kClockStride;
+  if (limits_.max_render_ms == 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (clock_start_ == std::chrono::steady_clock::time_point{}) {
+    clock_start_ = now;
+    return;
+  }
+  if (now - clock_start_ > std::chrono::milliseconds(limits_.max_render_ms))
+    throw EvalError("render time limit exceeded (" + std::to_string(limits_.max_render_ms) + " ms)");
+}
+
+void Interpreter::check_size(std::size_t bytes) {
   if (bytes > limits_.max_output_bytes)
     throw EvalError("output size limit exceeded (" + std::to_string(limits_.max_output_bytes) + " bytes)");
+  steps_ += bytes >> 12;
+  if (steps_ >= next_clock_check_) check_clock();
 }
 
 void Interpreter::run(const Node& root) {
@@ -311,6 +325,11 @@ Interpreter::Flow Interpreter::exec_for(const Node& n) {
   if (filter) {
     // `for x in xs if cond`: loop.* counts only the items that pass.
     for (const auto& item : *items) {
+      try {
+        step();
+      } catch (const EvalError& e) {
+        throw LocatedError{e.what(), n.offset};
+      }
       vars_.resize(frame_start);
       bind_targets(item);
       if (truthy(eval(*filter))) filtered.push_back(item);
@@ -329,6 +348,11 @@ Interpreter::Flow Interpreter::exec_for(const Node& n) {
   LoopObject* lp = lo.get();
   loop.obj = std::move(lo);
   for (std::size_t i = 0; i < items->size(); ++i) {
+    try {
+      step();
+    } catch (const EvalError& e) {
+      throw LocatedError{e.what(), n.offset};
+    }
     vars_.resize(frame_start);
     bind_targets((*items)[i]);
     lp->index0 = i;
@@ -355,6 +379,7 @@ Value Interpreter::make_macro(const Node& n, std::int32_t parent_frame) {
 }
 
 Value Interpreter::call_macro(const Node& macro, CallArgs& args, const Value* caller, std::int32_t parent_frame) {
+  step();
   if (++depth_ > limits_.max_call_depth) {
     --depth_;
     throw EvalError("maximum recursion depth exceeded");

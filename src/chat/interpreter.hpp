@@ -2,6 +2,7 @@
 // shared tree stays immutable; all per-render state (variables, output, counters) is here.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +24,9 @@ struct Limits {
   std::size_t max_output_bytes = 64u << 20;        // also bounds every string a template builds
   std::uint64_t max_loop_iterations = 10'000'000;  // over the whole render
   int max_call_depth = 200;                        // macro / caller recursion
+  // Wall time of one render, in ms; 0 = none. Counted from the render's first clock check (after
+  // kClockStride steps), so short renders never read the clock.
+  std::uint32_t max_render_ms = 10'000;
 };
 
 class Interpreter {
@@ -46,7 +50,16 @@ class Interpreter {
   const std::optional<std::string>& pinned_date() const { return pinned_date_; }
   const Limits& limits() const { return limits_; }
   void count_iterations(std::uint64_t n);
-  void check_size(std::size_t bytes) const;
+  // Refuses a string or list of `bytes` over max_output_bytes before it is built; a large one
+  // also counts as work towards the time budget (a step per 4 KiB), since copying it is the cost.
+  void check_size(std::size_t bytes);
+  // One step of work (a loop iteration, a macro call, 4 KiB of a string built): every kClockStride
+  // steps the wall clock is checked against max_render_ms. Throws EvalError when the render is
+  // over its time.
+  void step() {
+    if (++steps_ >= next_clock_check_) check_clock();
+  }
+  static constexpr std::uint64_t kClockStride = 1024;
   // Calls the filter or test `name` (for map/select/reject).
   Value apply_filter(std::string_view name, const Value& v, CallArgs& args);
   bool apply_test(std::string_view name, const Value& v, CallArgs& args);
@@ -68,7 +81,12 @@ class Interpreter {
   std::vector<Frame> frames_;
   bool scratch_borrowed_ = false;  // vars_ and frames_ came from this thread's spare buffers
   std::uint64_t iterations_ = 0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t next_clock_check_ = kClockStride;
+  std::chrono::steady_clock::time_point clock_start_{};  // set at the first clock check
   int depth_ = 0;
+
+  void check_clock();
 
   Flow exec(const Node& n);
   Flow exec_body(const Node& body);

@@ -35,7 +35,7 @@ struct AnalyzeOptions {
 int run_analyze(const AnalyzeOptions& o) {
   try {
     const auto cost_section = cost_report_section(*o.cost);
-    auto store = backends::open_store(o.store_url);
+    auto store = backends::open_store(o.store_url, backends::Access::existing);
     std::vector<pipe::Record> records;
     if (o.experiments.empty()) {
       records = pipe::scan_in_key_order(*store, "");

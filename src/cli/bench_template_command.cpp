@@ -117,10 +117,10 @@ int run_bench(const BenchArgs& a) {
 void add_bench_template_command(CLI::App& bench, int& exit_code) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = bench.add_subcommand("template", "Chat template render speed (single thread)");
-  cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer short name or folder with tokenizer_config.json");
+  cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer whose chat template to use: short name, HF model id, a folder holding tokenizer_config.json, or that file");
   cmd->add_option("--template", args->template_file, "A Jinja template file to use instead of the tokenizer's");
   cmd->add_option("--input", args->input, "JSONL file (.gz ok)")->required();
-  cmd->add_option("--field", args->field, "Field holding the messages");
+  cmd->add_option("--field", args->field, "Field holding the messages")->capture_default_str();
   cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
   cmd->add_option("--date", args->date, "Date for strftime_now (YYYY-MM-DD)")->check(date_validator());
   cmd->add_option("--passes", args->passes, "Timed passes over the input (median reported)");

@@ -12,7 +12,7 @@
 #include "cli/cli_io.hpp"
 #include "cli/json_line.hpp"
 #include "cli/commands.hpp"
-#include "tok/tokenizer.hpp"
+#include "binding/chat_binding.hpp"
 #include "util/thread_pool.hpp"
 
 namespace overhead::cli {
@@ -45,7 +45,7 @@ double median(std::vector<double> v) {
 
 int run_bench(const BenchOptions& o) {
   const auto load_start = std::chrono::steady_clock::now();
-  const auto tokenizer = tok::Tokenizer::load(o.tokenizer);
+  const auto tokenizer = binding::load_tokenizer(o.tokenizer);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   std::vector<std::string> texts;
   {

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "binding/chat_binding.hpp"
 #include "cli/json_line.hpp"
-#include "tok/resolve.hpp"
 #include "util/line_reader.hpp"
 
 namespace overhead::cli {
@@ -16,14 +16,6 @@ namespace overhead::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// tokenizer_config.json of a tokenizer name (resolved as everywhere else), or a file given directly.
-std::string find_config(const std::string& name) {
-  if (fs::is_regular_file(name) && fs::path(name).filename() == "tokenizer_config.json") return name;
-  const fs::path p = fs::path(tok::resolve_tokenizer_dir(name)) / "tokenizer_config.json";
-  if (!fs::is_regular_file(p)) throw std::runtime_error(p.string() + ": no such file (tokenizer '" + name + "')");
-  return p.string();
-}
 
 // The template engine refuses values nested deeper than 256 levels (chat/json_value.cpp) and
 // then names the template file; checked here first so that the error names the input line.
@@ -47,30 +39,32 @@ std::size_t nesting_depth(const nlohmann::ordered_json& root) {
 
 std::shared_ptr<const chat::ChatTemplate> load_chat_template(const std::string& name_or_path,
                                                              const std::string& template_file) {
+  if (template_file.empty()) {
+    if (name_or_path.empty()) throw std::runtime_error("give --tokenizer NAME or --template FILE");
+    return binding::load_chat_template(name_or_path);
+  }
+  // A folder "reads" as an empty file on Linux, which rendered as "" with exit 0.
+  if (!fs::is_regular_file(template_file))
+    throw std::runtime_error(template_file + ": not a template file (" +
+                             (fs::exists(template_file) ? "a folder or special file" : "no such file") + ")");
+  // The tokenizer, when given, supplies the special tokens; the file replaces its template.
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
-  std::string config_path;
   if (!name_or_path.empty()) {
-    config_path = find_config(name_or_path);
-    try {
-      config = nlohmann::ordered_json::parse(util::read_file(config_path));
-    } catch (const nlohmann::json::exception& e) {
-      throw std::runtime_error(config_path + ": invalid JSON: " + e.what());
-    }
+    auto read = binding::read_tokenizer_config(name_or_path);
+    if (!read.json.is_object()) throw std::runtime_error(read.path + ": not a JSON object");
+    config = std::move(read.json);
   }
-  if (!template_file.empty()) {
-    // A folder "reads" as an empty file on Linux, which rendered as "" with exit 0.
-    if (!fs::is_regular_file(template_file))
-      throw std::runtime_error(template_file + ": not a template file (" +
-                               (fs::exists(template_file) ? "a folder or special file" : "no such file") + ")");
-    config["chat_template"] = util::read_file(template_file);
-    return chat::ChatTemplate::from_tokenizer_config(config, template_file);
-  }
-  return chat::ChatTemplate::from_tokenizer_config(config, config_path);
+  config["chat_template"] = util::read_file(template_file);
+  return chat::ChatTemplate::from_tokenizer_config(config, template_file);
 }
 
 bool parse_conversation(std::string_view text, std::size_t line_number, const std::string& field, Conversation& out,
                         std::string& error) {
   const std::string prefix = "line " + std::to_string(line_number) + ": ";
+  if (std::string blank = blank_line_error(text); !blank.empty()) {
+    error = prefix + blank;
+    return false;
+  }
   try {
     out.line = nlohmann::ordered_json::parse(text);  // of duplicate keys the last counts, as in Python
   } catch (const nlohmann::json::parse_error& e) {

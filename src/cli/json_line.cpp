@@ -52,6 +52,12 @@ const char* type_name(simdjson::dom::element_type t) {
 
 }  // namespace
 
+std::string blank_line_error(std::string_view line) {
+  if (line.find_first_not_of(" \t") != std::string_view::npos) return {};
+  return "blank line: every line must hold one JSON object (run and enqueue skip blank lines; tokenize and "
+         "template answer each line, so the output stays aligned with the input)";
+}
+
 std::string parse_error_text(const nlohmann::json::parse_error& e) {
   // e.byte is 1-based: the byte at which the parser stopped.
   const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
@@ -74,6 +80,10 @@ std::string describe_invalid_json(std::string_view text, const char* fallback_re
 bool JsonLineReader::string_field(std::string_view line, std::size_t line_number, const std::string& field,
                                   std::string& value, std::string& error) {
   const std::string prefix = "line " + std::to_string(line_number) + ": ";
+  if (std::string blank = blank_line_error(line); !blank.empty()) {
+    error = prefix + blank;
+    return false;
+  }
   simdjson::dom::element doc;
   // The DOM parser validates the whole text (unlike on-demand parsing, which reads only as far as
   // the field): trailing content, literals and strings after the field are checked too.

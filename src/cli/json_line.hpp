@@ -18,6 +18,10 @@ namespace overhead::cli {
 std::string describe_invalid_json(std::string_view text, const char* fallback_reason);
 
 // "invalid JSON at byte N: what" for a parse error of nlohmann's parser (N is 0-based).
+// "blank line: ..." when `line` holds only spaces and tabs: tokenize and template answer every input
+// line with one output line, so a blank line is an error line (the output stays aligned with the
+// input) whose message says what it is; empty otherwise.
+std::string blank_line_error(std::string_view line);
 std::string parse_error_text(const nlohmann::json::parse_error& e);
 
 class JsonLineReader {

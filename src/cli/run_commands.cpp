@@ -101,7 +101,7 @@ struct CommonOptions {
   unsigned publishers = 10;
   std::string prefetch = "on";
   std::size_t limit = 0;
-  std::int64_t max_prompt_bytes = 0;
+  std::int64_t max_prompt_bytes = pipe::kDefaultMaxPromptBytes;
   std::size_t max_in_flight = 0;
   bool allow_failures = false;
   bool no_progress = false;
@@ -155,15 +155,20 @@ CLI::Validator decoder_validator() {
 }
 
 void add_worker_options(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--experiment", o.experiment, "Experiment name")->check(non_empty())->capture_default_str();
+  cmd.add_option("--experiment", o.experiment,
+                 "Experiment name: run writes NAME-caseN, one per case; worker writes NAME as given")
+      ->check(non_empty())
+      ->capture_default_str();
   cmd.add_option("--batch", o.batch, "Items per input batch (a queue takes at most 10)")
       ->check(integer_in(1, static_cast<std::int64_t>(kMaxQueueBatch)))->capture_default_str();
   cmd.add_option("--publishers", o.publishers, "Threads of the asynchronous log publisher")
       ->check(integer_in(1, kMaxThreads))->capture_default_str();
   cmd.add_option("--prefetch", o.prefetch, "Receive the next batch while processing this one")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
-  cmd.add_option("--max-prompt-bytes", o.max_prompt_bytes, "Dead-letter prompts larger than this (0 = no limit)")
-      ->check(integer_in(0, kMaxPromptBytesBound));
+  cmd.add_option("--max-prompt-bytes", o.max_prompt_bytes,
+                 "Dead-letter prompts larger than this (0 = no limit; the default is far above any chat prompt)")
+      ->check(integer_in(0, kMaxPromptBytesBound))
+      ->capture_default_str();
   cmd.add_option("--max-in-flight", o.max_in_flight, "Items received but not settled (0 = 4 x batch)")
       ->check(integer_in(0, kMaxInFlight));
   cmd.add_option("--date", o.date, "Pin strftime_now in chat templates (YYYY-MM-DD)")->check(date_validator());
@@ -186,7 +191,7 @@ int report_failures(const std::map<std::string, std::size_t>& failures, const Co
   std::size_t total = 0;
   for (const auto& [kind, n] : failures) total += n;
   if (total == 0) return 0;
-  std::fprintf(stderr, "overhead: %zu item(s) failed (", total);
+  std::fprintf(stderr, "overhead: %zu dead letter(s) (", total);
   bool first = true;
   for (const auto& [kind, n] : failures) {
     std::fprintf(stderr, "%s%s %zu", first ? "" : ", ", kind.c_str(), n);
@@ -196,13 +201,69 @@ int report_failures(const std::map<std::string, std::size_t>& failures, const Co
   return o.allow_failures ? 0 : 1;
 }
 
+// A letter's reason often opens with where it happened ("line 12: ", "message 7: "), which its
+// origin already says; printed once.
+std::string_view reason_after_origin(const DeadLetter& l) {
+  std::string_view reason = l.reason;
+  if (reason.starts_with(l.origin + ": ")) return reason.substr(l.origin.size() + 2);
+  for (const char* word : {"line ", "message "}) {
+    if (reason.rfind(word, 0) != 0) continue;
+    const std::size_t colon = reason.find(": ");
+    if (colon == std::string_view::npos) break;
+    const std::string_view where = reason.substr(std::string_view(word).size(), colon - std::string_view(word).size());
+    // "line 12" or "PATH:12" for a line; "message 7" or "URL message 7" for a message.
+    const bool named = l.origin.ends_with(std::string(word) + std::string(where)) ||
+                       l.origin.ends_with(":" + std::string(where));
+    if (named) reason.remove_prefix(colon + 2);
+    break;
+  }
+  return reason;
+}
+
 void print_first_letters(const DeadLetterSink& dead, std::size_t n) {
   std::size_t i = 0;
   for (const auto& l : dead.letters()) {
     if (i++ == n) break;
-    std::fprintf(stderr, "  %s: %s [%s]%s%s\n", l.origin.c_str(), l.reason.c_str(), l.kind.c_str(),
+    const std::string reason(reason_after_origin(l));
+    std::fprintf(stderr, "  %s: %s [%s]%s%s\n", l.origin.c_str(), reason.c_str(), l.kind.c_str(),
                  l.tokenizer.empty() ? "" : " tokenizer ", l.tokenizer.c_str());
   }
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string joined_forms(const std::vector<std::string_view>& forms) {
+  std::string out;
+  for (const auto f : forms) out += "\n    " + std::string(f);
+  return out;
+}
+
+// What `run --help` says beyond the options: the five cases and where they read and write, and
+// the backends' URL forms, from the same tables the code runs on.
+std::string run_help_footer() {
+  std::string text = "The five cases (the seed's ablation; --case picks them):";
+  for (const auto& p : kCasePresets) text += "\n  " + std::to_string(p.number) + "  " + p.steps;
+  text += "\n\nBackends, by URL (parameters and examples: docs/pipeline.md; many machines: docs/deploy.md):";
+  text += "\n  --queue, --log-queue:" + joined_forms(backends::queue_url_forms());
+  text += "\n  --store:" + joined_forms(backends::store_url_forms());
+  text += "\n  --object-store:" + joined_forms(backends::object_store_url_forms());
+  return text;
+}
+
+// Every item of a run or worker would be dead-lettered when none of its tokenizers loads: stop
+// before any input is taken, saying why and what to do.
+void require_a_tokenizer(const ChatTokenProcessor& processor, const std::vector<std::string>& names) {
+  for (const auto& [name, err] : processor.load_errors())
+    std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(),
+                 err.c_str());
+  if (processor.load_errors().size() < names.size()) return;
+  throw std::runtime_error("none of the tokenizers of --tokenizers loads (see above); give a short name (" +
+                           join_names(tok::known_tokenizer_names()) +
+                           "), an HF model id, or a folder holding tokenizer.json");
 }
 
 // The worker settings shared by `run` and `worker`.
@@ -252,8 +313,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::log_queue; }))
     backends.log = queue_option("--log-queue", cfg.log_queue_url);
   ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
-  for (const auto& [name, err] : processor.load_errors())
-    std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(), err.c_str());
+  require_a_tokenizer(processor, cfg.tokenizers);
   std::unique_ptr<ObjectStore> objects;
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::memory_csv; }))
     try {
@@ -305,6 +365,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
 
 int enqueue_command(const CommonOptions& o) {
   const std::string data = o.data.empty() ? default_data() : o.data;
+  std::filesystem::create_directories(o.out);  // a command makes its own --out folder, and no other
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_enqueue.jsonl").string();
   DeadLetterSink dead(dl_path);
   auto queue = queue_option("--queue", o.queue);
@@ -320,6 +381,7 @@ int enqueue_command(const CommonOptions& o) {
 int worker_command(const CommonOptions& o) {
   install_stop_handler();
   const std::string name = o.name.empty() ? "worker-" + std::to_string(::getpid()) : o.name;
+  std::filesystem::create_directories(o.out);  // a command makes its own --out folder, and no other
   const auto dl_path = (std::filesystem::path(o.out) / ("dead_letters_" + name + ".jsonl")).string();
   DeadLetterSink dead(dl_path);
   auto in = queue_option("--queue", o.queue);
@@ -328,6 +390,7 @@ int worker_command(const CommonOptions& o) {
   QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
   const auto tokenizers = split_commas(o.tokenizers);
   ChatTokenProcessor processor(tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
+  require_a_tokenizer(processor, tokenizers);
   QueueSink sink(log);
   WorkerOptions wo = worker_options(o);
   wo.name = name;
@@ -352,6 +415,7 @@ int worker_command(const CommonOptions& o) {
 
 int consume_command(const CommonOptions& o) {
   install_stop_handler();
+  std::filesystem::create_directories(o.out);  // a command makes its own --out folder, and no other
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_consume.jsonl").string();
   DeadLetterSink dead(dl_path);
   auto log = queue_option("--log-queue", o.log_queue);
@@ -381,6 +445,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   run->add_option("--case", cases, "1..5, a comma list, or all")
       ->check(CLI::Validator([](std::string& s) { return case_list_error(s); }, "CASES", "case list"))
       ->capture_default_str();
+  run->footer(run_help_footer());
   add_data_options(*run, o);
   add_worker_options(*run, o);
   run->add_option("--workers", o.workers, "Worker threads per case (the seed had one)")

@@ -70,7 +70,7 @@ nlohmann::json to_json(const std::vector<QueueRow>& rows) {
 int run_status(const StatusOptions& o) {
   std::vector<std::shared_ptr<pipe::Queue>> queues;
   try {
-    for (const auto& url : o.queues) queues.push_back(backends::open_queue(url));
+    for (const auto& url : o.queues) queues.push_back(backends::open_queue(url, {}, backends::Access::existing));
   } catch (const std::exception& e) {
     // open_queue's errors show the URL redacted; the URL as typed is not repeated here.
     std::fprintf(stderr, "overhead status: %s\n", e.what());

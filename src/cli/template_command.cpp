@@ -56,10 +56,10 @@ int run_template(const TemplateArgs& a) {
 void add_template_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<TemplateArgs>();
   CLI::App* cmd = app.add_subcommand("template", "Render the chat template for each conversation of a JSONL file");
-  cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer short name or folder with tokenizer_config.json");
+  cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer whose chat template to use: short name, HF model id, a folder holding tokenizer_config.json, or that file");
   cmd->add_option("--template", args->template_file, "A Jinja template file to use instead of the tokenizer's");
   cmd->add_option("--input", args->input, "JSONL file (.gz ok, - for stdin)")->required();
-  cmd->add_option("--field", args->field, "Field holding the messages (or an object with messages, tools)");
+  cmd->add_option("--field", args->field, "Field holding the messages (or an object with messages, tools)")->capture_default_str();
   cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
   cmd->add_option("--date", args->date, "Pin strftime_now to this date (YYYY-MM-DD)")->check(date_validator());
   cmd->callback([args, &exit_code, cmd]() {

@@ -15,7 +15,7 @@
 #include "cli/cli_io.hpp"
 #include "cli/json_line.hpp"
 #include "cli/commands.hpp"
-#include "tok/tokenizer.hpp"
+#include "binding/chat_binding.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::cli {
@@ -45,7 +45,7 @@ void write_error(std::string& out, const std::string& error) {
 }
 
 int run_tokenize(const TokenizeOptions& o) {
-  const auto tokenizer = tok::Tokenizer::load(o.tokenizer);
+  const auto tokenizer = binding::load_tokenizer(o.tokenizer);
   const std::string field = o.field.empty() ? "text" : o.field;
   JsonLineReader reader;
   std::string text, error, line_out;
@@ -68,8 +68,9 @@ int run_tokenize(const TokenizeOptions& o) {
 }
 
 int run_tokenize_chat(const TokenizeOptions& o) {
-  const auto tokenizer = tok::Tokenizer::load(o.tokenizer);
-  const auto tmpl = load_chat_template(o.tokenizer, "");
+  const auto binding = binding::ChatBinding::load(o.tokenizer);
+  const tok::Tokenizer* tokenizer = &binding->tokenizer();
+  const chat::ChatTemplate* tmpl = &binding->chat_template();
   const std::string field = o.field.empty() ? "messages" : o.field;
   chat::RenderOptions options;
   options.add_generation_prompt = o.add_generation_prompt;

@@ -16,6 +16,10 @@ ChatTokenProcessor::ChatTokenProcessor(const std::vector<std::string>& tokenizer
       auto b = binding::ChatBinding::load(name);
       by_bundled_name_.emplace(binding::bundled_tokenizer_name(name), b);
       entries_.emplace(name, std::move(b));
+    } catch (const chat::TemplateError& err) {
+      // The tokenizer is known; its template is what fails, for every item that names it.
+      load_errors_[name] = err.what();
+      template_failures_.insert(name);
     } catch (const std::exception& err) {
       load_errors_[name] = err.what();
     }
@@ -33,6 +37,9 @@ ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std:
   const binding::ChatBinding* b = find(tokenizer);
   if (!b) {
     const auto err = load_errors_.find(tokenizer);
+    if (err != load_errors_.end() && template_failures_.count(tokenizer))
+      throw ItemError(kind_name(DeadLetterKind::template_error),
+                      "chat template of " + tokenizer + " does not compile: " + err->second);
     throw ItemError(kind_name(DeadLetterKind::unknown_tokenizer), "unknown tokenizer \"" + tokenizer + "\"" +
                                              (err != load_errors_.end() ? ": " + err->second : std::string()));
   }

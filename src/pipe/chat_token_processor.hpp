@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,7 @@ class ChatTokenProcessor final : public Processor {
   std::unordered_map<std::string, std::shared_ptr<const binding::ChatBinding>> entries_;
   std::unordered_map<std::string, std::shared_ptr<const binding::ChatBinding>> by_bundled_name_;
   std::map<std::string, std::string> load_errors_;
+  std::set<std::string> template_failures_;  // names whose tokenizer loads but whose template does not compile
   chat::RenderOptions options_;
   chat::RenderOptions generation_options_;  // the same with add_generation_prompt (the decoder's prompt)
 };

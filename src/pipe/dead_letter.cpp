@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "util/hash.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::pipe {
@@ -38,10 +39,31 @@ bool parse_dead_letter_kind(std::string_view name, DeadLetterKind& out) {
 
 DeadLetterSink::DeadLetterSink(std::string path) : path_(std::move(path)) {}
 
+namespace {
+
+// The first `max` bytes of `text`, cut back to a whole UTF-8 character so the excerpt stays text.
+std::string_view utf8_prefix(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+}  // namespace
+
 void DeadLetterSink::add(DeadLetter letter) {
   DeadLetterKind known;
   if (!parse_dead_letter_kind(letter.kind, known))
     throw std::logic_error("dead letter of an unlisted kind \"" + letter.kind + "\" (add it to DeadLetterKind)");
+  // A huge payload (a 50 MB line) is kept as an excerpt with its size and digest: enough to find
+  // the input again, without a copy of it in the file and in memory per letter.
+  std::size_t payload_bytes = 0;
+  std::string payload_digest;
+  if (letter.payload.size() > kMaxPayloadBytes) {
+    payload_bytes = letter.payload.size();
+    payload_digest = util::text_digest(letter.payload);
+    letter.payload = std::string(utf8_prefix(letter.payload, kMaxPayloadBytes));
+  }
   std::string line;
   if (!path_.empty()) {
     line = "{\"kind\":";
@@ -54,6 +76,10 @@ void DeadLetterSink::add(DeadLetter letter) {
     util::append_json_string(line, letter.reason);
     line += ",\"payload\":";
     util::append_json_string(line, letter.payload);
+    if (payload_bytes != 0) {
+      line += ",\"payload_bytes\":" + std::to_string(payload_bytes) + ",\"payload_fnv1a64\":";
+      util::append_json_string(line, payload_digest);
+    }
     line += "}\n";
   }
   std::lock_guard lock(mutex_);

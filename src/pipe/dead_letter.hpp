@@ -66,6 +66,10 @@ class DeadLetterSink {
   std::vector<DeadLetter> letters() const;
   const std::string& path() const { return path_; }
 
+  // A payload longer than this is kept as its first kMaxPayloadBytes (whole UTF-8 characters), and
+  // the file's line adds "payload_bytes" (the full size) and "payload_fnv1a64" (its digest).
+  static constexpr std::size_t kMaxPayloadBytes = 4096;
+
  private:
   static constexpr std::size_t kKept = 10000;
   std::string path_;

@@ -12,11 +12,11 @@ ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& re
   batch = std::clamp<std::size_t>(batch, 1, kMaxQueueBatch);
   ProducerStats stats;
   const std::int64_t start = monotonic_ns();
-  std::vector<std::string> bodies, origins;
+  std::vector<std::string> bodies, origins, item_tokenizers;
   bodies.reserve(batch);
   auto refuse = [&](DeadLetterKind kind, std::size_t i, const std::string& why) {
     if (!dead_letters) throw QueueError(queue.url() + ": " + origins[i] + " not sent: " + why);
-    dead_letters->add(DeadLetter{kind_name(kind), origins[i], "", queue.url() + ": " + why, bodies[i]});
+    dead_letters->add(DeadLetter{kind_name(kind), origins[i], item_tokenizers[i], queue.url() + ": " + why, bodies[i]});
     ++stats.failed;
   };
   auto flush = [&] {
@@ -49,11 +49,13 @@ ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& re
     ++stats.batches;
     bodies.clear();
     origins.clear();
+    item_tokenizers.clear();
   };
   for (const auto& tokenizer : tokenizers) {
     for (const auto& rec : records) {
       bodies.push_back(encode_item_body(*rec, tokenizer, with_answers));
-      origins.push_back("line " + std::to_string(rec->line) + " tokenizer " + tokenizer);
+      origins.push_back(source_origin(*rec));
+      item_tokenizers.push_back(tokenizer);
       if (bodies.size() == batch) flush();
     }
   }

@@ -11,6 +11,11 @@
 
 namespace overhead::pipe {
 
+// The bar's line for a terminal `columns` wide: "label [####....] done/total rate/s ETA", never
+// wider than columns - 1 (the bar shrinks first, then disappears, then the line is cut).
+[[nodiscard]] std::string progress_line(const std::string& label, std::uint64_t done, std::uint64_t total,
+                                        double rate, const std::string& eta, std::size_t columns);
+
 class Progress {
  public:
   // `total` 0 = unknown (no ETA). `enabled` false = silent.

@@ -6,6 +6,7 @@
 
 #include "pipe/backend_url.hpp"
 #include "pipe/cases.hpp"
+#include "pipe/dead_letter.hpp"
 #include "report/item_table.hpp"
 
 namespace overhead::pipe {
@@ -60,6 +61,16 @@ std::uint64_t CaseResult::failed() const {
   return n;
 }
 
+std::uint64_t CaseResult::bad_input_lines() const {
+  // The kinds with which reading the data file refuses a line (load_source_records): such a line
+  // never became an item, so it is not an item that failed.
+  std::uint64_t n = 0;
+  for (const DeadLetterKind kind : {DeadLetterKind::malformed_json, DeadLetterKind::missing_field,
+                                    DeadLetterKind::bad_prompt, DeadLetterKind::duplicate_id})
+    if (const auto it = failures.find(kind_name(kind)); it != failures.end()) n += it->second;
+  return n;
+}
+
 nlohmann::json to_json(const CaseResult& r) {
   nlohmann::json j;
   j["case"] = r.number;
@@ -76,6 +87,8 @@ nlohmann::json to_json(const CaseResult& r) {
   j["worker_cpu_us_per_item"] = r.per_item(r.worker_cpu_ns);
   j["process_cpu_us_per_item"] = r.per_item(r.process_cpu_ns);
   j["failed"] = r.failed();
+  j["bad_input_lines"] = r.bad_input_lines();
+  j["failed_items"] = r.failed_items();
   j["failures"] = r.failures;
   j["delete_failures"] = r.delete_failures;
   j["dead_letter_file"] = r.dead_letter_file;
@@ -93,16 +106,21 @@ nlohmann::json to_json(const CaseResult& r) {
 std::string format_case_table(const std::vector<CaseResult>& results) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-4s  %-64s %10s %8s %9s %7s %11s %11s\n", "case", "steps", "total s", "items",
-                "us/item", "failed", "cpu us/it", "wkr cpu us");
+  // At most 120 columns: the steps lose the spaces around their arrows.
+  std::snprintf(line, sizeof line, "%-4s %-56s %8s %7s %8s %6s %6s %9s %8s\n", "case", "steps", "total s", "items",
+                "us/item", "bad in", "failed", "cpu us/it", "wkr cpu");
   out << line;
   for (const auto& r : results) {
-    std::snprintf(line, sizeof line, "%-4d  %-64s %10.3f %8llu %9.2f %7llu %11.2f %11.2f\n", r.number, r.steps.c_str(),
+    std::string steps = r.steps;
+    for (std::size_t at; (at = steps.find(" > ")) != std::string::npos;) steps.replace(at, 3, ">");
+    std::snprintf(line, sizeof line, "%-4d %-56s %8.3f %7llu %8.2f %6llu %6llu %9.2f %8.2f\n", r.number, steps.c_str(),
                   double(r.total_ns) / 1e9, static_cast<unsigned long long>(r.items), r.us_per_item(),
-                  static_cast<unsigned long long>(r.failed()), r.per_item(r.process_cpu_ns), r.per_item(r.worker_cpu_ns));
+                  static_cast<unsigned long long>(r.bad_input_lines()), static_cast<unsigned long long>(r.failed_items()),
+                  r.per_item(r.process_cpu_ns), r.per_item(r.worker_cpu_ns));
     out << line;
   }
-  out << "(cpu us/it: CPU time of the whole process per item, all threads; wkr cpu us: of the worker threads.\n"
+  out << "(bad in: data lines refused before they became items; failed: items that did not become a record.\n"
+         " cpu us/it: CPU time of the whole process per item, all threads; wkr cpu: of the worker threads, us.\n"
          " On a shared machine wall time also measures the neighbours; CPU time measures this run.)\n";
   out << "\nstage breakdown (mean us per item, as the report defines them; gap = an item's cycle, its start to the\n"
          "next item's start on the same worker; bnd = the next item starts a new input batch; between = the cycle\n"

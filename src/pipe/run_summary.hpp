@@ -58,7 +58,9 @@ struct CaseResult {
   std::string artifact;         // case 1: the CSV's URL/key
   PublisherStats publisher;
   StageBreakdown stages;
-  std::uint64_t failed() const;
+  std::uint64_t failed() const;             // every dead letter of the case
+  std::uint64_t bad_input_lines() const;    // of them, source lines refused before they became items
+  std::uint64_t failed_items() const { return failed() - bad_input_lines(); }
   double us_per_item() const { return per_item(total_ns); }
   double per_item(std::int64_t ns) const { return items ? static_cast<double>(ns) / 1e3 / static_cast<double>(items) : 0; }
 };

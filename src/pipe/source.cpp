@@ -1,5 +1,6 @@
 #include "pipe/source.hpp"
 
+#include <stdexcept>
 #include <unordered_map>
 
 #include "pipe/errors.hpp"
@@ -20,7 +21,7 @@ PollResult FileSource::poll(std::size_t max, std::chrono::milliseconds, std::vec
     SourceEntry e;
     e.source = rec;
     e.tokenizer = tokenizers_[t];
-    e.origin = "line " + std::to_string(rec->line);
+    e.origin = source_origin(*rec);
     out.push_back(std::move(e));
     ++next_;
   }
@@ -53,7 +54,7 @@ PollResult QueueSource::poll(std::size_t max, std::chrono::milliseconds max_wait
   last_arrival_ns_.store(steady_ns(), std::memory_order_relaxed);
   for (auto& m : messages) {
     SourceEntry e;
-    e.origin = "message " + m.id;
+    e.origin = queue_->url() + " message " + m.id;  // as the consumer names its messages
     e.body = std::move(m.body);
     e.receipt = std::move(m.receipt);
     out.push_back(std::move(e));
@@ -85,11 +86,14 @@ std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::
   std::vector<std::shared_ptr<const SourceRecord>> out;
   std::unordered_map<std::string, std::size_t> first_line_of_id;
   util::LineReader reader(path);
+  const auto file = std::make_shared<const std::string>(path);
   std::string line;
+  bool any_line = false;
   while ((limit == 0 || out.size() < limit) && reader.next(line)) {
     if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank lines are not records
+    any_line = true;
     try {
-      auto rec = parse_source_line(line, reader.line_number());
+      auto rec = parse_source_line(line, reader.line_number(), file);
       const auto [at, fresh] = first_line_of_id.emplace(rec->id, reader.line_number());
       if (!fresh) {
         dead_letters.add(DeadLetter{kind_name(DeadLetterKind::duplicate_id), path + ":" + std::to_string(reader.line_number()), "",
@@ -103,6 +107,10 @@ std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::
       dead_letters.add(DeadLetter{e.kind(), path + ":" + std::to_string(reader.line_number()), "", e.what(), line});
     }
   }
+  // Nothing to run is a mistake (a wrong file, a failed export), not a run of zero items.
+  if (!any_line)
+    throw std::runtime_error(path + ": no records (the file is empty or holds only blank lines); give the seed's "
+                             "JSONL, one record per line");
   return out;
 }
 

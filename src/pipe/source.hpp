@@ -105,6 +105,7 @@ class QueueSource final : public Source {
 // (0 = all). A bad line is dead-lettered (kind, "PATH:N", reason, the line) and skipped. So is a
 // line whose id an earlier line already has (kind duplicate_id, naming both lines): records are
 // keyed by tokenizer and id, so the later one would silently overwrite the earlier in a store.
+// Blank lines are skipped. Throws std::runtime_error naming the file when it holds no line at all.
 std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::string& path, std::size_t limit,
                                                                      DeadLetterSink& dead_letters);
 

@@ -146,10 +146,12 @@ std::int64_t count_code_points(std::string_view utf8) {
   return static_cast<std::int64_t>(util::utf8::count_code_points(utf8));
 }
 
-std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number) {
+std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number,
+                                                      std::shared_ptr<const std::string> file) {
   const std::string where = "line " + std::to_string(line_number);
   auto rec = std::make_shared<SourceRecord>();
   rec->line = line_number;
+  rec->file = std::move(file);
   fill_record(parse_object(line, where, kind_name(DeadLetterKind::malformed_json)), where, *rec);
   return rec;
 }
@@ -199,6 +201,10 @@ WorkItem decode_item_body(std::string_view body, const std::string& origin) {
   fill_record(obj, origin, *rec);
   item.source = std::move(rec);
   return item;
+}
+
+std::string source_origin(const SourceRecord& record) {
+  return (record.file ? *record.file + ":" : std::string("line ")) + std::to_string(record.line);
 }
 
 }  // namespace overhead::pipe

@@ -29,6 +29,7 @@ struct SourceRecord {
   std::optional<std::int64_t> api_input;
   std::optional<std::int64_t> api_output;
   std::size_t line = 0;             // 1-based line in the source file (0 when unknown)
+  std::shared_ptr<const std::string> file;  // the source file's path, shared by its records (null when unknown)
   std::int64_t prompt_chars = 0;    // code points over all string contents
   std::int64_t prompt_bytes = 0;    // UTF-8 bytes over all string contents
   // For the decoder stage (decoder.hpp): the record's answer, whose length (counted with the
@@ -36,6 +37,10 @@ struct SourceRecord {
   std::optional<std::string> answer;
   std::optional<std::int64_t> max_tokens;
 };
+
+// Where a record came from, as every dead letter of it names it: "PATH:LINE", or "line LINE" when
+// the file is not known.
+[[nodiscard]] std::string source_origin(const SourceRecord& record);
 
 struct WorkItem {
   std::shared_ptr<const SourceRecord> source;
@@ -46,7 +51,8 @@ struct WorkItem {
 
 // Parses one JSONL line of the seed's format. Throws ItemError (malformed_json, missing_field,
 // bad_prompt) whose message starts with "line N: ".
-std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number);
+std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number,
+                                                      std::shared_ptr<const std::string> file = nullptr);
 
 // The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]},
 // then "max_tokens" when the source has one, and with `with_answer` (the decoder stage is on) the

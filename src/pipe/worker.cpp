@@ -110,7 +110,7 @@ void Worker::process_item(Batch& b, std::size_t i) {
       tokenizer = std::move(item.tokenizer);
     }
     if (options_.max_prompt_bytes > 0 && src->prompt_bytes > options_.max_prompt_bytes)
-      throw ItemError(kind_name(DeadLetterKind::prompt_too_large), e.origin + ": prompt of " + std::to_string(src->prompt_bytes) +
+      throw ItemError(kind_name(DeadLetterKind::prompt_too_large), "prompt of " + std::to_string(src->prompt_bytes) +
                                               " bytes is over --max-prompt-bytes " + std::to_string(options_.max_prompt_bytes));
     r.render_start = monotonic_ns();
     if (!options_.decoder) {
@@ -129,7 +129,7 @@ void Worker::process_item(Batch& b, std::size_t i) {
     dead_letter_item(b, i, err.kind(), err.what(), tokenizer);
     return;
   } catch (const std::exception& err) {
-    dead_letter_item(b, i, kind_name(DeadLetterKind::processing_error), e.origin + ": " + err.what(), tokenizer);
+    dead_letter_item(b, i, kind_name(DeadLetterKind::processing_error), err.what(), tokenizer);
     return;
   }
   r.experiment = options_.experiment;

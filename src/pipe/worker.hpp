@@ -52,6 +52,11 @@ namespace overhead::pipe {
 enum class WorkerStage { after_receive, after_render, after_publish, before_delete, after_delete };
 struct WorkerCrash {};  // deliberately not a std::exception: nothing in the pipeline may swallow it
 
+// A prompt over this many bytes is dead-lettered unless the caller sets another bound: 4 MiB is
+// far above any chat prompt (a 128k-token context is about 0.5 MB), yet keeps one runaway line
+// (a 50 MB record) from costing gigabytes in rendering and tokenizing.
+inline constexpr std::int64_t kDefaultMaxPromptBytes = 4 << 20;
+
 struct WorkerOptions {
   std::string name = "worker-0";
   std::string experiment = "jmtbench";
@@ -60,7 +65,7 @@ struct WorkerOptions {
   std::size_t batch = 10;            // items per receive (<= 10 on a queue)
   bool prefetch = true;
   std::size_t max_in_flight = 0;     // items received but not settled; 0 = 4 x batch
-  std::int64_t max_prompt_bytes = 0; // 0 = no limit
+  std::int64_t max_prompt_bytes = kDefaultMaxPromptBytes;  // 0 = no limit
   unsigned publishers = 0;           // 0 = synchronous publisher, N = async pool of N threads
   std::size_t publish_capacity = 0;  // async queue bound; 0 = 2 x publishers
   RetryPolicy retry = RetryPolicy::jittered();  // the log publisher's; see retry.hpp

@@ -3,6 +3,9 @@
 // cannot reproduce exactly never loads.
 #include <simdjson.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -398,6 +401,28 @@ std::string skeleton_of(element root) {
 
 }  // namespace
 
+namespace {
+
+// simdjson says what is wrong but not where. On this error path only, nlohmann's parser is run
+// over the same text for the place: a byte offset, and the line and column an editor shows.
+std::string invalid_json_reason(std::string_view text, const char* simdjson_reason) {
+  try {
+    const auto parsed = nlohmann::json::parse(text);  // only for the error it throws
+    (void)parsed;
+  } catch (const nlohmann::json::parse_error& e) {
+    const std::size_t offset = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+    const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + offset, '\n'));
+    const std::size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
+    const std::size_t column = offset - (line_start == std::string_view::npos || offset == 0 ? 0 : line_start + 1) + 1;
+    return "invalid JSON at byte " + std::to_string(offset) + " (line " + std::to_string(line) + ", column " +
+           std::to_string(column) + "): " + simdjson_reason;
+  } catch (const std::exception&) {
+  }
+  return std::string("invalid JSON: ") + simdjson_reason;
+}
+
+}  // namespace
+
 std::unique_ptr<TokenizerImpl> load_tokenizer_files(const std::string& dir, const std::string& file) {
   simdjson::padded_string json;
   if (simdjson::padded_string::load(file).get(json)) throw LoadError(file, "", "cannot read the file");
@@ -410,7 +435,8 @@ std::unique_ptr<TokenizerImpl> load_tokenizer_json(const std::string& dir, const
   Loader L(file, std::move(model));
   simdjson::dom::parser parser;
   element root;
-  if (auto err = parser.parse(json).get(root)) throw LoadError(file, "", std::string("invalid JSON: ") + simdjson::error_message(err));
+  if (auto err = parser.parse(json).get(root))
+    throw LoadError(file, "", invalid_json_reason(std::string_view(json.data(), json.size()), simdjson::error_message(err)));
   if (!root.is_object()) L.fail("$", "expected an object");
 
   for (const char* key : {"truncation", "padding"}) {

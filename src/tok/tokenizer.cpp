@@ -107,23 +107,6 @@ std::optional<std::string> Tokenizer::special_token(std::string_view key) const 
   return std::nullopt;
 }
 
-std::optional<std::string> Tokenizer::chat_template() const {
-  const auto it = impl_->config.find("chat_template");
-  if (it == impl_->config.end()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_array()) {
-    // A list of named templates: "default" wins, else the first.
-    const nlohmann::json* first = nullptr;
-    for (const auto& entry : *it) {
-      if (!entry.is_object() || !entry.contains("template") || !entry["template"].is_string()) continue;
-      if (!first) first = &entry;
-      if (entry.value("name", "") == "default") return entry["template"].get<std::string>();
-    }
-    if (first) return (*first)["template"].get<std::string>();
-  }
-  return std::nullopt;
-}
-
 const std::string& Tokenizer::source_dir() const { return impl_->dir; }
 const std::string& Tokenizer::name() const { return impl_->name; }
 

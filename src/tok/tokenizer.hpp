@@ -78,13 +78,12 @@ class Tokenizer {
   std::size_t vocab_size() const;  // highest id + 1
   bool is_special(TokenId id) const;
 
-  // tokenizer_config.json as loaded (an empty object when the folder has none).
+  // tokenizer_config.json as loaded (an empty object when the folder has none). Which of its
+  // chat templates is "the" template is binding::ChatBinding's rule, not the tokenizer's.
   const nlohmann::json& config() const;
   // Special-token strings from tokenizer_config.json ("bos_token", "eos_token", ...), given
   // either as a string or as an AddedToken object there; nullopt when absent or null.
   std::optional<std::string> special_token(std::string_view key) const;
-  // The chat template ("default" one when the config holds a list); nullopt when absent.
-  std::optional<std::string> chat_template() const;
 
   // Where the files came from (the folder) and a display name (the alias or folder name).
   const std::string& source_dir() const;

@@ -16,6 +16,7 @@ bool ends_with(const std::string& s, const char* suffix) {
 
 // gzFile reads plain files as well, but we keep the intent visible: .gz means compressed.
 struct LineReader::Impl {
+  std::string path;
   gzFile file = nullptr;
   std::string buffer;
   std::size_t pos = 0;
@@ -29,11 +30,16 @@ struct LineReader::Impl {
     }
     char chunk[1 << 16];
     const int n = gzread(file, chunk, sizeof chunk);
-    if (n < 0) {
-      int errnum = 0;
-      throw std::runtime_error(std::string("read error: ") + gzerror(file, &errnum));
-    }
+    int errnum = Z_OK;
+    if (n < 0) throw std::runtime_error(path + ": read error: " + gzerror(file, &errnum));
     if (n == 0) {
+      // zlib ends a stream cut short like a complete one, and says so only here: its last line
+      // would otherwise reach the caller as a line of malformed input.
+      gzerror(file, &errnum);
+      if (errnum == Z_BUF_ERROR)
+        throw std::runtime_error(path +
+                                 ": truncated gzip file (it ends in the middle of its compressed data); "
+                                 "copy or compress it again");
       eof = true;
       return false;
     }
@@ -43,6 +49,7 @@ struct LineReader::Impl {
 };
 
 LineReader::LineReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
+  impl_->path = path;
   impl_->file = gzopen(path.c_str(), "rb");
   if (impl_->file == nullptr) throw std::runtime_error(path + ": cannot open file");
   gzbuffer(impl_->file, 1 << 17);
@@ -69,6 +76,8 @@ bool LineReader::next(std::string& line) {
     }
   }
   if (!line.empty() && line.back() == '\r') line.pop_back();
+  // A UTF-8 byte order mark (Windows editors write one) is not part of the first line's text.
+  if (line_number_ == 0 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
   ++line_number_;
   return true;
 }

@@ -17,7 +17,9 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  // Next line without its '\n' (and without a trailing '\r'); false at end of file.
+  // Next line without its '\n' (and without a trailing '\r', or a UTF-8 byte order mark on the
+  // first line); false at end of file. Throws std::runtime_error naming the path on a read error
+  // or a truncated .gz file, so a cut-off last line is never handed on as input.
   bool next(std::string& line);
   // 1-based number of the line last returned by next().
   std::size_t line_number() const { return line_number_; }

@@ -3,7 +3,10 @@
 // what Jinja2 gives instead of wrapping around.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "chat/chat_template.hpp"
 
@@ -61,6 +64,15 @@ TEST(ChatBounds, LargeIntegerArgumentsDoNotWrap) {
   EXPECT_EQ(render("{{ 1.5|round(999999999) }}"), "1.5");
   EXPECT_EQ(render("{{ 1.5|round(-999999999) }}"), "0.0");
   EXPECT_EQ(render("{{ 2.5|round(400) }}"), "2.5");
+  // Expected values from Jinja2 (ImmutableSandboxedEnvironment), as the peer suite is.
+  EXPECT_NE(render_error("{{ 1.5|round(-99999999999, 'floor') }}").find("float division by zero"), std::string::npos);
+  EXPECT_NE(render_error("{{ 1.5|round(-99999999999, 'ceil') }}").find("float division by zero"), std::string::npos);
+  EXPECT_EQ(render("{{ range(0, 9223372036854775807, 4611686018427387904)|list }}"), "[0, 4611686018427387904]");
+  EXPECT_EQ(render("{{ range(-9223372036854775807, 9223372036854775807, 9223372036854775807)|list }}"),
+            "[-9223372036854775807, 0]");
+  EXPECT_EQ(render("{{ range(9223372036854775807, -9223372036854775807, -9223372036854775807)|list }}"),
+            "[9223372036854775807, 0]");
+  EXPECT_EQ(render("{{ range(5, -9223372036854775807, -9223372036854775807)|list }}"), "[5, -9223372036854775802]");
 }
 
 }  // namespace
@@ -84,6 +96,46 @@ TEST(ChatBounds, TojsonIndentIsBoundedBeforeBuilding) {
 TEST(ChatBounds, ListGrowthCountsAgainstTheBound) {
   EXPECT_TRUE(size_refused(
       "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}"));
+}
+
+}  // namespace
+
+namespace {
+
+// Renders `src` with a render time budget of `ms`; returns the error text and the wall time.
+std::pair<std::string, double> render_with_budget(const std::string& src, std::uint32_t ms) {
+  RenderOptions o;
+  o.max_render_ms = ms;
+  o.max_loop_iterations = ~std::uint64_t{0};  // only the clock may stop these
+  const auto start = std::chrono::steady_clock::now();
+  std::string error = "(no error)";
+  try {
+    ChatTemplate::compile(src, "t")->render(nlohmann::json::array(), o);
+  } catch (const TemplateError& e) {
+    error = e.what();
+  }
+  return {error, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// Work that no other limit stops soon: 2^40 macro calls with no loop and no output (the call
+// depth is 40, the iteration count 0), loops of 10^15 steps that print nothing, and a short loop
+// copying a large string. Without the time budget each runs for minutes to hours; with 200 ms each
+// stops with the budget's error, naming it.
+TEST(ChatBounds, ARenderStopsAtItsTimeBudget) {
+  const std::string calls =
+      "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}";
+  const std::string loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% for k in range(100000) %}{% endfor %}{% endfor %}{% endfor %}";
+  // Few steps, each costly: 1,000 copies of a 48 MB string (about 48 GB copied).
+  const std::string copies =
+      "{% set s = 'x' * 48000000 %}{% for i in range(1000) %}{% set t = s ~ 'y' %}{% endfor %}";
+  for (const std::string& src : {calls, loop, copies}) {
+    const auto [error, seconds] = render_with_budget(src, 200);
+    EXPECT_NE(error.find("render time limit exceeded (200 ms)"), std::string::npos) << error;
+    EXPECT_GE(seconds, 0.2) << src;
+    EXPECT_LT(seconds, 30.0) << src;  // generous: a loaded machine and sanitizer builds
+  }
+  // Ordinary templates never see the clock's budget.
+  EXPECT_EQ(render_with_budget("{% for i in range(3) %}{{ i }}{% endfor %}", 1).first, "(no error)");
 }
 
 }  // namespace

@@ -29,9 +29,12 @@ std::string models_dir() {
 }  // namespace
 
 // stderr goes to a temp file, read back after the run.
-RunResult run_overhead(const std::string& args) {
+RunResult run_overhead(const std::string& args) { return run_overhead_env("", args); }
+
+RunResult run_overhead_env(const std::string& env, const std::string& args) {
   const fs::path err_file = fs::temp_directory_path() / ("overhead_cli_test_" + std::to_string(::getpid()) + ".err");
-  const std::string cmd = std::string("'") + OVERHEAD_BINARY + "' " + args + " 2>'" + err_file.string() + "'";
+  const std::string cmd =
+      env + (env.empty() ? "" : " ") + "'" + OVERHEAD_BINARY + "' " + args + " 2>'" + err_file.string() + "'";
   RunResult r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;

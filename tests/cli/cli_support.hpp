@@ -22,6 +22,8 @@ struct RunResult {
 
 // Runs build/overhead with `args` (shell words, quoted by the caller where needed).
 RunResult run_overhead(const std::string& args);
+// The same with shell variable assignments before the command (`env` = "A='x' B='y'").
+RunResult run_overhead_env(const std::string& env, const std::string& args);
 
 bool have_tokenizer(const std::string& name);
 // "--tokenizer '<models>/<name>'"

@@ -28,6 +28,25 @@ class TokenizeLines : public ::testing::Test {
   }
 };
 
+// A blank line keeps its place in the output, as an error line that says what it is; the lines
+// around it are encoded. Likewise for tokenize --chat and template.
+TEST_F(TokenizeLines, ABlankLineIsAnErrorLineSayingSo) {
+  const RunResult r = tokenize("{\"text\":\"a\"}\n  \n{\"text\":\"b\"}\n");
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_EQ(r.lines.size(), 3u) << r.err;
+  EXPECT_EQ(error_of(r.lines[0]), "");
+  EXPECT_NE(error_of(r.lines[1]).find("line 2: blank line"), std::string::npos) << r.lines[1];
+  EXPECT_EQ(error_of(r.lines[2]), "");
+  const auto dir = temp_dir("jsonl-blank");
+  const std::string chat =
+      write_file(dir / "chat.jsonl", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n\n");
+  for (const std::string& cmd : std::vector<std::string>{"template", "tokenize --chat"}) {
+    const RunResult c = run_overhead(cmd + " " + tokenizer_arg("phi-4") + " --input '" + chat + "'");
+    ASSERT_EQ(c.lines.size(), 2u) << cmd << c.err;
+    EXPECT_NE(error_of(c.lines[1]).find("line 2: blank line"), std::string::npos) << cmd << c.lines[1];
+  }
+}
+
 TEST_F(TokenizeLines, MalformedLinesAreErrorsWithByteOffsets) {
   const RunResult r = tokenize(
       "{\"text\":\"ok\"}{\"text\":\"two\"}\n"

@@ -18,8 +18,14 @@ TEST(Status, ShowsWaitingMessagesAndWhetherThereIsADeadLetterQueue) {
                                       dir.string() + "'");
   ASSERT_EQ(sent.exit_code, 0) << sent.err;
 
+  // A queue file that is not there is an error naming it, and status does not make it.
+  const RunResult missing = run_overhead("status --queue 'sqlite-queue:" + (dir / "log.db").string() + "'");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("log.db\": no such file"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "log.db"));
+
   const RunResult json = run_overhead("status --json --queue '" + with_dlq + "' --queue 'sqlite-queue:" +
-                                      (dir / "log.db").string() + "'");
+                                      (dir / "in.db").string() + "?name=log'");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   std::string text;
   for (const auto& l : json.lines) text += l + "\n";

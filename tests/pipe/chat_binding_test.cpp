@@ -5,6 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 #include "binding/chat_binding.hpp"
 #include "pipe/chat_token_processor.hpp"
@@ -55,6 +58,51 @@ TEST_F(ChatBindingTest, AnItemMayNameALoadedSetByItsHfIdAndValuesRenderAsJsonDid
   }
   const auto rec = parse_source_line(line, 1);
   EXPECT_THROW((void)processor.process(*rec, "google/gemma-3-27b-it"), ItemError);
+}
+
+// The template-only path (the CLI's `template`) and the full binding take the same template of a
+// name, HF ids included, and both refuse a named list without "default" as transformers does.
+TEST_F(ChatBindingTest, TemplateOnlyAndFullBindingPickTheSameTemplate) {
+  chat::RenderOptions o;
+  const nlohmann::json messages = nlohmann::json::parse(R"([{"role":"user","content":"hi"}])");
+  for (const char* name : {"phi-4", "microsoft/phi-4", "google/gemma-2-27b-it"}) {
+    const auto full = binding::ChatBinding::load(name);
+    const auto only = binding::load_chat_template(name);
+    EXPECT_EQ(only->render(messages, o), full->chat_template().render(messages, o)) << name;
+  }
+  const fs::path dir = fs::temp_directory_path() / ("binding_list_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(OVERHEAD_MODELS_DIR) / "phi-4" / "tokenizer.json", dir / "tokenizer.json",
+                fs::copy_options::overwrite_existing);
+  {
+    std::ofstream(dir / "tokenizer_config.json")
+        << R"({"chat_template":[{"name":"tool_use","template":"T"},{"name":"rag","template":"R"}]})";
+  }
+  EXPECT_THROW((void)binding::ChatBinding::load(dir.string()), chat::TemplateError);
+  EXPECT_THROW((void)binding::load_chat_template(dir.string()), chat::TemplateError);
+  fs::remove_all(dir);
+}
+
+// A tokenizer whose chat template does not compile: its items are template errors naming the
+// template's line, not "unknown tokenizer" (the tokenizer itself loads).
+TEST_F(ChatBindingTest, ATemplateThatDoesNotCompileIsATemplateErrorOfEachItem) {
+  const fs::path dir = fs::temp_directory_path() / ("binding_bad_template_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(OVERHEAD_MODELS_DIR) / "phi-4" / "tokenizer.json", dir / "tokenizer.json",
+                fs::copy_options::overwrite_existing);
+  { std::ofstream(dir / "tokenizer_config.json") << R"({"chat_template":"{% for m in messages %}{{ m.content }"})"; }
+  const ChatTokenProcessor processor({dir.string()});
+  ASSERT_EQ(processor.load_errors().size(), 1u);
+  const auto rec = parse_source_line(R"({"id":"1","model":"m","answer":"a","usage":null,"prompt":[{"role":"user","content":"hi"}]})", 1);
+  try {
+    (void)processor.process(*rec, dir.string());
+    ADD_FAILURE() << "no error";
+  } catch (const ItemError& e) {
+    EXPECT_EQ(e.kind(), "template_error");
+    EXPECT_NE(std::string(e.what()).find("does not compile"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << e.what();  // the template's line
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "backends/open.hpp"
 #include "pipe/store.hpp"
+#include "pipe/dead_letter.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
@@ -269,6 +270,128 @@ TEST(RunCli, SeparateProcessesOverTheDurableQueue) {
   });
   EXPECT_EQ(stored, 40);
   EXPECT_EQ(deleted, 40) << "stamp patches reached the store";
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace overhead::pipe
+
+namespace overhead::pipe {
+namespace {
+
+// A run whose tokenizers all fail to load used to go through every case and dead-letter every
+// item; it now stops before taking input, saying which names failed and what names are known.
+TEST(RunCli, NoLoadableTokenizerFailsFast) {
+  const auto dir = testing::temp_dir("cli-notok");
+  const auto [status, output] = capture("run --case 2 --limit 5 --tokenizers nope1,nope2 --no-progress --no-report --out " +
+                                        (dir / "out").string());
+  EXPECT_EQ(status, 1) << output;
+  EXPECT_NE(output.find("tokenizer nope1 cannot be loaded"), std::string::npos) << output;
+  EXPECT_NE(output.find("none of the tokenizers of --tokenizers loads"), std::string::npos) << output;
+  EXPECT_NE(output.find("phi-4"), std::string::npos) << output;  // the known names are listed
+  EXPECT_FALSE(fs::exists(dir / "out" / "summary.json"));
+  // One loadable name among bad ones still runs: its items are stored, the others dead-lettered.
+  if (have_models()) {
+    const auto [mixed, out2] = capture("run --case 2 --limit 3 --tokenizers nope1,phi-4 --no-progress --no-report "
+                                       "--allow-failures --out " + (dir / "mixed").string());
+    EXPECT_EQ(mixed, 0) << out2;
+  }
+  fs::remove_all(dir);
+}
+
+// The first dead letters are printed once each: "FILE:N: reason" and "message N: reason", not
+// "FILE:N: line N: reason" and "message N: message N: reason".
+TEST(RunCli, DeadLettersPrintTheirPlaceOnce) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-prefix");
+  {
+    std::ofstream data(dir / "d.jsonl");
+    data << line("a", "user", std::string(200, 'x')) << "\n" << "{not json\n";
+  }
+  const std::string queue = "'sqlite-queue:" + (dir / "in.db").string() + "'";
+  const auto [enq, enq_out] = capture("enqueue --data " + (dir / "d.jsonl").string() + " --tokenizers phi-4 --queue " +
+                                      queue + " --out " + dir.string());
+  EXPECT_EQ(enq, 1) << enq_out;
+  EXPECT_NE(enq_out.find("d.jsonl:2: invalid JSON"), std::string::npos) << enq_out;
+  EXPECT_EQ(enq_out.find("line 2: line 2"), std::string::npos) << enq_out;
+  EXPECT_EQ(enq_out.find("d.jsonl:2: line 2:"), std::string::npos) << enq_out;
+  const auto [wkr, wkr_out] =
+      capture("worker --queue " + queue + " --log-queue 'sqlite-queue:" + (dir / "log.db").string() +
+              "' --tokenizers phi-4 --idle-exit 1 --max-prompt-bytes 100 --no-progress --out " + dir.string());
+  EXPECT_EQ(wkr, 1) << wkr_out;
+  EXPECT_NE(wkr_out.find("message 1: prompt of"), std::string::npos) << wkr_out;
+  EXPECT_EQ(wkr_out.find("message 1: message 1"), std::string::npos) << wkr_out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace overhead::pipe
+
+namespace overhead::pipe {
+namespace {
+
+// A runaway line (here 5 MB of prompt) is dead-lettered by the default --max-prompt-bytes, and its
+// dead letter keeps a 4 KiB excerpt with the full size and a digest, not a copy of the line.
+TEST(RunCli, ARunawayLineIsBoundedByDefaultAndItsDeadLetterIsAnExcerpt) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-runaway");
+  const std::string big = line("big", "user", std::string(5u << 20, 'x'));
+  {
+    std::ofstream data(dir / "d.jsonl");
+    data << line("a", "user", "hello") << "\n" << big << "\n";
+  }
+  const auto [status, output] = capture("run --case 2 --data " + (dir / "d.jsonl").string() +
+                                        " --tokenizers phi-4 --no-progress --no-report --out " + (dir / "out").string());
+  EXPECT_EQ(status, 1) << output;
+  const auto summary = read_json(dir / "out" / "summary.json");
+  EXPECT_EQ(summary["failures"].value("prompt_too_large", 0), 1) << summary.dump();
+  EXPECT_EQ(summary["cases"][0]["stored"], 1);
+  std::ifstream letters(dir / "out" / "dead_letters_case2.jsonl");
+  std::string l;
+  ASSERT_TRUE(std::getline(letters, l));
+  EXPECT_LT(l.size(), 6000u);
+  const auto j = nlohmann::json::parse(l);
+  EXPECT_EQ(j["kind"], "prompt_too_large");
+  EXPECT_LE(j["payload"].get<std::string>().size(), DeadLetterSink::kMaxPayloadBytes);
+  EXPECT_GT(j["payload_bytes"].get<std::size_t>(), std::size_t{5u << 20});
+  EXPECT_EQ(j["payload_fnv1a64"].get<std::string>().size(), 16u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace overhead::pipe
+
+namespace overhead::pipe {
+namespace {
+
+// Every dead letter names where its input came from in one of two forms, whatever its kind and
+// stage: "PATH:LINE" for a data line (refused when read, or as an item of cases 1-4 and of the
+// producer) and "QUEUE-URL message ID" for a queue message (worker and consumer alike).
+TEST(RunCli, DeadLetterOriginsNameTheFileOrTheQueue) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-origins");
+  const std::string data = (dir / "d.jsonl").string();
+  {
+    std::ofstream out(data);
+    out << line("a", "user", std::string(200, 'x')) << "\n" << "{not json\n";
+  }
+  EXPECT_EQ(run("run --case 2,5 --data " + data + " --max-prompt-bytes 100 --tokenizers phi-4 --no-progress "
+                "--no-report --out " + (dir / "out").string()),
+            1);
+  std::map<std::string, std::string> origin_of;  // "case/kind" -> origin
+  for (const int n : {2, 5}) {
+    std::ifstream letters(dir / "out" / ("dead_letters_case" + std::to_string(n) + ".jsonl"));
+    for (std::string l; std::getline(letters, l);) {
+      const auto j = nlohmann::json::parse(l);
+      origin_of[std::to_string(n) + "/" + j["kind"].get<std::string>()] = j["origin"];
+      EXPECT_NE(j["reason"].get<std::string>().rfind(j["origin"].get<std::string>() + ":", 0), 0u)
+          << "the reason repeats the origin: " << l;
+    }
+  }
+  EXPECT_EQ(origin_of["2/malformed_json"], data + ":2");
+  EXPECT_EQ(origin_of["2/prompt_too_large"], data + ":1");
+  EXPECT_EQ(origin_of["5/malformed_json"], data + ":2");
+  EXPECT_EQ(origin_of["5/prompt_too_large"], "mem:in message 1");
   fs::remove_all(dir);
 }
 

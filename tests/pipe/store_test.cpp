@@ -34,6 +34,37 @@ TEST(StoreOpen, UnknownScheme) {
   EXPECT_THROW(open_store("sqlite:"), std::invalid_argument);
 }
 
+// A store or queue file is made only in a folder that exists, and a reader (analyze, status)
+// never makes one: a mistyped path is an error naming it, and nothing is left behind.
+TEST(StoreOpen, FilesAreMadeOnlyInExistingFoldersAndNeverByReaders) {
+  const auto dir = testing::temp_dir("store-folders");
+  const auto error_of = [](auto&& open) {
+    try {
+      open();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string deep = (dir / "no" / "such" / "s.db").string();
+  EXPECT_NE(error_of([&] { (void)open_store("sqlite:" + deep); }).find((dir / "no" / "such").string() + " does not exist"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { (void)backends::open_queue("sqlite-queue:" + deep); }).find("does not exist"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "no"));
+  const std::string missing = (dir / "missing.db").string();
+  EXPECT_NE(error_of([&] { (void)open_store("sqlite:" + missing, backends::Access::existing); }).find("no such file"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { (void)backends::open_queue("sqlite-queue:" + missing, {}, backends::Access::existing); })
+                .find("no such file"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(missing));
+  // A file that is there opens either way.
+  (void)open_store("sqlite:" + missing);
+  EXPECT_NO_THROW((void)open_store("sqlite:" + missing, backends::Access::existing));
+  std::filesystem::remove_all(dir);
+}
+
 // The records table as it was before run_id (the first 24 fields): a store written by an older
 // version. Opening it adds the column; old rows read with an empty run id, new ones keep theirs.
 TEST(SqliteStore, AnOlderTableWithoutRunIdGetsTheColumn) {

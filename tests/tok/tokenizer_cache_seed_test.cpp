@@ -43,7 +43,7 @@ TEST_P(SeedCacheTest, CachedLoadEncodesAsTheLoadFromJson) {
     }
   }
   EXPECT_EQ(cached->vocab_size(), fresh->vocab_size());
-  EXPECT_EQ(cached->chat_template(), fresh->chat_template());
+  EXPECT_EQ(cached->config(), fresh->config());
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SeedCacheTest,

@@ -169,6 +169,29 @@ TEST(TokenizerTest, AddedTokenIdBeyondTheIdRangeNamesItsPath) {
   fs::remove_all(dir);
 }
 
+// A broken tokenizer.json names the byte, line and column where the JSON goes wrong, as an
+// editor shows them, besides what is wrong.
+TEST(TokenizerTest, BrokenJsonNamesTheByteLineAndColumn) {
+  const std::string dir = write_tokenizer("broken", tiny_tokenizer());
+  std::string text = tiny_tokenizer().dump(2);
+  const std::size_t cut = text.find("\"merges\"");
+  ASSERT_NE(cut, std::string::npos);
+  text.insert(cut, "oops ");  // a bare word where a key must be
+  std::ofstream(fs::path(dir) / "tokenizer.json", std::ios::trunc) << text;
+  const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + cut, '\n'));
+  const std::size_t column = cut - text.rfind('\n', cut);
+  try {
+    Tokenizer::load(dir, LoadOptions{.cache_dir = std::string()});
+    ADD_FAILURE() << "loaded a broken tokenizer.json";
+  } catch (const LoadError& e) {
+    const std::string want = "invalid JSON at byte " + std::to_string(cut) + " (line " + std::to_string(line) +
+                             ", column " + std::to_string(column) + ")";
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what() << "\nwanted: " << want;
+    EXPECT_NE(std::string(e.what()).find("tokenizer.json"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
 TEST(TokenizerTest, InvalidUtf8IsRepairedWithReplacementCharacters) {
   const std::string bad = "ok \xFF\xFE then \xE6\x97";
   const std::string repaired = "ok \xEF\xBF\xBD\xEF\xBF\xBD then \xEF\xBF\xBD";
@@ -181,8 +204,8 @@ TEST(TokenizerTest, SpecialTokensAndConfig) {
   EXPECT_EQ(llama().special_token("eos_token"), "<|eot_id|>");
   EXPECT_EQ(gemma().special_token("bos_token"), "<bos>");
   EXPECT_FALSE(llama().special_token("no_such_token"));
-  ASSERT_TRUE(llama().chat_template());
-  EXPECT_NE(llama().chat_template()->find("Cutting Knowledge Date"), std::string::npos);
+  ASSERT_TRUE(llama().config().contains("chat_template"));
+  EXPECT_NE(llama().config()["chat_template"].get<std::string>().find("Cutting Knowledge Date"), std::string::npos);
   EXPECT_EQ(llama().token_to_id("<|begin_of_text|>"), 128000u);
   EXPECT_TRUE(llama().is_special(128000));
   EXPECT_FALSE(llama().is_special(15339));
