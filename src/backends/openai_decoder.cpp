@@ -181,7 +181,7 @@ pipe::DecodeResult OpenAiDecoder::decode(const pipe::DecodeRequest& request) con
   curl_slist_free_all(headers);
   if (s.status == 0) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &s.status);
 
-  const std::string where = "openai decoder: POST " + url + " (" + std::string(request.origin) + ")";
+  const std::string where = "openai decoder: POST " + url;
   if (!s.protocol_error.empty()) throw DecoderError(where + ": " + s.protocol_error, Failure::permanent);
   if (rc != CURLE_OK && s.status == 0) {
     // No HTTP answer: refused, unreachable, timed out, dropped. The server may be back soon.

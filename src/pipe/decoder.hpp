@@ -21,7 +21,6 @@ struct DecodeRequest {
   // else the request's max_tokens, else 0 (unknown).
   std::int64_t max_tokens = 0;
   std::string_view tokenizer;  // the item's tokenizer name (a server's default model name)
-  std::string_view origin;     // "line 12", "message 42": for errors
 };
 
 struct DecodeResult {

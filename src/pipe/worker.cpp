@@ -123,7 +123,7 @@ void Worker::process_item(Batch& b, std::size_t i) {
       r.encode_end = res.encode_end ? res.encode_end : monotonic_ns();
       r.render_end = res.render_end;
       r.token_count = res.token_count;
-      decode_item(r, res, *src, tokenizer, e.origin);
+      decode_item(r, res, *src, tokenizer);
     }
   } catch (const ItemError& err) {
     dead_letter_item(b, i, err.kind(), err.what(), tokenizer);
@@ -159,19 +159,18 @@ void Worker::process_item(Batch& b, std::size_t i) {
   hook(WorkerStage::after_publish);
 }
 
-void Worker::decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer,
-                         const std::string& origin) {
+void Worker::decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer) {
   DecodeRequest req;
   req.prompt = res.prompt;
   req.prompt_tokens = res.token_count;
   req.max_tokens = res.answer_tokens ? *res.answer_tokens : src.max_tokens.value_or(0);
   req.tokenizer = tokenizer;
-  req.origin = origin;
   DecodeResult d;
   const RetryOutcome out = call_with_retries(options_.decoder_retry, [&] { d = options_.decoder->decode(req); }, [] {});
   if (!out.ok) {
+    // The letter's origin names the item; the reason does not repeat it.
     ItemError err(kind_name(DeadLetterKind::decode_failed),
-                  origin + ": decoder " + options_.decoder->describe() + " failed after " + std::to_string(out.tries) +
+                  "decoder " + options_.decoder->describe() + " failed after " + std::to_string(out.tries) +
                       (out.tries == 1 ? " try" : " tries") + (out.permanent ? " (permanent)" : "") + ": " + out.last_error);
     if (options_.decode_failed) options_.decode_failed(src, err);
     throw err;

@@ -134,8 +134,7 @@ class Worker final : private PublishListener {
   void process_item(Batch& b, std::size_t i);
   // The decoder stage of one item: fills the record's D stamps and output_tokens. Throws
   // ItemError (decode_failed) when the decoder still fails after the retries.
-  void decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer,
-                   const std::string& origin);
+  void decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer);
   void dead_letter_item(Batch& b, std::size_t i, const std::string& kind, const std::string& reason,
                         const std::string& tokenizer);
   // Acknowledges ready batches in order; with `wait`, blocks until the front one is ready.
