@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pipe/clock.hpp"
+#include "pipe/decoder.hpp"
 #include "pipe/object_store.hpp"
 #include "pipe/queue.hpp"
 #include "pipe/store.hpp"
@@ -51,5 +52,12 @@ enum class Access { create, existing };
 [[nodiscard]] std::vector<std::string_view> queue_url_forms();
 [[nodiscard]] std::vector<std::string_view> store_url_forms();
 [[nodiscard]] std::vector<std::string_view> object_store_url_forms();
+
+// The decoder stage (`--decoder`, open_decoder.cpp):
+// none                                       no decoder: a null pointer
+// sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] the modelled D, waited (sim_decoder.hpp)
+// openai:URL[,model=NAME][,timeout_ms=MS]   a real OpenAI-compatible server (openai_decoder.hpp)
+// Throws std::invalid_argument naming the bad part.
+[[nodiscard]] std::shared_ptr<const pipe::Decoder> open_decoder(std::string_view spec);
 
 }  // namespace overhead::backends

@@ -13,7 +13,7 @@ using namespace overhead::pipe;
 
 namespace {
 
-// PostgreSQL allows 65535 parameters per statement; 25 per record leaves room for 2,621 rows.
+// PostgreSQL allows 65535 parameters per statement; 29 per record leaves room for 2,259 rows.
 // Batches are far smaller (≤ 10 from a queue); a larger one is split inside one transaction.
 constexpr std::size_t kRowsPerStatement = 2000;
 
@@ -204,7 +204,11 @@ void PostgresStore::scan(const std::string& experiment, const std::function<void
       throw StoreError(endpoint_.shown + ": scan: unexpected column count", Failure::permanent);
     for (std::size_t k = 0; k < kRecordFields.size(); ++k) {
       const auto& f = kRecordFields[k];
-      if (!cells[k]) f.set(r, f.type == FieldType::text ? FieldValue(std::string_view()) : FieldValue());
+      // NULL: empty text, an absent optional, 0 for an integer (a column added later, old rows).
+      if (!cells[k])
+        f.set(r, f.type == FieldType::text ? FieldValue(std::string_view())
+                 : f.type == FieldType::optional_integer ? FieldValue()
+                                                         : FieldValue(std::int64_t{0}));
       else if (f.type == FieldType::text) f.set(r, std::string_view(cells[k]));
       else f.set(r, parse_int(cells[k], f));
     }

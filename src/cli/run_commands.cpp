@@ -110,6 +110,8 @@ struct CommonOptions {
   double idle_exit = 5;
   std::string name;
   std::string run_id;  // empty = a new one (pipe/run_id.hpp)
+  std::string decoder = "none";  // --decoder (backends::open_decoder)
+  bool with_answers = false;     // enqueue: carry the records' answers for a worker's decoder
   int case_number = 5;
   unsigned workers = 1;
 };
@@ -138,6 +140,20 @@ void add_data_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--limit", o.limit, "Use only the first N records (0 = all)")->check(integer_in(0, kMaxLimit));
 }
 
+// --decoder: a form backends::open_decoder accepts; its error names the bad part (exit 2).
+CLI::Validator decoder_validator() {
+  return CLI::Validator(
+      [](std::string& s) {
+        try {
+          (void)backends::open_decoder(s);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      "DECODER", "decoder");
+}
+
 void add_worker_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--experiment", o.experiment,
                  "Experiment name: run writes NAME-caseN, one per case; worker writes NAME as given")
@@ -160,6 +176,11 @@ void add_worker_options(CLI::App& cmd, CommonOptions& o) {
                  "Run id written into every record (default: a new one, UTC time + random suffix; give workers "
                  "of one deployment the same)")
       ->check(CLI::Validator([](std::string& s) { return run_id_error(s); }, "ID", "run id"));
+  cmd.add_option("--decoder", o.decoder,
+                 "Decoder stage after render+encode (docs/pipeline.md): none, sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] "
+                 "(waits the modelled D), or openai:URL[,model=NAME][,timeout_ms=MS] (an OpenAI-compatible server)")
+      ->check(decoder_validator())
+      ->capture_default_str();
 }
 
 std::string store_url(const CommonOptions& o) {
@@ -255,6 +276,7 @@ WorkerOptions worker_options(const CommonOptions& o) {
   wo.max_in_flight = o.max_in_flight;
   wo.max_prompt_bytes = o.max_prompt_bytes;
   wo.run_id = o.run_id.empty() ? new_run_id() : o.run_id;
+  wo.decoder = backends::open_decoder(o.decoder);  // checked by decoder_validator
   return wo;
 }
 
@@ -348,7 +370,8 @@ int enqueue_command(const CommonOptions& o) {
   DeadLetterSink dead(dl_path);
   auto queue = queue_option("--queue", o.queue);
   auto records = load_source_records(data, o.limit, dead);
-  const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch), &dead);
+  const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch), &dead,
+                                   RetryPolicy::jittered(), o.with_answers);
   std::printf("enqueued %llu messages in %llu batches to %s in %.3f s\n", static_cast<unsigned long long>(ps.messages),
               static_cast<unsigned long long>(ps.batches), queue->url().c_str(), double(ps.elapsed_ns) / 1e9);
   print_first_letters(dead, 10);
@@ -374,7 +397,8 @@ int worker_command(const CommonOptions& o) {
   wo.case_number = o.case_number;
   wo.visibility = in->visibility_timeout();
   wo.fault = crash_point_from_env();  // kill tests only: unset in any real deployment
-  std::printf("worker %s: run id %s\n", name.c_str(), wo.run_id.c_str());
+  std::printf("worker %s: run id %s%s%s\n", name.c_str(), wo.run_id.c_str(), wo.decoder ? ", decoder " : "",
+              wo.decoder ? wo.decoder->describe().c_str() : "");
   std::fflush(stdout);
   Progress progress("worker " + name, 0, !o.no_progress);
   wo.progress = &progress.counter();
@@ -443,6 +467,8 @@ void add_run_commands(CLI::App& app, int& exit_code) {
       ->check(integer_in(1, static_cast<std::int64_t>(kMaxQueueBatch)))->capture_default_str();
   enqueue->add_option("--out", o.out, "Folder for the dead-letter file")->capture_default_str();
   enqueue->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when lines were bad");
+  enqueue->add_flag("--with-answers", o.with_answers,
+                    "Carry each record's answer in its message, for workers whose --decoder sim counts it as the output length");
   enqueue->callback([&exit_code] { exit_code = enqueue_command(o); });
 
   CLI::App* worker = app.add_subcommand("worker", "Worker: input queue -> chat template + tokenize -> log queue");

@@ -74,6 +74,7 @@ int run_serve(const ServeArgs& a) {
   o.pipeline.log = open_option("--log-queue", a.log_queue, [](const std::string& u) { return backends::open_queue(u); });
   o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
+  o.decoder = open_option("--decoder", a.decoder, [](const std::string& d) { return backends::open_decoder(d); });
 
   // Block the stop signals in every thread; one thread waits for them and stops the server, so no
   // work happens inside a signal handler.
@@ -87,7 +88,7 @@ int run_serve(const ServeArgs& a) {
   server.bind();
   std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s)\n", o.host.c_str(),
                server.bound_port(), o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
-               o.pipeline.store->url().c_str(), a.decoder.c_str());
+               o.pipeline.store->url().c_str(), o.decoder ? o.decoder->describe().c_str() : "none");
   const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
   std::thread waiter([&] {
     int sig = 0;
@@ -129,8 +130,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--workers", args->workers, "In-process workers taking chat requests off the input queue")
       ->capture_default_str()->check(CLI::Range(1u, 64u));
   cmd->add_option("--decoder", args->decoder,
-                  "Decoder stage after render+encode: none (no generation: empty answer, 0 completion tokens, finish_reason length)")
-      ->capture_default_str()->check(CLI::IsMember({"none"}));
+                  "Decoder stage after render+encode: none (no generation: empty answer, 0 completion tokens, finish_reason "
+                  "length), sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] (waits the modelled D; completion_tokens = "
+                  "max_tokens), or openai:URL[,model=NAME][,timeout_ms=MS] (an OpenAI-compatible server)")
+      ->capture_default_str();
   cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a synchronous chat request waits for its worker's reply")
       ->capture_default_str()->check(CLI::Range(0.001, 3600.0));
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout_s, "Seconds SIGTERM waits for requests in flight before answering 503")

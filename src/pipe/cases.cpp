@@ -156,7 +156,8 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   } else {
     auto in = backends.input;
     auto records = load_source_records(config.data, config.limit, dead);
-    const ProducerStats ps = produce(records, config.tokenizers, *in, std::min(wo.batch, kMaxQueueBatch), &dead);
+    const ProducerStats ps = produce(records, config.tokenizers, *in, std::min(wo.batch, kMaxQueueBatch), &dead,
+                                     RetryPolicy::jittered(), wo.decoder != nullptr);
     result.enqueue_ns = ps.elapsed_ns;
     wo.visibility = in->visibility_timeout();
     // Everything is enqueued already: the worker stops at the first empty receive.

@@ -9,6 +9,8 @@ namespace overhead::pipe {
 ChatTokenProcessor::ChatTokenProcessor(const std::vector<std::string>& tokenizers, std::optional<std::string> date) {
   options_.add_generation_prompt = false;
   options_.date = std::move(date);
+  generation_options_ = options_;
+  generation_options_.add_generation_prompt = true;
   for (const auto& name : tokenizers) {
     try {
       auto b = binding::ChatBinding::load(name);
@@ -52,6 +54,28 @@ ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std:
   r.render_end = monotonic_ns();
   r.token_count = static_cast<std::int64_t>(b->tokenizer().count(text, true));
   return r;
+}
+
+ProcessResult ChatTokenProcessor::process_for_decoder(const SourceRecord& source, const std::string& tokenizer,
+                                                      bool want_prompt) const {
+  ProcessResult r = process(source, tokenizer);
+  r.encode_end = monotonic_ns();
+  const binding::ChatBinding* b = find(tokenizer);  // found: process() threw otherwise
+  if (source.answer) r.answer_tokens = static_cast<std::int64_t>(b->tokenizer().count(*source.answer, false));
+  if (want_prompt) {
+    try {
+      b->chat_template().render_into(r.prompt, source.prompt_value, generation_options_);
+    } catch (const chat::TemplateError& e) {
+      throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
+    }
+  }
+  return r;
+}
+
+std::optional<std::int64_t> ChatTokenProcessor::count_text(const std::string& tokenizer, std::string_view text) const {
+  const binding::ChatBinding* b = find(tokenizer);
+  if (!b) return std::nullopt;
+  return static_cast<std::int64_t>(b->tokenizer().count(text, false));
 }
 
 }  // namespace overhead::pipe

@@ -28,6 +28,9 @@ class ChatTokenProcessor final : public Processor {
   ChatTokenProcessor(const std::vector<std::string>& tokenizers, std::optional<std::string> date = std::nullopt);
 
   ProcessResult process(const SourceRecord& source, const std::string& tokenizer) const override;
+  ProcessResult process_for_decoder(const SourceRecord& source, const std::string& tokenizer,
+                                    bool want_prompt) const override;
+  std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const override;
   // Tokenizer name -> load error, for the names that failed.
   const std::map<std::string, std::string>& load_errors() const { return load_errors_; }
 
@@ -40,6 +43,7 @@ class ChatTokenProcessor final : public Processor {
   std::map<std::string, std::string> load_errors_;
   std::set<std::string> template_failures_;  // names whose tokenizer loads but whose template does not compile
   chat::RenderOptions options_;
+  chat::RenderOptions generation_options_;  // the same with add_generation_prompt (the decoder's prompt)
 };
 
 }  // namespace overhead::pipe

@@ -23,6 +23,7 @@ const char* kind_name(DeadLetterKind kind) {
     case DeadLetterKind::send_failed: return "send_failed";
     case DeadLetterKind::store_failed: return "store_failed";
     case DeadLetterKind::duplicate_id: return "duplicate_id";
+    case DeadLetterKind::decode_failed: return "decode_failed";
   }
   return "?";
 }

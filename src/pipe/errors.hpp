@@ -49,6 +49,13 @@ class ObjectStoreError : public BackendError {
   using BackendError::BackendError;
 };
 
+// The decoder stage (pipe/decoder.hpp) failed: a server that refused the connection, timed out or
+// answered 5xx/429 (transient), or answered another 4xx or no OpenAI stream (permanent).
+class DecoderError : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
 // Whether a retry of the call that threw `e` can help. A BackendError says so itself;
 // std::logic_error (invalid_argument, out_of_range: a caller's mistake) cannot be fixed by a
 // retry; any other exception (a sink that is not a backend, e.g. in a test) is taken as

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <string>
 
 #include "pipe/work_item.hpp"
@@ -14,6 +16,10 @@ namespace overhead::pipe {
 struct ProcessResult {
   std::int64_t token_count = 0;
   std::int64_t render_end = 0;  // monotonic ns at which rendering ended and encoding began
+  // Only from process_for_decoder (the decoder stage is on):
+  std::int64_t encode_end = 0;  // monotonic ns at which encoding ended (0: the worker stamps it)
+  std::string prompt;           // the prompt the model continues (with the generation prompt)
+  std::optional<std::int64_t> answer_tokens;  // the source's answer counted with the item's tokenizer
 };
 
 class Processor {
@@ -22,6 +28,22 @@ class Processor {
   // Thread-safe. Throws ItemError (template_error, unknown_tokenizer, ...) for an item that
   // cannot be processed; the worker dead-letters it and goes on.
   virtual ProcessResult process(const SourceRecord& source, const std::string& tokenizer) const = 0;
+  // The same work, and what the decoder stage needs: the answer's length counted with the item's
+  // tokenizer (when the source has an answer) and, with `want_prompt`, the prompt rendered with
+  // the generation prompt. Work after the encode is stamped apart (ProcessResult::encode_end),
+  // so E keeps its meaning. By default: process() alone.
+  virtual ProcessResult process_for_decoder(const SourceRecord& source, const std::string& tokenizer,
+                                            bool want_prompt) const {
+    (void)want_prompt;
+    return process(source, tokenizer);
+  }
+  // Tokens of `text` (an answer) with the item's tokenizer, without special tokens; nullopt when
+  // the processor has no tokenizer for it.
+  virtual std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const {
+    (void)tokenizer;
+    (void)text;
+    return std::nullopt;
+  }
 };
 
 // A Processor from a function (tests, benchmarks of the pipeline alone).

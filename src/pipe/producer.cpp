@@ -8,7 +8,7 @@ namespace overhead::pipe {
 
 ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& records,
                       const std::vector<std::string>& tokenizers, Queue& queue, std::size_t batch,
-                      DeadLetterSink* dead_letters, const RetryPolicy& retry) {
+                      DeadLetterSink* dead_letters, const RetryPolicy& retry, bool with_answers) {
   batch = std::clamp<std::size_t>(batch, 1, kMaxQueueBatch);
   ProducerStats stats;
   const std::int64_t start = monotonic_ns();
@@ -53,7 +53,7 @@ ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& re
   };
   for (const auto& tokenizer : tokenizers) {
     for (const auto& rec : records) {
-      bodies.push_back(encode_item_body(*rec, tokenizer));
+      bodies.push_back(encode_item_body(*rec, tokenizer, with_answers));
       origins.push_back(source_origin(*rec));
       item_tokenizers.push_back(tokenizer);
       if (bodies.size() == batch) flush();

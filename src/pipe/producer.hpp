@@ -24,9 +24,11 @@ struct ProducerStats {
 };
 
 // Throws QueueError when a whole send fails after the retries, or when an entry fails and
-// `dead_letters` is null.
+// `dead_letters` is null. `with_answers`: the bodies carry the records' answers (for a worker
+// whose decoder stage counts them; encode_item_body).
 ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& records,
                       const std::vector<std::string>& tokenizers, Queue& queue, std::size_t batch = kMaxQueueBatch,
-                      DeadLetterSink* dead_letters = nullptr, const RetryPolicy& retry = RetryPolicy::jittered());
+                      DeadLetterSink* dead_letters = nullptr, const RetryPolicy& retry = RetryPolicy::jittered(),
+                      bool with_answers = false);
 
 }  // namespace overhead::pipe

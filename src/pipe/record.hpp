@@ -46,6 +46,15 @@ struct Record {
   // The run that wrote the record (pipe/run_id.hpp), so a report can cover one run's records of
   // an experiment that earlier runs also wrote into. Empty in rows stored before runs had ids.
   std::string run_id;
+
+  // The decoder stage D(y|x) (pipe/decoder.hpp, `--decoder`), same clock as the stamps above:
+  // the call to the decoder began (decode_start), its first output token arrived (first_token),
+  // its last one (decode_end); and how many tokens it produced. All 0 with `--decoder none`
+  // (nothing decodes) and in rows stored before the decoder stage existed.
+  std::int64_t decode_start = 0;
+  std::int64_t first_token = 0;
+  std::int64_t decode_end = 0;
+  std::int64_t output_tokens = 0;
 };
 
 // Stamps known only after a record was published: when its publish was acknowledged and when

@@ -53,6 +53,13 @@ std::int64_t get_int(dom::object o, const char* k) {
   return v;
 }
 
+// An integer field added later: absent or null reads as 0; any other non-integer is refused.
+std::int64_t get_added_int(dom::object o, const char* k) {
+  dom::element e;
+  if (o[k].get(e) != simdjson::SUCCESS || e.is_null()) return 0;
+  return get_int(o, k);
+}
+
 std::optional<std::int64_t> get_opt(dom::object o, const char* k) {
   std::int64_t v = 0;
   if (o[k].get(v) == simdjson::SUCCESS) return v;
@@ -139,7 +146,12 @@ LogMessage parse_log_message(std::string_view body, const std::string& origin) {
           f.set(r, v);
           break;
         }
-        case FieldType::integer: f.set(r, get_int(o, k)); break;
+        case FieldType::integer: {
+          // A field added later may be absent (a message from an older worker) or null: 0.
+          const auto v = f.added_later ? get_added_int(o, k) : get_int(o, k);
+          f.set(r, v);
+          break;
+        }
         case FieldType::optional_integer: {
           const auto v = get_opt(o, k);
           f.set(r, v ? FieldValue(*v) : FieldValue());

@@ -1,5 +1,5 @@
 // The one list of Record's fields: name, type, and how to get and set each. Everything that
-// moves a record in or out of a format walks this table instead of naming the 25 fields again:
+// moves a record in or out of a format walks this table instead of naming the 29 fields again:
 // the SQLite schema and binds (backends/sqlite_store.cpp), the JSON log-queue body and the CSV
 // (record_codec.cpp), and the PostgreSQL columns and DynamoDB attribute maps. A new field is one
 // member in record.hpp plus one row here.
@@ -42,7 +42,7 @@ struct RecordField {
   bool patched;
   Member member;
   // Added after stores and log messages without it existed: a body that lacks it reads as empty
-  // (null), and every store adds the column to an older table when it opens it (SQLite's
+  // (null; 0 for an integer), and every store adds the column to an older table when it opens it (SQLite's
   // ALTER TABLE ADD COLUMN, PostgreSQL's ADD COLUMN IF NOT EXISTS). Never a key or required.
   bool added_later = false;
 
@@ -88,7 +88,7 @@ struct RecordField {
 };
 
 // In the order of the seed's table, then ours (the JSON and CSV order).
-inline const std::array<RecordField, 25> kRecordFields = {{
+inline const std::array<RecordField, 29> kRecordFields = {{
     {"experiment_tokenizer", "experiment_tokenizer", FieldType::text, true, true, false, &Record::experiment_tokenizer},
     {"id", "id", FieldType::text, true, true, false, &Record::id},
     {"model", "model", FieldType::text, false, false, false, &Record::model},
@@ -114,6 +114,10 @@ inline const std::array<RecordField, 25> kRecordFields = {{
     {"prompt_chars", "prompt_chars", FieldType::integer, false, false, false, &Record::prompt_chars},
     {"prompt_bytes", "prompt_bytes", FieldType::integer, false, false, false, &Record::prompt_bytes},
     {"run_id", "run_id", FieldType::text, false, false, false, &Record::run_id, true},
+    {"decode_start", "decode_start", FieldType::integer, false, false, false, &Record::decode_start, true},
+    {"first_token", "first_token", FieldType::integer, false, false, false, &Record::first_token, true},
+    {"decode_end", "decode_end", FieldType::integer, false, false, false, &Record::decode_end, true},
+    {"output_tokens", "output_tokens", FieldType::integer, false, false, false, &Record::output_tokens, true},
 }};
 
 // The field named `name` (JSON name, not SQL column), or nullptr.

@@ -145,6 +145,7 @@ nlohmann::json run_summary_json(const RunConfig& config, const std::string& stor
   summary["tokenizers"] = config.tokenizers;
   summary["experiment"] = config.worker.experiment;
   summary["run_id"] = config.worker.run_id;
+  summary["decoder"] = config.worker.decoder ? config.worker.decoder->describe() : std::string("none");
   summary["store"] = store_url;
   summary["queue"] = redact_url(config.queue_url);
   summary["log_queue"] = redact_url(config.log_queue_url);

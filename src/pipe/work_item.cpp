@@ -124,6 +124,11 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
     rec.api_input = optional_int(usage, "input");
     rec.api_output = optional_int(usage, "output");
   }
+  dom::element answer;
+  std::string_view answer_text;
+  if (last_field(obj, "answer", answer) == simdjson::SUCCESS && answer.get(answer_text) == simdjson::SUCCESS)
+    rec.answer = std::string(answer_text);
+  if (const auto m = optional_int(obj, "max_tokens"); m && *m > 0) rec.max_tokens = m;
 }
 
 dom::object parse_object(std::string_view text, const std::string& where, const char* bad_kind) {
@@ -151,7 +156,7 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
   return rec;
 }
 
-std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer) {
+std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer) {
   std::string out;
   out.reserve(source.prompt_json.size() + source.id.size() + source.model.size() + 96);
   out += "{\"tokenizer\":";
@@ -172,6 +177,11 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
   }
   out += ",\"prompt\":";
   out += source.prompt_json;
+  if (source.max_tokens) out += ",\"max_tokens\":" + std::to_string(*source.max_tokens);
+  if (with_answer && source.answer) {
+    out += ",\"answer\":";
+    util::append_json_string(out, *source.answer);
+  }
   out += "}";
   return out;
 }

@@ -3,7 +3,7 @@
 //
 // A source record is parsed once and shared (immutable) by the items of every tokenizer, so the
 // three tokenizers of the seed cost one parse, not three. On a queue the item travels as a compact
-// JSON body (`encode_item_body`) that leaves out the answer, which the worker never reads.
+// JSON body (`encode_item_body`) that leaves out the answer, which only the decoder stage reads.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,10 @@ struct SourceRecord {
   std::shared_ptr<const std::string> file;  // the source file's path, shared by its records (null when unknown)
   std::int64_t prompt_chars = 0;    // code points over all string contents
   std::int64_t prompt_bytes = 0;    // UTF-8 bytes over all string contents
+  // For the decoder stage (decoder.hpp): the record's answer, whose length (counted with the
+  // item's tokenizer) is the wanted output length; else the request's max_tokens.
+  std::optional<std::string> answer;
+  std::optional<std::int64_t> max_tokens;
 };
 
 // Where a record came from, as every dead letter of it names it: "PATH:LINE", or "line LINE" when
@@ -50,8 +54,10 @@ struct WorkItem {
 std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std::size_t line_number,
                                                       std::shared_ptr<const std::string> file = nullptr);
 
-// The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]}.
-std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer);
+// The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]},
+// then "max_tokens" when the source has one, and with `with_answer` (the decoder stage is on) the
+// "answer" when it has one; without them the body is as it always was.
+std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false);
 // The reverse; `origin` names the message in errors. Throws ItemError (bad_message when the
 // body is not an item at all, else the same kinds as parse_source_line).
 WorkItem decode_item_body(std::string_view body, const std::string& origin);

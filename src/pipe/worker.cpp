@@ -5,6 +5,7 @@
 #include "pipe/clock.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/errors.hpp"
+#include "pipe/retry.hpp"
 
 namespace overhead::pipe {
 
@@ -112,10 +113,18 @@ void Worker::process_item(Batch& b, std::size_t i) {
       throw ItemError(kind_name(DeadLetterKind::prompt_too_large), "prompt of " + std::to_string(src->prompt_bytes) +
                                               " bytes is over --max-prompt-bytes " + std::to_string(options_.max_prompt_bytes));
     r.render_start = monotonic_ns();
-    const ProcessResult res = processor_.process(*src, tokenizer);
-    r.encode_end = monotonic_ns();
-    r.render_end = res.render_end;
-    r.token_count = res.token_count;
+    if (!options_.decoder) {
+      const ProcessResult res = processor_.process(*src, tokenizer);
+      r.encode_end = monotonic_ns();
+      r.render_end = res.render_end;
+      r.token_count = res.token_count;
+    } else {
+      const ProcessResult res = processor_.process_for_decoder(*src, tokenizer, options_.decoder->needs_prompt());
+      r.encode_end = res.encode_end ? res.encode_end : monotonic_ns();
+      r.render_end = res.render_end;
+      r.token_count = res.token_count;
+      decode_item(r, res, *src, tokenizer);
+    }
   } catch (const ItemError& err) {
     dead_letter_item(b, i, err.kind(), err.what(), tokenizer);
     return;
@@ -148,6 +157,33 @@ void Worker::process_item(Batch& b, std::size_t i) {
   r.publish_start = monotonic_ns();
   publisher_->publish(std::move(r), reinterpret_cast<std::uintptr_t>(&slot));
   hook(WorkerStage::after_publish);
+}
+
+void Worker::decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer) {
+  DecodeRequest req;
+  req.prompt = res.prompt;
+  req.prompt_tokens = res.token_count;
+  req.max_tokens = res.answer_tokens ? *res.answer_tokens : src.max_tokens.value_or(0);
+  req.tokenizer = tokenizer;
+  DecodeResult d;
+  const RetryOutcome out = call_with_retries(options_.decoder_retry, [&] { d = options_.decoder->decode(req); }, [] {});
+  if (!out.ok) {
+    // The letter's origin names the item; the reason does not repeat it.
+    ItemError err(kind_name(DeadLetterKind::decode_failed),
+                  "decoder " + options_.decoder->describe() + " failed after " + std::to_string(out.tries) +
+                      (out.tries == 1 ? " try" : " tries") + (out.permanent ? " (permanent)" : "") + ": " + out.last_error);
+    if (options_.decode_failed) options_.decode_failed(src, err);
+    throw err;
+  }
+  if (d.output_tokens < 0) {
+    // The server did not say how many tokens it produced: count its text with the item's tokenizer.
+    const auto n = processor_.count_text(tokenizer, d.text);
+    d.output_tokens = n ? *n : 0;
+  }
+  r.decode_start = d.decode_start;
+  r.first_token = d.first_token;
+  r.decode_end = d.decode_end;
+  r.output_tokens = d.output_tokens;
 }
 
 void Worker::process_batch(Batch& b) {

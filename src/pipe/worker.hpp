@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "pipe/dead_letter.hpp"
+#include "pipe/decoder.hpp"
 #include "pipe/processor.hpp"
 #include "pipe/publisher.hpp"
 #include "pipe/record_sink.hpp"
@@ -68,6 +69,14 @@ struct WorkerOptions {
   unsigned publishers = 0;           // 0 = synchronous publisher, N = async pool of N threads
   std::size_t publish_capacity = 0;  // async queue bound; 0 = 2 x publishers
   RetryPolicy retry = RetryPolicy::jittered();  // the log publisher's; see retry.hpp
+  // The decoder stage after encode and before publish (decoder.hpp); null = none. Its transient
+  // failures are retried under `decoder_retry`; an item whose decode still fails is a
+  // decode_failed dead letter.
+  std::shared_ptr<const Decoder> decoder;
+  RetryPolicy decoder_retry = RetryPolicy::jittered();
+  // Told of an item whose decode failed for good, just before it is dead-lettered (the gateway
+  // answers its waiting request); empty = nobody.
+  std::function<void(const SourceRecord& source, const ItemError& error)> decode_failed;
   std::chrono::milliseconds visibility{30000};  // extend batches older than half of this
   // The longest receive wait while received batches are not yet settled.
   std::chrono::milliseconds settle_interval{100};
@@ -123,6 +132,9 @@ class Worker final : private PublishListener {
   void open_batch(const std::shared_ptr<Batch>& b);
   void process_batch(Batch& b);
   void process_item(Batch& b, std::size_t i);
+  // The decoder stage of one item: fills the record's D stamps and output_tokens. Throws
+  // ItemError (decode_failed) when the decoder still fails after the retries.
+  void decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer);
   void dead_letter_item(Batch& b, std::size_t i, const std::string& kind, const std::string& reason,
                         const std::string& tokenizer);
   // Acknowledges ready batches in order; with `wait`, blocks until the front one is ready.

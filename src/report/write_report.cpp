@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/decoder_section.hpp"
 #include "report/figures.hpp"
 #include "report/report_tables.hpp"
 
@@ -236,6 +237,12 @@ ReportSummary write_report(const std::vector<pipe::Record>& records, const Repor
   AnalysisOptions ao;
   ao.compare_seed = options.compare_seed;
   const Analysis a = analyze(build_item_table(records), ao);
+  if (auto d = decoder_section(records)) {
+    // Only when a decoder ran: a report of records without D stamps is as it was.
+    ReportOptions with_d = options;
+    with_d.sections.insert(with_d.sections.begin(), [d = std::move(*d)](const Analysis&) { return d; });
+    return write_report(a, with_d);
+  }
   return write_report(a, options);
 }
 

@@ -7,6 +7,7 @@
 #include "pipe/consumer.hpp"
 #include "pipe/errors.hpp"
 #include "pipe/worker.hpp"
+#include "serve/completion_json.hpp"
 
 namespace overhead::serve {
 namespace {
@@ -27,14 +28,19 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, R
       replying_processor_(processor_, replies),
       log_sink_(backends_.log),
       replying_sink_(log_sink_, replies) {
+  fingerprint_ = decoder_fingerprint(options_.decoder ? options_.decoder->describe() : "none");
   source_ = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
   const unsigned n = options_.workers == 0 ? 1 : options_.workers;
   for (unsigned i = 0; i < n; ++i) {
-    workers_.emplace_back([this, i] {
+    workers_.emplace_back([this, i, &replies] {
       pipe::WorkerOptions wo;
       wo.name = "serve-worker-" + std::to_string(i);
       wo.experiment = options_.experiment;
       wo.visibility = backends_.input->visibility_timeout();
+      wo.decoder = options_.decoder;
+      wo.decode_failed = [&replies](const pipe::SourceRecord& source, const pipe::ItemError& e) {
+        replies.deliver(Reply{source.id, false, {}, e.kind(), e.what()});
+      };
       try {
         pipe::Worker worker(*source_, replying_processor_, replying_sink_, dead_letters_, wo);
         (void)worker.run();

@@ -19,6 +19,7 @@
 
 #include "pipe/chat_token_processor.hpp"
 #include "pipe/dead_letter.hpp"
+#include "pipe/decoder.hpp"
 #include "pipe/queue.hpp"
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
@@ -40,6 +41,8 @@ struct PipelineOptions {
   unsigned workers = 1;
   std::string experiment = "serve";     // records are keyed "<experiment>#<tokenizer>"
   std::string dead_letter_path;         // empty: counted in memory only
+  // The workers' decoder stage (pipe/decoder.hpp, `--decoder`); null = none.
+  std::shared_ptr<const pipe::Decoder> decoder;
 };
 
 // Why a work item was not sent.
@@ -65,10 +68,13 @@ class ChatPipeline {
   [[nodiscard]] const pipe::DeadLetterSink& dead_letters() const { return dead_letters_; }
   [[nodiscard]] pipe::QueueCounts input_counts() { return backends_.input->counts(); }
   [[nodiscard]] const std::map<std::string, std::string>& load_errors() const { return processor_.load_errors(); }
+  // The completions' system_fingerprint: names the decoder ("overhead-decoder-none").
+  [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
 
  private:
   PipelineBackends backends_;
   PipelineOptions options_;
+  std::string fingerprint_;
   pipe::DeadLetterSink dead_letters_;
   pipe::ChatTokenProcessor processor_;
   ReplyingProcessor replying_processor_;

@@ -60,6 +60,8 @@ ApiError refusal_error(const Reply& r) {
     return {400, "The chat template rejected the messages: " + r.error_reason, "invalid_request_error", "messages", "template_error"};
   if (is(DeadLetterKind::unknown_tokenizer)) return {404, r.error_reason, "invalid_request_error", "model", "model_not_found"};
   if (is(DeadLetterKind::prompt_too_large)) return {400, r.error_reason, "invalid_request_error", "messages", "prompt_too_large"};
+  if (is(DeadLetterKind::decode_failed))
+    return {502, "The decoder failed on this request: " + r.error_reason, "server_error", "", "decode_failed"};
   if (is(DeadLetterKind::bad_prompt) || is(DeadLetterKind::missing_field) || is(DeadLetterKind::malformed_json))
     return {400, r.error_reason, "invalid_request_error", "messages", r.error_kind};
   return {500, "The worker failed on this request: " + r.error_reason, "server_error", "", r.error_kind};
@@ -84,6 +86,7 @@ class ChatRoutes {
     source.id = id;
     source.model = request.model;
     source.prompt_json = prompt_json(request.messages);
+    source.max_tokens = request.max_tokens;  // the decoder stage's wanted length (no answer here)
     info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), pipe::monotonic_ns(), kept};
     c_.replies.open(id, info);
     if (auto failure = c_.pipeline.submit(source, *tokenizer)) {
@@ -101,7 +104,12 @@ class ChatRoutes {
     c_.metrics.record_stage("queue", sec(s.info.submitted_ns, r.render_start));
     c_.metrics.record_stage("render", sec(r.render_start, r.render_end));
     c_.metrics.record_stage("encode", sec(r.render_end, r.encode_end));
-    c_.metrics.record_stage("publish", sec(r.encode_end, s.replied_ns));
+    if (r.decode_end > 0) {  // the decoder stage ran (--decoder sim: or openai:)
+      c_.metrics.record_stage("decode", sec(r.decode_start, r.decode_end));
+      c_.metrics.record_stage("publish", sec(r.decode_end, s.replied_ns));
+    } else {
+      c_.metrics.record_stage("publish", sec(r.encode_end, s.replied_ns));
+    }
     c_.metrics.record_stage("total", sec(s.info.submitted_ns, s.replied_ns));
   }
 
@@ -132,7 +140,7 @@ class ChatRoutes {
       return;
     }
     record_stages(*snapshot);
-    const Completion completion = decoder_none_completion(id, info.created, info.model, snapshot->reply->record);
+    const Completion completion = record_completion(id, info.created, info.model, snapshot->reply->record, c_.pipeline.fingerprint());
     if (!request.stream) {
       res.set_content(completion_body(completion).dump(), "application/json");
       return;
@@ -177,7 +185,7 @@ class ChatRoutes {
     Json out{{"id", id}, {"object", "request"}, {"status", state_name(s->state)}, {"created", s->info.created}, {"model", s->info.model}};
     if (s->state == RequestState::done) {
       record_stages_once(id, *s);
-      out["response"] = completion_body(decoder_none_completion(id, s->info.created, s->info.model, s->reply->record));
+      out["response"] = completion_body(record_completion(id, s->info.created, s->info.model, s->reply->record, c_.pipeline.fingerprint()));
       out["record"] = record_json(s->reply->record);
     } else if (s->state == RequestState::failed) {
       const ApiError e = refusal_error(*s->reply);

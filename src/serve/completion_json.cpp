@@ -15,7 +15,7 @@ Json usage_json(const Completion& c) {
 
 Json chunk(const Completion& c, Json choices) {
   return Json{{"id", c.id},           {"object", "chat.completion.chunk"}, {"created", c.created},
-              {"model", c.model},     {"system_fingerprint", kDecoderNoneFingerprint},
+              {"model", c.model},     {"system_fingerprint", c.fingerprint},
               {"choices", std::move(choices)}};
 }
 
@@ -29,9 +29,14 @@ std::string event(const Json& j) { return "data: " + j.dump() + "\n\n"; }
 
 }  // namespace
 
-Completion decoder_none_completion(const std::string& id, std::int64_t created, const std::string& model,
-                                   const pipe::Record& record) {
-  return Completion{id, created, model, record.token_count, "", 0, "length"};
+Completion record_completion(const std::string& id, std::int64_t created, const std::string& model,
+                             const pipe::Record& record, const std::string& fingerprint) {
+  return Completion{id, created, model, record.token_count, "", record.output_tokens, "length", fingerprint};
+}
+
+std::string decoder_fingerprint(const std::string& decoder_description) {
+  if (decoder_description.empty() || decoder_description == "none") return kDecoderNoneFingerprint;
+  return "overhead-decoder-" + decoder_description.substr(0, decoder_description.find(':'));
 }
 
 nlohmann::ordered_json completion_body(const Completion& c) {
@@ -41,7 +46,7 @@ nlohmann::ordered_json completion_body(const Completion& c) {
               {"object", "chat.completion"},
               {"created", c.created},
               {"model", c.model},
-              {"system_fingerprint", kDecoderNoneFingerprint},
+              {"system_fingerprint", c.fingerprint},
               {"choices", Json::array({choice})},
               {"usage", usage_json(c)}};
 }

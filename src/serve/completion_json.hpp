@@ -2,10 +2,13 @@
 // `chat.completion.chunk` server-sent events of a stream (ending `data: [DONE]`), and the record
 // as JSON for GET /v1/requests/{id}.
 //
-// The decoder stage: with `--decoder none` (the only one so far) nothing decodes, so the answer is
-// empty, `completion_tokens` is 0 and `finish_reason` is "length" (generation ended before a
-// token, as a budget of zero tokens ends it); `system_fingerprint` says "overhead-decoder-none"
-// so a client can tell. No text is made up.
+// The decoder stage: with `--decoder none` nothing decodes, so the answer is empty,
+// `completion_tokens` is 0 and `finish_reason` is "length" (generation ended before a token, as a
+// budget of zero tokens ends it); `system_fingerprint` says "overhead-decoder-none" so a client
+// can tell. With `sim:` or `openai:` the worker's decoder ran: `completion_tokens` is the
+// record's output_tokens and the fingerprint names the decoder ("overhead-decoder-sim"); the
+// answer's text is not carried back (the record holds counts and stamps), so the content stays
+// empty. No text is made up.
 #pragma once
 
 #include <cstdint>
@@ -28,11 +31,16 @@ struct Completion {
   std::string content;
   std::int64_t completion_tokens = 0;
   std::string finish_reason;
+  std::string fingerprint = kDecoderNoneFingerprint;
 };
 
-// The decoder-none completion of a record: its prompt tokens, no answer.
-[[nodiscard]] Completion decoder_none_completion(const std::string& id, std::int64_t created, const std::string& model,
-                                                 const pipe::Record& record);
+// The completion of a record: its prompt tokens and its decoder's output tokens (0 with none), no
+// answer text. `fingerprint`: decoder_fingerprint() of the pipeline's decoder.
+[[nodiscard]] Completion record_completion(const std::string& id, std::int64_t created, const std::string& model,
+                                           const pipe::Record& record, const std::string& fingerprint);
+// "overhead-decoder-none", "overhead-decoder-sim", "overhead-decoder-openai" for a describe()
+// text of pipe::Decoder ("" = none).
+[[nodiscard]] std::string decoder_fingerprint(const std::string& decoder_description);
 
 [[nodiscard]] nlohmann::ordered_json completion_body(const Completion& c);
 // The events of a stream, each "data: {...}\n\n": a role delta, the content (one delta when not

@@ -7,9 +7,10 @@
 
 namespace overhead::serve {
 
-pipe::ProcessResult ReplyingProcessor::process(const pipe::SourceRecord& source, const std::string& tokenizer) const {
+template <class Fn>
+pipe::ProcessResult ReplyingProcessor::tapped(const pipe::SourceRecord& source, Fn&& fn) const {
   try {
-    return inner_.process(source, tokenizer);
+    return fn();
   } catch (const pipe::ItemError& e) {
     replies_.deliver(Reply{source.id, false, {}, e.kind(), e.what()});
     throw;
@@ -17,6 +18,15 @@ pipe::ProcessResult ReplyingProcessor::process(const pipe::SourceRecord& source,
     replies_.deliver(Reply{source.id, false, {}, pipe::kind_name(pipe::DeadLetterKind::processing_error), e.what()});
     throw;
   }
+}
+
+pipe::ProcessResult ReplyingProcessor::process(const pipe::SourceRecord& source, const std::string& tokenizer) const {
+  return tapped(source, [&] { return inner_.process(source, tokenizer); });
+}
+
+pipe::ProcessResult ReplyingProcessor::process_for_decoder(const pipe::SourceRecord& source, const std::string& tokenizer,
+                                                           bool want_prompt) const {
+  return tapped(source, [&] { return inner_.process_for_decoder(source, tokenizer, want_prompt); });
 }
 
 void ReplyingSink::put(const pipe::Record& record) {

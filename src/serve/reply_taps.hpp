@@ -19,8 +19,16 @@ class ReplyingProcessor final : public pipe::Processor {
   ReplyingProcessor(const pipe::Processor& inner, ReplyPath& replies) : inner_(inner), replies_(replies) {}
   // Rethrows whatever the inner processor throws, after delivering a failed reply for it.
   pipe::ProcessResult process(const pipe::SourceRecord& source, const std::string& tokenizer) const override;
+  pipe::ProcessResult process_for_decoder(const pipe::SourceRecord& source, const std::string& tokenizer,
+                                          bool want_prompt) const override;
+  std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const override {
+    return inner_.count_text(tokenizer, text);
+  }
 
  private:
+  template <class Fn>
+  pipe::ProcessResult tapped(const pipe::SourceRecord& source, Fn&& fn) const;
+
   const pipe::Processor& inner_;
   ReplyPath& replies_;
 };

@@ -113,6 +113,7 @@ Server::Server(ServerOptions options)
     po.tokenizers = bindings_->models();
     po.workers = options_.workers;
     po.dead_letter_path = options_.dead_letter_path;
+    po.decoder = options_.decoder;
     pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, po, *replies_);
     add_chat_routes(http, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
                                            ChatRouteLimits{options_.max_messages, options_.request_timeout,

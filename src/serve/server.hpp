@@ -43,6 +43,7 @@ struct ServerOptions {
   PipelineBackends pipeline;
   unsigned workers = 1;
   std::string dead_letter_path;  // empty: dead letters are counted in memory only
+  std::shared_ptr<const pipe::Decoder> decoder;  // the workers' decoder stage; null = none
   std::chrono::milliseconds request_timeout{30000};
   std::size_t max_queued = 1024;  // requests awaiting a worker's reply past which 429
 };

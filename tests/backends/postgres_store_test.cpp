@@ -207,6 +207,10 @@ TEST(PostgresStore, AnOlderTableWithoutRunIdGetsTheColumn) {
     EXPECT_EQ(rows.back().id, "old");
     EXPECT_EQ(rows.back().run_id, "");
     EXPECT_EQ(rows.back().publish_acked, 6);
+    // The decoder's integer columns, added later too: NULL in the old row reads as 0.
+    EXPECT_EQ(rows.back().decode_end, 0);
+    EXPECT_EQ(rows.back().output_tokens, 0);
+    EXPECT_EQ(rows[0].output_tokens, 50);
   }
 }
 

@@ -82,7 +82,7 @@ TEST(RecordFields, CodecsFollowTheTable) {
   EXPECT_EQ(header,
             "experiment_tokenizer,id,model,start_time,end_time,token_count,api_input,api_output,experiment,tokenizer,"
             "case,worker,seq,batch,batch_boundary,received,render_start,render_end,encode_end,publish_start,"
-            "publish_acked,input_deleted,prompt_chars,prompt_bytes,run_id");
+            "publish_acked,input_deleted,prompt_chars,prompt_bytes,run_id,decode_start,first_token,decode_end,output_tokens");
 }
 
 // run_id was added after log messages without it existed: a message from an older worker (no
@@ -91,12 +91,28 @@ TEST(RecordFields, AFieldAddedLaterMayBeAbsentFromALogMessage) {
   Record r = distinct_record();
   std::string json;
   append_record_json(json, r);
-  const std::string tail = ",\"run_id\":\"run_id-value\"}";
-  ASSERT_TRUE(json.ends_with(tail)) << json;
-  const std::string base = json.substr(0, json.size() - tail.size());
+  // The fields added later are the table's last rows; `base` is the body without any of them.
+  const auto cut = json.find(",\"run_id\":");
+  ASSERT_NE(cut, std::string::npos) << json;
+  const std::string base = json.substr(0, cut);
   EXPECT_EQ(std::get<Record>(parse_log_message(base + "}", "old")).run_id, "");
   EXPECT_EQ(std::get<Record>(parse_log_message(base + ",\"run_id\":null}", "null")).run_id, "");
   EXPECT_THROW((void)parse_log_message(base + ",\"run_id\":5}", "number"), std::runtime_error);
+  // The decoder's stamps (added later, integers): absent or null read as 0, text is refused.
+  const Record old = std::get<Record>(parse_log_message(base + "}", "old"));
+  EXPECT_EQ(old.decode_start, 0);
+  EXPECT_EQ(old.first_token, 0);
+  EXPECT_EQ(old.decode_end, 0);
+  EXPECT_EQ(old.output_tokens, 0);
+  const Record nulls = std::get<Record>(parse_log_message(base + ",\"decode_end\":null,\"output_tokens\":7}", "partial"));
+  EXPECT_EQ(nulls.decode_end, 0);
+  EXPECT_EQ(nulls.output_tokens, 7);
+  EXPECT_THROW((void)parse_log_message(base + ",\"first_token\":\"x\"}", "text"), std::runtime_error);
+  bool after_run_id = false;
+  for (const auto& f : kRecordFields) {
+    after_run_id = after_run_id || f.name == "run_id";
+    EXPECT_EQ(f.added_later, after_run_id) << f.name << ": fields added later are the table's last rows";
+  }
   // Fields there from the start stay required.
   std::string no_worker = json;
   no_worker.replace(no_worker.find("\"worker\""), 6, "\"wrkr");

@@ -213,6 +213,43 @@ TEST(RunCli, ConcurrentRunsIntoOneStoreAreSeparated) {
   fs::remove_all(dir);
 }
 
+// --decoder sim end to end: case 5 sends the bundled MT-Bench records through the input queue
+// (their answers with them), the worker waits the modelled D, and the stored records carry the
+// decoder's stamps and the answer's length; a bad --decoder is a usage error that runs nothing.
+TEST(RunCli, DecoderSimStampsTheStoredRecords) {
+  if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
+  const auto dir = testing::temp_dir("cli-decoder");
+  EXPECT_EQ(run("run --case 5 --limit 2 --tokenizers phi-4 --decoder sim:prefill=1000,decode=0 --no-progress --out " +
+                (dir / "bad").string()),
+            2);
+  EXPECT_FALSE(fs::exists(dir / "bad" / "summary.json")) << "nothing may run on a usage error";
+  const double decode_tok_s = 20000;
+  ASSERT_EQ(run("run --case 5 --limit 5 --tokenizers phi-4,gemma-2-27b-it --decoder sim:prefill=1e6,decode=20000,ttft_ms=1 "
+                "--no-progress --no-report --out " + (dir / "out").string()),
+            0);
+  EXPECT_EQ(read_json(dir / "out" / "summary.json")["decoder"], "sim:prefill=1e+06,decode=20000,ttft_ms=1");
+  const auto store = open_store("sqlite:" + (dir / "out" / "records.db").string());
+  const auto rows = scan_in_key_order(*store, "jmtbench-case5");
+  ASSERT_EQ(rows.size(), 10u);
+  std::map<std::string, std::int64_t> phi_tokens;
+  for (const auto& r : rows) {
+    EXPECT_GT(r.output_tokens, 0) << r.id << ": every MT-Bench record has an answer";
+    EXPECT_LE(r.encode_end, r.decode_start) << r.id;
+    EXPECT_GE(r.first_token - r.decode_start, 1'000'000) << r.id << ": ttft_ms=1";
+    EXPECT_LE(r.first_token, r.decode_end) << r.id;
+    EXPECT_LE(r.decode_end, r.publish_start) << r.id;
+    EXPECT_GE(r.decode_end - r.first_token, static_cast<std::int64_t>(double(r.output_tokens) / decode_tok_s * 1e9) - 1000)
+        << r.id;
+    if (r.tokenizer == "phi-4") phi_tokens[r.id] = r.output_tokens;
+  }
+  // Counted with each item's own tokenizer: the same answer, two counts that need not agree.
+  std::size_t differ = 0;
+  for (const auto& r : rows)
+    if (r.tokenizer == "gemma-2-27b-it") differ += phi_tokens.at(r.id) != r.output_tokens;
+  EXPECT_GT(differ, 0u);
+  fs::remove_all(dir);
+}
+
 TEST(RunCli, SeparateProcessesOverTheDurableQueue) {
   if (!have_models()) GTEST_SKIP() << "tokenizer files not fetched";
   const auto dir = testing::temp_dir("cli-procs");

@@ -99,6 +99,51 @@ TEST(SqliteStore, AnOlderTableWithoutRunIdGetsTheColumn) {
   std::filesystem::remove_all(dir);
 }
 
+// The records table as it was before the decoder stage (25 fields, run_id the last): opening it
+// adds decode_start, first_token, decode_end and output_tokens; old rows read them as 0, new
+// rows keep the values written.
+TEST(SqliteStore, AnOlderTableWithoutDecoderStampsGetsTheColumns) {
+  const auto dir = testing::temp_dir("store-migrate-d");
+  const std::string path = (dir / "old.db").string();
+  {
+    backends::SqliteDb db(path, "old");
+    db.exec(
+        "CREATE TABLE records (experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT,"
+        " end_time TEXT, token_count INTEGER, api_input INTEGER, api_output INTEGER, experiment TEXT NOT NULL,"
+        " tokenizer TEXT, case_number INTEGER, worker TEXT, seq INTEGER, batch INTEGER, batch_boundary INTEGER,"
+        " received INTEGER, render_start INTEGER, render_end INTEGER, encode_end INTEGER, publish_start INTEGER,"
+        " publish_acked INTEGER, input_deleted INTEGER, prompt_chars INTEGER, prompt_bytes INTEGER, run_id TEXT,"
+        " PRIMARY KEY (experiment_tokenizer, id)) WITHOUT ROWID;"
+        "INSERT INTO records VALUES ('e#t', 'old', 'm', '', '', 7, NULL, NULL, 'e', 't', 2, 'w', 0, 0, 1,"
+        " 1, 2, 3, 4, 5, 6, 0, 3, 3, 'run-old');");
+  }
+  for (int open = 0; open < 2; ++open) {  // the second open finds the columns and adds nothing
+    auto store = open_store("sqlite:" + path);
+    Record fresh = make_record("e", "t", "new" + std::to_string(open), 9);
+    fresh.decode_start = 100 + open;
+    fresh.first_token = 200 + open;
+    fresh.decode_end = 300 + open;
+    fresh.output_tokens = 50 + open;
+    store->upsert(fresh);
+    const auto rows = scan_in_key_order(*store, "e");
+    ASSERT_EQ(rows.size(), 2u + open);
+    EXPECT_EQ(rows[0].id, "new0");
+    EXPECT_EQ(rows[0].decode_start, 100);
+    EXPECT_EQ(rows[0].first_token, 200);
+    EXPECT_EQ(rows[0].decode_end, 300);
+    EXPECT_EQ(rows[0].output_tokens, 50);
+    const Record& old = rows.back();
+    EXPECT_EQ(old.id, "old");
+    EXPECT_EQ(old.run_id, "run-old");
+    EXPECT_EQ(old.token_count, 7);
+    EXPECT_EQ(old.decode_start, 0);
+    EXPECT_EQ(old.first_token, 0);
+    EXPECT_EQ(old.decode_end, 0);
+    EXPECT_EQ(old.output_tokens, 0);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RecordCodec, JsonRoundTripAndStampPatches) {
   Record r = make_record("e", "t", "a\"b\n", 42);
   std::string body;

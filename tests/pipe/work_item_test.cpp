@@ -92,5 +92,30 @@ TEST(WorkItem, QueueBodyRoundTripsWithoutTheAnswer) {
   }
 }
 
+// The decoder stage's inputs: the answer is parsed from the line; a body carries it only when
+// asked (a worker with a decoder), and max_tokens only when the source has one, so a body
+// without a decoder is byte for byte what it was.
+TEST(WorkItem, TheAnswerAndMaxTokensTravelOnlyWhenThereAndAsked) {
+  auto rec = parse_source_line(testing::source_line("1-1"), 3);
+  ASSERT_TRUE(rec->answer.has_value());
+  EXPECT_EQ(*rec->answer, "a");
+  EXPECT_FALSE(rec->max_tokens.has_value());
+  const std::string plain = encode_item_body(*rec, "phi-4");
+  EXPECT_EQ(plain,
+            "{\"tokenizer\":\"phi-4\",\"line\":3,\"id\":\"1-1\",\"model\":\"m\",\"usage\":{\"input\":3,\"output\":4},"
+            "\"prompt\":[{\"role\":\"user\",\"content\":\"hello\"}]}");
+  EXPECT_FALSE(decode_item_body(plain, "m").source->answer.has_value());
+  const std::string with = encode_item_body(*rec, "phi-4", true);
+  EXPECT_EQ(with, plain.substr(0, plain.size() - 1) + ",\"answer\":\"a\"}");
+  EXPECT_EQ(decode_item_body(with, "m").source->answer, "a");
+
+  SourceRecord copy = *rec;
+  copy.answer.reset();
+  copy.max_tokens = 64;
+  const WorkItem back = decode_item_body(encode_item_body(copy, "phi-4", true), "m");
+  EXPECT_EQ(back.source->max_tokens, 64);
+  EXPECT_FALSE(back.source->answer.has_value());
+}
+
 }  // namespace
 }  // namespace overhead::pipe

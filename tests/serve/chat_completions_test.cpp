@@ -216,6 +216,54 @@ TEST_F(ChatTest, AFullQueueRefusesWith429BeforeSending) {
   EXPECT_TRUE(overhead::pipe::scan_in_key_order(*store_, "serve").empty());
 }
 
+// --decoder sim behind the gateway: the request's max_tokens is the wanted length, the
+// completion counts it, the fingerprint names the decoder, and the stored record carries the
+// decoder's stamps; /metrics gains the decode stage.
+TEST_F(ChatTest, WithTheSimDecoderTheCompletionCountsMaxTokensAndTheRecordItsStamps) {
+  overhead::serve::ServerOptions o;
+  o.decoder = overhead::backends::open_decoder("sim:prefill=1e6,decode=2000,ttft_ms=1");
+  start(o);
+  const json c = post("/v1/chat/completions", R"({"model":"phi-4","max_tokens":40,"messages":[{"role":"user","content":"a"}]})", 200);
+  EXPECT_EQ(c["system_fingerprint"], "overhead-decoder-sim");
+  EXPECT_EQ(c["usage"]["completion_tokens"], 40);
+  EXPECT_EQ(c["choices"][0]["message"]["content"], "") << "no text is made up";
+  auto m = client_->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("overhead_stage_duration_seconds_count{stage=\"decode\"} 1\n"), std::string::npos) << m->body;
+  stop();
+  const auto records = overhead::pipe::scan_in_key_order(*store_, "serve");
+  ASSERT_EQ(records.size(), 1u);
+  const auto& r = records[0];
+  EXPECT_EQ(r.output_tokens, 40);
+  EXPECT_LE(r.encode_end, r.decode_start);
+  EXPECT_GE(r.first_token - r.decode_start, 1'000'000);
+  EXPECT_GE(r.decode_end - r.first_token, 20'000'000) << "40 tokens at 2000/s";
+  EXPECT_LE(r.decode_end, r.publish_start);
+}
+
+// A decoder that cannot reach its server: after the retries the request is answered 502
+// decode_failed (not left to time out), and the dead letter is counted.
+TEST_F(ChatTest, AFailingDecoderIsA502AndACountedDeadLetter) {
+  overhead::serve::ServerOptions o;
+  {
+    // A port that was free a moment ago, with nobody listening now: connections are refused.
+    httplib::Server gone;
+    const int port = gone.bind_to_any_port("127.0.0.1");
+    std::thread t([&] { gone.listen_after_bind(); });
+    while (!gone.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    gone.stop();
+    t.join();
+    o.decoder = overhead::backends::open_decoder("openai:http://127.0.0.1:" + std::to_string(port) + "/v1,timeout_ms=10000");
+  }
+  start(o);
+  const json e = post("/v1/chat/completions", R"({"model":"phi-4","messages":[{"role":"user","content":"a"}]})", 502);
+  EXPECT_EQ(e["error"]["code"], "decode_failed");
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("openai decoder"), std::string::npos) << e.dump();
+  auto m = client_->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("overhead_dead_letters_total{kind=\"decode_failed\"} 1\n"), std::string::npos) << m->body;
+}
+
 TEST_F(ChatTest, WithoutAPipelineTheChatRoutesAreNotServed) {
   overhead::serve::ServerOptions o;
   o.port = 0;

@@ -70,6 +70,10 @@ inline Record make_record(const std::string& experiment, const std::string& toke
   r.prompt_chars = 5;
   r.prompt_bytes = 15;
   r.run_id = "20260101T000000Z-0a1b2c3d";
+  r.decode_start = 16;
+  r.first_token = 17;
+  r.decode_end = 18;
+  r.output_tokens = 50;
   return r;
 }
 
@@ -123,6 +127,8 @@ TEST_P(StoreTest, BatchUpsertRoundTripsEveryField) {
   EXPECT_EQ(r.encode_end, 13);
   EXPECT_EQ(r.prompt_bytes, 15);
   EXPECT_EQ(r.run_id, want.run_id);
+  EXPECT_EQ(r.first_token, 17);
+  EXPECT_EQ(r.output_tokens, 50);
   for (const auto& f : kRecordFields) EXPECT_EQ(f.get(r), f.get(want)) << "field " << f.name << " not stored as written";
   int without_usage = 0;
   for (auto& x : rows) without_usage += !x.api_input.has_value();

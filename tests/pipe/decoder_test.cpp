@@ -1,0 +1,371 @@
+// The decoder stage (`--decoder`): its forms parse or are refused naming the bad part; `sim`
+// waits the modelled time and the worker stamps it into the record; `openai` reads a streamed
+// answer from a fake OpenAI-compatible server on loopback (its measured D matches the rate the
+// server streams at), and a server that fails or is not there makes a counted dead letter.
+#include <gtest/gtest.h>
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/open.hpp"
+#include "backends/openai_decoder.hpp"
+#include "backends/sim_decoder.hpp"
+#include "fake_processor.hpp"
+#include "pipe/errors.hpp"
+#include "pipe/worker.hpp"
+
+namespace overhead::pipe {
+using backends::open_decoder;
+namespace {
+
+using namespace std::chrono_literals;
+constexpr std::int64_t kMs = 1'000'000;  // ns
+
+// --- the forms -------------------------------------------------------------------------------
+
+TEST(DecoderSpec, GoodForms) {
+  EXPECT_EQ(open_decoder("none"), nullptr);
+
+  auto sim = open_decoder("sim:prefill=5000,decode=50");
+  ASSERT_NE(sim, nullptr);
+  const auto* s = dynamic_cast<const backends::SimDecoder*>(sim.get());
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(s->params().prefill_tok_s, 5000);
+  EXPECT_DOUBLE_EQ(s->params().decode_tok_s, 50);
+  EXPECT_DOUBLE_EQ(s->params().ttft_ms, 0);
+  EXPECT_FALSE(sim->needs_prompt());
+  EXPECT_EQ(sim->describe(), "sim:prefill=5000,decode=50,ttft_ms=0");
+
+  const auto p = backends::parse_sim_decoder("ttft_ms=12.5,decode=1e3,prefill=1e6");  // any order
+  EXPECT_DOUBLE_EQ(p.ttft_ms, 12.5);
+  EXPECT_DOUBLE_EQ(p.decode_tok_s, 1000);
+  EXPECT_DOUBLE_EQ(p.prefill_tok_s, 1e6);
+
+  auto oa = open_decoder("openai:http://127.0.0.1:8000/v1/");
+  ASSERT_NE(oa, nullptr);
+  EXPECT_TRUE(oa->needs_prompt());
+  EXPECT_EQ(oa->describe(), "openai:http://127.0.0.1:8000/v1") << "the trailing slash is dropped";
+  const auto q = backends::parse_openai_decoder("https://h.example/v1,model=microsoft/phi-4,timeout_ms=2500");
+  EXPECT_EQ(q.base_url, "https://h.example/v1");
+  EXPECT_EQ(q.model, "microsoft/phi-4");
+  EXPECT_EQ(q.timeout, 2500ms);
+}
+
+TEST(DecoderSpec, BadFormsNameTheBadPart) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"", "unknown decoder ''"},
+      {"None", "unknown decoder 'None'"},
+      {"sim", "unknown decoder 'sim'"},
+      {"sim:", "'' is not KEY=VALUE"},
+      {"sim:prefill=1000", "'decode' is missing"},
+      {"sim:decode=10", "'prefill' is missing"},
+      {"sim:prefill=abc,decode=10", "'prefill=abc': 'abc' is not a number"},
+      {"sim:prefill=10,decode=10x", "'10x' is not a number"},
+      {"sim:prefill=0,decode=10", "prefill must be > 0"},
+      {"sim:prefill=10,decode=-1", "decode must be > 0"},
+      {"sim:prefill=10,decode=10,ttft_ms=-1", "ttft_ms must be >= 0"},
+      {"sim:prefill=10,decode=10,ttft_ms=inf", "'inf' is not a number"},
+      {"sim:prefill=10,decode=10,speed=3", "unknown parameter 'speed'"},
+      {"sim:prefill=10,prefill=20,decode=1", "'prefill' given twice"},
+      {"sim:prefill=10,,decode=1", "'' is not KEY=VALUE"},
+      {"sim:prefill,decode=1", "'prefill' is not KEY=VALUE"},
+      {"openai:", "'' is not an http:// or https:// URL"},
+      {"openai:localhost:8000/v1", "'localhost:8000/v1' is not an http:// or https:// URL"},
+      {"openai:http://", "is not a URL"},
+      {"openai:http://h/v1,model=", "'model' is empty"},
+      {"openai:http://h/v1,timeout_ms=0", "timeout_ms must be a positive integer"},
+      {"openai:http://h/v1,key=secret", "unknown parameter 'key'"},
+  };
+  for (const auto& [spec, want] : bad) {
+    try {
+      (void)open_decoder(spec);
+      ADD_FAILURE() << "'" << spec << "' was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << spec << " -> " << e.what();
+    }
+  }
+}
+
+// --- sim -------------------------------------------------------------------------------------
+
+TEST(SimDecoder, WaitsTheModelledTimeWithoutTheCpu) {
+  const backends::SimDecoder d({/*prefill*/ 10000, /*decode*/ 1000, /*ttft_ms*/ 5});
+  DecodeRequest req;
+  req.prompt_tokens = 200;  // 20 ms of prefill, + 5 ms
+  req.max_tokens = 30;      // 30 ms of decode
+  const std::int64_t cpu0 = thread_cpu_ns();
+  const DecodeResult r = d.decode(req);
+  const std::int64_t cpu = thread_cpu_ns() - cpu0;
+  EXPECT_EQ(r.output_tokens, 30);
+  EXPECT_GE(r.first_token - r.decode_start, 25 * kMs);
+  EXPECT_GE(r.decode_end - r.first_token, 30 * kMs);
+  EXPECT_LT(r.decode_end - r.decode_start, 500 * kMs);
+  EXPECT_LT(cpu, 10 * kMs) << "it sleeps, it does not spin";
+  // Nothing wanted: the prompt is still read, no token comes.
+  req.max_tokens = 0;
+  const DecodeResult none = d.decode(req);
+  EXPECT_EQ(none.output_tokens, 0);
+  EXPECT_EQ(none.first_token, 0);
+  EXPECT_GE(none.decode_end - none.decode_start, 25 * kMs);
+}
+
+// The fake processor, plus what the decoder stage asks of a processor: the answer counted as one
+// token per byte (so a 50-byte answer is 50 tokens), the prompt text, and count_text likewise.
+class DecodingProcessor final : public Processor {
+ public:
+  ProcessResult process(const SourceRecord& s, const std::string& t) const override { return inner_.process(s, t); }
+  ProcessResult process_for_decoder(const SourceRecord& s, const std::string& t, bool want_prompt) const override {
+    ProcessResult r = process(s, t);
+    r.encode_end = monotonic_ns();
+    if (s.answer) r.answer_tokens = static_cast<std::int64_t>(s.answer->size());
+    if (want_prompt) r.prompt = "<prompt of " + s.id + ">";
+    return r;
+  }
+  std::optional<std::int64_t> count_text(const std::string&, std::string_view text) const override {
+    return static_cast<std::int64_t>(text.size());
+  }
+
+ private:
+  FunctionProcessor inner_ = testing::fake_processor();
+};
+
+std::shared_ptr<const SourceRecord> record_with(const std::string& id, std::optional<std::string> answer,
+                                                std::optional<std::int64_t> max_tokens = std::nullopt) {
+  auto r = std::make_shared<SourceRecord>(*parse_source_line(testing::source_line(id), 1));
+  r->answer = std::move(answer);
+  r->max_tokens = max_tokens;
+  return r;
+}
+
+struct WorkerRun {
+  std::vector<Record> records;
+  DeadLetterSink dead;
+  WorkerStats stats;
+};
+
+void run_worker(WorkerRun& out, std::vector<std::shared_ptr<const SourceRecord>> records,
+                std::shared_ptr<const Decoder> decoder, int attempts = 3) {
+  FileSource source(std::move(records), {"llama"});
+  DecodingProcessor proc;
+  MemorySink sink;
+  WorkerOptions o;
+  o.decoder = std::move(decoder);
+  o.decoder_retry.attempts = attempts;
+  o.decoder_retry.sleep = [](std::chrono::microseconds) {};
+  o.retry.sleep = [](std::chrono::microseconds) {};
+  Worker worker(source, proc, sink, out.dead, o);
+  out.stats = worker.run();
+  out.records = sink.take();
+  std::sort(out.records.begin(), out.records.end(), [](const Record& a, const Record& b) { return a.id < b.id; });
+}
+
+void expect_ordered(const Record& r) {
+  EXPECT_LE(r.encode_end, r.decode_start) << r.id;
+  EXPECT_LE(r.decode_start, r.first_token) << r.id;
+  EXPECT_LE(r.first_token, r.decode_end) << r.id;
+  EXPECT_LE(r.decode_end, r.publish_start) << r.id;
+}
+
+// The brief's figure: prefill=1e6, decode=1000 tok/s; an answer of 50 tokens takes 50 ms from the
+// first token to the last (asserted loosely above: the machine is shared).
+TEST(SimDecoder, TheWorkerStampsTheAnswersLengthAndTheModelledTime) {
+  WorkerRun run;
+  run_worker(run,
+             {record_with("a-answer", std::string(50, 'y')), record_with("b-max-tokens", std::nullopt, 7),
+              record_with("c-nothing", std::nullopt)},
+             open_decoder("sim:prefill=1e6,decode=1000"));
+  ASSERT_EQ(run.records.size(), 3u);
+  EXPECT_EQ(run.dead.total(), 0u);
+  const Record& a = run.records[0];
+  EXPECT_EQ(a.output_tokens, 50);
+  EXPECT_GE(a.decode_end - a.first_token, 45 * kMs);
+  EXPECT_LE(a.decode_end - a.first_token, 200 * kMs);
+  EXPECT_GT(a.decode_start, 0);
+  expect_ordered(a);
+  EXPECT_EQ(run.records[1].output_tokens, 7) << "no answer: the request's max_tokens";
+  expect_ordered(run.records[1]);
+  EXPECT_EQ(run.records[2].output_tokens, 0) << "neither: nothing to generate";
+  EXPECT_EQ(run.records[2].first_token, 0);
+  EXPECT_GT(run.records[2].decode_end, 0);
+}
+
+TEST(SimDecoder, NoneLeavesTheRecordWithoutDecoderStamps) {
+  WorkerRun run;
+  run_worker(run, {record_with("a", std::string(50, 'y'))}, nullptr);
+  ASSERT_EQ(run.records.size(), 1u);
+  const Record& r = run.records[0];
+  EXPECT_EQ(r.decode_start, 0);
+  EXPECT_EQ(r.first_token, 0);
+  EXPECT_EQ(r.decode_end, 0);
+  EXPECT_EQ(r.output_tokens, 0);
+}
+
+// --- openai ----------------------------------------------------------------------------------
+
+// A fake OpenAI-compatible server on a free loopback port. POST /v1/completions streams `tokens`
+// text_completion chunks `interval` apart (the first right away), then a usage chunk (unless
+// `usage` is off) and `data: [DONE]`; or answers `status` with an error body.
+class FakeOpenAi {
+ public:
+  int tokens = 20;
+  std::chrono::milliseconds interval{5};
+  bool usage = true;
+  int status = 200;
+  std::atomic<int> hits{0};
+  nlohmann::json last_body;
+  std::mutex mutex;
+
+  FakeOpenAi() {
+    server_.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      ++hits;
+      {
+        std::lock_guard lock(mutex);
+        last_body = nlohmann::json::parse(req.body, nullptr, false);
+      }
+      if (status != 200) {
+        res.status = status;
+        res.set_content(R"({"error":{"message":"boom","type":"server_error"}})", "application/json");
+        return;
+      }
+      const int n = tokens;
+      const auto gap = interval;
+      const bool with_usage = usage;
+      res.set_chunked_content_provider("text/event-stream", [n, gap, with_usage](std::size_t, httplib::DataSink& sink) {
+        for (int i = 0; i < n; ++i) {
+          if (i) std::this_thread::sleep_for(gap);
+          const nlohmann::json chunk = {
+              {"id", "cmpl-fake"}, {"object", "text_completion"}, {"created", 1}, {"model", "fake"},
+              {"choices", {{{"index", 0}, {"text", "t" + std::to_string(i) + " "}, {"logprobs", nullptr}, {"finish_reason", nullptr}}}}};
+          const std::string ev = "data: " + chunk.dump() + "\n\n";
+          if (!sink.write(ev.data(), ev.size())) return false;
+        }
+        std::string tail;
+        if (with_usage) {
+          const nlohmann::json last = {{"id", "cmpl-fake"}, {"object", "text_completion"}, {"created", 1}, {"model", "fake"},
+                                       {"choices", nlohmann::json::array()},
+                                       {"usage", {{"prompt_tokens", 3}, {"completion_tokens", n}, {"total_tokens", n + 3}}}};
+          tail += "data: " + last.dump() + "\n\n";
+        }
+        tail += "data: [DONE]\n\n";
+        sink.write(tail.data(), tail.size());
+        sink.done();
+        return true;
+      });
+    });
+    server_.set_keep_alive_max_count(1);  // close after each answer, so stop() need not wait for an idle client
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(1ms);
+  }
+  ~FakeOpenAi() {
+    server_.stop();
+    thread_.join();
+  }
+  [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(OpenAiDecoder, MeasuresTheStreamAtTheServersRate) {
+  FakeOpenAi server;
+  const auto d = open_decoder("openai:" + server.url() + ",model=fake-model");
+  DecodeRequest req;
+  req.prompt = "<|user|>hi<|assistant|>";
+  req.prompt_tokens = 3;
+  req.max_tokens = 20;
+  req.tokenizer = "phi-4";
+  const DecodeResult r = d->decode(req);
+  EXPECT_EQ(r.output_tokens, 20) << "from the usage chunk";
+  EXPECT_GE(r.decode_end - r.first_token, 19 * 5 * kMs) << "19 gaps of 5 ms between the first token and the last";
+  EXPECT_LT(r.decode_end - r.first_token, 5000 * kMs);
+  EXPECT_LE(r.decode_start, r.first_token);
+  EXPECT_EQ(r.text.substr(0, 6), "t0 t1 ");
+  std::lock_guard lock(server.mutex);
+  EXPECT_EQ(server.last_body.value("prompt", ""), "<|user|>hi<|assistant|>");
+  EXPECT_EQ(server.last_body.value("model", ""), "fake-model");
+  EXPECT_EQ(server.last_body.value("max_tokens", 0), 20);
+  EXPECT_EQ(server.last_body.value("stream", false), true);
+  EXPECT_EQ(server.last_body["stream_options"].value("include_usage", false), true);
+}
+
+// Through the worker: the prompt it sends is the processor's, the model is the item's tokenizer,
+// and without a usage chunk the worker counts the answer's text with the item's tokenizer.
+TEST(OpenAiDecoder, TheWorkerRecordsTheStreamAndCountsTheTextWithoutUsage) {
+  FakeOpenAi server;
+  server.usage = false;
+  server.tokens = 10;
+  WorkerRun run;
+  run_worker(run, {record_with("a", std::string(10, 'y'))}, open_decoder("openai:" + server.url()));
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.dead.total(), 0u);
+  const Record& r = run.records[0];
+  EXPECT_EQ(r.output_tokens, 30) << "count_text of \"t0 t1 ... t9 \" (one per byte here)";
+  EXPECT_GE(r.decode_end - r.first_token, 9 * 5 * kMs);
+  expect_ordered(r);
+  std::lock_guard lock(server.mutex);
+  EXPECT_EQ(server.last_body.value("prompt", ""), "<prompt of a>");
+  EXPECT_EQ(server.last_body.value("model", ""), "llama");
+  EXPECT_EQ(server.last_body.value("max_tokens", 0), 10) << "the answer's length";
+}
+
+TEST(OpenAiDecoder, AServerErrorIsRetriedThenACountedDeadLetter) {
+  FakeOpenAi server;
+  server.status = 500;
+  WorkerRun run;
+  run_worker(run, {record_with("a", std::string(5, 'y')), record_with("b", std::string(5, 'y'))},
+             open_decoder("openai:" + server.url()), 3);
+  EXPECT_TRUE(run.records.empty());
+  EXPECT_EQ(run.stats.items, 2u);
+  EXPECT_EQ(run.stats.bad_input, 2u) << "each item settled as a dead letter, none lost";
+  EXPECT_EQ(run.dead.counts().at("decode_failed"), 2u);
+  EXPECT_EQ(server.hits.load(), 6) << "500 is transient: 3 tries per item";
+  const auto letters = run.dead.letters();
+  ASSERT_EQ(letters.size(), 2u);
+  EXPECT_NE(letters[0].reason.find("HTTP 500"), std::string::npos) << letters[0].reason;
+  EXPECT_FALSE(letters[0].payload.empty()) << "the letter carries the item";
+}
+
+TEST(OpenAiDecoder, ABadRequestIsNotRetried) {
+  FakeOpenAi server;
+  server.status = 400;
+  WorkerRun run;
+  run_worker(run, {record_with("a", std::string(5, 'y'))}, open_decoder("openai:" + server.url()), 3);
+  EXPECT_EQ(run.dead.counts().at("decode_failed"), 1u);
+  EXPECT_EQ(server.hits.load(), 1) << "400 is permanent";
+  EXPECT_NE(run.dead.letters()[0].reason.find("(permanent)"), std::string::npos);
+}
+
+TEST(OpenAiDecoder, ARefusedConnectionIsATransientErrorThenACountedDeadLetter) {
+  std::string url;
+  {
+    FakeOpenAi gone;  // a port that was free a moment ago and has nobody listening now
+    url = gone.url();
+  }
+  const auto d = open_decoder("openai:" + url);
+  DecodeRequest req;
+  req.prompt = "x";
+  try {
+    (void)d->decode(req);
+    ADD_FAILURE() << "no server, yet an answer";
+  } catch (const DecoderError& e) {
+    EXPECT_TRUE(e.retryable()) << e.what();
+  }
+  WorkerRun run;
+  run_worker(run, {record_with("a", std::string(5, 'y'))}, d, 2);
+  EXPECT_TRUE(run.records.empty());
+  EXPECT_EQ(run.stats.bad_input, 1u);
+  EXPECT_EQ(run.dead.counts().at("decode_failed"), 1u);
+  EXPECT_NE(run.dead.letters()[0].reason.find("after 2 tries"), std::string::npos) << run.dead.letters()[0].reason;
+}
+
+}  // namespace
+}  // namespace overhead::pipe
