@@ -2,14 +2,19 @@
 #include "backends/sqs_queue.hpp"
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "aws/credentials.hpp"
 #include "aws/json_protocol.hpp"
+#include "util/json_writer.hpp"
 
 namespace overhead::backends {
 
@@ -47,22 +52,78 @@ struct SqsClient {
     return "";
   }
 
-  // One SQS JSON call with retries; returns the parsed answer. Throws QueueError.
-  json call(const std::string& action, const json& request, milliseconds timeout, const std::string& shown_url) {
+  // One SQS JSON call with retries, the request already JSON text; returns the answer's text
+  // ("{}" when empty). Throws QueueError.
+  std::string call_text(const std::string& action, const std::string& request, milliseconds timeout,
+                        const std::string& shown_url) {
     std::string body;
     try {
-      body = json_client.call(action, request.dump(), timeout, shown_url);
+      body = json_client.call(action, request, timeout, shown_url);
     } catch (const aws::JsonCallError& e) {
       if (e.transient()) throw pipe::QueueError(e.what(), pipe::Failure::transient);
       throw pipe::QueueError(e.what() + hint(e.code()), pipe::Failure::permanent);
     }
-    if (body.empty()) return json::object();
-    json answer = json::parse(body, nullptr, false);
+    return body.empty() ? std::string("{}") : body;
+  }
+
+  // The same for the calls off the hot path, with nlohmann::json on both sides.
+  json call(const std::string& action, const json& request, milliseconds timeout, const std::string& shown_url) {
+    json answer = json::parse(call_text(action, request.dump(), timeout, shown_url), nullptr, false);
     if (answer.is_discarded())
       throw pipe::QueueError("SQS " + action + " on " + shown_url + ": the answer is not JSON", pipe::Failure::transient);
     return answer;
   }
 };
+
+// The hot calls (send, receive, delete, extend) build their requests by appending and read their
+// answers with simdjson: through nlohmann::json they cost about 33 instructions per byte to
+// escape a batch of bodies and 68 per byte to parse ReceiveMessage's answer, most of the client's
+// CPU per call (docs/benchmarks.md, "AWS clients: SQS").
+class HotAnswer {
+ public:
+  HotAnswer(const std::string& text, const std::string& action, const std::string& shown_url) {
+    thread_local simdjson::dom::parser parser;
+    if (parser.parse(text).get(root_) != simdjson::SUCCESS || !root_.is_object())
+      throw pipe::QueueError("SQS " + action + " on " + shown_url + ": the answer is not a JSON object",
+                             pipe::Failure::transient);
+  }
+  // The elements of the array `key` of the answer (none when absent; a default dom::array may not
+  // be walked).
+  [[nodiscard]] std::vector<simdjson::dom::element> list(const char* key) const {
+    std::vector<simdjson::dom::element> out;
+    simdjson::dom::array a;
+    if (root_[key].get(a) != simdjson::SUCCESS) return out;
+    for (const auto e : a) out.push_back(e);
+    return out;
+  }
+
+ private:
+  simdjson::dom::element root_;
+};
+
+// obj[key] as a string, or `fallback` when absent or not a string.
+std::string text_of(simdjson::dom::element obj, const char* key, std::string_view fallback = {}) {
+  std::string_view v;
+  if (obj[key].get(v) != simdjson::SUCCESS) return std::string(fallback);
+  return std::string(v);
+}
+
+bool bool_of(simdjson::dom::element obj, const char* key, bool fallback) {
+  bool v = fallback;
+  if (obj[key].get(v) != simdjson::SUCCESS) return fallback;
+  return v;
+}
+
+// The entry index a batch answer names ("Id" is the decimal index we sent); throws when it is not one.
+std::size_t entry_index(simdjson::dom::element entry, std::size_t entries, const std::string& action) {
+  const std::string id = text_of(entry, "Id");
+  std::size_t i = 0;
+  const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), i);
+  if (ec != std::errc() || end != id.data() + id.size() || i >= entries)
+    throw pipe::QueueError("SQS " + action + ": the answer names an entry we did not send (\"" + id + "\")",
+                           pipe::Failure::transient);
+  return i;
+}
 
 std::int64_t ceil_seconds(milliseconds ms) { return (ms.count() + 999) / 1000; }
 
@@ -80,21 +141,37 @@ class SqsQueue final : public pipe::Queue {
   std::vector<pipe::SendOutcome> send_batch(std::span<const std::string> bodies) override {
     const auto too_large = pipe::check_send_batch(bodies, config_.max_message_bytes, url_);
     std::vector<pipe::SendOutcome> out(bodies.size());
-    json entries = json::array();
+    std::size_t request_bytes = 64 + queue_url_.size();
+    for (const auto& b : bodies) request_bytes += b.size() + b.size() / 8 + 40;
+    std::string request;
+    request.reserve(request_bytes);
+    request += "{\"QueueUrl\":";
+    util::append_json_string(request, queue_url_);
+    request += ",\"Entries\":[";
+    bool any = false;
     for (std::size_t i = 0; i < bodies.size(); ++i) {
-      if (too_large[i]) out[i].failure = too_large[i];
-      else entries.push_back({{"Id", std::to_string(i)}, {"MessageBody", bodies[i]}});
+      if (too_large[i]) {
+        out[i].failure = too_large[i];
+        continue;
+      }
+      request += any ? ",{\"Id\":\"" : "{\"Id\":\"";
+      request += std::to_string(i);
+      request += "\",\"MessageBody\":";
+      util::append_json_string(request, bodies[i]);
+      request += '}';
+      any = true;
     }
-    if (entries.empty()) return out;
-    const json res = client_->call("SendMessageBatch", {{"QueueUrl", queue_url_}, {"Entries", entries}},
-                                   config_.call_timeout, url_);
-    for (const auto& ok : res.value("Successful", json::array()))
-      out.at(std::stoul(ok.at("Id").get<std::string>())).id = ok.at("MessageId").get<std::string>();
-    for (const auto& bad : res.value("Failed", json::array())) {
-      const std::string code = bad.value("Code", std::string());
-      out.at(std::stoul(bad.at("Id").get<std::string>())).failure =
-          pipe::EntryFailure{!bad.value("SenderFault", true) || aws::is_transient_code(code),
-                             "SQS refused the message: " + code + ": " + bad.value("Message", std::string())};
+    request += "]}";
+    if (!any) return out;
+    const HotAnswer res(client_->call_text("SendMessageBatch", request, config_.call_timeout, url_),
+                        "SendMessageBatch", url_);
+    for (const auto ok : res.list("Successful"))
+      out[entry_index(ok, out.size(), "SendMessageBatch")].id = text_of(ok, "MessageId");
+    for (const auto bad : res.list("Failed")) {
+      const std::string code = text_of(bad, "Code");
+      out[entry_index(bad, out.size(), "SendMessageBatch")].failure =
+          pipe::EntryFailure{!bool_of(bad, "SenderFault", true) || aws::is_transient_code(code),
+                             "SQS refused the message: " + code + ": " + text_of(bad, "Message")};
     }
     return out;
   }
@@ -103,28 +180,36 @@ class SqsQueue final : public pipe::Queue {
     if (max < 1 || max > pipe::kMaxQueueBatch)
       throw pipe::QueueError(url_ + ": receive takes 1..10 messages, not " + std::to_string(max));
     const std::int64_t wait_s = std::min<std::int64_t>(ceil_seconds(wait), config_.max_wait_s);
-    const json req = {{"QueueUrl", queue_url_},
-                      {"MaxNumberOfMessages", max},
-                      {"WaitTimeSeconds", wait_s},
-                      {"VisibilityTimeout", ceil_seconds(config_.visibility)},
-                      {"AttributeNames", {"ApproximateReceiveCount"}},
-                      {"MessageSystemAttributeNames", {"ApproximateReceiveCount"}}};
-    const json res = client_->call("ReceiveMessage", req, config_.call_timeout + milliseconds(wait_s * 1000), url_);
+    std::string request = "{\"QueueUrl\":";
+    util::append_json_string(request, queue_url_);
+    request += ",\"MaxNumberOfMessages\":" + std::to_string(max) + ",\"WaitTimeSeconds\":" + std::to_string(wait_s) +
+               ",\"VisibilityTimeout\":" + std::to_string(ceil_seconds(config_.visibility)) +
+               ",\"AttributeNames\":[\"ApproximateReceiveCount\"]"
+               ",\"MessageSystemAttributeNames\":[\"ApproximateReceiveCount\"]}";
+    const HotAnswer res(
+        client_->call_text("ReceiveMessage", request, config_.call_timeout + milliseconds(wait_s * 1000), url_),
+        "ReceiveMessage", url_);
     std::vector<pipe::Message> out;
-    for (const auto& m : res.value("Messages", json::array())) {
+    for (const auto m : res.list("Messages")) {
       pipe::Message msg;
-      msg.id = m.at("MessageId").get<std::string>();
-      msg.receipt = m.at("ReceiptHandle").get<std::string>();
-      msg.body = m.at("Body").get<std::string>();
-      const json attrs = m.value("Attributes", json::object());
-      msg.receive_count = std::stoi(attrs.value("ApproximateReceiveCount", std::string("1")));
+      msg.id = text_of(m, "MessageId");
+      msg.receipt = text_of(m, "ReceiptHandle");
+      std::string_view body;
+      if (msg.receipt.empty() || m["Body"].get(body) != simdjson::SUCCESS)
+        throw pipe::QueueError("SQS ReceiveMessage on " + url_ + ": a message without a body or receipt",
+                               pipe::Failure::transient);
+      msg.body = std::string(body);
+      simdjson::dom::element attrs;
+      const std::string count =
+          m["Attributes"].get(attrs) == simdjson::SUCCESS ? text_of(attrs, "ApproximateReceiveCount", "1") : "1";
+      msg.receive_count = std::stoi(count);
       out.push_back(std::move(msg));
     }
     return out;
   }
 
   std::vector<std::string> delete_batch(std::span<const std::string> receipts) override {
-    return by_receipt("DeleteMessageBatch", receipts, json());
+    return by_receipt("DeleteMessageBatch", receipts, std::nullopt);
   }
 
   std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts,
@@ -162,26 +247,31 @@ class SqsQueue final : public pipe::Queue {
  private:
   // DeleteMessageBatch / ChangeMessageVisibilityBatch: the receipts SQS reports as failed.
   std::vector<std::string> by_receipt(const std::string& action, std::span<const std::string> receipts,
-                                      const json& visibility_s) {
+                                      std::optional<std::int64_t> visibility_s) {
     if (receipts.empty()) return {};
     if (receipts.size() > pipe::kMaxQueueBatch)
       throw pipe::QueueError(url_ + ": " + action + " takes at most 10 receipts");
     for (std::size_t i = 0; i < receipts.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
         if (receipts[i] == receipts[j]) throw pipe::QueueError(url_ + ": " + action + ": a receipt appears twice");
-    json entries = json::array();
+    std::string request = "{\"QueueUrl\":";
+    util::append_json_string(request, queue_url_);
+    request += ",\"Entries\":[";
     for (std::size_t i = 0; i < receipts.size(); ++i) {
-      json e = {{"Id", std::to_string(i)}, {"ReceiptHandle", receipts[i]}};
-      if (!visibility_s.is_null()) e["VisibilityTimeout"] = visibility_s;
-      entries.push_back(std::move(e));
+      request += i ? ",{\"Id\":\"" : "{\"Id\":\"";
+      request += std::to_string(i);
+      request += "\",\"ReceiptHandle\":";
+      util::append_json_string(request, receipts[i]);
+      if (visibility_s) request += ",\"VisibilityTimeout\":" + std::to_string(*visibility_s);
+      request += '}';
     }
-    const json res = client_->call(action, {{"QueueUrl", queue_url_}, {"Entries", entries}}, config_.call_timeout, url_);
+    request += "]}";
+    const HotAnswer res(client_->call_text(action, request, config_.call_timeout, url_), action, url_);
     std::vector<bool> failed(receipts.size(), false);
-    for (const auto& bad : res.value("Failed", json::array())) {
-      if (!bad.value("SenderFault", true))
-        throw pipe::QueueError("SQS " + action + " on " + url_ + ": " + bad.value("Code", std::string()),
-                               pipe::Failure::transient);
-      failed.at(std::stoul(bad.at("Id").get<std::string>())) = true;
+    for (const auto bad : res.list("Failed")) {
+      if (!bool_of(bad, "SenderFault", true))
+        throw pipe::QueueError("SQS " + action + " on " + url_ + ": " + text_of(bad, "Code"), pipe::Failure::transient);
+      failed[entry_index(bad, receipts.size(), action)] = true;
     }
     std::vector<std::string> out;
     for (std::size_t i = 0; i < receipts.size(); ++i)
