@@ -1,5 +1,6 @@
 #include "util/json_writer.hpp"
 
+#include <array>
 #include <charconv>
 
 #include "util/utf8.hpp"
@@ -55,11 +56,19 @@ void append_json_string(std::string& out, std::string_view s, JsonStringStyle st
     out.push_back('"');
     return;
   }
-  // Runs of bytes that need no escape are copied in one append.
+  // Runs of bytes that need no escape are copied in one append; a table lookup per byte is the
+  // whole test (queue bodies are JSON inside JSON, so quotes are frequent and runs short).
+  static constexpr auto kEscapes = [] {
+    std::array<std::array<bool, 256>, 2> t{};  // [escape_del][byte]
+    for (int del = 0; del < 2; ++del)
+      for (int c = 0; c < 256; ++c) t[del][c] = c < 0x20 || c == '"' || c == '\\' || (c == 0x7F && del == 1);
+    return t;
+  }();
+  const std::array<bool, 256>& escapes = kEscapes[style.escape_del ? 1 : 0];
   std::size_t run = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && !(c == 0x7F && style.escape_del)) continue;
+    if (!escapes[c]) continue;
     out.append(s.data() + run, i - run);
     run = i + 1;
     if (const char* e = named_escape(c)) out += e;
