@@ -44,6 +44,7 @@
 #include "backends/open.hpp"
 #include "pipe/queue.hpp"
 #include "pipe/record.hpp"
+#include "worker_record.hpp"
 #include "util/line_reader.hpp"
 
 namespace {
@@ -197,33 +198,6 @@ std::shared_ptr<pipe::Queue> open_sqs() {
   return backends::open_queue("sqs://work?region=us-east-1&endpoint=" + endpoint());
 }
 
-// A record as the worker writes one (as bench/dynamodb_bench.cpp).
-pipe::Record record(int i) {
-  pipe::Record r;
-  r.experiment = "bench-case5";
-  r.tokenizer = "microsoft/phi-4";
-  r.experiment_tokenizer = r.experiment + "#" + r.tokenizer;
-  r.id = "question-" + std::to_string(i);
-  r.model = "gpt-4";
-  r.start_time = "2026-12-03T12:00:00.123456Z";
-  r.end_time = "2026-12-03T12:00:00.124567Z";
-  r.token_count = 118 + i;
-  r.api_input = 103;
-  r.api_output = 420;
-  r.case_number = 5;
-  r.worker = "worker-0";
-  r.seq = i;
-  r.batch = i / 10;
-  r.batch_boundary = i % 10 == 0;
-  r.received = 1764763200123456789;
-  r.render_start = r.received + 1000;
-  r.render_end = r.received + 21000;
-  r.encode_end = r.received + 61000;
-  r.publish_start = r.received + 62000;
-  r.prompt_chars = 512;
-  r.prompt_bytes = 640;
-  return r;
-}
 
 // One kind of call, set up once (queue opened, receipts received, records built) and then made
 // `calls()` times; the first call is a warm-up on the same connection.
@@ -246,7 +220,7 @@ struct Calls {
       aws::JsonServiceEndpoint e{"dynamodb", "DynamoDB_20120810", "us-east-1", ep, "", ""};
       e.host = aws::endpoint_host(e.endpoint);
       dynamodb = std::make_unique<aws::JsonProtocolClient>(e);
-      for (int i = 0; i < n_records; ++i) records.push_back(record(i));
+      for (int i = 0; i < n_records; ++i) records.push_back(bench::worker_record(i));
       for (const auto& r : records) items.push_back(&r);
     }
     one();

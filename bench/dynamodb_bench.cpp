@@ -18,6 +18,7 @@
 #include "backends/dynamodb_item.hpp"
 #include "backends/open.hpp"
 #include "pipe/record.hpp"
+#include "worker_record.hpp"
 
 namespace {
 
@@ -68,33 +69,6 @@ Loopback& loopback() {
   return server;
 }
 
-// A record as the worker writes one: every field set, a realistic model and timestamps.
-pipe::Record record(int i) {
-  pipe::Record r;
-  r.experiment = "bench-case5";
-  r.tokenizer = "microsoft/phi-4";
-  r.experiment_tokenizer = r.experiment + "#" + r.tokenizer;
-  r.id = "question-" + std::to_string(i);
-  r.model = "gpt-4";
-  r.start_time = "2026-12-03T12:00:00.123456Z";
-  r.end_time = "2026-12-03T12:00:00.124567Z";
-  r.token_count = 118 + i;
-  r.api_input = 103;
-  r.api_output = 420;
-  r.case_number = 5;
-  r.worker = "worker-0";
-  r.seq = i;
-  r.batch = i / 10;
-  r.batch_boundary = i % 10 == 0;
-  r.received = 1764763200123456789;
-  r.render_start = r.received + 1000;
-  r.render_end = r.received + 21000;
-  r.encode_end = r.received + 61000;
-  r.publish_start = r.received + 62000;
-  r.prompt_chars = 512;
-  r.prompt_bytes = 640;
-  return r;
-}
 
 void BatchWriteItem(benchmark::State& state) {
   std::string endpoint = loopback().endpoint();
@@ -102,7 +76,7 @@ void BatchWriteItem(benchmark::State& state) {
   e.host = aws::endpoint_host(e.endpoint);
   aws::JsonProtocolClient client(e);
   std::vector<pipe::Record> records;
-  for (int i = 0; i < state.range(0); ++i) records.push_back(record(i));
+  for (int i = 0; i < state.range(0); ++i) records.push_back(bench::worker_record(i));
   std::vector<const pipe::Record*> items;
   for (const auto& r : records) items.push_back(&r);
   std::string body;
@@ -121,14 +95,14 @@ BENCHMARK(BatchWriteItem)->Arg(1)->Arg(10)->Arg(25);
 void UpsertBatch(benchmark::State& state) {
   const auto store = backends::open_store("dynamodb://records?region=us-east-1&endpoint=" + loopback().endpoint());
   std::vector<pipe::Record> records;
-  for (int i = 0; i < state.range(0); ++i) records.push_back(record(i));
+  for (int i = 0; i < state.range(0); ++i) records.push_back(bench::worker_record(i));
   for (auto _ : state) benchmark::DoNotOptimize(store->upsert_batch(records));
 }
 BENCHMARK(UpsertBatch)->Arg(10)->Arg(25);
 
 void PutItem(benchmark::State& state) {
   const auto store = backends::open_store("dynamodb://records?region=us-east-1&endpoint=" + loopback().endpoint());
-  const pipe::Record r = record(1);
+  const pipe::Record r = bench::worker_record(1);
   for (auto _ : state) store->upsert(r);
 }
 BENCHMARK(PutItem);
