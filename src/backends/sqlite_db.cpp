@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "pipe/errors.hpp"
 
@@ -97,7 +99,20 @@ SqliteDb::SqliteDb(const std::string& path, const std::string& what, std::chrono
   }
   // The per-call deadline: a call waits at most this long for another process's write lock.
   sqlite3_busy_timeout(db_, static_cast<int>(std::min<std::int64_t>(busy_timeout.count(), 1 << 30)));
-  exec("PRAGMA journal_mode=WAL");
+  // Switching a new file to WAL takes an exclusive lock, and SQLite answers "database is locked"
+  // at once, without its busy handler, when another process is doing the same (two runs opening
+  // one new store together): wait for it here, within the same deadline.
+  const auto deadline = std::chrono::steady_clock::now() + busy_timeout;
+  for (auto pause = std::chrono::milliseconds(2);; pause = std::min(pause * 2, std::chrono::milliseconds(100))) {
+    const int wal = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if (wal == SQLITE_OK) break;
+    const int primary = wal & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || std::chrono::steady_clock::now() + pause > deadline) {
+      exec("PRAGMA journal_mode=WAL");  // throws the error, classified as every other
+      break;
+    }
+    std::this_thread::sleep_for(pause);
+  }
   exec("PRAGMA synchronous=NORMAL");
 }
 
