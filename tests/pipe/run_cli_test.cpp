@@ -273,11 +273,6 @@ TEST(RunCli, SeparateProcessesOverTheDurableQueue) {
   fs::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace overhead::pipe
-
-namespace overhead::pipe {
-namespace {
 
 // A run whose tokenizers all fail to load used to go through every case and dead-letter every
 // item; it now stops before taking input, saying which names failed and what names are known.
@@ -324,11 +319,6 @@ TEST(RunCli, DeadLettersPrintTheirPlaceOnce) {
   fs::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace overhead::pipe
-
-namespace overhead::pipe {
-namespace {
 
 // A runaway line (here 5 MB of prompt) is dead-lettered by the default --max-prompt-bytes, and its
 // dead letter keeps a 4 KiB excerpt with the full size and a digest, not a copy of the line.
@@ -358,11 +348,6 @@ TEST(RunCli, ARunawayLineIsBoundedByDefaultAndItsDeadLetterIsAnExcerpt) {
   fs::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace overhead::pipe
-
-namespace overhead::pipe {
-namespace {
 
 // Every dead letter names where its input came from in one of two forms, whatever its kind and
 // stage: "PATH:LINE" for a data line (refused when read, or as an item of cases 1-4 and of the

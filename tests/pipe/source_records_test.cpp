@@ -15,6 +15,8 @@
 namespace overhead::pipe {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::string record_line(const std::string& id, const std::string& content) {
   return R"({"id":")" + id + R"(","model":"m","prompt":[{"role":"user","content":")" + content + R"("}]})";
 }
@@ -62,13 +64,6 @@ TEST(SourceRecords, LimitCountsDistinctRecords) {
   EXPECT_EQ(dead.total(), 1u);
 }
 
-}  // namespace
-}  // namespace overhead::pipe
-
-namespace overhead::pipe {
-namespace {
-
-namespace fs = std::filesystem;
 
 // A long payload is cut at a whole UTF-8 character, and the line says how long it was.
 TEST(DeadLetters, ALongPayloadIsAnExcerptOfWholeCharacters) {
@@ -97,11 +92,6 @@ TEST(DeadLetters, ALongPayloadIsAnExcerptOfWholeCharacters) {
   fs::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace overhead::pipe
-
-namespace overhead::pipe {
-namespace {
 
 // An empty data file (or one of blank lines) is an error naming it, not a run of zero items.
 TEST(SourceRecords, AFileWithoutRecordsIsAnErrorNamingIt) {

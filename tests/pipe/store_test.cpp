@@ -65,23 +65,30 @@ TEST(StoreOpen, FilesAreMadeOnlyInExistingFoldersAndNeverByReaders) {
   std::filesystem::remove_all(dir);
 }
 
+// A records table as an older version wrote it: the first 24 fields, plus `more_columns` (SQL
+// column definitions, each ending in a comma), with one row ('e#t', 'old') whose values for the
+// extra columns are `more_values` (", v1, v2").
+void write_older_table(const std::string& path, const std::string& more_columns, const std::string& more_values) {
+  backends::SqliteDb db(path, "old");
+  db.exec(
+      "CREATE TABLE records (experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT,"
+      " end_time TEXT, token_count INTEGER, api_input INTEGER, api_output INTEGER, experiment TEXT NOT NULL,"
+      " tokenizer TEXT, case_number INTEGER, worker TEXT, seq INTEGER, batch INTEGER, batch_boundary INTEGER,"
+      " received INTEGER, render_start INTEGER, render_end INTEGER, encode_end INTEGER, publish_start INTEGER,"
+      " publish_acked INTEGER, input_deleted INTEGER, prompt_chars INTEGER, prompt_bytes INTEGER," +
+          more_columns +
+          " PRIMARY KEY (experiment_tokenizer, id)) WITHOUT ROWID;"
+          "INSERT INTO records VALUES ('e#t', 'old', 'm', '', '', 7, NULL, NULL, 'e', 't', 2, 'w', 0, 0, 1,"
+          " 1, 2, 3, 4, 5, 6, 0, 3, 3" +
+          more_values + ");");
+}
+
 // The records table as it was before run_id (the first 24 fields): a store written by an older
 // version. Opening it adds the column; old rows read with an empty run id, new ones keep theirs.
 TEST(SqliteStore, AnOlderTableWithoutRunIdGetsTheColumn) {
   const auto dir = testing::temp_dir("store-migrate");
   const std::string path = (dir / "old.db").string();
-  {
-    backends::SqliteDb db(path, "old");
-    db.exec(
-        "CREATE TABLE records (experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT,"
-        " end_time TEXT, token_count INTEGER, api_input INTEGER, api_output INTEGER, experiment TEXT NOT NULL,"
-        " tokenizer TEXT, case_number INTEGER, worker TEXT, seq INTEGER, batch INTEGER, batch_boundary INTEGER,"
-        " received INTEGER, render_start INTEGER, render_end INTEGER, encode_end INTEGER, publish_start INTEGER,"
-        " publish_acked INTEGER, input_deleted INTEGER, prompt_chars INTEGER, prompt_bytes INTEGER,"
-        " PRIMARY KEY (experiment_tokenizer, id)) WITHOUT ROWID;"
-        "INSERT INTO records VALUES ('e#t', 'old', 'm', '', '', 7, NULL, NULL, 'e', 't', 2, 'w', 0, 0, 1,"
-        " 1, 2, 3, 4, 5, 6, 0, 3, 3);");
-  }
+  write_older_table(path, "", "");
   for (int open = 0; open < 2; ++open) {  // the second open finds the column and adds nothing
     auto store = open_store("sqlite:" + path);
     Record fresh = make_record("e", "t", "new" + std::to_string(open), 9);
@@ -105,18 +112,7 @@ TEST(SqliteStore, AnOlderTableWithoutRunIdGetsTheColumn) {
 TEST(SqliteStore, AnOlderTableWithoutDecoderStampsGetsTheColumns) {
   const auto dir = testing::temp_dir("store-migrate-d");
   const std::string path = (dir / "old.db").string();
-  {
-    backends::SqliteDb db(path, "old");
-    db.exec(
-        "CREATE TABLE records (experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT,"
-        " end_time TEXT, token_count INTEGER, api_input INTEGER, api_output INTEGER, experiment TEXT NOT NULL,"
-        " tokenizer TEXT, case_number INTEGER, worker TEXT, seq INTEGER, batch INTEGER, batch_boundary INTEGER,"
-        " received INTEGER, render_start INTEGER, render_end INTEGER, encode_end INTEGER, publish_start INTEGER,"
-        " publish_acked INTEGER, input_deleted INTEGER, prompt_chars INTEGER, prompt_bytes INTEGER, run_id TEXT,"
-        " PRIMARY KEY (experiment_tokenizer, id)) WITHOUT ROWID;"
-        "INSERT INTO records VALUES ('e#t', 'old', 'm', '', '', 7, NULL, NULL, 'e', 't', 2, 'w', 0, 0, 1,"
-        " 1, 2, 3, 4, 5, 6, 0, 3, 3, 'run-old');");
-  }
+  write_older_table(path, " run_id TEXT,", ", 'run-old'");
   for (int open = 0; open < 2; ++open) {  // the second open finds the columns and adds nothing
     auto store = open_store("sqlite:" + path);
     Record fresh = make_record("e", "t", "new" + std::to_string(open), 9);
