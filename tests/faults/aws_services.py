@@ -25,6 +25,27 @@ def _hmac(key, text):
     return hmac.new(key, text.encode(), hashlib.sha256).digest()
 
 
+def sign(headers, method, uri, payload, service, region, key_id, secret, content_sha256=False):
+    """Adds x-amz-date (and x-amz-content-sha256 when asked, as S3 wants) and a SigV4 authorization
+    to `headers` (lower-case names, `host` among them) for a request without a query string."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    payload_hash = hashlib.sha256(payload).hexdigest()
+    headers["x-amz-date"] = amz_date
+    if content_sha256:
+        headers["x-amz-content-sha256"] = payload_hash
+    signed = ";".join(sorted(headers))
+    canonical = "\n".join([method, uri, "", *(f"{k}:{headers[k]}" for k in sorted(headers)), "", signed, payload_hash])
+    scope = f"{day}/{region}/{service}/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    k = _hmac(("AWS4" + secret).encode(), day)
+    for part in (region, service, "aws4_request"):
+        k = _hmac(k, part)
+    signature = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
+    headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={key_id}/{scope}, SignedHeaders={signed}, "
+                                f"Signature={signature}")
+
+
 class JsonClient:
     """Signed JSON-1.0 calls of one service at one endpoint, on one kept connection."""
 
@@ -37,23 +58,9 @@ class JsonClient:
 
     def call(self, action, body):
         payload = json.dumps(body)
-        now = datetime.datetime.now(datetime.timezone.utc)
-        amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
-        host = f"{self.host}:{self.port}"
-        target = f"{self.prefix}.{action}"
-        headers = {"content-type": "application/x-amz-json-1.0", "host": host, "x-amz-date": amz_date,
-                   "x-amz-target": target}
-        signed = ";".join(sorted(headers))
-        canonical = "\n".join(["POST", "/", "", *(f"{k}:{headers[k]}" for k in sorted(headers)), "", signed,
-                               hashlib.sha256(payload.encode()).hexdigest()])
-        scope = f"{day}/{self.region}/{self.service}/aws4_request"
-        to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
-        k = _hmac(("AWS4" + self.secret).encode(), day)
-        for part in (self.region, self.service, "aws4_request"):
-            k = _hmac(k, part)
-        signature = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
-        headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.key_id}/{scope}, SignedHeaders={signed}, "
-                                    f"Signature={signature}")
+        headers = {"content-type": "application/x-amz-json-1.0", "host": f"{self.host}:{self.port}",
+                   "x-amz-target": f"{self.prefix}.{action}"}
+        sign(headers, "POST", "/", payload.encode(), self.service, self.region, self.key_id, self.secret)
         for attempt in range(3):  # a kept connection the server closed in between: once more on a new one
             try:
                 if self._conn is None:

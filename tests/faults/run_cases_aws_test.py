@@ -25,10 +25,6 @@ Exit 0 when all holds, 1 otherwise.
 
 import argparse
 import csv
-import datetime
-import gzip
-import hashlib
-import hmac
 import http.client
 import io
 import json
@@ -39,43 +35,20 @@ import sys
 import time
 import urllib.parse
 
-from aws_services import AwsError, AwsServices, control
-from services import redact
+from aws_services import AwsError, AwsServices, control, sign
+from services import first_ids, redact
 
 SEED_TOKENIZERS = ["llama-3.3-70b-instruct", "gemma-2-27b-it", "phi-4"]
 KEY_ID = SECRET = "S3RVER"  # s3rver accepts only this key id; a test-only pair, no real account has it
 STAMPS = ["received", "render_start", "encode_end", "publish_start", "publish_acked", "input_deleted"]
 
 
-def first_ids(data, limit):
-    ids = []
-    with (gzip.open if data.endswith(".gz") else open)(data, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                ids.append(json.loads(line)["id"])
-                if len(ids) == limit:
-                    break
-    return ids
-
-
 def s3_call(endpoint, region, method, path):
     """A SigV4-signed path-style S3 request without a body; returns (status, body)."""
     u = urllib.parse.urlsplit(endpoint)
-    host = f"{u.hostname}:{u.port}"
     uri = urllib.parse.quote(path, safe="/-_.~")
-    payload_hash = hashlib.sha256(b"").hexdigest()
-    now = datetime.datetime.now(datetime.timezone.utc)
-    amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
-    headers = {"host": host, "x-amz-content-sha256": payload_hash, "x-amz-date": amz_date}
-    signed = ";".join(sorted(headers))
-    canonical = "\n".join([method, uri, "", *(f"{k}:{headers[k]}" for k in sorted(headers)), "", signed, payload_hash])
-    scope = f"{day}/{region}/s3/aws4_request"
-    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
-    k = ("AWS4" + SECRET).encode()
-    for part in (day, region, "s3", "aws4_request"):
-        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
-    signature = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
-    headers["authorization"] = f"AWS4-HMAC-SHA256 Credential={KEY_ID}/{scope}, SignedHeaders={signed}, Signature={signature}"
+    headers = {"host": f"{u.hostname}:{u.port}"}
+    sign(headers, method, uri, b"", "s3", region, KEY_ID, SECRET, content_sha256=True)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
     conn.request(method, uri, headers=headers)
     res = conn.getresponse()

@@ -9,27 +9,14 @@ summary.json. Exit 0 when all holds, 1 otherwise.
 """
 
 import argparse
-import gzip
-import json
 import os
 import shutil
 import subprocess
 import sys
 
-from services import Services, redact
+from services import Services, first_ids, redact
 
 SEED_TOKENIZERS = ["llama-3.3-70b-instruct", "gemma-2-27b-it", "phi-4"]
-
-
-def first_ids(data, limit):
-    ids = []
-    with (gzip.open if data.endswith(".gz") else open)(data, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                ids.append(json.loads(line)["id"])
-                if len(ids) == limit:
-                    break
-    return ids
 
 
 def main():

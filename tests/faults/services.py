@@ -3,9 +3,11 @@
 Reads the env files that scripts/services/{redis,postgres}.sh write, and runs the small queries
 the drivers check with: Redis commands on one kept connection, SQL through psql (its password in
 PGPASSWORD, never on a command line). `redact` blanks the passwords out of any text a driver
-prints.
+prints; `first_ids` reads the ids a run over the first N records must store.
 """
 
+import gzip
+import json
 import os
 import socket
 import subprocess
@@ -24,6 +26,18 @@ def read_env(path):
                 key, value = line.split("=", 1)
                 env[key] = value
     return env
+
+
+def first_ids(data, limit):
+    """The ids of the first `limit` records of the seed's JSONL (.gz ok), blank lines skipped."""
+    ids = []
+    with (gzip.open if data.endswith(".gz") else open)(data, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                ids.append(json.loads(line)["id"])
+                if len(ids) == limit:
+                    break
+    return ids
 
 
 def redact(text, secrets):
