@@ -201,22 +201,11 @@ int report_failures(const std::map<std::string, std::size_t>& failures, const Co
   return o.allow_failures ? 0 : 1;
 }
 
-// A letter's reason often opens with where it happened ("line 12: ", "message 7: "), which its
-// origin already says; printed once.
+// A reason may open with the letter's own origin (a log message the consumer could not read):
+// printed once.
 std::string_view reason_after_origin(const DeadLetter& l) {
   std::string_view reason = l.reason;
-  if (reason.starts_with(l.origin + ": ")) return reason.substr(l.origin.size() + 2);
-  for (const char* word : {"line ", "message "}) {
-    if (reason.rfind(word, 0) != 0) continue;
-    const std::size_t colon = reason.find(": ");
-    if (colon == std::string_view::npos) break;
-    const std::string_view where = reason.substr(std::string_view(word).size(), colon - std::string_view(word).size());
-    // "line 12" or "PATH:12" for a line; "message 7" or "URL message 7" for a message.
-    const bool named = l.origin.ends_with(std::string(word) + std::string(where)) ||
-                       l.origin.ends_with(":" + std::string(where));
-    if (named) reason.remove_prefix(colon + 2);
-    break;
-  }
+  if (reason.starts_with(l.origin + ": ")) reason.remove_prefix(l.origin.size() + 2);
   return reason;
 }
 

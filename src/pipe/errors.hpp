@@ -75,14 +75,19 @@ struct EntryFailure {
 };
 
 // Why one work item could not become a record. The kind is one of DeadLetterKind's names (see
-// dead_letter.hpp); it appears in summary.json and the dead-letter file.
+// dead_letter.hpp); it appears in summary.json and the dead-letter file. `where` ("line 12", a
+// message's origin) prefixes what(); reason() is without it, for a dead letter, whose origin
+// already says where.
 class ItemError : public std::runtime_error {
  public:
-  ItemError(std::string kind, const std::string& reason) : std::runtime_error(reason), kind_(std::move(kind)) {}
+  ItemError(std::string kind, const std::string& reason, const std::string& where = "")
+      : std::runtime_error(where.empty() ? reason : where + ": " + reason), kind_(std::move(kind)), reason_(reason) {}
   [[nodiscard]] const std::string& kind() const { return kind_; }
+  [[nodiscard]] const std::string& reason() const { return reason_; }
 
  private:
   std::string kind_;
+  std::string reason_;
 };
 
 }  // namespace overhead::pipe

@@ -104,7 +104,7 @@ std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::
       }
       out.push_back(std::move(rec));
     } catch (const ItemError& e) {
-      dead_letters.add(DeadLetter{e.kind(), path + ":" + std::to_string(reader.line_number()), "", e.what(), line});
+      dead_letters.add(DeadLetter{e.kind(), path + ":" + std::to_string(reader.line_number()), "", e.reason(), line});
     }
   }
   // Nothing to run is a mistake (a wrong file, a failed export), not a run of zero items.

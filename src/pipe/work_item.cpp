@@ -58,7 +58,7 @@ simdjson::error_code last_field(dom::object obj, std::string_view key, dom::elem
 }
 
 [[noreturn]] void fail(const std::string& kind, const std::string& where, const std::string& reason) {
-  throw ItemError(kind, where + ": " + reason);
+  throw ItemError(kind, reason, where);
 }
 
 std::string_view required_string(dom::object obj, const char* field, const std::string& where) {

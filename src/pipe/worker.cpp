@@ -126,7 +126,7 @@ void Worker::process_item(Batch& b, std::size_t i) {
       decode_item(r, res, *src, tokenizer);
     }
   } catch (const ItemError& err) {
-    dead_letter_item(b, i, err.kind(), err.what(), tokenizer);
+    dead_letter_item(b, i, err.kind(), err.reason(), tokenizer);
     return;
   } catch (const std::exception& err) {
     dead_letter_item(b, i, kind_name(DeadLetterKind::processing_error), err.what(), tokenizer);
