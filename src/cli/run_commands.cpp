@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "backends/open.hpp"
+#include "backends/queue_siblings.hpp"
 #include "cli/chat_input.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
@@ -26,6 +27,8 @@
 #include "pipe/source.hpp"
 #include "pipe/crash_point.hpp"
 #include "pipe/worker.hpp"
+#include "serve/queue_replies.hpp"
+#include "serve/reply_taps.hpp"
 #include "report/run_selection.hpp"
 #include "report/write_report.hpp"
 #include "tok/resolve.hpp"
@@ -380,8 +383,18 @@ int worker_command(const CommonOptions& o) {
   const auto tokenizers = split_commas(o.tokenizers);
   ChatTokenProcessor processor(tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
   require_a_tokenizer(processor, tokenizers);
-  QueueSink sink(log);
+  QueueSink log_sink(log);
+  // A gateway's request (`overhead serve` over this queue) names its reply queue; the worker
+  // answers there once the record is published or the item refused (serve/queue_replies.hpp).
+  // Items without a reply queue pass the taps untouched.
+  serve::QueueReplies replies([url = o.queue](const std::string& reply) { return backends::open_queue(backends::sibling_queue_url(url, reply)); },
+                              [url = o.queue](std::string_view reply) { return backends::is_reply_queue_of(url, reply); });
+  serve::ReplyingProcessor replying_processor(processor, replies);
+  serve::ReplyingSink sink(log_sink, replies);
   WorkerOptions wo = worker_options(o);
+  wo.decode_failed = [&replies](const SourceRecord& failed, const ItemError& e) {
+    replies.deliver(serve::Reply{failed.id, false, {}, e.kind(), e.what()});
+  };
   wo.name = name;
   wo.case_number = o.case_number;
   wo.visibility = in->visibility_timeout();
@@ -391,8 +404,11 @@ int worker_command(const CommonOptions& o) {
   std::fflush(stdout);
   Progress progress("worker " + name, 0, !o.no_progress);
   wo.progress = &progress.counter();
-  Worker worker(source, processor, sink, dead, wo);
+  Worker worker(source, replying_processor, sink, dead, wo);
   const WorkerStats ws = worker.run();
+  if (const auto rc = replies.counts(); rc.sent + rc.failed > 0)
+    std::printf("worker %s: %llu replies to gateways sent, %llu not sent\n", name.c_str(), static_cast<unsigned long long>(rc.sent),
+                static_cast<unsigned long long>(rc.failed));
   std::printf("worker %s: %llu items, %llu records, %llu failed, %llu batches, %llu deletes failed in %.3f s%s\n",
               name.c_str(), static_cast<unsigned long long>(ws.items), static_cast<unsigned long long>(ws.ok),
               static_cast<unsigned long long>(ws.bad_input + ws.publish_failed),

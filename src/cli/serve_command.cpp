@@ -7,10 +7,13 @@
 #include <pthread.h>
 #include <stdexcept>
 #include <thread>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "backends/open.hpp"
+#include "backends/queue_siblings.hpp"
+#include "pipe/backend_url.hpp"
 #include "cli/commands.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/server.hpp"
@@ -26,6 +29,7 @@ struct ServeArgs {
   std::size_t max_messages = 1024;
   int read_timeout_s = 10;
   int threads = 0;
+  std::size_t max_pending_connections = 1024;
   std::int64_t max_inflight = 0;
   std::string queue = "mem:";
   std::string log_queue = "mem:";
@@ -36,7 +40,37 @@ struct ServeArgs {
   double request_timeout_s = 30;
   double shutdown_timeout_s = 10;
   std::size_t max_queued = 1024;
+  std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
 };
+
+// Over a shared input queue (anything but mem:) the gateway answers through a reply queue of its
+// own, a sibling of the input queue that every work item names, so that any worker on the broker
+// can answer it (backends/queue_siblings.hpp). Over mem: the workers are in this process.
+void open_reply_path(const ServeArgs& a, serve::PipelineBackends& b) {
+  if (pipe::parse_backend_url(a.queue).scheme == "mem") {
+    if (a.workers == 0) throw CLI::ValidationError("--workers", "0 needs a shared --queue (redis://, sqs://, sqlite-queue:): over mem: only this process can work");
+    if (!a.reply_queue.empty()) throw CLI::ValidationError("--reply-queue", "needs a shared --queue (over mem: the workers answer in-process)");
+    return;
+  }
+  const std::string input = a.queue;
+  try {
+    if (a.reply_queue.empty()) {
+      char host[256] = {};
+      if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
+      b.reply_name = backends::reply_queue_name(input, std::string(host) + "-" + std::to_string(::getpid()));
+    } else {
+      b.reply_name = a.reply_queue;
+      if (!backends::is_reply_queue_of(input, b.reply_name))
+        throw std::invalid_argument("\"" + b.reply_name + "\" is not a reply queue name of the input queue: it must read \"" +
+                                    backends::queue_name(input) + "-reply-SUFFIX\" (A-Z a-z 0-9 _ -, at most 80 characters)");
+    }
+    b.replies = backends::open_queue(backends::sibling_queue_url(input, b.reply_name));
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--reply-queue", e.what());
+  }
+  b.open_reply_queue = [input](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); };
+  b.is_reply_queue = [input](std::string_view name) { return backends::is_reply_queue_of(input, name); };
+}
 
 template <class Open>
 auto open_option(const char* option, const std::string& url, Open open) {
@@ -64,6 +98,7 @@ int run_serve(const ServeArgs& a) {
   o.read_timeout_s = a.read_timeout_s;
   o.write_timeout_s = a.read_timeout_s;
   o.threads = a.threads;
+  o.max_pending_connections = a.max_pending_connections;
   o.max_inflight = a.max_inflight;
   o.workers = a.workers;
   o.max_queued = a.max_queued;
@@ -75,6 +110,7 @@ int run_serve(const ServeArgs& a) {
   o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
   o.decoder = open_option("--decoder", a.decoder, [](const std::string& d) { return backends::open_decoder(d); });
+  open_reply_path(a, o.pipeline);
 
   // Block the stop signals in every thread; one thread waits for them and stops the server, so no
   // work happens inside a signal handler.
@@ -86,9 +122,10 @@ int run_serve(const ServeArgs& a) {
 
   serve::Server server(o);
   server.bind();
-  std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s)\n", o.host.c_str(),
+  std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s%s%s)\n", o.host.c_str(),
                server.bound_port(), o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
-               o.pipeline.store->url().c_str(), o.decoder ? o.decoder->describe().c_str() : "none");
+               o.pipeline.store->url().c_str(), o.decoder ? o.decoder->describe().c_str() : "none",
+               o.pipeline.replies ? ", replies on " : "", o.pipeline.replies ? o.pipeline.replies->url().c_str() : "");
   const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
   std::thread waiter([&] {
     int sig = 0;
@@ -120,6 +157,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--read-timeout", args->read_timeout_s, "Seconds a client may take to send headers and body")
       ->capture_default_str()->check(CLI::Range(1, 3600));
   cmd->add_option("--threads", args->threads, "Connection threads (0: one per core, at least 8)")->capture_default_str();
+  cmd->add_option("--max-pending-connections", args->max_pending_connections,
+                  "Accepted connections waiting for a thread past which accepting pauses (the kernel's backlog holds the rest)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-inflight", args->max_inflight,
                   "Requests in flight past which a request gets 429 with Retry-After (0: no limit)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
@@ -127,8 +167,13 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-queue", args->log_queue, "Log queue URL from the workers to the consumer")->capture_default_str();
   cmd->add_option("--store", args->store, "Record store URL (default sqlite:<out>/serve.db)");
   cmd->add_option("--out", args->out, "Folder for the default store and the dead letters")->capture_default_str();
-  cmd->add_option("--workers", args->workers, "In-process workers taking chat requests off the input queue")
-      ->capture_default_str()->check(CLI::Range(1u, 64u));
+  cmd->add_option("--workers", args->workers,
+                  "In-process workers taking chat requests off the input queue (0: none; `overhead worker` and "
+                  "`overhead consume` processes on the same broker do the work)")
+      ->capture_default_str()->check(CLI::Range(0u, 64u));
+  cmd->add_option("--reply-queue", args->reply_queue,
+                  "Over a shared --queue: the name of this gateway's reply queue, INPUT-reply-SUFFIX (default "
+                  "INPUT-reply-<host>-<pid>); workers answer there");
   cmd->add_option("--decoder", args->decoder,
                   "Decoder stage after render+encode: none (no generation: empty answer, 0 completion tokens, finish_reason "
                   "length), sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] (waits the modelled D; completion_tokens = "

@@ -156,7 +156,17 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
   return rec;
 }
 
-std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer) {
+bool is_plain_queue_name(std::string_view name) {
+  if (name.empty() || name.size() > 80) return false;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer,
+                             std::string_view reply_to) {
   std::string out;
   out.reserve(source.prompt_json.size() + source.id.size() + source.model.size() + 96);
   out += "{\"tokenizer\":";
@@ -182,6 +192,10 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
     out += ",\"answer\":";
     util::append_json_string(out, *source.answer);
   }
+  if (!reply_to.empty()) {
+    out += ",\"reply_to\":";
+    util::append_json_string(out, reply_to);
+  }
   out += "}";
   return out;
 }
@@ -199,6 +213,13 @@ WorkItem decode_item_body(std::string_view body, const std::string& origin) {
   dom::element line_value;
   if (last_field(obj, "line", line_value) == simdjson::SUCCESS && line_value.get(line) == simdjson::SUCCESS) rec->line = line;
   fill_record(obj, origin, *rec);
+  dom::element reply_value;
+  if (last_field(obj, "reply_to", reply_value) == simdjson::SUCCESS) {
+    std::string_view reply_to;
+    if (reply_value.get(reply_to) != simdjson::SUCCESS || !is_plain_queue_name(reply_to))
+      fail(kind_name(DeadLetterKind::bad_message), origin, "\"reply_to\" is not a queue name (1..80 of A-Z a-z 0-9 _ -)");
+    rec->reply_to = std::string(reply_to);
+  }
   item.source = std::move(rec);
   return item;
 }

@@ -36,6 +36,10 @@ struct SourceRecord {
   // item's tokenizer) is the wanted output length; else the request's max_tokens.
   std::optional<std::string> answer;
   std::optional<std::int64_t> max_tokens;
+  // For a gateway's request over a shared queue: the name of the gateway's reply queue, a sibling
+  // of the input queue on the same broker (backends/queue_siblings.hpp). Only queue bodies carry
+  // it; a source file never does.
+  std::optional<std::string> reply_to;
 };
 
 // Where a record came from, as every dead letter of it names it: "PATH:LINE", or "line LINE" when
@@ -56,11 +60,18 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
 
 // The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]},
 // then "max_tokens" when the source has one, and with `with_answer` (the decoder stage is on) the
-// "answer" when it has one; without them the body is as it always was.
-std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false);
+// "answer" when it has one, and "reply_to" when `reply_to` is not empty; without them the body is
+// as it always was.
+std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false,
+                             std::string_view reply_to = {});
 // The reverse; `origin` names the message in errors. Throws ItemError (bad_message when the
-// body is not an item at all, else the same kinds as parse_source_line).
+// body is not an item at all or its reply_to is not a plain queue name, else the same kinds as
+// parse_source_line).
 WorkItem decode_item_body(std::string_view body, const std::string& origin);
+
+// A reply queue name a body may carry: 1..80 of [A-Za-z0-9_-] (what SQS allows in a queue name,
+// and nothing that could reach into a Redis key pattern or a URL).
+[[nodiscard]] bool is_plain_queue_name(std::string_view name);
 
 // Code points of valid UTF-8 (bytes that are not continuation bytes).
 std::int64_t count_code_points(std::string_view utf8);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <span>
+#include <stdexcept>
 
 #include "pipe/consumer.hpp"
 #include "pipe/errors.hpp"
@@ -18,21 +19,33 @@ constexpr std::chrono::milliseconds kReceiveWait{200};
 // A gateway's worker never stops for lack of input; only stop() ends it.
 constexpr std::chrono::hours kNeverIdle{24 * 365};
 
+std::unique_ptr<QueueReplies> make_queue_replies(const PipelineBackends& b) {
+  if (!b.replies) return nullptr;
+  if (!b.open_reply_queue || !b.is_reply_queue || b.reply_name.empty())
+    throw std::invalid_argument("a reply queue needs its name, an opener and a check for the workers");
+  return std::make_unique<QueueReplies>(b.open_reply_queue, b.is_reply_queue);
+}
+
 }  // namespace
 
 ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, ReplyPath& replies)
     : backends_(std::move(backends)),
       options_(std::move(options)),
       dead_letters_(options_.dead_letter_path),
-      processor_(options_.tokenizers),
-      replying_processor_(processor_, replies),
+      // Without in-process workers nothing here renders, so no tokenizer is loaded.
+      processor_(options_.workers == 0 ? std::vector<std::string>{} : options_.tokenizers),
+      queue_replies_(make_queue_replies(backends_)),
+      worker_replies_(queue_replies_ ? static_cast<ReplyPath&>(*queue_replies_) : replies),
+      replying_processor_(processor_, worker_replies_),
       log_sink_(backends_.log),
-      replying_sink_(log_sink_, replies) {
+      replying_sink_(log_sink_, worker_replies_) {
+  if (options_.workers == 0 && !backends_.replies)
+    throw std::invalid_argument("a gateway without workers of its own needs a reply queue (a shared input queue)");
   fingerprint_ = decoder_fingerprint(options_.decoder ? options_.decoder->describe() : "none");
+  if (backends_.replies) receiver_ = std::make_unique<ReplyReceiver>(backends_.replies, replies);
   source_ = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
-  const unsigned n = options_.workers == 0 ? 1 : options_.workers;
-  for (unsigned i = 0; i < n; ++i) {
-    workers_.emplace_back([this, i, &replies] {
+  for (unsigned i = 0; i < options_.workers; ++i) {
+    workers_.emplace_back([this, i, &replies = worker_replies_] {
       pipe::WorkerOptions wo;
       wo.name = "serve-worker-" + std::to_string(i);
       wo.experiment = options_.experiment;
@@ -51,6 +64,7 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, R
       }
     });
   }
+  if (options_.workers == 0) return;  // the consumers run elsewhere too
   consumer_ = std::thread([this] {
     pipe::ConsumerOptions co;
     co.wait = kReceiveWait;
@@ -68,7 +82,7 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, R
 ChatPipeline::~ChatPipeline() { stop(std::chrono::steady_clock::now()); }
 
 std::optional<SubmitFailure> ChatPipeline::submit(const pipe::SourceRecord& source, const std::string& tokenizer) {
-  const std::string body = pipe::encode_item_body(source, tokenizer);
+  const std::string body = pipe::encode_item_body(source, tokenizer, false, backends_.reply_name);
   try {
     auto outcome = backends_.input->send_batch(std::span<const std::string>(&body, 1));
     if (!outcome.empty() && outcome[0].ok()) return std::nullopt;
@@ -85,8 +99,9 @@ std::optional<SubmitFailure> ChatPipeline::submit(const pipe::SourceRecord& sour
 void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
   if (stopped_) return;
   stopped_ = true;
-  // Items already queued are still answered (asynchronous requests wait for them), up to the deadline.
-  while (std::chrono::steady_clock::now() < deadline) {
+  // Items already queued are still answered (asynchronous requests wait for them), up to the
+  // deadline. Without workers here the input queue is other gateways' too: nothing to wait for.
+  while (options_.workers > 0 && std::chrono::steady_clock::now() < deadline) {
     try {
       const pipe::QueueCounts c = backends_.input->counts();
       if (c.visible + c.in_flight == 0) break;
@@ -98,7 +113,9 @@ void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
   stop_workers_ = true;
   for (auto& t : workers_) t.join();
   drain_consumer_ = true;
-  consumer_.join();
+  if (consumer_.joinable()) consumer_.join();
+  // Over a shared queue the replies of items taken by other workers may still arrive until here.
+  if (receiver_) receiver_->stop();
 }
 
 }  // namespace overhead::serve

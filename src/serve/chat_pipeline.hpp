@@ -25,7 +25,9 @@
 #include "pipe/source.hpp"
 #include "pipe/store.hpp"
 #include "pipe/work_item.hpp"
+#include "serve/queue_replies.hpp"
 #include "serve/reply_box.hpp"
+#include "serve/reply_receiver.hpp"
 #include "serve/reply_taps.hpp"
 
 namespace overhead::serve {
@@ -34,10 +36,20 @@ struct PipelineBackends {
   std::shared_ptr<pipe::Queue> input;  // work items
   std::shared_ptr<pipe::Queue> log;    // records, from the workers to the consumer
   std::shared_ptr<pipe::Store> store;
+  // Over a shared queue: this gateway's reply queue (a sibling of `input`, named `reply_name`),
+  // which every work item names, so that any worker on the broker answers here. Null: the
+  // workers are in this process and answer the box directly.
+  std::shared_ptr<pipe::Queue> replies;
+  std::string reply_name;
+  // How the in-process workers open the reply queue an item names (over a shared queue only).
+  QueueReplies::OpenQueue open_reply_queue;
+  QueueReplies::IsReplyQueue is_reply_queue;
 };
 
 struct PipelineOptions {
   std::vector<std::string> tokenizers;  // loaded by the workers at start
+  // In-process workers; each also runs with the consumer. 0 (only with a reply queue): workers
+  // and consumers run elsewhere (`overhead worker`, `overhead consume` on the same broker).
   unsigned workers = 1;
   std::string experiment = "serve";     // records are keyed "<experiment>#<tokenizer>"
   std::string dead_letter_path;         // empty: counted in memory only
@@ -53,7 +65,8 @@ struct SubmitFailure {
 
 class ChatPipeline {
  public:
-  // Loads the tokenizers and starts the workers and the consumer.
+  // Loads the tokenizers and starts the workers and the consumer (none with 0 workers), and the
+  // reply receiver over a shared queue.
   ChatPipeline(PipelineBackends backends, PipelineOptions options, ReplyPath& replies);
   ~ChatPipeline();
   ChatPipeline(const ChatPipeline&) = delete;
@@ -77,6 +90,10 @@ class ChatPipeline {
   std::string fingerprint_;
   pipe::DeadLetterSink dead_letters_;
   pipe::ChatTokenProcessor processor_;
+  // Over a shared queue the in-process workers answer through the reply queue like any other
+  // worker; else they answer the box. Declared before the taps that hold the chosen path.
+  std::unique_ptr<QueueReplies> queue_replies_;
+  ReplyPath& worker_replies_;
   ReplyingProcessor replying_processor_;
   pipe::QueueSink log_sink_;
   ReplyingSink replying_sink_;
@@ -85,6 +102,7 @@ class ChatPipeline {
   std::unique_ptr<pipe::QueueSource> source_;
   std::vector<std::thread> workers_;
   std::thread consumer_;
+  std::unique_ptr<ReplyReceiver> receiver_;
   bool stopped_ = false;
 };
 

@@ -101,15 +101,16 @@ class ChatRoutes {
   void record_stages(const RequestSnapshot& s) {
     const pipe::Record& r = s.reply->record;
     const auto sec = [](std::int64_t from, std::int64_t to) { return from > 0 && to >= from ? double(to - from) / 1e9 : -1.0; };
-    c_.metrics.record_stage("queue", sec(s.info.submitted_ns, r.render_start));
+    // The worker's stamps are on its host's monotonic clock: the stages that span the gateway and
+    // the worker (queue, publish) are measured only when the stamps fall inside the gateway's own
+    // sent -> reply span, i.e. the worker ran on this host.
+    const std::int64_t last = r.decode_end > 0 ? r.decode_end : r.encode_end;
+    const bool same_clock = r.render_start >= s.info.submitted_ns && last <= s.replied_ns;
+    if (same_clock) c_.metrics.record_stage("queue", sec(s.info.submitted_ns, r.render_start));
     c_.metrics.record_stage("render", sec(r.render_start, r.render_end));
     c_.metrics.record_stage("encode", sec(r.render_end, r.encode_end));
-    if (r.decode_end > 0) {  // the decoder stage ran (--decoder sim: or openai:)
-      c_.metrics.record_stage("decode", sec(r.decode_start, r.decode_end));
-      c_.metrics.record_stage("publish", sec(r.decode_end, s.replied_ns));
-    } else {
-      c_.metrics.record_stage("publish", sec(r.encode_end, s.replied_ns));
-    }
+    if (r.decode_end > 0) c_.metrics.record_stage("decode", sec(r.decode_start, r.decode_end));  // --decoder sim: or openai:
+    if (same_clock) c_.metrics.record_stage("publish", sec(last, s.replied_ns));
     c_.metrics.record_stage("total", sec(s.info.submitted_ns, s.replied_ns));
   }
 

@@ -2,10 +2,10 @@
 // done, failed) and, once the worker answered, its reply. A synchronous request waits here for
 // its reply; an asynchronous one is looked up by id (GET /v1/requests/{id}).
 //
-// The worker side only sees `ReplyPath::deliver`. In one process the box is its own reply path
-// (the worker's taps call deliver directly). Over a shared queue (Redis, SQS) a gateway would own
-// a reply queue of its own, named in the work item, and a thread here would receive from it and
-// call deliver; nothing else in the gateway changes.
+// The worker side only sees `ReplyPath`. In one process the box is its own reply path (the
+// worker's taps call deliver directly). Over a shared queue (Redis, SQS) the gateway owns a reply
+// queue, named in every work item; workers answer on it (queue_replies.hpp) and the gateway's
+// receiver (reply_receiver.hpp) calls deliver here; nothing else in the gateway changes.
 #pragma once
 
 #include <chrono>
@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "pipe/record.hpp"
+#include "pipe/work_item.hpp"
 
 namespace overhead::serve {
 
@@ -37,6 +38,9 @@ struct Reply {
 class ReplyPath {
  public:
   virtual ~ReplyPath() = default;
+  // Told of every item before it is processed, so a path that answers over a queue can remember
+  // where the item's reply goes (SourceRecord::reply_to); the in-process box needs nothing.
+  virtual void note(const pipe::SourceRecord& /*source*/) {}
   virtual void deliver(Reply reply) = 0;
 };
 

@@ -10,6 +10,7 @@ namespace overhead::serve {
 template <class Fn>
 pipe::ProcessResult ReplyingProcessor::tapped(const pipe::SourceRecord& source, Fn&& fn) const {
   try {
+    replies_.note(source);  // may refuse the item (a reply queue it must not answer on)
     return fn();
   } catch (const pipe::ItemError& e) {
     replies_.deliver(Reply{source.id, false, {}, e.kind(), e.what()});

@@ -7,6 +7,7 @@
 
 #include "serve/api_error.hpp"
 #include "serve/bearer_auth.hpp"
+#include "serve/bounded_thread_pool.hpp"
 #include "serve/binding_cache.hpp"
 #include "serve/chat_routes.hpp"
 #include "serve/metrics.hpp"
@@ -46,9 +47,10 @@ Server::Server(ServerOptions options)
   // httplib closes a kept-alive connection after 5 requests by default; a client pool (wrk, the
   // openai client) would then reconnect every few requests.
   http.set_keep_alive_max_count(1000);
-  if (options_.threads > 0) {
-    const int n = options_.threads;
-    http.new_task_queue = [n] { return new httplib::ThreadPool(static_cast<std::size_t>(n)); };
+  {
+    const std::size_t threads = options_.threads > 0 ? static_cast<std::size_t>(options_.threads) : CPPHTTPLIB_THREAD_POOL_COUNT;
+    const std::size_t pending = options_.max_pending_connections;
+    http.new_task_queue = [threads, pending] { return new BoundedThreadPool(threads, pending); };
   }
   // Auth runs before routing; health checks stay open so a load balancer needs no secret.
   // It also starts the request's clock and admits it to the in-flight count; this runs before

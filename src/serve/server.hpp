@@ -33,7 +33,10 @@ struct ServerOptions {
   int read_timeout_s = 10;   // slow-client protection: headers and body must arrive within this
   int write_timeout_s = 10;
   int idle_timeout_s = 5;
-  int threads = 0;           // 0: httplib's default pool
+  int threads = 0;           // 0: httplib's default count (one per core, at least 8)
+  // Accepted connections waiting for a free thread past which accepting pauses (the kernel's
+  // listen backlog holds the rest): memory stays bounded under a connection flood.
+  std::size_t max_pending_connections = 1024;
   // Overload: past this many requests in flight a request gets 429 with Retry-After (0: no limit).
   std::int64_t max_inflight = 0;
   int retry_after_s = 1;

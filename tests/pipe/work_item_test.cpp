@@ -117,5 +117,28 @@ TEST(WorkItem, TheAnswerAndMaxTokensTravelOnlyWhenThereAndAsked) {
   EXPECT_FALSE(back.source->answer.has_value());
 }
 
+TEST(WorkItem, AReplyQueueTravelsOnlyInBodiesAndOnlyAsAPlainName) {
+  auto rec = parse_source_line(testing::source_line("1-1"), 3);
+  const std::string plain = encode_item_body(*rec, "phi-4");
+  EXPECT_FALSE(decode_item_body(plain, "m").source->reply_to.has_value());
+  const std::string with = encode_item_body(*rec, "phi-4", false, "in-reply-gw-1");
+  EXPECT_EQ(with, plain.substr(0, plain.size() - 1) + ",\"reply_to\":\"in-reply-gw-1\"}");
+  EXPECT_EQ(decode_item_body(with, "m").source->reply_to, "in-reply-gw-1");
+  // A source file cannot name one: the field is not read there.
+  EXPECT_FALSE(parse_source_line(with, 1)->reply_to.has_value());
+  // Anything but 1..80 of [A-Za-z0-9_-] is refused as a bad message: no key pattern, no URL.
+  for (const std::string& bad : std::initializer_list<std::string>{"\"\"", "\"in*\"", "\"redis://h/x\"", "\"a b\"", "17", "\"" + std::string(81, 'a') + "\""}) {
+    const std::string body = plain.substr(0, plain.size() - 1) + ",\"reply_to\":" + bad + "}";
+    try {
+      (void)decode_item_body(body, "message 9");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const ItemError& e) {
+      EXPECT_EQ(e.kind(), "bad_message") << bad;
+      EXPECT_NE(std::string(e.what()).find("reply_to"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(is_plain_queue_name(std::string(80, 'a')));
+}
+
 }  // namespace
 }  // namespace overhead::pipe

@@ -1,0 +1,32 @@
+// Reply queues as siblings of an input queue: the queue of the same backend, on the same broker
+// and with the same credentials and parameters, under another name. A gateway over a shared queue
+// names its reply queue in every work item (the RPC pattern over Redis or SQS); any worker that
+// can read the input queue can then answer on the sibling without being told a second URL, and
+// the item body never carries a host or a secret, only a name.
+//
+// The names per scheme: mem:NAME, sqlite-queue:PATH?name=NAME (default "queue"),
+// redis://.../STREAM, sqs://QUEUE_NAME. A reply queue of input queue IN is named
+// "IN-reply-SUFFIX"; a worker answers only on names of that shape, so an item cannot make it write
+// into an arbitrary queue (its own input, say).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace overhead::backends {
+
+// The queue's name within its backend. Throws std::invalid_argument (redacted URL) for a URL that
+// names no queue (e.g. "mem:" alone) or an unknown scheme.
+[[nodiscard]] std::string queue_name(const std::string& url);
+// `url` with the queue name replaced by `name`; everything else (credentials included) as given.
+// The result is for opening only: show it with pipe::redact_url.
+[[nodiscard]] std::string sibling_queue_url(const std::string& url, std::string_view name);
+// The reply queue name for a gateway: "<input name>-reply-<suffix>", the suffix cut to what SQS
+// allows (80 characters in all; only A-Z a-z 0-9 _ -). Throws std::invalid_argument when the input
+// name itself is not such a plain name or leaves no room for a suffix.
+[[nodiscard]] std::string reply_queue_name(const std::string& input_url, std::string_view suffix);
+// Whether `name` is a reply queue name of `input_url`'s queue (the check every worker makes).
+// Never throws: an input queue without a name has no reply queues.
+[[nodiscard]] bool is_reply_queue_of(const std::string& input_url, std::string_view name);
+
+}  // namespace overhead::backends

@@ -1,0 +1,43 @@
+// The gateway's side of the reply path over a shared queue: one thread receives the workers'
+// replies from the gateway's own reply queue, hands each to the ReplyBox and deletes it. A reply
+// that cannot be read is deleted too and counted (it would fail the same way every time); a
+// reply for a request the gateway no longer waits for (answered, timed out, or from before a
+// restart) is dropped by the box.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+#include "pipe/queue.hpp"
+#include "serve/reply_box.hpp"
+
+namespace overhead::serve {
+
+class ReplyReceiver {
+ public:
+  ReplyReceiver(std::shared_ptr<pipe::Queue> replies, ReplyPath& box);
+  ~ReplyReceiver();
+  ReplyReceiver(const ReplyReceiver&) = delete;
+  ReplyReceiver& operator=(const ReplyReceiver&) = delete;
+
+  // Ends the thread (after its current receive wait). Idempotent.
+  void stop();
+  [[nodiscard]] const pipe::Queue& queue() const { return *replies_; }
+  [[nodiscard]] std::uint64_t received() const { return received_.load(); }
+  [[nodiscard]] std::uint64_t unreadable() const { return unreadable_.load(); }
+  [[nodiscard]] std::uint64_t receive_failures() const { return receive_failures_.load(); }
+
+ private:
+  void run();
+
+  std::shared_ptr<pipe::Queue> replies_;
+  ReplyPath& box_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> received_{0}, unreadable_{0}, receive_failures_{0};
+  std::thread thread_;
+};
+
+}  // namespace overhead::serve
