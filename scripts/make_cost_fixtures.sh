@@ -6,6 +6,11 @@
 # the others (tests/cost/validation_test.cpp).
 #
 #   bash scripts/make_cost_fixtures.sh [RECORDS_PER_HALF]   # default 1200 (x 3 tokenizers per run)
+#   BACKEND=redis bash scripts/make_cost_fixtures.sh        # the same runs on Redis + PostgreSQL
+#
+# BACKEND=embedded (default) writes tests/cost/fixtures/; BACKEND=redis starts a private Redis and
+# PostgreSQL (scripts/services/, loopback, stopped at the end), runs both queues on Redis Streams
+# and the store on PostgreSQL, and writes tests/cost/fixtures/redis/.
 #
 # The bundled MT-Bench records are split in two halves (first and second half of the file); runs
 # are named by half, workers, batch size and prefetch. All configurations run back to back in REPS
@@ -17,11 +22,30 @@ set -euo pipefail
 command -v jq > /dev/null || { echo "make_cost_fixtures: jq missing: run scripts/setup.sh" >&2; exit 1; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${OVERHEAD_BIN:-$ROOT/build/overhead}
-OUT=$ROOT/tests/cost/fixtures
+BACKEND=${BACKEND:-embedded}
 PER_HALF=${1:-1200}
 WORK=$(mktemp -d /tmp/overhead-cost-fixtures.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
 [ -x "$BIN" ] || { echo "make_cost_fixtures: $BIN missing: run make" >&2; exit 1; }
+case "$BACKEND" in
+  embedded)
+    OUT=$ROOT/tests/cost/fixtures
+    trap 'rm -rf "$WORK"' EXIT ;;
+  redis)
+    OUT=$ROOT/tests/cost/fixtures/redis
+    trap 'bash "$ROOT/scripts/services/redis.sh" clean "$WORK/services" >/dev/null; bash "$ROOT/scripts/services/postgres.sh" clean "$WORK/services" >/dev/null; rm -rf "$WORK"' EXIT
+    bash "$ROOT/scripts/services/redis.sh" start "$WORK/services" >/dev/null
+    bash "$ROOT/scripts/services/postgres.sh" start "$WORK/services" >/dev/null
+    REDIS_URL=$(grep '^REDIS_URL=' "$WORK/services/redis.env" | cut -d= -f2-)
+    PG_URL=$(grep '^PG_URL=' "$WORK/services/postgres.env" | cut -d= -f2-) ;;
+  *) echo "make_cost_fixtures: BACKEND must be embedded or redis, not $BACKEND" >&2; exit 2 ;;
+esac
+# The store of one run (a URL): the run's own SQLite file, or its own PostgreSQL table.
+store_of() { if [ "$BACKEND" = redis ]; then echo "$PG_URL?table=r$1_$2"; else echo "sqlite:$WORK/$1/$2/records.db"; fi; }
+# `overhead run` flags of one run's backends (none on the embedded default).
+backend_flags() {
+  [ "$BACKEND" = redis ] || return 0
+  echo "--queue $REDIS_URL/r$1-$2-in?visibility_ms=30000 --log-queue $REDIS_URL/r$1-$2-log?visibility_ms=30000 --store $(store_of "$1" "$2")"
+}
 
 total=$(zcat "$ROOT/data/jmtbench/records.jsonl.gz" | wc -l)
 half=$((total / 2))
@@ -40,7 +64,7 @@ RUNS=(
 REPS=${REPS:-8}
 mkdir -p "$OUT"
 {
-  echo "# Measured runs of case 5 (tests/cost/fixtures, by scripts/make_cost_fixtures.sh)"
+  echo "# Measured runs of case 5 on the $BACKEND backend (by scripts/make_cost_fixtures.sh)"
   echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# $REPS rounds of every configuration back to back; the timelines and fits are the runs of the round with"
   echo "# the median summed total; rounds.tsv has every run's measured total and p50/p99 cycle (for the medians)"
@@ -51,13 +75,14 @@ for rep in $(seq 1 "$REPS"); do
     read -r name part workers batch prefetch <<<"$run"
     dir=$WORK/$rep/$name
     mkdir -p "$WORK/$rep"
+    # shellcheck disable=SC2046  # the flags are words by design (no spaces inside the URLs)
     "$BIN" run --case 5 --data "$WORK/half_$part.jsonl" --workers "$workers" --batch "$batch" --prefetch "$prefetch" \
-      --experiment "$name" --out "$dir" --no-report --no-progress --allow-failures > "$dir.log"
+      --experiment "$name" --out "$dir" --no-report --no-progress --allow-failures $(backend_flags "$rep" "$name") > "$dir.log"
     t=$(jq '.cases[0].total_s' "$dir/summary.json")
     echo "$t" > "$dir.total"
     sum=$(awk -v a="$sum" -v b="$t" 'BEGIN { print a + b }')
     # The run's measured figures (the analysis' definitions), for the median over rounds.
-    "$BIN" simulate --replay "sqlite:$dir/records.db" --experiment "$name-case5" --write-timeline "$dir/timeline.csv" > /dev/null
+    "$BIN" simulate --replay "$(store_of "$rep" "$name")" --experiment "$name-case5" --write-timeline "$dir/timeline.csv" > /dev/null
     "$BIN" simulate --replay "$dir/timeline.csv" --measured-only --json > "$dir.measured.json"
     printf '%s\t%s\t%s\t%s\t%s\n' "$rep" "$name" "$(jq '.measured_total_s' "$dir.measured.json")" \
       "$(jq '.measured_cycle_us.p50' "$dir.measured.json")" "$(jq '.measured_cycle_us.p99' "$dir.measured.json")" >> "$WORK/rounds.tsv"
@@ -72,7 +97,7 @@ echo "# name	half	records	workers	batch	prefetch	total_s" >> "$OUT/runs.tsv"
 for run in "${RUNS[@]}"; do
   read -r name part workers batch prefetch <<<"$run"
   dir=$WORK/$best/$name
-  "$BIN" analyze --store "sqlite:$dir/records.db" --out "$dir/report" --no-png > /dev/null
+  "$BIN" analyze --store "$(store_of "$best" "$name")" --experiment "$name-case5" --out "$dir/report" --no-png > /dev/null
   cp "$dir/report/fits.json" "$OUT/$name.fits.json"
   gzip -n -9 < "$dir/timeline.csv" > "$OUT/$name.timeline.csv.gz"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$part" "$PER_HALF" "$workers" "$batch" "$prefetch" "$(cat "$dir.total")" >> "$OUT/runs.tsv"
