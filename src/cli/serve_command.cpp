@@ -40,6 +40,7 @@ struct ServeArgs {
   double request_timeout_s = 30;
   double shutdown_timeout_s = 10;
   std::size_t max_queued = 1024;
+  std::size_t max_log_backlog = 20000;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
 };
 
@@ -102,6 +103,7 @@ int run_serve(const ServeArgs& a) {
   o.max_inflight = a.max_inflight;
   o.workers = a.workers;
   o.max_queued = a.max_queued;
+  o.max_log_backlog = a.max_log_backlog;
   o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.request_timeout_s * 1000));
   std::filesystem::create_directories(a.out);
   const std::string store_url = a.store.empty() ? "sqlite:" + (std::filesystem::path(a.out) / "serve.db").string() : a.store;
@@ -185,6 +187,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--max-queued", args->max_queued, "Chat requests awaiting a worker past which a request gets 429 with Retry-After")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-log-backlog", args->max_log_backlog,
+                  "Records awaiting the consumer (the log queue's depth) past which a chat request gets 429 with "
+                  "Retry-After, so a slow store cannot grow the backlog without bound (0: no limit)")
+      ->capture_default_str();
   cmd->callback([args, &exit_code] { exit_code = run_serve(*args); });
 }
 

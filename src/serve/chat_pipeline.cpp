@@ -5,6 +5,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "pipe/clock.hpp"
 #include "pipe/consumer.hpp"
 #include "pipe/errors.hpp"
 #include "pipe/worker.hpp"
@@ -94,6 +95,24 @@ std::optional<SubmitFailure> ChatPipeline::submit(const pipe::SourceRecord& sour
     dead_letters_.add({pipe::kind_name(pipe::DeadLetterKind::send_failed), "request " + source.id, tokenizer, e.what(), body});
     return SubmitFailure{e.failure() == pipe::Failure::permanent, e.what()};
   }
+}
+
+std::size_t ChatPipeline::log_backlog() {
+  constexpr std::int64_t kRefreshNs = 50'000'000;
+  const std::int64_t now = pipe::monotonic_ns();
+  if (now - backlog_checked_ns_.load(std::memory_order_relaxed) >= kRefreshNs) {
+    std::unique_lock lock(backlog_mutex_, std::try_to_lock);  // one refresher; the others read the last value
+    if (lock.owns_lock() && now - backlog_checked_ns_.load() >= kRefreshNs) {
+      try {
+        const pipe::QueueCounts c = backends_.log->counts();
+        backlog_ = c.visible + c.in_flight;
+      } catch (const std::exception&) {
+        backlog_ = 0;
+      }
+      backlog_checked_ns_ = now;
+    }
+  }
+  return backlog_.load(std::memory_order_relaxed);
 }
 
 void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {

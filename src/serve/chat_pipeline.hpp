@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,11 @@ class ChatPipeline {
 
   [[nodiscard]] const pipe::DeadLetterSink& dead_letters() const { return dead_letters_; }
   [[nodiscard]] pipe::QueueCounts input_counts() { return backends_.input->counts(); }
+  [[nodiscard]] pipe::QueueCounts log_counts() { return backends_.log->counts(); }
+  // Records on the log queue not yet stored (visible + in flight), read from the queue at most
+  // every 50 ms and cached in between: a request's admission must not cost a broker round trip.
+  // Unknown (the queue failed to tell) counts as 0.
+  [[nodiscard]] std::size_t log_backlog();
   [[nodiscard]] const std::map<std::string, std::string>& load_errors() const { return processor_.load_errors(); }
   // The completions' system_fingerprint: names the decoder ("overhead-decoder-none").
   [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
@@ -104,6 +110,9 @@ class ChatPipeline {
   std::thread consumer_;
   std::unique_ptr<ReplyReceiver> receiver_;
   bool stopped_ = false;
+  std::mutex backlog_mutex_;
+  std::atomic<std::int64_t> backlog_checked_ns_{0};
+  std::atomic<std::size_t> backlog_{0};
 };
 
 }  // namespace overhead::serve

@@ -81,6 +81,12 @@ class ChatRoutes {
       throw RequestError{{429, "The queue holds " + std::to_string(c_.limits.max_queued) + " requests awaiting an answer; retry after " +
                                    std::to_string(c_.limits.retry_after_s) + " s",
                           "requests", "", "rate_limit_exceeded"}};
+    if (c_.limits.max_log_backlog > 0) {
+      if (const std::size_t backlog = c_.pipeline.log_backlog(); backlog >= c_.limits.max_log_backlog)
+        throw RequestError{{429, "The store is behind: " + std::to_string(backlog) + " records await the consumer (limit " +
+                                     std::to_string(c_.limits.max_log_backlog) + "); retry after " + std::to_string(c_.limits.retry_after_s) + " s",
+                            "requests", "", "rate_limit_exceeded"}};
+    }
     const std::string id = new_id(kept ? "req_" : "chatcmpl-");
     pipe::SourceRecord source;
     source.id = id;
@@ -230,6 +236,11 @@ std::string pipeline_exposition(ChatPipeline& pipeline, const ReplyBox& replies)
     out += "# TYPE overhead_input_queue_messages gauge\n";
     out += "overhead_input_queue_messages{state=\"visible\"} " + std::to_string(c.visible) + "\n";
     out += "overhead_input_queue_messages{state=\"in_flight\"} " + std::to_string(c.in_flight) + "\n";
+    const pipe::QueueCounts l = pipeline.log_counts();
+    out += "# HELP overhead_log_queue_messages Records on the log queue, visible or received and not yet stored.\n";
+    out += "# TYPE overhead_log_queue_messages gauge\n";
+    out += "overhead_log_queue_messages{state=\"visible\"} " + std::to_string(l.visible) + "\n";
+    out += "overhead_log_queue_messages{state=\"in_flight\"} " + std::to_string(l.in_flight) + "\n";
   } catch (const std::exception&) {
     // A queue that cannot tell its depth leaves the gauge out rather than reporting a guess.
   }

@@ -25,6 +25,10 @@ struct ChatRouteLimits {
   std::chrono::milliseconds request_timeout{30000};  // a synchronous request's wait for its reply
   std::size_t max_queued = 1024;                     // requests awaiting a reply past which 429
   int retry_after_s = 1;
+  // Records awaiting the consumer (the log queue's backlog) past which 429: the replies go out
+  // when a record is on the log queue, so a store slower than the workers would otherwise let the
+  // backlog, and the memory of an in-process queue, grow without bound. 0: no limit.
+  std::size_t max_log_backlog = 20000;
 };
 
 struct ChatRouteContext {

@@ -10,6 +10,7 @@
 #include "serve/bounded_thread_pool.hpp"
 #include "serve/binding_cache.hpp"
 #include "serve/chat_routes.hpp"
+#include "serve/heap_policy.hpp"
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
 #include "serve/token_routes.hpp"
@@ -35,7 +36,8 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)),
       bindings_(std::make_unique<BindingCache>(options_.models)),
       metrics_(std::make_unique<Metrics>()),
-      http_(std::make_unique<httplib::Server>()) {
+      http_(std::make_unique<httplib::Server>()),
+      memory_trim_(std::make_unique<PeriodicMemoryTrim>(options_.memory_trim_interval)) {
   httplib::Server& http = *http_;
   http.set_payload_max_length(options_.max_body_bytes);
   http.set_read_timeout(options_.read_timeout_s, 0);
@@ -119,7 +121,8 @@ Server::Server(ServerOptions options)
     pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, po, *replies_);
     add_chat_routes(http, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
                                            ChatRouteLimits{options_.max_messages, options_.request_timeout,
-                                                           options_.max_queued, options_.retry_after_s}});
+                                                           options_.max_queued, options_.retry_after_s,
+                                                           options_.max_log_backlog}});
   }
 }
 

@@ -20,6 +20,7 @@ class Server;
 namespace overhead::serve {
 
 class BindingCache;
+class PeriodicMemoryTrim;
 class Metrics;
 class ReplyBox;
 
@@ -37,6 +38,8 @@ struct ServerOptions {
   // Accepted connections waiting for a free thread past which accepting pauses (the kernel's
   // listen backlog holds the rest): memory stays bounded under a connection flood.
   std::size_t max_pending_connections = 1024;
+  // How often freed heap memory is given back to the system (heap_policy.hpp); 0: never.
+  std::chrono::milliseconds memory_trim_interval{5000};
   // Overload: past this many requests in flight a request gets 429 with Retry-After (0: no limit).
   std::int64_t max_inflight = 0;
   int retry_after_s = 1;
@@ -49,6 +52,7 @@ struct ServerOptions {
   std::shared_ptr<const pipe::Decoder> decoder;  // the workers' decoder stage; null = none
   std::chrono::milliseconds request_timeout{30000};
   std::size_t max_queued = 1024;  // requests awaiting a worker's reply past which 429
+  std::size_t max_log_backlog = 20000;  // records awaiting the consumer past which 429 (chat_routes.hpp); 0: none
 };
 
 class Server {
@@ -80,6 +84,7 @@ class Server {
   std::unique_ptr<httplib::Server> http_;
   std::unique_ptr<ReplyBox> replies_;
   std::unique_ptr<ChatPipeline> pipeline_;
+  std::unique_ptr<PeriodicMemoryTrim> memory_trim_;
   int port_ = -1;
 
   std::mutex shutdown_mutex_;

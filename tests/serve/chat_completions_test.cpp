@@ -216,6 +216,31 @@ TEST_F(ChatTest, AFullQueueRefusesWith429BeforeSending) {
   EXPECT_TRUE(overhead::pipe::scan_in_key_order(*store_, "serve").empty());
 }
 
+// The replies go out once a record is on the log queue, so a store slower than the workers would
+// let the log queue grow without bound; past --max-log-backlog records awaiting the consumer, a
+// request gets 429 instead. Two stamp patches for a record that is not stored stay on the log queue
+// (the consumer defers them until their visibility timeout), a backlog of 2.
+TEST_F(ChatTest, AStoreThatFallsBehindRefusesWith429) {
+  overhead::serve::ServerOptions o;
+  o.pipeline.log = overhead::backends::open_queue("mem:?visibility_ms=600000");
+  const std::string patch =
+      R"({"stamps":[{"experiment_tokenizer":"serve#phi-4","id":"not-stored","publish_acked":1,"input_deleted":0}]})";
+  overhead::pipe::send_all(*o.pipeline.log, std::vector<std::string>{patch, patch});
+  o.max_log_backlog = 2;
+  o.retry_after_s = 2;
+  start(o);
+  auto r = client_->Post("/v1/chat/completions", R"({"model":"phi-4","messages":[{"role":"user","content":"a"}]})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 429);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "2");
+  const json error = json::parse(r->body)["error"];
+  EXPECT_EQ(error["code"], "rate_limit_exceeded");
+  EXPECT_NE(error["message"].get<std::string>().find("2 records await the consumer"), std::string::npos) << error;
+  const auto metrics = client_->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("overhead_log_queue_messages{state=\"in_flight\"}"), std::string::npos);
+}
+
 // --decoder sim behind the gateway: the request's max_tokens is the wanted length, the
 // completion counts it, the fingerprint names the decoder, and the stored record carries the
 // decoder's stamps; /metrics gains the decode stage.

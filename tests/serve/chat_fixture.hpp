@@ -31,7 +31,7 @@ class ChatServeTest : public ServeTest {
   void start(ServerOptions o = {}) {
     if (o.models.empty()) o.models = {"phi-4", "gemma-2-27b-it"};
     o.pipeline.input = backends::open_queue("mem:");
-    o.pipeline.log = backends::open_queue("mem:");
+    if (!o.pipeline.log) o.pipeline.log = backends::open_queue("mem:");
     store_url_ = "sqlite:" + (dir_ / "serve.db").string();
     o.pipeline.store = std::shared_ptr<pipe::Store>(backends::open_store(store_url_));
     store_ = o.pipeline.store;
