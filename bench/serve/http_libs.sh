@@ -118,18 +118,19 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 echo "== wrk ${SECONDS_RUN}s per run, $ROUNDS runs per row ($TOKENIZER); req/s, p50, p99: mean over the runs;"
-echo "   CPU/req: the server's utime+stime over all its runs / its requests; x: beast / httplib"
-awk -v hz="$CLK_TCK" '
+echo "   CPU/req: the server's utime+stime over all its runs / its requests; cores: that CPU time / the runs' wall time;"
+echo "   x: beast / httplib"
+awk -v hz="$CLK_TCK" -v secs="$SECONDS_RUN" '
   { k = $3 " " $4 " " $2; runs[k]++; n[k] += $5; rps[k] += $6; p50[k] += $7; p99[k] += $8; ticks[k] += $9; if ($10 != "-") bad[k] = 1 }
   END {
-    printf "%-13s %5s %-8s %10s %10s %10s %12s %8s %8s %8s %8s\n", "route", "conns", "library", "req/s", "p50 us", "p99 us", "CPU us/req", "x req/s", "x p50", "x p99", "x CPU"
+    printf "%-13s %5s %-8s %10s %10s %10s %12s %6s %8s %8s %8s %8s\n", "route", "conns", "library", "req/s", "p50 us", "p99 us", "CPU us/req", "cores", "x req/s", "x p50", "x p99", "x CPU"
     split("/v1/tokenize /ping", routes, " "); split("1 8", conns, " ")
     for (r = 1; r <= 2; r++) for (c = 1; c <= 2; c++) {
       h = routes[r] " " conns[c] " httplib"; b = routes[r] " " conns[c] " beast"
       for (i = 0; i < 2; i++) {
         k = i ? b : h
         cpu[k] = n[k] ? 1e6 * ticks[k] / hz / n[k] : 0
-        printf "%-13s %5s %-8s %10.0f %10.0f %10.0f %12.1f", routes[r], conns[c], (i ? "beast" : "httplib") (bad[k] ? "!" : ""), rps[k] / runs[k], p50[k] / runs[k], p99[k] / runs[k], cpu[k]
+        printf "%-13s %5s %-8s %10.0f %10.0f %10.0f %12.1f %6.2f", routes[r], conns[c], (i ? "beast" : "httplib") (bad[k] ? "!" : ""), rps[k] / runs[k], p50[k] / runs[k], p99[k] / runs[k], cpu[k], ticks[k] / hz / (runs[k] * secs)
         if (i) printf " %8.2f %8.2f %8.2f %8.2f", (rps[b] / runs[b]) / (rps[h] / runs[h]), p50[b] / p50[h], p99[b] / p99[h], cpu[h] ? cpu[b] / cpu[h] : 0
         printf "\n"
       }
