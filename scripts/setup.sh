@@ -22,6 +22,7 @@ PACKAGES=(
   sqlite3                                                    # serve test: reads the gateway's store from node
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
   zip binutils                                               # make lambda-zip: the zip, and strip
+  libboost-dev wrk                                           # benchmark only: Boost.Beast/Asio headers and the load generator (bench/serve)
 )
 
 # Node.js with npm fetches the tokenizer files and runs the references. A machine may already have
