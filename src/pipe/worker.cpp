@@ -328,7 +328,7 @@ void Worker::settle_loop() {
       if (!open_.empty() && open_.front()->pending.load(std::memory_order_acquire) == 0) continue;
       if (source_done_ && worker_done_ && open_.empty()) return;
       // Woken when the front batch's last item settles; the timeout keeps old batches extended.
-      cv_.wait_for(lock, std::clamp(options_.visibility / 4, std::chrono::milliseconds(1), options_.settle_interval));
+      cv_.wait_for(lock, std::max(std::chrono::milliseconds(1), std::min(options_.settle_interval, options_.visibility / 4)));
     }
   } catch (...) {
     fail_io();
