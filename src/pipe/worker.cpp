@@ -1,5 +1,6 @@
 #include "pipe/worker.hpp"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "pipe/clock.hpp"
@@ -258,7 +259,7 @@ bool Worker::settle(bool wait) {
     open_.pop_front();
     unsettled_ -= front->entries.size();
   }
-  cv_.notify_all();
+  room_cv_.notify_one();
   return true;
 }
 
@@ -277,7 +278,43 @@ void Worker::send_deleted_stamps_if_idle() {
   send_deleted_stamps();
 }
 
-void Worker::io_loop() {
+void Worker::fail_io() {
+  std::lock_guard lock(mutex_);
+  if (!io_error_) io_error_ = std::current_exception();
+  aborted_ = true;
+  notify_all_waiters();
+}
+
+void Worker::receive_loop() {
+  try {
+    for (;;) {
+      {
+        // Receive as far ahead as the in-flight bound allows, so that the processing thread
+        // finds the next batch waiting at a boundary.
+        std::unique_lock lock(mutex_);
+        room_cv_.wait(lock, [&] { return aborted_ || unsettled_ + options_.batch <= options_.max_in_flight; });
+        if (aborted_) return;
+      }
+      std::shared_ptr<Batch> b;
+      const PollResult got = poll_batch(b);
+      std::lock_guard lock(mutex_);
+      if (got == PollResult::quiet) continue;
+      if (got == PollResult::finished) {
+        source_done_ = true;
+        batch_cv_.notify_one();
+        return;
+      }
+      open_.push_back(b);
+      unsettled_ += b->entries.size();
+      channel_.push_back(std::move(b));
+      batch_cv_.notify_one();
+    }
+  } catch (...) {
+    fail_io();
+  }
+}
+
+void Worker::settle_loop() {
   try {
     for (;;) {
       while (settle(false)) {
@@ -289,33 +326,12 @@ void Worker::io_loop() {
       std::unique_lock lock(mutex_);
       if (aborted_) return;
       if (!open_.empty() && open_.front()->pending.load(std::memory_order_acquire) == 0) continue;
-      // Prefetch as far ahead as the in-flight bound allows, so that a slow wake-up of this
-      // thread never leaves the processing thread without a batch.
-      const bool room = !source_done_ && unsettled_ + options_.batch <= options_.max_in_flight;
-      if (room) {
-        lock.unlock();
-        std::shared_ptr<Batch> b;
-        const PollResult got = poll_batch(b);
-        lock.lock();
-        if (got == PollResult::quiet) continue;  // settle and extend, then poll again
-        if (got == PollResult::finished) {
-          source_done_ = true;
-        } else {
-          open_.push_back(b);
-          unsettled_ += b->entries.size();
-          channel_.push_back(std::move(b));
-        }
-        cv_.notify_all();
-        continue;
-      }
       if (source_done_ && worker_done_ && open_.empty()) return;
-      cv_.wait_for(lock, std::chrono::milliseconds(200));
+      // Woken when the front batch's last item settles; the timeout keeps old batches extended.
+      cv_.wait_for(lock, std::max(std::chrono::milliseconds(1), std::min(options_.settle_interval, options_.visibility / 4)));
     }
   } catch (...) {
-    std::lock_guard lock(mutex_);
-    io_error_ = std::current_exception();
-    aborted_ = true;
-    cv_.notify_all();
+    fail_io();
   }
 }
 
@@ -323,28 +339,32 @@ WorkerStats Worker::run() {
   const std::int64_t start = monotonic_ns();
   const std::int64_t cpu_start = thread_cpu_ns();
   wall_offset_ns_ = wall_ns() - monotonic_ns();
-  std::thread io;
+  std::thread receiver, settler;
+  const auto join_io = [&] {
+    if (receiver.joinable()) receiver.join();
+    if (settler.joinable()) settler.join();
+  };
   try {
     // Prefetch hides a receive/delete round trip; a file source has none, so it runs in-line.
     if (options_.prefetch && source_.has_acks()) {
-      io = std::thread([this] { io_loop(); });
+      receiver = std::thread([this] { receive_loop(); });
+      settler = std::thread([this] { settle_loop(); });
       for (;;) {
         std::shared_ptr<Batch> b;
         {
           std::unique_lock lock(mutex_);
-          cv_.wait(lock, [&] { return aborted_ || !channel_.empty() || source_done_; });
+          batch_cv_.wait(lock, [&] { return aborted_ || !channel_.empty() || source_done_; });
           if (aborted_ || channel_.empty()) break;
           b = std::move(channel_.front());
           channel_.pop_front();
         }
-        cv_.notify_all();  // room for the next prefetch
         process_batch(*b);
       }
       {
         std::unique_lock lock(mutex_);
-        if (aborted_) {  // the io thread failed (or crashed on purpose): stop as abruptly
+        if (aborted_) {  // an I/O thread failed (or crashed on purpose): stop as abruptly
           lock.unlock();
-          io.join();
+          join_io();
           std::rethrow_exception(io_error_);
         }
       }
@@ -354,7 +374,7 @@ WorkerStats Worker::run() {
         worker_done_ = true;
       }
       cv_.notify_all();
-      io.join();
+      join_io();
       if (io_error_) std::rethrow_exception(io_error_);
       send_deleted_stamps();
     } else {
@@ -389,8 +409,8 @@ WorkerStats Worker::run() {
       std::lock_guard lock(mutex_);
       aborted_ = true;
     }
-    cv_.notify_all();
-    if (io.joinable()) io.join();
+    notify_all_waiters();
+    join_io();
     publisher_->abort();
     throw;
   }

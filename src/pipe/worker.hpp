@@ -14,10 +14,11 @@
 // or stops). So a crash can cost only the input_deleted stamps of the one batch deleted last,
 // never a record and never a publish_acked stamp (docs/reliability.md, "stamp patches").
 //
-// Prefetch (on by default, for sources with a queue): a second thread receives the next
-// batches while this one is being processed and performs the deletes, so the item at a batch
-// boundary does not pay the receive/delete round trip. Items received but not yet settled are
-// bounded by max_in_flight either way. A file source has no round trip to hide and runs in-line.
+// Prefetch (on by default, for sources with a queue): two more threads, one receiving the next
+// batches while this one is being processed, one settling (stamp patch, delete), so that the
+// item at a batch boundary does not pay those round trips and a receive never waits behind a
+// delete. Items received but not yet settled are bounded by max_in_flight either way. A file
+// source has no round trip to hide and runs in-line.
 //
 // Waiting for input never holds up settling: while received batches are open, each receive waits
 // at most `settle_interval` (and at most a quarter of the visibility timeout), and finished
@@ -145,7 +146,10 @@ class Worker final : private PublishListener {
   bool send_deleted_stamps();
   // The same, but only when no batch is open whose patch could carry them.
   void send_deleted_stamps_if_idle();
-  void io_loop();
+  // With prefetch: the receiving thread and the settling thread, and how either stops the run.
+  void receive_loop();
+  void settle_loop();
+  void fail_io();
   void hook(WorkerStage stage) {
     if (options_.fault) options_.fault(stage);
   }
@@ -158,7 +162,16 @@ class Worker final : private PublishListener {
   std::int64_t wall_offset_ns_ = 0;  // wall = monotonic + offset, fixed at start (one clock read per stamp)
 
   std::mutex mutex_;
-  std::condition_variable cv_;
+  // One condition per waiter, so that an event wakes only the thread it concerns (on a busy
+  // machine every needless wake-up costs a context switch at a batch boundary):
+  std::condition_variable cv_;        // an open batch settled its last item, or the worker is done
+  std::condition_variable room_cv_;   // a batch was settled: room for the receiving thread
+  std::condition_variable batch_cv_;  // a batch (or the end of the source) for the processing thread
+  void notify_all_waiters() {
+    cv_.notify_all();
+    room_cv_.notify_all();
+    batch_cv_.notify_all();
+  }
   std::deque<std::shared_ptr<Batch>> open_;     // received, not yet settled, in order
   std::deque<std::shared_ptr<Batch>> channel_;  // prefetched, not yet processed
   std::size_t unsettled_ = 0;
