@@ -14,7 +14,8 @@ namespace {
 
 struct Worker {
   double main_free = 0;  // when the processing thread is done with what it has
-  double io_free = 0;    // when the prefetch thread is done with its last receive or delete
+  double receive_free = 0;  // when the receiving thread is done with its last receive
+  double settle_free = 0;   // when the settling thread is done with its last delete
   double end = 0;        // its last stamp
   std::vector<std::size_t> items;  // in processing order
   std::vector<double> starts;
@@ -85,7 +86,7 @@ ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const
     for (std::size_t k = 0; k < ahead; ++k) {
       const double at = config.prefetch ? static_cast<double>(k) * round_trip(0) / 2 : 0;
       requests.emplace(at, asked++, w);
-      workers[w].io_free = at;
+      workers[w].receive_free = at;
     }
   }
 
@@ -116,10 +117,14 @@ ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const
     wk.main_free = t;
     wk.end = t;
     if (config.prefetch) {
-      // Settled when its last item is published: the prefetch thread deletes it, then asks again.
+      // Settled when its last item is published: the settling thread deletes it, which frees its
+      // place under the in-flight bound; the receiving thread then asks for the next batch. The
+      // two threads work on different batches at once (pipe/worker.hpp).
       const double half = round_trip(first) / 2;
-      const double next = std::max(t, wk.io_free) + 2 * half;
-      wk.io_free = next;
+      const double settled = std::max(t, wk.settle_free) + half;
+      wk.settle_free = settled;
+      const double next = std::max(settled, wk.receive_free) + half;
+      wk.receive_free = next;
       requests.emplace(next, asked++, w);
     } else {
       requests.emplace(t, asked++, w);

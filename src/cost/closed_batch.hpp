@@ -5,9 +5,10 @@
 // so that a fit of one configuration predicts another:
 //   - prefetch off: the worker's own thread deletes the finished batch and receives the next, so
 //     the turnover item pays alpha2 in line;
-//   - prefetch on: a second thread per worker does the receive and the delete (alpha2, split evenly
-//     between the two) up to max_in_flight / B batches ahead, so the processing thread pays it only
-//     when that thread falls behind;
+//   - prefetch on: two more threads per worker, one receiving and one settling (the delete), take
+//     alpha2 (split evenly between the two) up to max_in_flight / B batches ahead, so the
+//     processing thread pays it only when they fall behind; a batch's receive waits for the
+//     delete that freed its place under the bound;
 //   - several workers share the queue: a batch goes to whichever worker asks first.
 // The figures are the measured ones' (cost/timeline.hpp): per-item cycle from one start to the
 // next on a worker, the last to the worker's end, and the total from the first start to the end.

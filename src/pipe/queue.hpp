@@ -21,7 +21,7 @@
 //
 // Contract every backend keeps (tests/pipe/queue_contract.hpp checks it):
 //   - Thread-safety: every member may be called from several threads at once on one object. The
-//     worker, its prefetch thread and the publisher pool share one Queue.
+//     worker, its prefetch threads (receive, settle) and the publisher pool share one Queue.
 //   - Deadlines: no call blocks longer than the backend's per-call timeout (the URL parameter
 //     `timeout_ms`, default kDefaultCallTimeout) plus, for receive, its `wait`. A call that runs
 //     out of time throws QueueError with Failure::transient.
