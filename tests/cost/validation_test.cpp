@@ -26,7 +26,9 @@
 namespace overhead::cost {
 namespace {
 
+// The embedded default's fixtures; those of Redis + PostgreSQL are in its redis/ folder.
 const std::string kFixtures = std::string(OVERHEAD_SOURCE_DIR) + "/tests/cost/fixtures/";
+const std::string kRedisFixtures = kFixtures + "redis/";
 
 struct RunConfig {
   const char* name;
@@ -41,8 +43,8 @@ struct Figures {
 };
 
 // Medians over the rounds of rounds.tsv (round, name, total_s, p50_us, p99_us).
-Figures measured_medians(const std::string& name) {
-  std::ifstream in(kFixtures + "rounds.tsv");
+Figures measured_medians(const std::string& dir, const std::string& name) {
+  std::ifstream in(dir + "rounds.tsv");
   std::string line;
   std::vector<double> total, p50, p99;
   std::getline(in, line);  // header
@@ -67,15 +69,17 @@ struct Errors {
   double total = 0, p50 = 0, p99 = 0;  // predicted / measured - 1
 };
 
-std::vector<TimelineItem> timeline(const char* name) { return read_timeline(kFixtures + name + ".timeline.csv.gz"); }
+std::vector<TimelineItem> timeline(const char* name, const std::string& dir = kFixtures) {
+  return read_timeline(dir + name + ".timeline.csv.gz");
+}
 
 // Predicts `target` from the fit and spread of `fitted`; `spread` false gives E exactly as fitted
 // and `turnover` false drops the batch-boundary term (the naive models).
 // `against_own_run` compares with the target's kept run instead of the medians over rounds.
 Errors predict(const RunConfig& target, const RunConfig& fitted, bool spread = true, bool turnover = true,
-               bool against_own_run = false) {
-  auto fits = e_batch_from_fits(kFixtures + fitted.name + ".fits.json", 5);
-  const auto base = timeline(fitted.name);
+               bool against_own_run = false, const std::string& dir = kFixtures) {
+  auto fits = e_batch_from_fits(dir + fitted.name + ".fits.json", 5);
+  const auto base = timeline(fitted.name, dir);
   ClosedBatchConfig c;
   c.workers = target.workers;
   c.batch = target.batch;
@@ -88,7 +92,7 @@ Errors predict(const RunConfig& target, const RunConfig& fitted, bool spread = t
   }
   if (!turnover)
     for (auto& [name, e] : fits) e.turnover_us = 0;
-  const auto run = timeline(target.name);
+  const auto run = timeline(target.name, dir);
   const auto in = replay_items(run, fits);
   const auto p = simulate_closed_batch(in.items, in.fits, c);
   Figures m;
@@ -96,12 +100,12 @@ Errors predict(const RunConfig& target, const RunConfig& fitted, bool spread = t
     const auto own = measure(run);
     m = {own.total_s, own.cycle_us.p50, own.cycle_us.p99};
   } else {
-    m = measured_medians(target.name);
+    m = measured_medians(dir, target.name);
   }
   EXPECT_GT(m.total_s, 0) << target.name << ": no measured figures";
   const Errors e{p.total_s / m.total_s - 1, p.cycle_us.p50 / m.p50_us - 1, p.cycle_us.p99 / m.p99_us - 1};
-  std::printf("%-14s from %-14s%s%s: total %.4f s vs %.4f (%+.1f%%), p50 %.1f us vs %.1f (%+.1f%%), p99 %.0f us vs %.0f (%+.1f%%)\n",
-              target.name, fitted.name, spread ? "" : " (no spread)", turnover ? "" : " (no turnover term)", p.total_s,
+  std::printf("%s%-14s from %-14s%s%s: total %.4f s vs %.4f (%+.1f%%), p50 %.1f us vs %.1f (%+.1f%%), p99 %.0f us vs %.0f (%+.1f%%)\n",
+              dir == kFixtures ? "" : "redis ", target.name, fitted.name, spread ? "" : " (no spread)", turnover ? "" : " (no turnover term)", p.total_s,
               m.total_s, 100 * e.total, p.cycle_us.p50, m.p50_us, 100 * e.p50, p.cycle_us.p99, m.p99_us, 100 * e.p99);
   return e;
 }
