@@ -28,7 +28,7 @@ void send(httplib::Response& res, std::string_view body, const char* type) {
 }  // namespace
 
 bool is_dashboard_path(std::string_view path) {
-  return path == "/" || path == "/dashboard" || path == "/dashboard.css" || path == "/dashboard.js";
+  return path == "/" || path == "/dashboard" || path == "/dashboard.css" || path == "/dashboard.js" || path == "/favicon.ico";
 }
 
 void add_dashboard_routes(httplib::Server& http) {
@@ -42,6 +42,9 @@ void add_dashboard_routes(httplib::Server& http) {
   http.Get(R"(/dashboard\.js)", [](const httplib::Request&, httplib::Response& res) {
     send(res, dashboard_js(), "text/javascript; charset=utf-8");
   });
+  // Every browser asks for an icon; without this route each visit would add a 404 (a 401 under
+  // auth) to the error counts the page itself shows.
+  http.Get(R"(/favicon\.ico)", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
 }
 
 }  // namespace overhead::serve

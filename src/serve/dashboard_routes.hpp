@@ -1,5 +1,6 @@
 // The dashboard's routes: GET / and /dashboard (the page), /dashboard.css and /dashboard.js, each
-// with a Content-Security-Policy that lets the page load only itself and read only this server.
+// with a Content-Security-Policy that lets the page load only itself and read only this server,
+// and an empty /favicon.ico.
 #pragma once
 
 #include <string_view>

@@ -241,8 +241,8 @@ test('given the token, the figures fill from /metrics', async () => {
   assert.equal(idle.text['queue-depth'], '0');
   assert.match(idle.text.updated, /^\d\d:\d\d:\d\d$/);
   assert.deepEqual(idle.stages, [['No chat request yet.']]);
-  // The page's first scrape, before the token, was refused and counts as an error.
-  assert.ok(idle.errors.some((r) => r[0] === 'HTTP 401 on /metrics'), JSON.stringify(idle.errors));
+  // The page's first scrape, before the token, was refused: the one error so far.
+  assert.deepEqual(idle.errors.map((r) => [r[0], r[2]]), [['HTTP 401 on /metrics', '1']]);
   // The token is nowhere in the page.
   assert.equal(await evaluate('document.documentElement.outerHTML.includes(' + JSON.stringify(TOKEN) + ')'), false);
 });

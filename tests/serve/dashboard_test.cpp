@@ -92,6 +92,8 @@ TEST_F(DashboardTest, PageAtRootAndDashboardWithTheIdsItsScriptFills) {
   EXPECT_NE(js->body.find("'/metrics'"), std::string::npos);
   // The routes are exact: a near name is not the script.
   EXPECT_EQ(client_->Get("/dashboardxjs")->status, 404);
+  // The browser's icon request is no error in the page's error table.
+  EXPECT_EQ(client_->Get("/favicon.ico")->status, 204);
 }
 
 // The policy allows no inline script or style, so the page must need none: every <script> has a
@@ -125,10 +127,10 @@ TEST_F(DashboardTest, WithAuthThePageLoadsAndMetricsStillNeedTheToken) {
   ServerOptions o;
   o.auth_token = "s3cret-token";
   start(o);
-  for (const char* path : {"/", "/dashboard", "/dashboard.css", "/dashboard.js"}) {
+  for (const char* path : {"/", "/dashboard", "/dashboard.css", "/dashboard.js", "/favicon.ico"}) {
     auto r = client_->Get(path);
     ASSERT_TRUE(r) << path;
-    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_EQ(r->status, std::string(path) == "/favicon.ico" ? 204 : 200) << path;
     EXPECT_EQ(r->body.find("s3cret"), std::string::npos) << path;
   }
   auto denied = client_->Get("/metrics");
