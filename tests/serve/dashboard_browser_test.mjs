@@ -64,9 +64,14 @@ function cleanUp() {
     try { process.kill(-browser.pid, 'SIGKILL'); } catch { /* all gone */ }
     for (const stream of browser.stdio) if (stream) stream.destroy();
   }
-  if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+  if (server && server.exitCode === null && server.signalCode === null) {
+    try { server.kill('SIGKILL'); } catch { /* gone */ }
+  }
   rmSync(dir, { recursive: true, force: true });
 }
+
+// Whatever way this script ends, the server and the browser end with it.
+process.on('exit', cleanUp);
 
 // A DevTools protocol client over Chromium's pipe.
 function connect(child) {
