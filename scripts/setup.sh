@@ -17,7 +17,7 @@ PACKAGES=(
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
   redis-server libhiredis-dev                                # Redis Streams queue (hiredis) and its test server
   postgresql-15 libpq-dev                                    # PostgreSQL store (libpq) and its test server
-  chromium                                                   # report test: render index.html headless
+  chromium                                                   # report and serve dashboard tests: pages in headless Chromium
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
   sqlite3                                                    # serve test: reads the gateway's store from node
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call

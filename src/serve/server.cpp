@@ -1,19 +1,20 @@
-#include "serve/server.hpp"
 
-#include <httplib.h>
 
-#include <chrono>
-#include <stdexcept>
 
 #include "serve/api_error.hpp"
 #include "serve/bearer_auth.hpp"
-#include "serve/bounded_thread_pool.hpp"
 #include "serve/binding_cache.hpp"
+#include "serve/bounded_thread_pool.hpp"
 #include "serve/chat_routes.hpp"
+#include "serve/dashboard_routes.hpp"
 #include "serve/heap_policy.hpp"
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
+#include "serve/server.hpp"
 #include "serve/token_routes.hpp"
+#include <chrono>
+#include <httplib.h>
+#include <stdexcept>
 
 namespace overhead::serve {
 namespace {
@@ -27,8 +28,10 @@ struct RequestNote {
 };
 thread_local RequestNote tl_request;
 
-// Scrapes and health checks neither count in flight nor wait behind the limit.
-bool is_operational(const std::string& path) { return path == "/healthz" || path == "/readyz" || path == "/metrics"; }
+// Scrapes, health checks and the dashboard's documents neither count in flight nor wait behind the limit.
+bool is_operational(const std::string& path) {
+  return path == "/healthz" || path == "/readyz" || path == "/metrics" || is_dashboard_path(path);
+}
 
 }  // namespace
 
@@ -54,12 +57,13 @@ Server::Server(ServerOptions options)
     const std::size_t pending = options_.max_pending_connections;
     http.new_task_queue = [threads, pending] { return new BoundedThreadPool(threads, pending); };
   }
-  // Auth runs before routing; health checks stay open so a load balancer needs no secret.
+  // Auth runs before routing; health checks stay open so a load balancer needs no secret, and the
+  // dashboard's documents so a browser can load the page that asks for the token.
   // It also starts the request's clock and admits it to the in-flight count; this runs before
   // httplib reads the body, so a slow body counts as in flight.
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     tl_request = RequestNote{true, false, std::chrono::steady_clock::now()};
-    const bool open = options_.auth_token.empty() || req.path == "/healthz" || req.path == "/readyz";
+    const bool open = options_.auth_token.empty() || req.path == "/healthz" || req.path == "/readyz" || is_dashboard_path(req.path);
     if (open || bearer_matches(req.get_header_value("Authorization"), options_.auth_token)) {
       if (is_operational(req.path)) return httplib::Server::HandlerResponse::Unhandled;
       const std::int64_t in_flight = metrics_->enter();
@@ -111,6 +115,7 @@ Server::Server(ServerOptions options)
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http.Get("/readyz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ready\n", "text/plain"); });
   add_token_routes(http, *bindings_, RouteLimits{options_.max_messages});
+  add_dashboard_routes(http);
   if (options_.pipeline.input) {
     replies_ = std::make_unique<ReplyBox>();
     PipelineOptions po;
