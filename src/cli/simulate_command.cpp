@@ -497,6 +497,12 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--measured-only", replay->measured_only, "With --replay: the run's measured total and cycle percentiles only");
   cmd->add_option("--write-timeline", replay->write_timeline, "With --replay: write the run's timeline CSV and stop");
   cmd->callback([o, replay, workers, batch, &exit_code] {
+    if (!replay->source.empty() && !o->replay_arrivals.empty()) {
+      std::fprintf(stderr, "overhead simulate: --replay (a closed batch) and --replay-arrivals (an open workload) "
+                           "exclude each other\n");
+      exit_code = 1;
+      return;
+    }
     if (!replay->source.empty()) {
       try {
         replay->fits = o->fits.empty() ? "" : cost::select_fits(o->fits, o->backend, o->case_number);
