@@ -87,7 +87,7 @@ void print_text(const SimulateOptions& o, const std::string& arrivals, const std
   std::printf("%-9s %7s %6s %8s %7s %10s %10s %10s %10s %11s %9s", "stage", "servers", "util", "offered", "batch",
               "wait mean", "wait p99", "svc mean", "svc p99", "queue mean", "queue max");
   if (blocked) std::printf(" %8s %11s", "blocked", "blocked p99");
-  if (rounds) std::printf(" %8s %6s", "rounds", "size");
+  if (rounds) std::printf(" %8s %6s %6s", "rounds", "size", "io");
   std::printf("\n");
   for (const auto& s : r.stages) {
     const std::string name = s.request_path ? s.name : s.name + "*";
@@ -95,12 +95,15 @@ void print_text(const SimulateOptions& o, const std::string& arrivals, const std
                 s.utilization, s.offered_load, s.mean_batch, s.wait_s.mean, s.wait_s.p99, s.service_s.mean,
                 s.service_s.p99, s.mean_queue_length, s.max_queue_length);
     if (blocked) std::printf(" %8.3f %11.4g", s.blocked_share, s.blocked_s.p99);
-    if (rounds) std::printf(" %8zu %6.2f", s.rounds, s.mean_round_size);
+    if (rounds) std::printf(" %8zu %6.2f %6.3f", s.rounds, s.mean_round_size, s.io_share);
     std::printf("\n");
   }
   if (branch)
     std::printf("* the record's branch (publish, then store), off the request's path; blocked: share of the workers' "
                 "time held by a full publisher pool, and per request\n");
+  if (rounds)
+    std::printf("rounds: receives (cpu) and store writes (consumer), of `size` on average; io: share of the workers' "
+                "time in receives and deletes on their own thread\n");
   std::printf("\n%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
   std::vector<std::pair<const char*, cost::Percentiles>> rows = {{"queue wait (all)", r.queue_wait_s}, {"end-to-end", r.latency_s}};
   for (const auto& s : r.stages) {
@@ -376,6 +379,7 @@ int run_simulate(const SimulateOptions& o) {
         st["rounds"] = s.rounds;
         st["mean_round_size"] = s.mean_round_size;
       }
+      if (s.name == "cpu" && config.input.on()) st["io_share"] = s.io_share;
       stages.push_back(std::move(st));
     }
     const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";

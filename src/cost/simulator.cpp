@@ -136,7 +136,7 @@ DrawnArrivals draw_arrivals(const SimConfig& config, std::mt19937_64& rng) {
 // are per second of the whole run.
 struct StageEvents {
   std::vector<double> arrivals, starts;
-  double busy_seconds = 0, blocked_seconds = 0, mean_service = 0;
+  double busy_seconds = 0, blocked_seconds = 0, io_seconds = 0, mean_service = 0;
   double in_rate = 0;  // NaN when all its arrivals came at one instant: then the run's rate
 };
 
@@ -210,6 +210,7 @@ SimResult simulate(const SimConfig& config) {
       sr.mean_batch = mean_concurrency(start, service);
       if (publishing) sr.blocked_s = summarize(blocked);
       if (config.input.on()) {
+        ev.io_seconds = wf.io_seconds;
         sr.rounds = wf.receives;
         sr.mean_round_size = static_cast<double>(n) / static_cast<double>(wf.receives);
       }
@@ -331,6 +332,7 @@ SimResult simulate(const SimConfig& config) {
     sr.depth = count_at(ev.arrivals, ev.starts, r.depth_times);
     sr.utilization = ev.busy_seconds / (sr.servers * r.span_s);
     sr.blocked_share = ev.blocked_seconds / (sr.servers * r.span_s);
+    sr.io_share = ev.io_seconds / (sr.servers * r.span_s);
     std::tie(sr.mean_queue_length, sr.max_queue_length) =
         time_average_count(std::move(ev.arrivals), std::move(ev.starts), r.span_s);
   }

@@ -102,6 +102,9 @@ struct StageResult {
   // request, and as a share of the workers' time (utilization counts E only).
   Percentiles blocked_s;
   double blocked_share = 0;
+  // The workers with the input queue: the share of their time spent in receives and deletes on
+  // their own thread (prefetch off; with prefetch a second thread pays them).
+  double io_share = 0;
   // Batches: receives of the input queue (the workers), store writes (the consumer); 0 if none.
   std::size_t rounds = 0;
   double mean_round_size = 0;

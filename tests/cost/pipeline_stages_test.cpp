@@ -80,6 +80,7 @@ TEST(InputQueue, BatchReceiveWithRoundTripsInLine) {
   EXPECT_DOUBLE_EQ(r.span_s, 7.0);
   EXPECT_EQ(r.stages[0].rounds, 3u);
   EXPECT_DOUBLE_EQ(r.stages[0].mean_round_size, 5.0 / 3);
+  EXPECT_DOUBLE_EQ(r.stages[0].io_share, (3 * 0.5 + 3 * 0.25) / 7.0);  // the last delete included
 }
 
 TEST(InputQueue, PrefetchHidesTheRoundTripsBehindTheBatchInHand) {
@@ -91,6 +92,7 @@ TEST(InputQueue, PrefetchHidesTheRoundTripsBehindTheBatchInHand) {
   EXPECT_DOUBLE_EQ(r.stages[0].wait_s.mean, (0.5 + 1.5 + 2.5 + 3.5 + 4.5) / 5);
   EXPECT_DOUBLE_EQ(r.span_s, 5.5);
   EXPECT_EQ(r.stages[0].rounds, 3u);
+  EXPECT_DOUBLE_EQ(r.stages[0].io_share, 0.0);  // the second thread's
 }
 
 TEST(InputQueue, AReceiveTakesOnlyWhatHasArrived) {
