@@ -2,7 +2,10 @@
 // GPU/model profiles: Poisson arrivals, W CPU workers with E(x), G GPU slots with D(y|x) from the
 // roofline at the running batch; prints throughput, utilisation, waits, latency, saturation and the
 // fleet's cost. With --target-p99, plans the fewest instances and workers (cost/capacity.hpp); with
-// --replay, replays a measured run as a closed batch (simulate_command_replay.hpp).
+// --replay, replays a measured run as a closed batch (simulate_command_replay.hpp); with
+// --replay-arrivals, takes the arrivals from a run's records (simulate_command_arrivals.hpp). The
+// input queue (--batch), the publisher pool (--publishers) and the consumer (--store-write-ms)
+// are modelled when asked for.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -12,9 +15,12 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/cost_command_workload.hpp"
+#include "cli/simulate_command_arrivals.hpp"
 #include "cli/simulate_command_replay.hpp"
 #include "cost/capacity.hpp"
 #include "cost/cost_model.hpp"
@@ -35,6 +41,18 @@ struct SimulateOptions {
   std::size_t requests = 100000;
   std::uint64_t seed = 1;
   bool json = false;
+  // Arrivals replayed from a store's records.
+  std::string replay_arrivals, experiment, arrival_stamp = "auto";
+  double speedup = 1;
+  // The input queue (off unless --batch), the publisher pool (off unless --publishers) and the
+  // consumer (off unless --consumers or --store-write-ms). A negative time: from the fit or 0.
+  std::size_t batch = 0;
+  std::string prefetch = "on";
+  double receive_ms = -1, delete_ms = -1;
+  int publishers = 0, consumers = 0;
+  std::size_t publish_capacity = 0, consumer_batch = 200;
+  double publish_ms = 0, linger_ms = 5;
+  std::string store_write_ms;
 };
 
 // Service time with the model's mean: as is ("fixed"), or exponential around it ("exp"), the
@@ -54,24 +72,46 @@ nlohmann::json percentiles_json(const cost::Percentiles& p) {
   return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
 }
 
-void print_text(const SimulateOptions& o, const cost::ELinear& e, const cost::SimResult& r) {
-  char arrivals[96];
-  if (o.burst_cv > 0)
-    std::snprintf(arrivals, sizeof arrivals, "gamma bursts at %.4g/s, CV %.3g (drawn: %.4g/s, CV %.3g)", o.rate, o.burst_cv,
-                  r.arrival_rate, r.arrival_cv);
-  else
-    std::snprintf(arrivals, sizeof arrivals, "Poisson at %.4g/s", o.rate);
-  std::printf("%zu requests, %s (seed %llu); E(x) = %.3f + %.5f*x us (%s)\n", r.requests, arrivals,
+void print_text(const SimulateOptions& o, const std::string& arrivals, const std::string& around, const cost::ELinear& e,
+                const cost::SimResult& r) {
+  std::printf("%zu requests, %s (seed %llu); E(x) = %.3f + %.5f*x us (%s)\n", r.requests, arrivals.c_str(),
               static_cast<unsigned long long>(o.seed), e.alpha_us, e.beta_us_per_token, e.origin.c_str());
+  if (!around.empty()) std::printf("%s\n", around.c_str());
   std::printf("completed %.4g requests/s over %.4g s simulated\n\n", r.throughput_per_s, r.span_s);
-  std::printf("%-5s %7s %6s %8s %7s %10s %10s %10s %10s %11s %9s\n", "stage", "servers", "util", "offered", "batch",
+  bool branch = false, blocked = false, rounds = false;
+  for (const auto& s : r.stages) {
+    branch = branch || !s.request_path;
+    blocked = blocked || s.name == "publish";  // the pool is modelled: show whether it blocked
+    rounds = rounds || s.rounds > 0;
+  }
+  std::printf("%-9s %7s %6s %8s %7s %10s %10s %10s %10s %11s %9s", "stage", "servers", "util", "offered", "batch",
               "wait mean", "wait p99", "svc mean", "svc p99", "queue mean", "queue max");
-  for (const auto& s : r.stages)
-    std::printf("%-5s %7d %6.3f %8.3f %7.2f %10.4g %10.4g %10.4g %10.4g %11.4g %9zu\n", s.name.c_str(), s.servers,
+  if (blocked) std::printf(" %8s %11s", "blocked", "blocked p99");
+  if (rounds) std::printf(" %8s %6s %6s", "rounds", "size", "io");
+  std::printf("\n");
+  for (const auto& s : r.stages) {
+    const std::string name = s.request_path ? s.name : s.name + "*";
+    std::printf("%-9s %7d %6.3f %8.3f %7.2f %10.4g %10.4g %10.4g %10.4g %11.4g %9zu", name.c_str(), s.servers,
                 s.utilization, s.offered_load, s.mean_batch, s.wait_s.mean, s.wait_s.p99, s.service_s.mean,
                 s.service_s.p99, s.mean_queue_length, s.max_queue_length);
+    if (blocked) std::printf(" %8.3f %11.4g", s.blocked_share, s.blocked_s.p99);
+    if (rounds) std::printf(" %8zu %6.2f %6.3f", s.rounds, s.mean_round_size, s.io_share);
+    std::printf("\n");
+  }
+  if (branch)
+    std::printf("* the record's branch (publish, then store), off the request's path; blocked: share of the workers' "
+                "time held by a full publisher pool, and per request\n");
+  if (rounds)
+    std::printf("rounds: receives (cpu) and store writes (consumer), of `size` on average; io: share of the workers' "
+                "time in receives and deletes on their own thread\n");
   std::printf("\n%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
-  for (const auto& [name, p] : {std::pair{"queue wait (all)", r.queue_wait_s}, std::pair{"end-to-end", r.latency_s}})
+  std::vector<std::pair<const char*, cost::Percentiles>> rows = {{"queue wait (all)", r.queue_wait_s}, {"end-to-end", r.latency_s}};
+  for (const auto& s : r.stages) {
+    if (s.name == "cpu") rows.emplace_back("E", s.service_s);
+    if (s.name == "gpu") rows.emplace_back("D", s.service_s);
+  }
+  if (r.stored_latency_s.p99 > 0) rows.emplace_back("arrival to stored", r.stored_latency_s);
+  for (const auto& [name, p] : rows)
     std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", name, p.mean, p.p50, p.p95, p.p99);
   // Queue depth over time: ten of the recorded instants (all of them in --json).
   std::printf("\n%-12s", "queue depth");
@@ -114,9 +154,92 @@ nlohmann::json cost_json(const FleetCost& c) {
           {"usd_per_hour", c.usd_per_hour}, {"usd_per_request", c.usd_per_request}};
 }
 
+// "A" or "A,B" in milliseconds -> seconds: a store write's fixed part and its part per record.
+std::pair<double, double> write_times(const std::string& text) {
+  if (text.empty()) return {0, 0};
+  if (text.find(',') != std::string::npos) {
+    const auto [a, b] = cost::parse_number_pair(text, "--store-write-ms");
+    return {a / 1000, b / 1000};
+  }
+  try {
+    std::size_t used = 0;
+    const double a = std::stod(text, &used);
+    if (used == text.size()) return {a / 1000, 0};
+  } catch (const std::exception&) {
+  }
+  throw cost::CostError("--store-write-ms must be MS or MS,MS_PER_RECORD, got \"" + text + "\"");
+}
+
+// The input queue, the publisher pool and the consumer from the flags (each off unless asked
+// for), and a line per part saying what was set, for the text output.
+std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
+  std::string text;
+  char line[320];
+  if (o.batch > 0) {
+    if (o.batch > 10) throw cost::CostError("--batch must be 1 to 10 (a queue's receive gives at most 10)");
+    if (o.prefetch != "on" && o.prefetch != "off") throw cost::CostError("--prefetch must be on or off, got \"" + o.prefetch + "\"");
+    config.input.batch = o.batch;
+    config.input.prefetch = o.prefetch == "on";
+    double half_turnover = 0;
+    std::string origin = "typed in";
+    if (o.receive_ms < 0 || o.delete_ms < 0) {
+      origin = "0: give --receive-ms/--delete-ms or --fits";
+      if (!o.fits.empty()) {
+        // The fit's turnover term is a delete and a receive paid in line: half each, as the
+        // closed-batch replay splits it.
+        const std::string file = cost::select_fits(o.fits, o.backend, o.case_number);
+        const auto fits = cost::e_batch_from_fits(file, o.case_number);
+        const auto* chosen = &fits.front();
+        for (const auto& f : fits)
+          if (f.first == o.tokenizer) chosen = &f;
+        half_turnover = std::max(0.0, chosen->second.turnover_us) / 2 / 1e6;
+        origin = "half of the turnover term of " + file + " (" + chosen->first + ") each";
+      }
+    }
+    config.input.receive_s = o.receive_ms >= 0 ? o.receive_ms / 1000 : half_turnover;
+    config.input.delete_s = o.delete_ms >= 0 ? o.delete_ms / 1000 : half_turnover;
+    std::snprintf(line, sizeof line, "input queue: receives of up to %zu, receive %.4g ms, delete %.4g ms (%s), prefetch %s\n",
+                  config.input.batch, config.input.receive_s * 1000, config.input.delete_s * 1000, origin.c_str(),
+                  o.prefetch.c_str());
+    text += line;
+  } else if (o.receive_ms >= 0 || o.delete_ms >= 0) {
+    throw cost::CostError("--receive-ms and --delete-ms need --batch (the input queue's receive)");
+  }
+  if (o.publishers < 0 || o.consumers < 0) throw cost::CostError("--publishers and --consumers must be >= 0");
+  if (o.publishers > 0) {
+    if (o.publish_ms < 0) throw cost::CostError("--publish-ms must be >= 0");
+    config.publish.publishers = o.publishers;
+    config.publish.capacity = o.publish_capacity ? o.publish_capacity : 2 * static_cast<std::size_t>(o.publishers);
+    const double seconds = o.publish_ms / 1000;
+    config.publish.publish_s = [seconds](const cost::SimRequest&, double, std::mt19937_64&) { return seconds; };
+    std::snprintf(line, sizeof line, "publisher pool: %d thread(s), up to %zu records waiting (then the worker blocks), "
+                  "%.4g ms per publish\n", o.publishers, config.publish.capacity, o.publish_ms);
+    text += line;
+  } else if (o.publish_capacity > 0 || o.publish_ms > 0) {
+    throw cost::CostError("--publish-capacity and --publish-ms need --publishers");
+  }
+  const int consumers = o.consumers > 0 ? o.consumers : (o.store_write_ms.empty() ? 0 : 1);
+  if (consumers > 0) {
+    if (o.publishers == 0) throw cost::CostError("the consumer stage needs --publishers (the records reach it through the pool)");
+    if (o.linger_ms < 0 || o.consumer_batch < 1) throw cost::CostError("--linger-ms must be >= 0 and --consumer-batch >= 1");
+    const auto [fixed, per_record] = write_times(o.store_write_ms);
+    if (fixed < 0 || per_record < 0) throw cost::CostError("--store-write-ms must be >= 0");
+    config.consumer = {consumers, o.consumer_batch, o.linger_ms / 1000, fixed, per_record};
+    std::snprintf(line, sizeof line, "consumer: %d, writes of up to %zu records after %.4g ms of linger, %.4g ms + %.4g ms per record\n",
+                  consumers, o.consumer_batch, o.linger_ms, fixed * 1000, per_record * 1000);
+    text += line;
+  }
+  if (!text.empty()) text.pop_back();
+  return text;
+}
+
 int run_simulate(const SimulateOptions& o) {
   try {
-    if (!(o.rate > 0)) throw cost::CostError("--rate must be > 0 (requests per second), or give --replay");
+    const bool replaying = !o.replay_arrivals.empty();
+    if (!replaying && !(o.rate > 0))
+      throw cost::CostError("--rate must be > 0 (requests per second), or give --replay or --replay-arrivals");
+    if (replaying && (o.rate > 0 || o.burst_cv > 0))
+      throw cost::CostError("--replay-arrivals takes the arrivals from the records: drop --rate and --burst-cv");
     if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
     if (o.gpu.empty() || o.model.empty()) throw cost::CostError("--gpu and --model are required (see `overhead cost --list`)");
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
@@ -135,10 +258,18 @@ int run_simulate(const SimulateOptions& o) {
         cost::make_roofline(cost::load_gpu(o.gpu, o.profiles_dir), cost::load_model(o.model, o.profiles_dir), o.gpus);
     const auto workload = is_records_workload(o.workload) ? workload_from_records(o.workload, o.workload_tokenizer).workload
                                                           : cost::parse_workload(o.workload);
+    ArrivalReplay replayed;
+    std::vector<cost::SimRequest> requests;
+    if (replaying) {
+      replayed = replay_arrivals(o.replay_arrivals, o.experiment, o.arrival_stamp, o.speedup, workload);
+      requests = replayed.requests;
+    } else {
+      for (std::size_t i = 0; i < workload.input_tokens.size(); ++i)
+        requests.push_back({workload.input_tokens[i], workload.output_tokens[i]});
+    }
     double mean_tokens = 0;
-    for (std::size_t i = 0; i < workload.input_tokens.size(); ++i)
-      mean_tokens += workload.input_tokens[i] + workload.output_tokens[i];
-    mean_tokens /= static_cast<double>(workload.input_tokens.size());
+    for (const auto& q : requests) mean_tokens += q.input_tokens + q.output_tokens;
+    mean_tokens /= static_cast<double>(requests.size());
     int slots = o.gpu_slots;
     if (slots <= 0) slots = static_cast<int>(cost::concurrency_limit(roofline, mean_tokens));
 
@@ -151,8 +282,13 @@ int run_simulate(const SimulateOptions& o) {
     }
     config.requests = o.requests;
     config.seed = o.seed;
-    for (std::size_t i = 0; i < workload.input_tokens.size(); ++i)
-      config.workload.push_back({workload.input_tokens[i], workload.output_tokens[i]});
+    config.workload = std::move(requests);
+    if (replaying) {
+      config.arrivals = cost::Arrivals::replay;
+      config.arrival_times = replayed.times;
+      config.requests = replayed.times.size();
+    }
+    const std::string around = pipeline_around(o, config);
     config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
                                return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
                              }});
@@ -160,6 +296,9 @@ int run_simulate(const SimulateOptions& o) {
                                return draw(cost::request_seconds(roofline, q.input_tokens, q.output_tokens, batch), d_exp, rng);
                              }});
     if (o.target_p99_ms > 0) {
+      if (replaying || config.input.on() || config.publish.publishers > 0)
+        throw cost::CostError("--target-p99 plans workers and GPUs under --rate alone: drop --replay-arrivals, --batch, "
+                              "--publishers and the consumer's flags");
       cost::CapacityQuery q;
       q.rate = o.rate;
       q.arrivals = config.arrivals;
@@ -201,21 +340,51 @@ int run_simulate(const SimulateOptions& o) {
     const auto r = cost::simulate(config);
     const auto c = fleet_cost(o, cost::load_gpu(o.gpu, o.profiles_dir).name, 1, o.workers, r.throughput_per_s);
 
+    std::string arrivals;
+    {
+      char text[160];
+      if (replaying)
+        std::snprintf(text, sizeof text, "arrivals replayed from %s (%s, %s stamps, speedup %.4g; %.4g/s, CV %.3g)",
+                      o.replay_arrivals.c_str(), o.experiment.c_str(), replayed.stamp.c_str(), o.speedup, r.arrival_rate,
+                      r.arrival_cv);
+      else if (o.burst_cv > 0)
+        std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g (drawn: %.4g/s, CV %.3g)", o.rate, o.burst_cv,
+                      r.arrival_rate, r.arrival_cv);
+      else
+        std::snprintf(text, sizeof text, "Poisson at %.4g/s", o.rate);
+      arrivals = text;
+    }
     if (!o.json) {
-      print_text(o, e, r);
+      print_text(o, arrivals, around, e, r);
+      if (replaying)
+        std::printf("replayed %zu records (%zu without a received stamp left out); output tokens: %zu from the records' "
+                    "decoder stamps, the rest from --workload\n",
+                    replayed.times.size(), replayed.unstamped, replayed.decoded);
       std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
                   c.usd_per_hour, o.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
       return 0;
     }
     nlohmann::json stages = nlohmann::json::array();
-    for (const auto& s : r.stages)
-      stages.push_back({{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
-                        {"offered_load", s.offered_load}, {"mean_batch", s.mean_batch},
-                        {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
-                        {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
-                        {"service_s", percentiles_json(s.service_s)}});
-    nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", o.rate}, {"seed", o.seed},
-                        {"arrivals", o.burst_cv > 0 ? "gamma" : "poisson"}, {"arrival_cv", o.burst_cv > 0 ? o.burst_cv : 1.0},
+    for (const auto& s : r.stages) {
+      nlohmann::json st = {{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
+                           {"offered_load", s.offered_load}, {"mean_batch", s.mean_batch},
+                           {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
+                           {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
+                           {"service_s", percentiles_json(s.service_s)}, {"request_path", s.request_path}};
+      if (s.name == "cpu" && config.publish.publishers > 0) {
+        st["blocked_share"] = s.blocked_share;
+        st["blocked_s"] = percentiles_json(s.blocked_s);
+      }
+      if (s.rounds > 0) {
+        st["rounds"] = s.rounds;
+        st["mean_round_size"] = s.mean_round_size;
+      }
+      if (s.name == "cpu" && config.input.on()) st["io_share"] = s.io_share;
+      stages.push_back(std::move(st));
+    }
+    const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";
+    nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed},
+                        {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
                         {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
                         {"gpu", o.gpu}, {"model", o.model}, {"gpus", o.gpus}, {"workers", o.workers},
                         {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
@@ -227,7 +396,27 @@ int run_simulate(const SimulateOptions& o) {
     nlohmann::json depth = {{"t_s", r.depth_times}};
     for (const auto& s : r.stages) depth[s.name] = s.depth;
     j["queue_depth_over_time"] = depth;
-    j["requests_in_workload"] = workload.input_tokens.size();
+    j["requests_in_workload"] = replaying ? replayed.times.size() : workload.input_tokens.size();
+    for (const auto& s : r.stages) {
+      if (s.name == "cpu") j["e_s"] = percentiles_json(s.service_s);
+      if (s.name == "gpu") j["d_s"] = percentiles_json(s.service_s);
+    }
+    if (replaying)
+      j["replay"] = {{"source", o.replay_arrivals}, {"experiment", o.experiment}, {"arrival_stamp", replayed.stamp},
+                     {"speedup", o.speedup}, {"records", replayed.times.size()}, {"unstamped", replayed.unstamped},
+                     {"decoded", replayed.decoded}};
+    if (config.input.on())
+      j["input_queue"] = {{"batch", config.input.batch}, {"receive_s", config.input.receive_s},
+                          {"delete_s", config.input.delete_s}, {"prefetch", config.input.prefetch}};
+    if (config.publish.publishers > 0)
+      j["publish"] = {{"publishers", config.publish.publishers}, {"capacity", config.publish.capacity},
+                      {"publish_s", o.publish_ms / 1000}};
+    if (config.consumer.consumers > 0) {
+      j["consumer"] = {{"consumers", config.consumer.consumers}, {"batch", config.consumer.batch},
+                       {"linger_s", config.consumer.linger_s}, {"write_s", config.consumer.write_s},
+                       {"write_per_record_s", config.consumer.write_per_record_s}};
+      j["stored_latency_s"] = percentiles_json(r.stored_latency_s);
+    }
     j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
     std::printf("%s\n", j.dump(1).c_str());
     return 0;
@@ -277,9 +466,32 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--replay", replay->source,
                   "Closed batch: replay a measured run's items (store URL with --experiment, or a timeline .csv[.gz]) "
                   "with E from --fits (model b) instead of Poisson arrivals");
-  cmd->add_option("--experiment", replay->experiment, "With --replay on a store: the run's experiment (e.g. jmtbench-case5)");
-  CLI::Option* batch = cmd->add_option("--batch", replay->batch, "With --replay: items per receive (default: the run's)");
-  cmd->add_option("--prefetch", replay->prefetch, "With --replay: on or off (receive/delete in a second thread)")->capture_default_str();
+  cmd->add_option("--experiment", replay->experiment,
+                  "With --replay or --replay-arrivals on a store: the run's experiment (e.g. jmtbench-case5)");
+  cmd->add_option("--replay-arrivals", o->replay_arrivals,
+                  "Open workload: arrivals, order and token counts from a store's records (with --experiment) instead of "
+                  "--rate; E from --fits or --e-us, D from the profiles");
+  cmd->add_option("--arrival-stamp", o->arrival_stamp,
+                  "With --replay-arrivals: received (each record arrives when a worker took it up), upfront (all at 0, "
+                  "as `overhead run` enqueues), or auto (upfront for records of run/worker, received for serve's)")
+      ->capture_default_str();
+  cmd->add_option("--speedup", o->speedup, "With --replay-arrivals: divide the gaps between arrivals by this")->capture_default_str();
+  CLI::Option* batch = cmd->add_option("--batch", replay->batch,
+                                       "Items per receive of the input queue, 1-10 (--replay default: the run's; else the "
+                                       "input queue is modelled only when given)");
+  cmd->add_option("--prefetch", replay->prefetch, "With --batch: on or off (receive/delete in a second thread)")->capture_default_str();
+  cmd->add_option("--receive-ms", o->receive_ms, "With --batch: one receive's round trip (default: half the fit's turnover term)");
+  cmd->add_option("--delete-ms", o->delete_ms, "With --batch: one batch delete's round trip (default: half the fit's turnover term)");
+  cmd->add_option("--publishers", o->publishers,
+                  "Model the asynchronous log publisher pool after E with this many threads (0 = not modelled)")
+      ->capture_default_str();
+  cmd->add_option("--publish-capacity", o->publish_capacity,
+                  "Records that may wait for a publisher thread before the worker blocks (default 2 x publishers)");
+  cmd->add_option("--publish-ms", o->publish_ms, "One record's publish, milliseconds")->capture_default_str();
+  cmd->add_option("--consumers", o->consumers, "Model the consumer storing the records (default: 1 with --store-write-ms)");
+  cmd->add_option("--store-write-ms", o->store_write_ms, "One store write of the consumer: MS or MS,MS_PER_RECORD");
+  cmd->add_option("--consumer-batch", o->consumer_batch, "Records per store write")->capture_default_str();
+  cmd->add_option("--linger-ms", o->linger_ms, "How long a consumer's round collects records before it writes")->capture_default_str();
   cmd->add_option("--max-in-flight", replay->max_in_flight, "With --replay: items received but not settled (0 = 4 x batch)");
   cmd->add_option("--residuals", replay->residuals,
                   "With --replay: a fitted run (store URL or timeline) whose residuals against --fits give E its spread");
@@ -289,6 +501,12 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--measured-only", replay->measured_only, "With --replay: the run's measured total and cycle percentiles only");
   cmd->add_option("--write-timeline", replay->write_timeline, "With --replay: write the run's timeline CSV and stop");
   cmd->callback([o, replay, workers, batch, &exit_code] {
+    if (!replay->source.empty() && !o->replay_arrivals.empty()) {
+      std::fprintf(stderr, "overhead simulate: --replay (a closed batch) and --replay-arrivals (an open workload) "
+                           "exclude each other\n");
+      exit_code = 1;
+      return;
+    }
     if (!replay->source.empty()) {
       try {
         replay->fits = o->fits.empty() ? "" : cost::select_fits(o->fits, o->backend, o->case_number);
@@ -303,6 +521,14 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       replay->workers = workers->count() ? o->workers : 0;
       if (!batch->count()) replay->batch = 0;
       exit_code = run_simulate_replay(*replay);
+      return;
+    }
+    o->experiment = replay->experiment;
+    o->prefetch = replay->prefetch;
+    o->batch = batch->count() ? replay->batch : 0;
+    if (batch->count() && replay->batch == 0) {
+      std::fprintf(stderr, "overhead simulate: --batch must be 1 to 10\n");
+      exit_code = 1;
       return;
     }
     exit_code = run_simulate(*o);

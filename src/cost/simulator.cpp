@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <functional>
 #include <numeric>
 #include <queue>
 #include <utility>
 
+#include "cost/consumer_stage.hpp"
+#include "cost/worker_front.hpp"
 #include "stats/quantile.hpp"
 
 namespace overhead::cost {
@@ -63,109 +66,284 @@ std::vector<double> count_at(std::vector<double> ups, std::vector<double> downs,
   return out;
 }
 
+// Mean, over intervals [start, start + duration), of how many intervals are in progress at one's
+// start, itself included: the running batch each request found, for the stages whose starts are
+// not computed in order.
+double mean_concurrency(const std::vector<double>& starts, const std::vector<double>& durations) {
+  if (starts.empty()) return 0;
+  std::vector<double> ends(starts.size()), at = starts;
+  for (std::size_t i = 0; i < starts.size(); ++i) ends[i] = starts[i] + durations[i];
+  std::sort(at.begin(), at.end());
+  const auto counts = count_at(starts, std::move(ends), at);
+  return std::accumulate(counts.begin(), counts.end(), 0.0) / static_cast<double>(counts.size());
+}
+
+// The arrivals of a config: drawn (Poisson, gamma) or replayed; and the rate and CV of their gaps.
+struct DrawnArrivals {
+  std::vector<double> times;
+  double rate = 0, cv = 0;
+};
+
+DrawnArrivals draw_arrivals(const SimConfig& config, std::mt19937_64& rng) {
+  DrawnArrivals a;
+  double gap_sum = 0, gap_sq = 0, gaps = 0;
+  auto add_gap = [&](double g) {
+    gap_sum += g;
+    gap_sq += g * g;
+    gaps += 1;
+  };
+  if (config.arrivals == Arrivals::replay) {
+    a.times = config.arrival_times;
+    for (std::size_t i = 0; i < a.times.size(); ++i) {
+      if (!(a.times[i] >= 0) || !std::isfinite(a.times[i]))
+        throw CostError("simulate: replayed arrival " + std::to_string(i) + " is negative or not a number");
+      if (i > 0) {
+        if (a.times[i] < a.times[i - 1]) throw CostError("simulate: replayed arrivals must be in time order");
+        add_gap(a.times[i] - a.times[i - 1]);
+      }
+    }
+  } else {
+    const std::size_t n = config.requests;
+    a.times.resize(n);
+    double t = 0;
+    if (config.arrivals == Arrivals::poisson) {
+      std::exponential_distribution<double> gap(config.arrival_rate);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double g = gap(rng);
+        a.times[i] = t += g;
+        add_gap(g);
+      }
+    } else {
+      // Gamma with shape k = 1/CV^2 and scale 1/(rate k): mean 1/rate, CV as stated.
+      const double k = 1.0 / (config.arrival_cv * config.arrival_cv);
+      std::gamma_distribution<double> gap(k, 1.0 / (config.arrival_rate * k));
+      for (std::size_t i = 0; i < n; ++i) {
+        const double g = gap(rng);
+        a.times[i] = t += g;
+        add_gap(g);
+      }
+    }
+  }
+  if (gaps > 0 && gap_sum > 0) {
+    const double mean = gap_sum / gaps;
+    a.rate = 1.0 / mean;
+    a.cv = std::sqrt(std::max(0.0, gap_sq / gaps - mean * mean)) / mean;
+  }
+  return a;
+}
+
+// A stage's events, kept until the span is known: its utilization, offered load and queue depth
+// are per second of the whole run.
+struct StageEvents {
+  std::vector<double> arrivals, starts;
+  double busy_seconds = 0, blocked_seconds = 0, io_seconds = 0, mean_service = 0;
+  double in_rate = 0;  // NaN when all its arrivals came at one instant: then the run's rate
+};
+
+// Requests per second into a stage, from the spread of its arrival times.
+double in_rate_of(const std::vector<double>& arrivals) {
+  const auto [first, last] = std::minmax_element(arrivals.begin(), arrivals.end());
+  const std::size_t n = arrivals.size();
+  return n > 1 && *last > *first ? static_cast<double>(n - 1) / (*last - *first) : std::numeric_limits<double>::quiet_NaN();
+}
+
 }  // namespace
 
 SimResult simulate(const SimConfig& config) {
   if (config.stages.empty()) throw CostError("simulate: no stages");
-  if (!(config.arrival_rate > 0)) throw CostError("simulate: the arrival rate must be > 0");
-  if (config.requests == 0) throw CostError("simulate: the number of requests must be > 0");
+  const bool replay = config.arrivals == Arrivals::replay;
+  if (!replay && !(config.arrival_rate > 0)) throw CostError("simulate: the arrival rate must be > 0");
+  if (!replay && config.requests == 0) throw CostError("simulate: the number of requests must be > 0");
+  if (replay && config.arrival_times.empty()) throw CostError("simulate: no arrival times to replay");
   if (config.workload.empty()) throw CostError("simulate: the workload has no requests");
   for (const auto& s : config.stages)
     if (s.servers < 1 || !s.service_s) throw CostError("simulate: stage " + s.name + " needs >= 1 server and a service time");
-
-  const std::size_t n = config.requests;
   if (config.arrivals == Arrivals::gamma && !(config.arrival_cv > 0))
     throw CostError("simulate: the burst CV must be > 0");
+  const bool publishing = config.publish.publishers > 0;
+  const bool consuming = config.consumer.consumers > 0;
+  if (publishing && !config.publish.publish_s) throw CostError("simulate: the publish stage needs a publish time");
+  if (consuming && !publishing) throw CostError("simulate: the consumer stage needs the publish stage (publishers >= 1)");
+  if (config.input.batch < 1 || config.input.receive_s < 0 || config.input.delete_s < 0)
+    throw CostError("simulate: the input queue needs a batch >= 1 and round trips >= 0");
+  if (consuming && (config.consumer.batch < 1 || config.consumer.linger_s < 0 || config.consumer.write_s < 0 ||
+                    config.consumer.write_per_record_s < 0))
+    throw CostError("simulate: the consumer needs a batch >= 1 and times >= 0");
+  const bool front = config.input.on() || publishing;
+
   std::mt19937_64 rng(config.seed);
-  std::vector<double> arrival(n);
-  double t = 0, gap_sum = 0, gap_sq = 0;
-  auto record_gap = [&](std::size_t i, double g) {
-    arrival[i] = t += g;
-    gap_sum += g;
-    gap_sq += g * g;
-  };
-  if (config.arrivals == Arrivals::poisson) {
-    std::exponential_distribution<double> gap(config.arrival_rate);
-    for (std::size_t i = 0; i < n; ++i) record_gap(i, gap(rng));
-  } else {
-    // Gamma with shape k = 1/CV^2 and scale 1/(rate k): mean 1/rate, CV as stated.
-    const double k = 1.0 / (config.arrival_cv * config.arrival_cv);
-    std::gamma_distribution<double> gap(k, 1.0 / (config.arrival_rate * k));
-    for (std::size_t i = 0; i < n; ++i) record_gap(i, gap(rng));
-  }
+  DrawnArrivals drawn = draw_arrivals(config, rng);
+  const std::vector<double>& arrival = drawn.times;
+  const std::size_t n = arrival.size();
 
   SimResult r;
   r.requests = n;
-  const double gap_mean = gap_sum / static_cast<double>(n);
-  r.arrival_rate = 1.0 / gap_mean;
-  r.arrival_cv = std::sqrt(std::max(0.0, gap_sq / static_cast<double>(n) - gap_mean * gap_mean)) / gap_mean;
+  r.arrival_rate = drawn.rate;
+  r.arrival_cv = drawn.cv;
   std::vector<double> at = arrival;  // when each request reaches the current stage
   std::vector<double> total_wait(n, 0.0);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::vector<double> start(n), wait(n), service(n);
-  struct StageEvents {
-    std::vector<double> arrivals, starts;
-  };
   std::vector<StageEvents> events;
+  WorkerFront wf;
 
-  for (const auto& stage : config.stages) {
-    // FIFO with `servers` servers: start times are non-decreasing in arrival order, so the servers
-    // busy at a start are exactly the in-service finish times later than it (a min-heap).
-    std::priority_queue<double, std::vector<double>, std::greater<>> busy;
-    double batch_sum = 0, busy_seconds = 0;
-    for (const std::size_t i : order) {
-      while (!busy.empty() && busy.top() <= at[i]) busy.pop();
-      double s = at[i];
-      if (static_cast<int>(busy.size()) >= stage.servers) {
-        s = busy.top();
-        while (!busy.empty() && busy.top() <= s) busy.pop();
-      }
-      const double batch = static_cast<double>(busy.size()) + 1;
-      const double d = stage.service_s(config.workload[i % config.workload.size()], batch, rng);
-      if (!(d >= 0)) throw CostError("simulate: stage " + stage.name + " gave a negative or NaN service time");
-      busy.push(s + d);
-      start[i] = s;
-      wait[i] = s - at[i];
-      service[i] = d;
-      total_wait[i] += wait[i];
-      batch_sum += batch;
-      busy_seconds += d;
-    }
+  for (std::size_t k = 0; k < config.stages.size(); ++k) {
+    const auto& stage = config.stages[k];
     StageResult sr;
     sr.name = stage.name;
     sr.servers = stage.servers;
+    StageEvents ev;
+    if (k == 0 && front) {
+      // The workers with the input queue and the publish hand-off: an event-driven loop.
+      wf = simulate_workers(at, config, rng);
+      std::vector<double> blocked(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        start[i] = wf.e_start[i];
+        service[i] = wf.e_s[i];
+        wait[i] = start[i] - at[i];
+        total_wait[i] += wait[i];
+        ev.busy_seconds += service[i];
+        blocked[i] = wf.handed_off[i] - (start[i] + service[i]);
+        ev.blocked_seconds += blocked[i];
+      }
+      sr.mean_batch = mean_concurrency(start, service);
+      if (publishing) sr.blocked_s = summarize(blocked);
+      if (config.input.on()) {
+        ev.io_seconds = wf.io_seconds;
+        sr.rounds = wf.receives;
+        sr.mean_round_size = static_cast<double>(n) / static_cast<double>(wf.receives);
+      }
+    } else {
+      // FIFO with `servers` servers: start times are non-decreasing in arrival order, so the servers
+      // busy at a start are exactly the in-service finish times later than it (a min-heap).
+      // A request never starts before the one ahead of it: with requests arriving at one instant
+      // (a replayed batch) two servers freed together would otherwise let a later one jump in.
+      std::priority_queue<double, std::vector<double>, std::greater<>> busy;
+      double batch_sum = 0, last_start = 0;
+      for (const std::size_t i : order) {
+        double s = std::max(at[i], last_start);
+        while (!busy.empty() && busy.top() <= s) busy.pop();
+        if (static_cast<int>(busy.size()) >= stage.servers) {
+          s = busy.top();
+          while (!busy.empty() && busy.top() <= s) busy.pop();
+        }
+        const double batch = static_cast<double>(busy.size()) + 1;
+        const double d = stage.service_s(config.workload[i % config.workload.size()], batch, rng);
+        if (!(d >= 0)) throw CostError("simulate: stage " + stage.name + " gave a negative or NaN service time");
+        busy.push(s + d);
+        last_start = s;
+        start[i] = s;
+        wait[i] = s - at[i];
+        service[i] = d;
+        total_wait[i] += wait[i];
+        batch_sum += batch;
+        ev.busy_seconds += d;
+      }
+      sr.mean_batch = batch_sum / static_cast<double>(n);
+    }
     sr.wait_s = summarize(wait);
     sr.service_s = summarize(service);
-    sr.mean_batch = batch_sum / static_cast<double>(n);
-    const auto [first, last] = std::minmax_element(at.begin(), at.end());
-    const double in_rate = n > 1 && *last > *first ? static_cast<double>(n - 1) / (*last - *first) : config.arrival_rate;
-    sr.offered_load = in_rate * sr.service_s.mean / stage.servers;
-    sr.saturated = sr.offered_load >= 1.0;
-    events.push_back({at, start});
+    ev.mean_service = sr.service_s.mean;
+    ev.in_rate = in_rate_of(at);
+    ev.arrivals = at;
+    ev.starts = start;
+    events.push_back(std::move(ev));
     r.stages.push_back(sr);
     // The next stage sees requests in the order they finish here.
     for (std::size_t i = 0; i < n; ++i) at[i] = start[i] + service[i];
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return at[a] < at[b]; });
-    // Utilisation needs the span, known after the last stage; keep busy seconds meanwhile.
-    r.stages.back().utilization = busy_seconds;
   }
 
   r.span_s = *std::max_element(at.begin(), at.end());
+  // The record's branch: the publish pool, then the consumer.
+  std::vector<double> stored;
+  if (publishing) {
+    StageResult sr;
+    sr.name = "publish";
+    sr.servers = config.publish.publishers;
+    sr.request_path = false;
+    StageEvents ev;
+    std::vector<double> pub_wait(n), published(n), offered(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      pub_wait[i] = wf.publish_start[i] - wf.handed_off[i];
+      published[i] = wf.publish_start[i] + wf.publish_s[i];
+      offered[i] = wf.e_start[i] + wf.e_s[i];
+      ev.busy_seconds += wf.publish_s[i];
+    }
+    sr.wait_s = summarize(pub_wait);
+    sr.service_s = summarize(wf.publish_s);
+    sr.mean_batch = mean_concurrency(wf.publish_start, wf.publish_s);
+    ev.mean_service = sr.service_s.mean;
+    // The load offered to the pool is the records as E ends, not as the pool lets them in (a
+    // full pool throttles its own arrivals to its capacity).
+    ev.in_rate = in_rate_of(offered);
+    ev.arrivals = wf.handed_off;
+    ev.starts = wf.publish_start;
+    r.span_s = std::max(r.span_s, *std::max_element(published.begin(), published.end()));
+    events.push_back(std::move(ev));
+    r.stages.push_back(sr);
+    if (consuming) {
+      // The log queue in the order the records were published.
+      std::vector<std::size_t> by_time(n);
+      std::iota(by_time.begin(), by_time.end(), 0);
+      std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) { return published[a] < published[b]; });
+      std::vector<double> log_arrival(n);
+      for (std::size_t k = 0; k < n; ++k) log_arrival[k] = published[by_time[k]];
+      const ConsumerRounds cr = simulate_consumer(log_arrival, config.consumer);
+      StageResult cs;
+      cs.name = "consumer";
+      cs.servers = config.consumer.consumers;
+      cs.request_path = false;
+      cs.rounds = cr.rounds;
+      cs.mean_round_size = static_cast<double>(n) / static_cast<double>(cr.rounds);
+      cs.mean_batch = cr.mean_busy;
+      StageEvents cev;
+      std::vector<double> c_wait(n);
+      stored.assign(n, 0);
+      for (std::size_t k = 0; k < n; ++k) {
+        c_wait[k] = cr.write_start[k] - log_arrival[k];
+        stored[by_time[k]] = cr.write_start[k] + cr.write_s[k];
+      }
+      cs.wait_s = summarize(c_wait);
+      cs.service_s = summarize(cr.write_s);
+      cev.busy_seconds = cr.busy_seconds;
+      cev.mean_service = cr.busy_seconds / static_cast<double>(n);  // a record's share of its round
+      cev.in_rate = in_rate_of(log_arrival);
+      cev.starts = cr.write_start;
+      cev.arrivals = std::move(log_arrival);
+      r.span_s = std::max(r.span_s, *std::max_element(stored.begin(), stored.end()));
+      events.push_back(std::move(cev));
+      r.stages.push_back(cs);
+    }
+  }
+
   r.throughput_per_s = static_cast<double>(n) / r.span_s;
   for (std::size_t k = 1; k <= config.depth_samples; ++k)
     r.depth_times.push_back(r.span_s * static_cast<double>(k) / static_cast<double>(config.depth_samples));
   for (std::size_t k = 0; k < r.stages.size(); ++k) {
     auto& sr = r.stages[k];
-    sr.depth = count_at(events[k].arrivals, events[k].starts, r.depth_times);
-    sr.utilization /= sr.servers * r.span_s;
+    auto& ev = events[k];
+    // All of a stage's arrivals at one instant (a replayed run enqueued up front): the rate into it
+    // is the run's own.
+    const double in_rate = std::isnan(ev.in_rate) ? r.throughput_per_s : ev.in_rate;
+    sr.offered_load = in_rate * ev.mean_service / sr.servers;
+    sr.saturated = sr.offered_load >= 1.0;
+    sr.depth = count_at(ev.arrivals, ev.starts, r.depth_times);
+    sr.utilization = ev.busy_seconds / (sr.servers * r.span_s);
+    sr.blocked_share = ev.blocked_seconds / (sr.servers * r.span_s);
+    sr.io_share = ev.io_seconds / (sr.servers * r.span_s);
     std::tie(sr.mean_queue_length, sr.max_queue_length) =
-        time_average_count(std::move(events[k].arrivals), std::move(events[k].starts), r.span_s);
+        time_average_count(std::move(ev.arrivals), std::move(ev.starts), r.span_s);
   }
   std::vector<double> latency(n);
   for (std::size_t i = 0; i < n; ++i) latency[i] = at[i] - arrival[i];
   r.queue_wait_s = summarize(total_wait);
   r.latency_s = summarize(latency);
+  if (!stored.empty()) {
+    for (std::size_t i = 0; i < n; ++i) latency[i] = stored[i] - arrival[i];
+    r.stored_latency_s = summarize(latency);
+  }
   r.mean_in_system = time_average_count(arrival, at, r.span_s).first;
 
   double worst = -1;
