@@ -159,18 +159,13 @@ def main():
         else:
             say(f"request {i}: usage.prompt_tokens {got} = `overhead tokenize --chat`")
 
-    # Let the consumer store the last records, then stop everything.
+    # Let the workers take what the killed one held (it comes back after the visibility timeout,
+    # though its request may be answered already) and the consumer store the last records, then
+    # stop everything.
     deadline = time.time() + 30
-    while time.time() < deadline and (svc.xlen(log_stream) > 0 or svc.xpending(log_stream, "overhead") > 0):
+    busy = lambda s: svc.xlen(s) > 0 or svc.xpending(s, "overhead") > 0
+    while time.time() < deadline and (busy(in_stream) or busy(log_stream)):
         time.sleep(0.2)
-    gateway.send_signal(signal.SIGTERM)
-    try:
-        gateway_rc = gateway.wait(30)
-    except subprocess.TimeoutExpired:
-        gateway.kill()
-        gateway_rc = "killed after 30 s"
-    if gateway_rc != 0:
-        failures.append(f"the gateway exited {gateway_rc} on SIGTERM")
     for p in list(workers.values()) + [consumer]:
         p.send_signal(signal.SIGTERM)
     for name, p in list(workers.items()) + [("consumer", consumer)]:
@@ -180,6 +175,19 @@ def main():
             p.kill()
             out, _ = p.communicate()
         say(f"{name}: exit {p.returncode}\n{out.strip()}")
+    # Last the gateway: a worker may answer a redelivered item a second time (at least once), and
+    # the gateway's receiver must still be there to take that reply off its stream.
+    deadline = time.time() + 10
+    while time.time() < deadline and reply_stream and svc.xlen(reply_stream) > 0:
+        time.sleep(0.1)
+    gateway.send_signal(signal.SIGTERM)
+    try:
+        gateway_rc = gateway.wait(30)
+    except subprocess.TimeoutExpired:
+        gateway.kill()
+        gateway_rc = "killed after 30 s"
+    if gateway_rc != 0:
+        failures.append(f"the gateway exited {gateway_rc} on SIGTERM")
 
     rows = svc.psql(f"SELECT id FROM {tbl}", check=False) or []
     ids = [r[0] for r in rows]
