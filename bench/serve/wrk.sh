@@ -22,17 +22,7 @@ cleanup() {
 trap cleanup EXIT
 
 # One body per MT-Bench record: its prompt messages for the chosen model.
-python3 - "$ROOT/data/jmtbench/records.jsonl.gz" "$TOKENIZER" "$WORK/bodies.jsonl" <<'PY'
-import gzip, json, sys
-src, model, out = sys.argv[1:4]
-n = 0
-with gzip.open(src, "rt", encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
-    for line in f:
-        rec = json.loads(line)
-        o.write(json.dumps({"model": model, "messages": rec["prompt"]}, ensure_ascii=False) + "\n")
-        n += 1
-print(f"{n} MT-Bench prompts, mean {sum(len(l) for l in open(out, encoding='utf-8')) // n} bytes per body", file=sys.stderr)
-PY
+python3 "$ROOT/bench/serve/mtbench_bodies.py" "$ROOT/data/jmtbench/records.jsonl.gz" "$TOKENIZER" "$WORK/bodies.jsonl"
 
 "$BIN" serve --listen 127.0.0.1:0 --tokenizers "$TOKENIZER" --out "$WORK" --max-queued 100000 2>"$WORK/serve.log" &
 SERVER_PID=$!

@@ -12,8 +12,6 @@ Prints the samples as a table. Exit 0 when all holds, 1 otherwise.
 """
 
 import argparse
-import gzip
-import json
 import os
 import shutil
 import signal
@@ -23,6 +21,9 @@ import sys
 import threading
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "serve"))
+from mtbench_bodies import write_bodies  # noqa: E402 - the bench scripts' body writer, shared
 
 TOKENIZER = "phi-4"
 
@@ -51,9 +52,7 @@ def main():
     shutil.rmtree(a.work_dir, ignore_errors=True)
     os.makedirs(a.work_dir)
     bodies = os.path.join(a.work_dir, "bodies.jsonl")
-    with gzip.open(a.data, "rt", encoding="utf-8") as src, open(bodies, "w", encoding="utf-8") as out:
-        for line in src:
-            out.write(json.dumps({"model": TOKENIZER, "messages": json.loads(line)["prompt"]}, ensure_ascii=False) + "\n")
+    write_bodies(a.data, TOKENIZER, bodies)
 
     log_path = os.path.join(a.work_dir, "serve.log")
     log = open(log_path, "w")
