@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -27,6 +28,7 @@
 #include "cost/fits_select.hpp"
 #include "cost/profiles.hpp"
 #include "cost/simulator.hpp"
+#include "report/simulation_figures.hpp"
 
 namespace overhead::cli {
 
@@ -41,6 +43,7 @@ struct SimulateOptions {
   std::size_t requests = 100000;
   std::uint64_t seed = 1;
   bool json = false;
+  std::string plots;  // --plots DIR: the run's figures as SVG
   // Arrivals replayed from a store's records.
   std::string replay_arrivals, experiment, arrival_stamp = "auto";
   double speedup = 1;
@@ -66,6 +69,22 @@ bool exponential_flag(const std::string& value, const char* flag) {
   if (value == "fixed") return false;
   if (value == "exp") return true;
   throw cost::CostError(std::string(flag) + " must be fixed or exp, got \"" + value + "\"");
+}
+
+// --plots DIR: queue depth over time and the latency percentiles, as SVG files.
+void write_simulation_plots(const SimulateOptions& o, const cost::SimResult& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.plots, ec);
+  if (ec) throw cost::CostError(o.plots + ": cannot create: " + ec.message());
+  const std::string title = o.gpu + " x" + std::to_string(o.gpus) + " serving " + o.model + ", " +
+                            std::to_string(o.workers) + " CPU worker(s), " + std::to_string(r.requests) + " requests";
+  for (const auto& f : report::simulation_figures(r, title)) {
+    const auto path = std::filesystem::path(o.plots) / (f.name + ".svg");
+    std::ofstream out(path, std::ios::binary);
+    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" << f.svg;
+    if (!out) throw cost::CostError(path.string() + ": cannot write");
+    std::fprintf(stderr, "wrote %s\n", path.string().c_str());
+  }
 }
 
 nlohmann::json percentiles_json(const cost::Percentiles& p) {
@@ -338,6 +357,7 @@ int run_simulate(const SimulateOptions& o) {
       return plan.met ? 0 : 1;
     }
     const auto r = cost::simulate(config);
+    if (!o.plots.empty()) write_simulation_plots(o, r);
     const auto c = fleet_cost(o, cost::load_gpu(o.gpu, o.profiles_dir).name, 1, o.workers, r.throughput_per_s);
 
     std::string arrivals;
@@ -463,6 +483,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--workload-tokenizer", o->workload_tokenizer, "Tokenizer that counts a records workload")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
+  cmd->add_option("--plots", o->plots, "Write the queue depth over time and the latency percentiles per stage as SVG here");
   cmd->add_option("--replay", replay->source,
                   "Closed batch: replay a measured run's items (store URL with --experiment, or a timeline .csv[.gz]) "
                   "with E from --fits (model b) instead of Poisson arrivals");
