@@ -7,10 +7,13 @@
 #
 #   bash scripts/make_cost_fixtures.sh [RECORDS_PER_HALF]   # default 1200 (x 3 tokenizers per run)
 #   BACKEND=redis bash scripts/make_cost_fixtures.sh        # the same runs on Redis + PostgreSQL
+#   BACKEND=sqs bash scripts/make_cost_fixtures.sh          # on the SQS and DynamoDB emulators
 #
 # BACKEND=embedded (default) writes tests/cost/fixtures/; BACKEND=redis starts a private Redis and
 # PostgreSQL (scripts/services/, loopback, stopped at the end), runs both queues on Redis Streams
-# and the store on PostgreSQL, and writes tests/cost/fixtures/redis/.
+# and the store on PostgreSQL, and writes tests/cost/fixtures/redis/; BACKEND=sqs does the same on
+# the AWS emulators (local-aws-sqs and dynalite behind their SigV4-checking proxies,
+# scripts/services/aws_emulators.sh) and writes tests/cost/fixtures/sqs/.
 #
 # The bundled MT-Bench records are split in two halves (first and second half of the file); runs
 # are named by half, workers, batch size and prefetch. All configurations run back to back in REPS
@@ -37,14 +40,32 @@ case "$BACKEND" in
     bash "$ROOT/scripts/services/postgres.sh" start "$WORK/services" >/dev/null
     REDIS_URL=$(grep '^REDIS_URL=' "$WORK/services/redis.env" | cut -d= -f2-)
     PG_URL=$(grep '^PG_URL=' "$WORK/services/postgres.env" | cut -d= -f2-) ;;
-  *) echo "make_cost_fixtures: BACKEND must be embedded or redis, not $BACKEND" >&2; exit 2 ;;
+  sqs)
+    OUT=$ROOT/tests/cost/fixtures/sqs
+    trap 'bash "$ROOT/scripts/services/aws_emulators.sh" clean "$WORK/services" >/dev/null; rm -rf "$WORK"' EXIT
+    bash "$ROOT/scripts/services/aws_emulators.sh" start "$WORK/services" >/dev/null
+    # shellcheck disable=SC1091  # written by aws_emulators.sh
+    . "$WORK/services/aws.env"
+    # The emulators' test-only key pair (aws_emulators.sh); never a real account's.
+    export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_EC2_METADATA_DISABLED=true
+    SQS_Q="region=us-east-1&visibility_ms=30000&wait_s=1&create=1&endpoint=$AWS_SQS_ENDPOINT"
+    DDB_T="llama-3.3-70b-instruct,gemma-2-27b-it,phi-4" ;;
+  *) echo "make_cost_fixtures: BACKEND must be embedded, redis or sqs, not $BACKEND" >&2; exit 2 ;;
 esac
 # The store of one run (a URL): the run's own SQLite file, or its own PostgreSQL table.
-store_of() { if [ "$BACKEND" = redis ]; then echo "$PG_URL?table=r$1_$2"; else echo "sqlite:$WORK/$1/$2/records.db"; fi; }
+store_of() {
+  case "$BACKEND" in
+    redis) echo "$PG_URL?table=r$1_$2" ;;
+    sqs) echo "dynamodb://r$1-$2?region=us-east-1&endpoint=$AWS_DYNAMODB_ENDPOINT&create=1&tokenizers=$DDB_T" ;;
+    *) echo "sqlite:$WORK/$1/$2/records.db" ;;
+  esac
+}
 # `overhead run` flags of one run's backends (none on the embedded default).
 backend_flags() {
-  [ "$BACKEND" = redis ] || return 0
-  echo "--queue $REDIS_URL/r$1-$2-in?visibility_ms=30000 --log-queue $REDIS_URL/r$1-$2-log?visibility_ms=30000 --store $(store_of "$1" "$2")"
+  case "$BACKEND" in
+    redis) echo "--queue $REDIS_URL/r$1-$2-in?visibility_ms=30000 --log-queue $REDIS_URL/r$1-$2-log?visibility_ms=30000 --store $(store_of "$1" "$2")" ;;
+    sqs) echo "--queue sqs://r$1-$2-in?$SQS_Q --log-queue sqs://r$1-$2-log?$SQS_Q --store $(store_of "$1" "$2")" ;;
+  esac
 }
 
 total=$(zcat "$ROOT/data/jmtbench/records.jsonl.gz" | wc -l)
