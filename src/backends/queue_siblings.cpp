@@ -81,8 +81,7 @@ std::string reply_queue_name(const std::string& input_url, std::string_view suff
                                 input + "\"");
   for (const char c : suffix) {
     if (name.size() == kMaxNameLength) break;
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    name += plain ? c : '_';
+    name += pipe::is_plain_queue_char(c) ? c : '_';
   }
   return name;
 }

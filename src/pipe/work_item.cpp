@@ -1,5 +1,7 @@
 #include "pipe/work_item.hpp"
 
+#include <algorithm>
+
 #include "chat/json_value.hpp"
 
 #include <simdjson.h>
@@ -157,12 +159,7 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
 }
 
 bool is_plain_queue_name(std::string_view name) {
-  if (name.empty() || name.size() > 80) return false;
-  for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
+  return !name.empty() && name.size() <= 80 && std::all_of(name.begin(), name.end(), is_plain_queue_char);
 }
 
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer,

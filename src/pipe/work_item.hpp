@@ -72,6 +72,10 @@ WorkItem decode_item_body(std::string_view body, const std::string& origin);
 // A reply queue name a body may carry: 1..80 of [A-Za-z0-9_-] (what SQS allows in a queue name,
 // and nothing that could reach into a Redis key pattern or a URL).
 [[nodiscard]] bool is_plain_queue_name(std::string_view name);
+// One character of such a name.
+[[nodiscard]] constexpr bool is_plain_queue_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
 
 // Code points of valid UTF-8 (bytes that are not continuation bytes).
 std::int64_t count_code_points(std::string_view utf8);

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "pipe/record_codec.hpp"
-#include "util/json_writer.hpp"
 
 namespace overhead::serve {
 namespace {
@@ -16,27 +15,22 @@ constexpr std::string_view kFailedPrefix = "{\"failed\":";
 }  // namespace
 
 std::string encode_reply(const Reply& reply) {
-  std::string out;
   if (reply.ok) {
+    std::string out;
     pipe::append_record_json(out, reply.record);
     return out;
   }
-  out += kFailedPrefix;
-  out += "{\"id\":";
-  util::append_json_string(out, reply.id);
-  out += ",\"kind\":";
-  util::append_json_string(out, reply.error_kind);
-  out += ",\"reason\":";
-  util::append_json_string(out, reply.error_reason);
-  out += "}}";
-  return out;
+  // Refusals are rare and small: written and read (below) with the DOM library.
+  // A reason may quote the request's bytes: ill-formed UTF-8 is replaced rather than thrown on.
+  return nlohmann::json{{"failed", {{"id", reply.id}, {"kind", reply.error_kind}, {"reason", reply.error_reason}}}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Reply decode_reply(std::string_view body, const std::string& origin) {
   if (body.starts_with(kFailedPrefix)) {
-    // Refusals are rare and small: the DOM parser is fine here.
     const auto j = nlohmann::json::parse(body, nullptr, false);
-    const nlohmann::json* f = j.is_object() ? &j["failed"] : nullptr;
+    const auto found = j.is_object() ? j.find("failed") : j.end();  // find: a const operator[] must not miss
+    const nlohmann::json* f = found != j.end() ? &*found : nullptr;
     if (!f || !f->is_object() || !f->contains("id") || !(*f)["id"].is_string())
       throw std::runtime_error(origin + ": a failed reply without a string \"id\"");
     Reply r;

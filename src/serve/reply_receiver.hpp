@@ -25,10 +25,7 @@ class ReplyReceiver {
 
   // Ends the thread (after its current receive wait). Idempotent.
   void stop();
-  [[nodiscard]] const pipe::Queue& queue() const { return *replies_; }
   [[nodiscard]] std::uint64_t received() const { return received_.load(); }
-  [[nodiscard]] std::uint64_t unreadable() const { return unreadable_.load(); }
-  [[nodiscard]] std::uint64_t receive_failures() const { return receive_failures_.load(); }
 
  private:
   void run();
@@ -36,7 +33,9 @@ class ReplyReceiver {
   std::shared_ptr<pipe::Queue> replies_;
   ReplyPath& box_;
   std::atomic<bool> stop_{false};
-  std::atomic<std::uint64_t> received_{0}, unreadable_{0}, receive_failures_{0};
+  std::atomic<std::uint64_t> received_{0};
+  // Only the first failures of each kind are printed; these count them.
+  std::atomic<std::uint64_t> unreadable_{0}, receive_failures_{0};
   std::thread thread_;
 };
 

@@ -92,6 +92,10 @@ TEST(ReplyCodec, RecordsAndRefusalsRoundTrip) {
   EXPECT_EQ(f.error_kind, "template_error");
   EXPECT_EQ(f.error_reason, failed.error_reason);
 
+  // A reason quoting ill-formed UTF-8 still makes a reply (the bytes replaced), not an exception.
+  const serve::Reply odd{"r3", false, {}, "bad_prompt", "content \xff\xfe"};
+  EXPECT_EQ(serve::decode_reply(serve::encode_reply(odd), "m").id, "r3");
+
   EXPECT_THROW((void)serve::decode_reply("{\"failed\":{}}", "m"), std::runtime_error);
   EXPECT_THROW((void)serve::decode_reply("not json", "m"), std::runtime_error);
   EXPECT_THROW((void)serve::decode_reply("{\"stamps\":[]}", "m"), std::runtime_error);
