@@ -10,11 +10,9 @@ summary.json. Exit 0 when all holds, 1 otherwise.
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 
-from services import Services, first_ids, redact
+from services import Services, first_ids, redact, run_overhead
 
 SEED_TOKENIZERS = ["llama-3.3-70b-instruct", "gemma-2-27b-it", "phi-4"]
 
@@ -37,22 +35,7 @@ def main():
            "--log-queue", f"{svc.redis_env['REDIS_URL']}/{log_stream}?{params}",
            "--store", f"{svc.pg['PG_URL']}?table={tbl}", "--data", a.data, "--limit", str(a.limit),
            "--experiment", experiment, "--out", a.out, "--no-progress", "--no-report"]
-    shutil.rmtree(a.out, ignore_errors=True)
-    print(redact(" ".join(cmd), svc.secrets), flush=True)
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    output = run.stdout + run.stderr
-    print(redact(output, svc.secrets), flush=True)
-
-    failures = []
-    if run.returncode != 0:
-        failures.append(f"overhead run exited {run.returncode}")
-    summary_path = os.path.join(a.out, "summary.json")
-    summary = open(summary_path, encoding="utf-8").read() if os.path.exists(summary_path) else ""
-    if not summary:
-        failures.append("no summary.json")
-    for secret in svc.secrets:
-        if secret and (secret in output or secret in summary):
-            failures.append("a password shows in the output or in summary.json")
+    output, summary, failures = run_overhead(cmd, a.out, svc.secrets)
 
     ids = first_ids(a.data, a.limit)
     want = {(t, i) for t in SEED_TOKENIZERS for i in ids}

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from services import Services, redact
+from services import Services, redact, stop_gracefully
 
 TOKENIZER = "phi-4"
 REQUESTS = 24
@@ -167,25 +167,16 @@ def main():
     while time.time() < deadline and (busy(in_stream) or busy(log_stream)):
         time.sleep(0.2)
     for p in list(workers.values()) + [consumer]:
-        p.send_signal(signal.SIGTERM)
+        p.send_signal(signal.SIGTERM)  # all at once; each is then waited for in turn
     for name, p in list(workers.items()) + [("consumer", consumer)]:
-        try:
-            out, _ = p.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, _ = p.communicate()
-        say(f"{name}: exit {p.returncode}\n{out.strip()}")
+        rc, out = stop_gracefully(p, 30)
+        say(f"{name}: exit {rc}\n{out.strip()}")
     # Last the gateway: a worker may answer a redelivered item a second time (at least once), and
     # the gateway's receiver must still be there to take that reply off its stream.
     deadline = time.time() + 10
     while time.time() < deadline and reply_stream and svc.xlen(reply_stream) > 0:
         time.sleep(0.1)
-    gateway.send_signal(signal.SIGTERM)
-    try:
-        gateway_rc = gateway.wait(30)
-    except subprocess.TimeoutExpired:
-        gateway.kill()
-        gateway_rc = "killed after 30 s"
+    gateway_rc, _ = stop_gracefully(gateway, 30)
     if gateway_rc != 0:
         failures.append(f"the gateway exited {gateway_rc} on SIGTERM")
 

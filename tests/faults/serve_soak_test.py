@@ -14,7 +14,6 @@ Prints the samples as a table. Exit 0 when all holds, 1 otherwise.
 import argparse
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "serve"))
 from mtbench_bodies import write_bodies  # noqa: E402 - the bench scripts' body writer, shared
+from services import stop_gracefully  # noqa: E402 - beside this file; connects to nothing on import
 
 TOKENIZER = "phi-4"
 
@@ -121,12 +121,7 @@ def main():
         if late - early > a.max_growth_mb:
             failures.append(f"resident memory grew {late - early:.1f} MiB between the second and the last quarter")
 
-    server.send_signal(signal.SIGTERM)
-    try:
-        rc = server.wait(60)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        rc = "killed after 60 s"
+    rc, _ = stop_gracefully(server, 60)
     if rc != 0:
         failures.append(f"the gateway exited {rc} on SIGTERM")
     log.close()

@@ -9,6 +9,8 @@ prints; `first_ids` reads the ids a run over the first N records must store.
 import gzip
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 
@@ -38,6 +40,47 @@ def first_ids(data, limit):
                 if len(ids) == limit:
                     break
     return ids
+
+
+def stop_gracefully(proc, timeout):
+    """SIGTERM, then wait up to `timeout` s; SIGKILL past it. Returns the exit code, or a string
+    saying it had to be killed (never equal to 0), and its stdout when that is a pipe (read here,
+    so a process blocked on a full pipe can still exit; any other pipe is the caller's to read)."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out = _wait_reading_stdout(proc, timeout)
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return f"killed after {timeout} s", _wait_reading_stdout(proc, None)
+
+
+def _wait_reading_stdout(proc, timeout):
+    if proc.stdout is None:
+        proc.wait(timeout)
+        return ""
+    return proc.communicate(timeout=timeout)[0] or ""
+
+
+def run_overhead(cmd, out_dir, secrets, env=None, timeout=600):
+    """Runs one `overhead run` writing into `out_dir` (emptied first) and prints its output,
+    redacted. Returns (output, summary.json's text or "", failures): a non-zero exit, no summary,
+    or a secret in the output or the summary."""
+    shutil.rmtree(out_dir, ignore_errors=True)
+    print(redact(" ".join(cmd), secrets), flush=True)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    output = run.stdout + run.stderr
+    print(redact(output, secrets), flush=True)
+    failures = []
+    if run.returncode != 0:
+        failures.append(f"overhead run exited {run.returncode}")
+    summary_path = os.path.join(out_dir, "summary.json")
+    summary = open(summary_path, encoding="utf-8").read() if os.path.exists(summary_path) else ""
+    if not summary:
+        failures.append("no summary.json")
+    if any(secret and (secret in output or secret in summary) for secret in secrets):
+        failures.append("a password shows in the output or in summary.json")
+    return output, summary, failures
 
 
 def redact(text, secrets):
