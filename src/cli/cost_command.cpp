@@ -1,7 +1,6 @@
 // `overhead cost`: T = E(x) + D(y|x) per request, $ per request and per 1M tokens at a utilization,
 // and the break-even against an API price, from the shipped profiles (data/profiles/) and an E fit.
 #include <cstdio>
-#include <fstream>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -9,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/cost_command_workload.hpp"
 #include "cost/cost_model.hpp"
@@ -70,19 +70,9 @@ void write_plots(const CostOptions& o, const cost::CostInputs& in, const cost::W
   so.workload = workload_origin;
   if (!o.api_price.empty()) so.api_prices = {o.api_price};
   const auto section = report::cost_section(report::cost_view(so, in.e, w));
-  std::error_code ec;
-  std::filesystem::create_directories(o.plots, ec);
-  if (ec) throw cost::CostError(o.plots + ": cannot create: " + ec.message());
-  auto write = [&](const std::string& name, const std::string& text) {
-    const auto path = std::filesystem::path(o.plots) / name;
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out) throw cost::CostError(path.string() + ": cannot write");
-    std::fprintf(stderr, "wrote %s\n", path.string().c_str());
-  };
-  for (const auto& f : section.figures) write(f.name + ".svg", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + f.svg);
-  for (const auto& t : section.tables) write(t.name + ".csv", report::to_csv(t));
-  write("cost.md", section.markdown);
+  for (const auto& f : section.figures) write_output_file(o.plots, f.name + ".svg", report::svg_file(f));
+  for (const auto& t : section.tables) write_output_file(o.plots, t.name + ".csv", report::to_csv(t));
+  write_output_file(o.plots, "cost.md", section.markdown);
 }
 
 nlohmann::json percentiles_json(const cost::Percentiles& p) {

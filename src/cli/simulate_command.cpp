@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -19,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/cost_command_workload.hpp"
 #include "cli/simulate_command_arrivals.hpp"
@@ -73,18 +73,9 @@ bool exponential_flag(const std::string& value, const char* flag) {
 
 // --plots DIR: queue depth over time and the latency percentiles, as SVG files.
 void write_simulation_plots(const SimulateOptions& o, const cost::SimResult& r) {
-  std::error_code ec;
-  std::filesystem::create_directories(o.plots, ec);
-  if (ec) throw cost::CostError(o.plots + ": cannot create: " + ec.message());
   const std::string title = o.gpu + " x" + std::to_string(o.gpus) + " serving " + o.model + ", " +
                             std::to_string(o.workers) + " CPU worker(s), " + std::to_string(r.requests) + " requests";
-  for (const auto& f : report::simulation_figures(r, title)) {
-    const auto path = std::filesystem::path(o.plots) / (f.name + ".svg");
-    std::ofstream out(path, std::ios::binary);
-    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" << f.svg;
-    if (!out) throw cost::CostError(path.string() + ": cannot write");
-    std::fprintf(stderr, "wrote %s\n", path.string().c_str());
-  }
+  for (const auto& f : report::simulation_figures(r, title)) write_output_file(o.plots, f.name + ".svg", report::svg_file(f));
 }
 
 nlohmann::json percentiles_json(const cost::Percentiles& p) {

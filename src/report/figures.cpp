@@ -176,4 +176,6 @@ std::vector<Figure> make_figures(const Analysis& a) {
   return {scatter_figure(a), histogram_figure(a), stage_figure(a), token_figure(a)};
 }
 
+std::string svg_file(const Figure& f) { return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + f.svg; }
+
 }  // namespace overhead::report

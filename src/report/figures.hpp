@@ -18,4 +18,7 @@ struct Figure {
 
 std::vector<Figure> make_figures(const Analysis& a);
 
+// The figure as a standalone .svg file: the XML prolog, then the <svg> element.
+[[nodiscard]] std::string svg_file(const Figure& f);
+
 }  // namespace overhead::report

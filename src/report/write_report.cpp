@@ -268,7 +268,7 @@ ReportSummary write_report(const Analysis& a, const ReportOptions& options) {
   for (const auto& t : files_tables) write_file(dir / (t.name + ".csv"), to_csv(t), summary);
   for (const auto& f : files_figures) {
     const fs::path svg = dir / "figures" / (f.name + ".svg");
-    write_file(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + f.svg, summary);
+    write_file(svg, svg_file(f), summary);
     if (options.png) {
       std::string error;
       const fs::path png = dir / "figures" / (f.name + ".png");
