@@ -6,7 +6,6 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <unordered_set>
 
 #include "pipe/clock.hpp"
@@ -19,6 +18,7 @@
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
 #include "serve/request_json.hpp"
+#include "util/random_id.hpp"
 
 namespace overhead::serve {
 namespace {
@@ -30,17 +30,9 @@ void send_error(httplib::Response& res, const ApiError& e) {
   res.set_content(error_body(e), "application/json");
 }
 
-// 96 random bits in hex: unguessable, so one client cannot read another's asynchronous result.
-std::string new_id(const char* prefix) {
-  thread_local std::mt19937_64 rng{std::random_device{}() ^ (static_cast<std::uint64_t>(pipe::monotonic_ns()) << 1)};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id = prefix;
-  for (int part = 0; part < 2; ++part) {
-    std::uint64_t v = rng();
-    for (int i = 0; i < (part == 0 ? 16 : 8); ++i, v >>= 4) id += kHex[v & 15];
-  }
-  return id;
-}
+// 128 bits from the kernel's CSPRNG in hex: unguessable, so one client cannot read another's
+// asynchronous result (util/random_id.hpp says why not a seeded engine).
+std::string new_id(const char* prefix) { return util::random_hex_id(prefix); }
 
 // The item's prompt as the pipeline's work-item format wants it: every message carries a
 // `content` (null where an assistant turn with tool_calls left it out), so the worker's decode
