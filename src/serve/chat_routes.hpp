@@ -9,6 +9,11 @@
 #include <cstddef>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "pipe/work_item.hpp"
+#include "serve/chat_request.hpp"
+
 namespace overhead::serve::http {
 class Routes;
 }
@@ -38,6 +43,13 @@ struct ChatRouteContext {
   Metrics& metrics;
   ChatRouteLimits limits;
 };
+
+// The work item's source for a checked request (id, model, prompt, tools, max_tokens): what the
+// gateway sends and the worker decodes (pipe/work_item.hpp). Also used by the request fuzzer,
+// which checks that every request the gateway accepts decodes on the worker's side.
+[[nodiscard]] pipe::SourceRecord work_item_source(const ChatRequest& request, const std::string& id);
+// The messages as the work-item format wants them: each with a `content` (null when left out).
+[[nodiscard]] std::string item_prompt_json(const nlohmann::ordered_json& messages);
 
 // `context` must outlive the server.
 void add_chat_routes(http::Routes& routes, const ChatRouteContext& context);

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 
+#include <nlohmann/json.hpp>
+
 namespace overhead::serve::http {
 class Routes;
 }
@@ -17,5 +19,13 @@ struct RouteLimits {
 };
 
 void add_token_routes(http::Routes& routes, BindingCache& bindings, const RouteLimits& limits);
+
+// Each route's work on a parsed body (serve/request_json.hpp parse_body), without HTTP: the answer,
+// or a RequestError naming the field. The routes above call them; so does the request fuzzer.
+[[nodiscard]] nlohmann::ordered_json tokenize_response(BindingCache& bindings, const RouteLimits& limits,
+                                                       const nlohmann::ordered_json& body);
+[[nodiscard]] nlohmann::ordered_json detokenize_response(BindingCache& bindings, const nlohmann::ordered_json& body);
+[[nodiscard]] nlohmann::ordered_json render_response(BindingCache& bindings, const RouteLimits& limits,
+                                                     const nlohmann::ordered_json& body);
 
 }  // namespace overhead::serve
