@@ -15,7 +15,6 @@
 //
 // Run: build/bench/overhead_decoder_stream_bench
 #include <benchmark/benchmark.h>
-#include <httplib.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,20 +33,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alloc_counter.hpp"
 #include "backends/openai_decoder.hpp"
 #include "backends/openai_stream_event.hpp"
-
-namespace {
-std::atomic<std::uint64_t> g_news{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "scripted_openai_server.hpp"
 
 namespace {
 
@@ -63,6 +52,7 @@ std::string chunk(const std::string& text) {
 }
 
 // The streaming server, in a child process: the body's max_tokens events, `user` = "gap_us=G".
+// (The tests' scripted server: plain sockets, a deep accept queue, one send() per event.)
 pid_t g_server = -1;
 int g_port = 0;
 
@@ -76,35 +66,24 @@ void start_server() {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(0);
     close(fds[0]);
-    httplib::Server server;
-    server.new_task_queue = [] { return new httplib::ThreadPool(600); };
-    server.set_keep_alive_max_count(100000000);
-    server.set_keep_alive_timeout(300);
-    server.set_tcp_nodelay(true);
-    const int port = server.bind_to_any_port("127.0.0.1");
-    server.Post("/v1/completions", [](const httplib::Request& req, httplib::Response& res) {
-      const auto body = nlohmann::json::parse(req.body);
-      const int tokens = body.value("max_tokens", 16);
-      const std::string user = body.value("user", "gap_us=0");
-      const int gap_us = std::atoi(user.c_str() + 7);
-      res.set_chunked_content_provider("text/event-stream", [tokens, gap_us](std::size_t, httplib::DataSink& sink) {
-        const std::string event = chunk(" token");
-        for (int i = 0; i < tokens; ++i) {
-          if (gap_us && i) std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
-          if (!sink.write(event.data(), event.size())) return false;
-        }
-        const std::string tail = "data: {\"id\":\"cmpl-5f0e\",\"object\":\"text_completion\",\"created\":1733300000,"
-                                 "\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":" +
-                                 std::to_string(tokens) + ",\"total_tokens\":" + std::to_string(tokens + 100) +
-                                 "}}\n\ndata: [DONE]\n\n";
-        sink.write(tail.data(), tail.size());
-        sink.done();
-        return true;
-      });
-    });
+    testing::ScriptedOpenAiServer server;
+    const std::string event = chunk(" token");
+    server.script = [&event](const std::string& body, std::chrono::microseconds& gap) {
+      const auto j = nlohmann::json::parse(body);
+      const int tokens = j.value("max_tokens", 16);
+      gap = std::chrono::microseconds(std::atoi(j.value("user", "gap_us=0").c_str() + 7));
+      std::vector<std::string> out(static_cast<std::size_t>(tokens), event);
+      out.push_back("data: {\"id\":\"cmpl-5f0e\",\"object\":\"text_completion\",\"created\":1733300000,"
+                    "\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":" +
+                    std::to_string(tokens) + ",\"total_tokens\":" + std::to_string(tokens + 100) + "}}\n\n");
+      out.push_back("data: [DONE]\n\n");
+      return out;
+    };
+    const std::string url = server.url();
+    const int port = std::atoi(url.c_str() + url.rfind(':') + 1);
     if (write(fds[1], &port, sizeof port) != static_cast<ssize_t>(sizeof port)) _exit(1);
     close(fds[1]);
-    server.listen_after_bind();
+    pause();
     _exit(0);
   }
   close(fds[1]);
@@ -192,11 +171,11 @@ void OpenAiStreams(benchmark::State& state) {
     countdown.reset(streams);
     tickets.clear();
     const std::int64_t cpu0 = process_cpu_ns();
-    const std::uint64_t news0 = g_news.load();
+    const std::uint64_t news0 = bench::operator_new_calls();
     for (int i = 0; i < streams; ++i) tickets.push_back(decoder.start(request, std::make_shared<CountingCallbacks>(countdown)));
     countdown.wait();
     cpu += process_cpu_ns() - cpu0;
-    news += g_news.load() - news0;
+    news += bench::operator_new_calls() - news0;
     received += countdown.tokens();
     errors += countdown.errors();
   }

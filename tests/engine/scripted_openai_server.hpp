@@ -36,9 +36,9 @@ class ScriptedOpenAiServer {
   std::string body;  // a non-200 answer's body
   std::string content_type = "text/event-stream";
   std::vector<std::string> writes;   // a 200 answer, write by write
-  std::chrono::milliseconds gap{0};  // between writes
-  // When set, it answers instead of `writes`: the request body in, the writes out.
-  std::function<std::vector<std::string>(const std::string& request_body)> script;
+  std::chrono::microseconds gap{0};  // between writes
+  // When set, it answers instead of `writes` / `gap`: the request body in, the writes and the gap out.
+  std::function<std::vector<std::string>(const std::string& request_body, std::chrono::microseconds& gap)> script;
   std::atomic<int> hits{0};
   std::atomic<int> client_gone{0};  // answers cut because the client closed the connection
   std::atomic<int> finished{0};     // answers written to the end
@@ -164,10 +164,11 @@ class ScriptedOpenAiServer {
     }
     if (!send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: " + content_type + "\r\nTransfer-Encoding: chunked\r\n\r\n"))
       return false;
-    const std::vector<std::string> out = script ? script(request_body) : writes;
+    std::chrono::microseconds pause = gap;
+    const std::vector<std::string> out = script ? script(request_body, pause) : writes;
     char size[32];
     for (std::size_t i = 0; i < out.size(); ++i) {
-      if (i && gap.count()) std::this_thread::sleep_for(gap);
+      if (i && pause.count()) std::this_thread::sleep_for(pause);
       if (peer_closed(fd) || !send_all(fd, (std::snprintf(size, sizeof size, "%zx\r\n", out[i].size()), size) + out[i] + "\r\n")) {
         ++client_gone;
         return false;
