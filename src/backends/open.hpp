@@ -59,7 +59,7 @@ enum class Access { create, existing, read_only };
 // The decoder stage (`--decoder`, open_decoder.cpp):
 // none                                       no decoder: a null pointer
 // sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] the modelled D, waited (sim_decoder.hpp)
-// openai:URL[,model=NAME][,timeout_ms=MS]   a real OpenAI-compatible server (openai_decoder.hpp)
+// openai:URL[,model=NAME][,timeout_ms=MS][,usage=required]   a real OpenAI-compatible server (openai_decoder.hpp)
 // Throws std::invalid_argument naming the bad part.
 [[nodiscard]] std::shared_ptr<const pipe::Decoder> open_decoder(std::string_view spec);
 
