@@ -45,9 +45,10 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.prefill_chunk_tokens = e.prefill_chunk_tokens;
   r.memory_fraction = e.memory_fraction;
   r.step_overhead_s = e.step_overhead_s;
+  r.sequence_overhead_s = e.sequence_overhead_s;
   r.layers = a.layers;
   r.hidden_size = a.hidden_size;
-  r.allreduce_latency_s = gpu.allreduce_latency_us.value / 1e6;
+  r.allreduce_latency_s = e.allreduce_latency_s > 0 ? e.allreduce_latency_s : gpu.allreduce_latency_us.value / 1e6;
   r.link_bytes_per_s = gpu.interconnect_gb_per_s.value * 1e9;
   return r;
 }
@@ -68,7 +69,7 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
     const double payload = tokens * r.hidden_size * 2;
     comm = 2 * r.layers * (r.allreduce_latency_s + 2 * (r.gpus - 1) / r.gpus * payload / r.link_bytes_per_s);
   }
-  return r.step_overhead_s + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
+  return r.step_overhead_s + r.sequence_overhead_s * s.decodes + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
 }
 
 double kv_capacity_tokens(const Roofline& r) {
