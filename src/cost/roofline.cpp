@@ -65,9 +65,11 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
   double comm = 0;
   if (r.gpus > 1 && tokens > 0 && r.layers > 0 && r.link_bytes_per_s > 0) {
     // Two ring all-reduces per layer (after attention and after the MLP) of the step's
-    // activations in BF16: each GPU sends and receives 2 (g - 1) / g of them.
+    // activations in BF16: 2 (g - 1) hops, each paying the link's latency, and each GPU sends and
+    // receives 2 (g - 1) / g of the payload (the alpha-beta model of a ring all-reduce).
     const double payload = tokens * r.hidden_size * 2;
-    comm = 2 * r.layers * (r.allreduce_latency_s + 2 * (r.gpus - 1) / r.gpus * payload / r.link_bytes_per_s);
+    const double hops = 2 * (r.gpus - 1);
+    comm = 2 * r.layers * (hops * r.allreduce_latency_s + hops / r.gpus * payload / r.link_bytes_per_s);
   }
   return r.step_overhead_s + r.sequence_overhead_s * s.decodes + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
 }
