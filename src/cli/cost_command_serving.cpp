@@ -60,6 +60,8 @@ nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& re
           {"bandwidth_efficiency", e.bandwidth_efficiency},
           {"compute_efficiency", e.compute_efficiency},
           {"step_overhead_s", e.step_overhead_s},
+          {"sequence_overhead_s", e.sequence_overhead_s},
+          {"allreduce_latency_s", replica.allreduce_latency_s},
           {"memory_fraction", replica.memory_fraction},
           {"max_batch", replica.max_concurrency},
           {"prefill_chunk_tokens", replica.prefill_chunk_tokens},

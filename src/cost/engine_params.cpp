@@ -30,6 +30,8 @@ EngineParams load_engine_params(const std::filesystem::path& file) {
   p.bandwidth_efficiency = field(j, "bandwidth_efficiency", file, 0.01, 1);
   p.compute_efficiency = field(j, "compute_efficiency", file, 0.01, 1);
   p.step_overhead_s = field(j, "step_overhead_ms", file, 0, 1000) / 1000;
+  p.sequence_overhead_s = j.contains("sequence_overhead_us") ? field(j, "sequence_overhead_us", file, 0, 1e6) / 1e6 : 0;
+  p.allreduce_latency_s = j.contains("allreduce_latency_us") ? field(j, "allreduce_latency_us", file, 0, 1e6) / 1e6 : 0;
   p.memory_fraction = field(j, "memory_fraction", file, 0.01, 1);
   p.max_batch = field(j, "max_batch", file, 1, 1e6);
   p.prefill_chunk_tokens = field(j, "prefill_chunk_tokens", file, 1, 1e7);

@@ -15,6 +15,8 @@ namespace overhead::cost {
 struct EngineParams {
   double bandwidth_efficiency = 0.8, compute_efficiency = 0.6;
   double step_overhead_s = 0.004;
+  double sequence_overhead_s = 0;  // per decoding sequence per step: sampling, scheduling
+  double allreduce_latency_s = 0;  // one all-reduce across the replica's GPUs; 0: the GPU profile's
   double memory_fraction = 0.9;
   double max_batch = 2048;
   double prefill_chunk_tokens = 8192;
@@ -22,6 +24,7 @@ struct EngineParams {
 };
 
 // Reads a file with the figures bandwidth_efficiency, compute_efficiency, step_overhead_ms,
+// sequence_overhead_us and allreduce_latency_us (optional, 0 when absent),
 // memory_fraction, max_batch and prefill_chunk_tokens. Errors name the file and field.
 EngineParams load_engine_params(const std::filesystem::path& file);
 

@@ -76,6 +76,11 @@ class Source {
 
   // Closed loop: after `steps` engine steps over the fleet, at time t.
   void release(std::uint64_t steps, double t) {
+    // Every request in flight from the start (an offline benchmark): all arrive at 0.
+    if (static_cast<double>(clients_) >= static_cast<double>(c_.requests)) {
+      for (; joined_ < clients_; ++joined_) pending_.push(t);
+      return;
+    }
     const double per_replica = static_cast<double>(clients_) / c_.replicas;
     const double due = std::floor(static_cast<double>(steps) * per_replica / slot_steps_) + c_.replicas;
     while (joined_ < clients_ && static_cast<double>(joined_) < due) {
@@ -246,7 +251,7 @@ SimResult simulate_engine(const EngineSimConfig& c) {
   std::uint64_t completed = 0, window_done = 0;
   const std::uint64_t n = c.requests;
   const std::uint64_t window_from = n / 10, window_to = n - n / 10;  // the middle 80%
-  double window_start = 0, window_end = 0, window_tokens = 0, last_completion = 0;
+  double window_start = 0, window_end = 0, window_tokens = 0, last_completion = 0, all_tokens = 0;
   std::uint64_t total_steps = 0;
 
   auto complete = [&](Replica& rep, std::size_t slot, double t) {
@@ -258,6 +263,7 @@ SimResult simulate_engine(const EngineSimConfig& c) {
     rep.free_slots.push_back(slot);
     --rep.active;
     ++completed;
+    all_tokens += s.item.out;
     if (completed == window_from) window_start = t;
     if (completed > window_from && completed <= window_to) {
       window_tokens += s.item.out;
@@ -378,6 +384,7 @@ SimResult simulate_engine(const EngineSimConfig& c) {
     for (const auto& q : c.workload) out += q.output_tokens;
     r.output_tokens_per_s = r.requests_per_s * out / static_cast<double>(c.workload.size());
   }
+  r.total_output_tokens_per_s = r.span_s > 0 ? all_tokens / r.span_s : 0;
   r.arrival_rate = c.closed_loop ? r.throughput_per_s : c.arrival_rate;
   r.arrival_cv = c.arrivals == Arrivals::gamma ? c.arrival_cv : 1;
   r.ttft_s = ttft.percentiles();

@@ -28,7 +28,8 @@ struct EngineSimConfig {
   Arrivals arrivals = Arrivals::poisson;  // poisson or gamma; ignored with closed_loop
   double arrival_rate = 1, arrival_cv = 1;
   bool closed_loop = false;
-  double concurrency = 1;                 // with closed_loop: clients, each with one request in flight
+  double concurrency = 1;                 // with closed_loop: clients, each with one request in flight;
+                                          // at least `requests`: all arrive at 0 (an offline benchmark)
   std::size_t requests = 100000;
   std::uint64_t seed = 1;
   std::vector<SimRequest> workload;       // used in turn

@@ -45,9 +45,10 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.prefill_chunk_tokens = e.prefill_chunk_tokens;
   r.memory_fraction = e.memory_fraction;
   r.step_overhead_s = e.step_overhead_s;
+  r.sequence_overhead_s = e.sequence_overhead_s;
   r.layers = a.layers;
   r.hidden_size = a.hidden_size;
-  r.allreduce_latency_s = gpu.allreduce_latency_us.value / 1e6;
+  r.allreduce_latency_s = e.allreduce_latency_s > 0 ? e.allreduce_latency_s : gpu.allreduce_latency_us.value / 1e6;
   r.link_bytes_per_s = gpu.interconnect_gb_per_s.value * 1e9;
   return r;
 }
@@ -64,11 +65,13 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
   double comm = 0;
   if (r.gpus > 1 && tokens > 0 && r.layers > 0 && r.link_bytes_per_s > 0) {
     // Two ring all-reduces per layer (after attention and after the MLP) of the step's
-    // activations in BF16: each GPU sends and receives 2 (g - 1) / g of them.
+    // activations in BF16: 2 (g - 1) hops, each paying the link's latency, and each GPU sends and
+    // receives 2 (g - 1) / g of the payload (the alpha-beta model of a ring all-reduce).
     const double payload = tokens * r.hidden_size * 2;
-    comm = 2 * r.layers * (r.allreduce_latency_s + 2 * (r.gpus - 1) / r.gpus * payload / r.link_bytes_per_s);
+    const double hops = 2 * (r.gpus - 1);
+    comm = 2 * r.layers * (hops * r.allreduce_latency_s + hops / r.gpus * payload / r.link_bytes_per_s);
   }
-  return r.step_overhead_s + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
+  return r.step_overhead_s + r.sequence_overhead_s * s.decodes + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
 }
 
 double kv_capacity_tokens(const Roofline& r) {

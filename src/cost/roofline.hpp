@@ -30,7 +30,8 @@ struct Roofline {
   double max_concurrency = 1;         // the engine's cap on running sequences
   double prefill_chunk_tokens = 8192; // the engine's prefill-token budget per step
   double memory_fraction = 0.9;       // share of the memory the weights leave that holds KV
-  double step_overhead_s = 0;         // per step: scheduling, sampling, launches
+  double step_overhead_s = 0;         // per step: scheduling, launches
+  double sequence_overhead_s = 0;     // per decoding sequence per step: sampling, bookkeeping
   double layers = 0, hidden_size = 0;
   double allreduce_latency_s = 0;     // one all-reduce
   double link_bytes_per_s = 0;        // per direction, per GPU

@@ -128,6 +128,7 @@ struct SimResult {
   // (the start and the drain left out).
   Percentiles ttft_s, tpot_s;
   double requests_per_s = 0, output_tokens_per_s = 0;
+  double total_output_tokens_per_s = 0;  // every output token over the whole span (an offline run's figure)
   double mean_batch = 0;            // running sequences per replica, time-averaged over its steps
   std::uint64_t steps = 0;
 };

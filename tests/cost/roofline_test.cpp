@@ -56,8 +56,9 @@ TEST(ServerModel, TensorParallelStepPaysTwoAllReducesPerLayer) {
   r.hidden_size = 4096;
   r.allreduce_latency_s = 8e-6;
   r.link_bytes_per_s = 450e9;
-  // 100 tokens: payload 100 x 4096 x 2 = 819200 B; one all-reduce 8e-6 + 2 x 1/2 x 819200 / 450e9.
-  const double one = 8e-6 + 819200.0 / 450e9;
+  // 100 tokens: payload 100 x 4096 x 2 = 819200 B; one ring all-reduce over 2 GPUs: 2 hops of
+  // 8e-6 s latency, each GPU moving 2 x 1/2 of the payload: 2 x 8e-6 + 819200 / 450e9.
+  const double one = 2 * 8e-6 + 819200.0 / 450e9;
   const double plain = step_seconds(example(), {100, 0, 0, 0});
   EXPECT_NEAR(step_seconds(r, {100, 0, 0, 0}), plain + 2 * 32 * one, 1e-12);
 }
