@@ -101,6 +101,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
     counted_ = false;
     close_after_ = false;
     linger_ = false;
+    peer_closed_ = false;
     if (context_.stopping) return close();
     if (buffer_.size() == 0 && buffer_.capacity() > kIdleBufferBytes) buffer_.shrink_to_fit();
     phase_ = Phase::idle;
@@ -283,6 +284,12 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
       if (n > 0) return;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return watch_for_disconnect();
     }
+    // A client that closes as soon as it has read the last chunk can be seen here before that
+    // write's completion: the write in flight settles whether the answer was whole.
+    if (writing_) {
+      peer_closed_ = true;
+      return;
+    }
     client_gone();
   }
 
@@ -311,6 +318,9 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
       msg->prepare_payload();
     }
     const int status = res.status;
+    // The write itself tells whether the client is still there; a watch could see a client that
+    // closes right after reading the answer before this write's completion.
+    stop_watching();
     stream_.expires_after(context_.limits.write_timeout);
     bhttp::async_write(stream_, *msg, [self = shared_from_this(), msg, status](beast::error_code ec, std::size_t) {
       if (ec) return self->client_gone();
@@ -348,7 +358,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
     stream_.expires_after(context_.limits.write_timeout);
     bhttp::async_write_header(stream_, *head_serializer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       self->writing_ = false;
-      if (ec) return self->client_gone();
+      if (ec || self->peer_closed_) return self->client_gone();
       self->pump();
     });
   }
@@ -356,6 +366,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   // Writes what the producer pushed since the last write, in one gathered write.
   void pump() {
     if (phase_ != Phase::streaming || writing_) return;
+    if (peer_closed_) return client_gone();
     detail::Exchange::Taken taken = exchange_->take();
     if (taken.cut) {
       exchange_->finish(500);
@@ -387,7 +398,8 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
       self->writing_ = false;
       self->out_.clear();
       if (ec) return self->client_gone();
-      if (end) return self->finish_stream();
+      if (end) return self->finish_stream();  // whole, even if the client closed right after
+      if (self->peer_closed_) return self->client_gone();
       self->pump();
     });
   }
@@ -466,6 +478,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
 
   bool watching_ = false;
   unsigned watch_generation_ = 0;
+  bool peer_closed_ = false;  // the client closed while a stream write was in flight
 
   // A stream in progress.
   int stream_status_ = 200;
