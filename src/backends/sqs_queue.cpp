@@ -79,7 +79,7 @@ struct SqsClient {
 // The hot calls (send, receive, delete, extend) build their requests by appending and read their
 // answers with simdjson: through nlohmann::json they cost about 33 instructions per byte to
 // escape a batch of bodies and 68 per byte to parse ReceiveMessage's answer, most of the client's
-// CPU per call (docs/benchmarks.md, "AWS clients: SQS").
+// CPU per call (docs/benchmarks/backends.md, "AWS clients: SQS").
 class HotAnswer {
  public:
   HotAnswer(const std::string& text, const std::string& action, const std::string& shown_url) {
