@@ -15,6 +15,7 @@ scale), so the 128k-entry embedding and output layer stay small.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -116,7 +117,23 @@ def main():
     ap.add_argument("--context", type=int, default=4096)
     ap.add_argument("--seed", type=int, default=22)
     ap.add_argument("--name", default="tiny-llama3")
+    ap.add_argument("--if-changed", action="store_true",
+                    help="do nothing when --out was made by this script from the same inputs and arguments")
     a = ap.parse_args()
+
+    # What the output depends on: this script, the tokenizer files, the arguments.
+    h = hashlib.sha256()
+    for path in (__file__, a.tokenizer, a.config or os.path.join(os.path.dirname(a.tokenizer), "tokenizer_config.json")):
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                h.update(f.read())
+    h.update(repr(sorted((k, v) for k, v in vars(a).items() if k not in ("out", "if_changed"))).encode())
+    stamp_path = a.out + ".inputs"
+    if a.if_changed and os.path.exists(a.out) and os.path.exists(stamp_path):
+        with open(stamp_path) as f:
+            if f.read() == h.hexdigest():
+                print(f"make_tiny_gguf: {a.out} is current")
+                return
 
     tokens, types, merges = read_tokenizer(a.tokenizer)
     config_path = a.config or os.path.join(os.path.dirname(a.tokenizer), "tokenizer_config.json")
@@ -202,6 +219,9 @@ def main():
             f.write(data)
             f.write(b"\0" * (-len(data) % ALIGN))
     os.replace(tmp, a.out)  # whole or not at all, also when two builds race
+    with open(stamp_path + ".tmp%d" % os.getpid(), "w") as f:
+        f.write(h.hexdigest())
+    os.replace(stamp_path + ".tmp%d" % os.getpid(), stamp_path)
     print(f"make_tiny_gguf: {a.out}: llama, {layers} layers, n_embd {e}, vocab {vocab}, "
           f"{offset / 1e6:.1f} MB of weights, bos {bos}, eos {eos}")
 

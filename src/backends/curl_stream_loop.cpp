@@ -121,7 +121,7 @@ void CurlStreamLoop::read_done() {
     std::shared_ptr<CurlTransfer> t = std::move(it->second);
     running_.erase(it);
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
-    t->on_finished(result);
+    end_safely([&] { t->on_finished(result); });
   }
 }
 
@@ -138,7 +138,7 @@ void CurlStreamLoop::take_commands(bool& stop) {
       curl_easy_setopt(raw->easy_, CURLOPT_PRIVATE, raw);
       if (raw->cancel_requested() || curl_multi_add_handle(multi_, raw->easy_) != CURLM_OK) {
         in_flight_.fetch_sub(1, std::memory_order_relaxed);
-        raw->on_cancelled();  // cancelled before it started (or curl refused it: treated alike)
+        end_safely([&] { raw->on_cancelled(); });  // cancelled before it started (or curl refused it: alike)
         continue;
       }
       running_.emplace(raw, std::move(c.transfer));
@@ -148,8 +148,18 @@ void CurlStreamLoop::take_commands(bool& stop) {
       std::shared_ptr<CurlTransfer> t = std::move(it->second);
       running_.erase(it);
       in_flight_.fetch_sub(1, std::memory_order_relaxed);
-      t->on_cancelled();
+      end_safely([&] { t->on_cancelled(); });
     }
+  }
+}
+
+// A transfer's end runs its owner's callbacks; one that throws must not end the loop (and every
+// other transfer with it): what it threw is dropped here, the transfer is over either way.
+template <class F>
+void CurlStreamLoop::end_safely(F&& end) {
+  try {
+    end();
+  } catch (...) {
   }
 }
 
@@ -192,11 +202,11 @@ void CurlStreamLoop::run() {
   }
   for (auto& [raw, t] : running_) {
     curl_multi_remove_handle(multi_, raw->easy_);
-    t->on_closed();
+    end_safely([&] { t->on_closed(); });
   }
   running_.clear();
   for (auto& c : waiting)
-    if (!c.cancel) c.transfer->on_closed();
+    if (!c.cancel) end_safely([&] { c.transfer->on_closed(); });
   in_flight_.store(0, std::memory_order_relaxed);
 }
 

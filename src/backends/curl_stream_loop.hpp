@@ -68,6 +68,8 @@ class CurlStreamLoop {
   void take_commands(bool& stop);
   void socket_action(curl_socket_t s, int flags);
   void read_done();
+  template <class F>
+  static void end_safely(F&& end);
 
   CURLM* multi_ = nullptr;
   int epoll_ = -1;

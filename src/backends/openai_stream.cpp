@@ -1,6 +1,7 @@
 #include "backends/openai_stream.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -69,7 +70,14 @@ std::size_t OpenAiStream::on_write(char* data, std::size_t size, std::size_t n, 
       s.error_body_.append(data, std::min(bytes, kMaxErrorBody - s.error_body_.size()));
     return bytes;
   }
-  return s.feed(data, bytes) ? bytes : 0;
+  // An exception must not unwind through libcurl's C frames: a receiver that throws (on_text) ends
+  // its generation with an error instead.
+  try {
+    return s.feed(data, bytes) ? bytes : 0;
+  } catch (const std::exception& e) {
+    s.protocol_error_ = std::string("the receiver of the text failed: ") + e.what();
+    return 0;
+  }
 }
 
 bool OpenAiStream::feed(const char* data, std::size_t size) {

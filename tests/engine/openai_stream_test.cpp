@@ -297,6 +297,23 @@ TEST(OpenAiStream, ABadServerIsAClearError) {
   EXPECT_EQ(c->result.output_tokens, -1);
 }
 
+TEST(OpenAiStream, AReceiverThatThrowsEndsItsOwnGenerationOnly) {
+  ScriptedOpenAiServer server;
+  server.writes = {ScriptedOpenAiServer::text_event("a"), ScriptedOpenAiServer::text_event("b"),
+                   ScriptedOpenAiServer::usage_event(3, 2), ScriptedOpenAiServer::done_event()};
+  server.gap = 5ms;
+  const OpenAiDecoder d(parse_openai_decoder(server.url()));
+  auto bad = std::make_shared<Collector>();
+  bad->after_text = [](Collector&) { throw std::runtime_error("receiver bug"); };
+  auto ticket = d.start(streamed_request(), bad);
+  ASSERT_TRUE(bad->wait());
+  EXPECT_NE(bad->error.find("the receiver of the text failed: receiver bug"), std::string::npos) << bad->error;
+  EXPECT_EQ(bad->ends, 1);
+  const auto good = run(d, streamed_request());  // the loop goes on
+  EXPECT_TRUE(good->error.empty()) << good->error;
+  EXPECT_EQ(good->result.text, "ab");
+}
+
 TEST(OpenAiStream, AnUnreachableServerIsATransientError) {
   std::string url;
   {
