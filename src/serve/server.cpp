@@ -28,6 +28,9 @@ struct RequestNote {
 };
 thread_local RequestNote tl_request;
 
+// At a shutdown past its deadline, how long the workers may take to finish the items they hold.
+constexpr std::chrono::seconds kFinishGrace{1};
+
 // Scrapes, health checks and the dashboard's documents neither count in flight nor wait behind the limit.
 bool is_operational(const std::string& path) {
   return path == "/healthz" || path == "/readyz" || path == "/metrics" || is_dashboard_path(path);
@@ -117,12 +120,16 @@ Server::Server(ServerOptions options)
   add_token_routes(http, *bindings_, RouteLimits{options_.max_messages});
   add_dashboard_routes(http);
   if (options_.pipeline.input) {
-    replies_ = std::make_unique<ReplyBox>();
+    // A request no worker answers within the request timeout is answered "timeout" by the box, so
+    // an asynchronous one cannot hold its --max-queued place forever.
+    replies_ = std::make_unique<ReplyBox>(10000, options_.request_timeout);
     PipelineOptions po;
     po.tokenizers = bindings_->models();
     po.workers = options_.workers;
     po.dead_letter_path = options_.dead_letter_path;
     po.decoder = options_.decoder;
+    po.max_decodes = options_.max_decodes;
+    po.store_text = options_.store_text;
     pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, po, *replies_);
     add_chat_routes(http, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
                                            ChatRouteLimits{options_.max_messages, options_.request_timeout,
@@ -161,7 +168,11 @@ void Server::shutdown(std::chrono::steady_clock::time_point deadline) {
   deadline_ = deadline;
   http_->stop();
   if (!http_done_cv_.wait_until(lock, deadline, [&] { return http_done_; }) && replies_) {
-    // Past the deadline: answer whoever still waits for a worker (503), so run() can return.
+    // Past the deadline: the workers take nothing more up and get a moment to finish what they
+    // hold (those requests are answered as usual); whoever still waits then gets 503, whose body
+    // says whether the request may still be stored (chat_routes.cpp), so run() can return.
+    lock.unlock();
+    if (pipeline_) (void)pipeline_->stop_taking(deadline + kFinishGrace);
     replies_->cancel_all();
   }
 }
