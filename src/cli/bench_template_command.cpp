@@ -12,6 +12,7 @@
 #include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "chat/json_value.hpp"
 #include "chat/value.hpp"
 
@@ -123,7 +124,7 @@ void add_bench_template_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--field", args->field, "Field holding the messages")->capture_default_str();
   cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
   cmd->add_option("--date", args->date, "Date for strftime_now (YYYY-MM-DD)")->check(date_validator());
-  cmd->add_option("--passes", args->passes, "Timed passes over the input (median reported)");
+  cmd->add_option("--passes", args->passes, "Timed passes over the input (median reported)")->check(integer_in(1, 1000));
   cmd->add_flag("--json", args->json, "Print one JSON line");
   cmd->callback([args, &exit_code]() {
     if (args->tokenizer.empty() && args->template_file.empty())

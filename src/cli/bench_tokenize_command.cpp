@@ -12,6 +12,7 @@
 #include "cli/cli_io.hpp"
 #include "cli/json_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "binding/chat_binding.hpp"
 #include "util/thread_pool.hpp"
 
@@ -128,8 +129,9 @@ void add_bench_tokenize_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--tokenizer", opts->tokenizer, "Short name, folder with tokenizer.json, or HF model id")->required();
   cmd->add_option("--input", opts->input, "JSONL file (.gz read compressed)")->required();
   cmd->add_option("--field", opts->field, "Field holding the text")->capture_default_str();
-  cmd->add_option("--passes", opts->passes, "Timed passes (median reported)")->capture_default_str();
-  cmd->add_option("--threads", opts->max_threads, "Largest thread count for the scaling figure (0 = all cores)");
+  cmd->add_option("--passes", opts->passes, "Timed passes (median reported)")->capture_default_str()->check(integer_in(1, 1000));
+  cmd->add_option("--threads", opts->max_threads, "Largest thread count for the scaling figure (0 = all cores)")
+      ->check(integer_in(0, 1024));
   cmd->add_flag("--no-special", opts->no_special, "Do not add special tokens");
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of the table");
   cmd->callback([opts, &exit_code] { exit_code = run_bench(*opts); });

@@ -1,6 +1,6 @@
 #include "serve/chat_routes.hpp"
 
-#include <httplib.h>
+#include "serve/http/routes.hpp"
 
 #include <ctime>
 #include <exception>
@@ -26,7 +26,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-void send_error(httplib::Response& res, const ApiError& e) {
+void send_error(http::Response& res, const ApiError& e) {
   res.status = e.status;
   res.set_content(error_body(e), "application/json");
 }
@@ -125,7 +125,7 @@ class ChatRoutes {
     c_.metrics.record_stage("total", sec(s.info.submitted_ns, s.replied_ns));
   }
 
-  void chat_completions(const httplib::Request& req, httplib::Response& res) {
+  void chat_completions(const http::Request& req, http::Response& res) {
     ChatRequest request;
     RequestInfo info;
     std::string id;
@@ -161,7 +161,7 @@ class ChatRoutes {
   // before the first byte goes out, so a template error is still a plain 400. What streams is the
   // decode, piece by piece as the box receives it (completion_stream.hpp).
   void stream_completion(const std::string& id, const RequestInfo& info, bool include_usage,
-                         std::chrono::steady_clock::time_point deadline, httplib::Response& res) {
+                         std::chrono::steady_clock::time_point deadline, http::Response& res) {
     auto first = c_.replies.wait_stream(id, 0, deadline);
     if (!first || (first->finished && first->finished->state == RequestState::failed)) {
       send_error(res, first ? refusal_error(*first->finished->reply) : no_answer_error(id));
@@ -177,7 +177,7 @@ class ChatRoutes {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [this, id, stream, deadline](std::size_t, httplib::DataSink& sink) {
+        [this, id, stream, deadline](std::size_t, http::DataSink& sink) {
           const auto write = [&sink](std::string_view events) { return sink.write(events.data(), events.size()); };
           if (write(stream->start())) {
             const auto done = pump_stream(c_.replies, id, *stream, 0, deadline, write, refusal_error);
@@ -188,9 +188,7 @@ class ChatRoutes {
           c_.replies.forget(id);
           sink.done();
           return true;
-        },
-        // A client gone before the provider ran: the request is forgotten all the same.
-        [this, id](bool) { c_.replies.forget(id); });
+        });
   }
 
   // A request without an answer: timed out, or cut short by a shutdown. At a shutdown the answer
@@ -214,7 +212,7 @@ class ChatRoutes {
             "server_error", "", "timeout"};
   }
 
-  void submit_async(const httplib::Request& req, httplib::Response& res) {
+  void submit_async(const http::Request& req, http::Response& res) {
     ChatRequest request;
     RequestInfo info;
     try {
@@ -233,7 +231,7 @@ class ChatRoutes {
     }
   }
 
-  void request_status(const std::string& id, httplib::Response& res) {
+  void request_status(const std::string& id, http::Response& res) {
     const auto s = c_.replies.find(id);
     if (!s || !s->info.kept) {
       send_error(res, {404, "No request with id '" + id + "' (unknown, or no longer kept)", "invalid_request_error", "id", "not_found"});
@@ -267,12 +265,12 @@ class ChatRoutes {
 
 }  // namespace
 
-void add_chat_routes(httplib::Server& http, const ChatRouteContext& context) {
-  auto routes = std::make_shared<ChatRoutes>(context);
-  http.Post("/v1/chat/completions", [routes](const httplib::Request& req, httplib::Response& res) { routes->chat_completions(req, res); });
-  http.Post("/v1/requests", [routes](const httplib::Request& req, httplib::Response& res) { routes->submit_async(req, res); });
-  http.Get(R"(/v1/requests/([A-Za-z0-9_-]{1,64}))",
-           [routes](const httplib::Request& req, httplib::Response& res) { routes->request_status(req.matches[1], res); });
+void add_chat_routes(http::Routes& routes, const ChatRouteContext& context) {
+  auto chat = std::make_shared<ChatRoutes>(context);
+  routes.post("/v1/chat/completions", [chat](const http::Request& req, http::Response& res) { chat->chat_completions(req, res); });
+  routes.post("/v1/requests", [chat](const http::Request& req, http::Response& res) { chat->submit_async(req, res); });
+  routes.get("/v1/requests/{id}",
+             [chat](const http::Request& req, http::Response& res) { chat->request_status(req.path_params.at("id"), res); });
 }
 
 std::string pipeline_exposition(ChatPipeline& pipeline, ReplyBox& replies) {

@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <string>
 
-namespace httplib {
-class Server;
+namespace overhead::serve::http {
+class Routes;
 }
 
 namespace overhead::serve {
@@ -40,7 +40,7 @@ struct ChatRouteContext {
 };
 
 // `context` must outlive the server.
-void add_chat_routes(httplib::Server& http, const ChatRouteContext& context);
+void add_chat_routes(http::Routes& routes, const ChatRouteContext& context);
 
 // Prometheus lines for the pipeline: requests awaiting a reply, the input queue's depth and the
 // dead letters by kind.

@@ -1,6 +1,6 @@
 #include "serve/token_routes.hpp"
 
-#include <httplib.h>
+#include "serve/http/routes.hpp"
 
 #include <chrono>
 #include <functional>
@@ -14,13 +14,13 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-void send_json(httplib::Response& res, int status, const std::string& body) {
+void send_json(http::Response& res, int status, const std::string& body) {
   res.status = status;
   res.set_content(body, "application/json");
 }
 
 // Runs `handle` on the parsed body; any RequestError becomes OpenAI's error body.
-void json_route(const httplib::Request& req, httplib::Response& res, const std::function<Json(const Json&)>& handle) {
+void json_route(const http::Request& req, http::Response& res, const std::function<Json(const Json&)>& handle) {
   try {
     send_json(res, 200, handle(parse_body(req.body)).dump());
   } catch (const RequestError& e) {
@@ -76,10 +76,10 @@ Json ids_json(const tok::Ids& ids) {
 
 }  // namespace
 
-void add_token_routes(httplib::Server& http, BindingCache& bindings, const RouteLimits& limits) {
+void add_token_routes(http::Routes& routes, BindingCache& bindings, const RouteLimits& limits) {
   // vLLM's shape: {model, prompt} or {model, messages[, add_generation_prompt]}, and
   // add_special_tokens (default true, as `overhead tokenize` has it) -> {count, tokens}.
-  http.Post("/v1/tokenize", [&bindings, limits](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/v1/tokenize", [&bindings, limits](const http::Request& req, http::Response& res) {
     json_route(req, res, [&](const Json& body) {
       const auto b = binding_for(bindings, body);
       const bool add_special = optional_bool(body, "add_special_tokens", true);
@@ -93,7 +93,7 @@ void add_token_routes(httplib::Server& http, BindingCache& bindings, const Route
       return Json{{"count", ids.size()}, {"tokens", ids_json(ids)}, {"model", b->name()}};
     });
   });
-  http.Post("/v1/detokenize", [&bindings](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/v1/detokenize", [&bindings](const http::Request& req, http::Response& res) {
     json_route(req, res, [&](const Json& body) {
       const auto b = binding_for(bindings, body);
       const auto it = body.find("tokens");
@@ -112,14 +112,14 @@ void add_token_routes(httplib::Server& http, BindingCache& bindings, const Route
     });
   });
   // The chat template alone: {model, messages[, add_generation_prompt]} -> {prompt}.
-  http.Post("/v1/render", [&bindings, limits](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/v1/render", [&bindings, limits](const http::Request& req, http::Response& res) {
     json_route(req, res, [&](const Json& body) {
       const auto b = binding_for(bindings, body);
       return Json{{"prompt", render(*b, checked_messages(body, limits), optional_bool(body, "add_generation_prompt", false))},
                   {"model", b->name()}};
     });
   });
-  http.Get("/v1/models", [&bindings](const httplib::Request&, httplib::Response& res) {
+  routes.get("/v1/models", [&bindings](const http::Request&, http::Response& res) {
     Json data = Json::array();
     for (const auto& m : bindings.models())
       data.push_back(Json{{"id", m}, {"object", "model"}, {"created", 0}, {"owned_by", "overhead"}});

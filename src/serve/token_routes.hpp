@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-namespace httplib {
-class Server;
+namespace overhead::serve::http {
+class Routes;
 }
 
 namespace overhead::serve {
@@ -16,6 +16,6 @@ struct RouteLimits {
   std::size_t max_messages = 1024;
 };
 
-void add_token_routes(httplib::Server& http, BindingCache& bindings, const RouteLimits& limits);
+void add_token_routes(http::Routes& routes, BindingCache& bindings, const RouteLimits& limits);
 
 }  // namespace overhead::serve

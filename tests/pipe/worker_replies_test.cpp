@@ -36,13 +36,13 @@ std::string deep_body(const std::string& id, int depth) {
          "\"content\":\"hi\",\"x\":" + value + "}],\"reply_to\":\"in-reply-gw\"}";
 }
 
-struct Run {
+struct AnsweredRun {
   reply::testing::RecordingPath answers;
   DeadLetterSink dead;
   WorkerStats stats;
 };
 
-void run_over_queue(Run& run, const std::vector<std::string>& bodies, RecordSink& sink) {
+void run_over_queue(AnsweredRun& run, const std::vector<std::string>& bodies, RecordSink& sink) {
   const std::string name = "mem:" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
   auto queue = backends::open_queue(name);
   (void)queue->send_batch(std::span<const std::string>(bodies));
@@ -57,7 +57,7 @@ void run_over_queue(Run& run, const std::vector<std::string>& bodies, RecordSink
 }
 
 TEST(WorkerReplies, EveryRefusalIsAnsweredAndARecordOnlyOnceConfirmed) {
-  Run run;
+  AnsweredRun run;
   MemorySink sink;
   run_over_queue(run,
                  {body_of("good", "llama"), body_of("template", "gemma", "system"), body_of("unknown", "nope"),
@@ -85,7 +85,7 @@ class RefusingSink final : public RecordSink {
 };
 
 TEST(WorkerReplies, ARecordThePublisherGaveUpOnIsAnsweredAsARefusal) {
-  Run run;
+  AnsweredRun run;
   RefusingSink sink;
   run_over_queue(run, {body_of("lost", "llama")}, sink);
   const reply::Reply lost = run.answers.wait("lost");

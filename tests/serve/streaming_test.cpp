@@ -258,8 +258,7 @@ TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
 }
 
 // Many streams at once through one worker thread: each gets its own text, in order, while the
-// decoder holds them all in flight (--max-decodes), so eight 20-token generations take about the
-// time of one, not eight.
+// decoder holds them in flight together (--max-decodes), not one after another.
 TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
   auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
   serve::ServerOptions o;
@@ -275,8 +274,9 @@ TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
   for (auto& c : clients) c.join();
   const double seconds = double(pipe::monotonic_ns() - start_ns) / 1e9;
   for (const auto& r : reads) expect_streamed(r, engine_text(20));
-  EXPECT_GE(decoder->max_live(), 4u) << "generations in flight together";
-  EXPECT_LT(seconds, 0.75 * 8 * 0.6) << "eight streams of ~0.6 s took " << seconds << " s: not one after another (4.8 s)";
+  // The proof is the decoder's own count, not the wall clock of a shared machine: one worker
+  // thread had several generations in flight at once.
+  EXPECT_GE(decoder->max_live(), 4u) << "generations in flight together (the eight streams took " << seconds << " s)";
 }
 
 }  // namespace
