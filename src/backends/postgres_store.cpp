@@ -13,7 +13,7 @@ using namespace overhead::pipe;
 
 namespace {
 
-// PostgreSQL allows 65535 parameters per statement; 29 per record leaves room for 2,259 rows.
+// PostgreSQL allows 65535 parameters per statement; 31 per record leaves room for 2,114 rows.
 // Batches are far smaller (≤ 10 from a queue); a larger one is split inside one transaction.
 constexpr std::size_t kRowsPerStatement = 2000;
 

@@ -28,8 +28,7 @@
 #include "pipe/source.hpp"
 #include "pipe/crash_point.hpp"
 #include "pipe/worker.hpp"
-#include "serve/queue_replies.hpp"
-#include "serve/reply_taps.hpp"
+#include "pipe/worker_host.hpp"
 #include "report/run_selection.hpp"
 #include "report/write_report.hpp"
 #include "tok/resolve.hpp"
@@ -116,6 +115,8 @@ struct CommonOptions {
   std::string name;
   std::string run_id;  // empty = a new one (pipe/run_id.hpp)
   std::string decoder = "none";  // --decoder (backends::open_decoder)
+  std::size_t max_decodes = 0;   // --max-decodes (pipe::WorkerOptions::max_decodes)
+  bool store_text = false;       // --store-text
   bool with_answers = false;     // enqueue: carry the records' answers for a worker's decoder
   int case_number = 5;
   unsigned workers = 1;
@@ -187,6 +188,12 @@ void add_worker_options(CLI::App& cmd, CommonOptions& o) {
                  "(waits the modelled D), or openai:URL[,model=NAME][,timeout_ms=MS] (an OpenAI-compatible server)")
       ->check(decoder_validator())
       ->capture_default_str();
+  cmd.add_option("--max-decodes", o.max_decodes,
+                 "Generations in flight at once per worker (the decoder streams them; 0: one at a time on the worker's "
+                 "thread, as a batch run measures)")
+      ->check(integer_in(0, kMaxInFlight))
+      ->capture_default_str();
+  cmd.add_flag("--store-text", o.store_text, "Keep the decoder's generated text in each record (by default only its finish reason)");
 }
 
 std::string store_url(const CommonOptions& o) {
@@ -251,11 +258,11 @@ std::string run_help_footer() {
 
 // Every item of a run or worker would be dead-lettered when none of its tokenizers loads: stop
 // before any input is taken, saying why and what to do.
-void require_a_tokenizer(const ChatTokenProcessor& processor, const std::vector<std::string>& names) {
-  for (const auto& [name, err] : processor.load_errors())
+void require_a_tokenizer(const std::map<std::string, std::string>& load_errors, std::size_t tokenizers) {
+  for (const auto& [name, err] : load_errors)
     std::fprintf(stderr, "overhead: tokenizer %s cannot be loaded (its items are dead-lettered): %s\n", name.c_str(),
                  err.c_str());
-  if (processor.load_errors().size() < names.size()) return;
+  if (load_errors.size() < tokenizers) return;
   throw std::runtime_error("none of the tokenizers of --tokenizers loads (see above); give a short name (" +
                            join_names(tok::known_tokenizer_names()) +
                            "), an HF model id, or a folder holding tokenizer.json");
@@ -272,6 +279,8 @@ WorkerOptions worker_options(const CommonOptions& o) {
   wo.max_prompt_bytes = o.max_prompt_bytes;
   wo.run_id = o.run_id.empty() ? new_run_id() : o.run_id;
   wo.decoder = backends::open_decoder(o.decoder);  // checked by decoder_validator
+  wo.max_decodes = o.max_decodes;
+  wo.store_text = o.store_text;
   return wo;
 }
 
@@ -309,7 +318,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::log_queue; }))
     backends.log = queue_option("--log-queue", cfg.log_queue_url);
   ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
-  require_a_tokenizer(processor, cfg.tokenizers);
+  require_a_tokenizer(processor.load_errors(), cfg.tokenizers.size());
   std::unique_ptr<ObjectStore> objects;
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::memory_csv; }))
     try {
@@ -384,35 +393,36 @@ int worker_command(const CommonOptions& o) {
   auto log = queue_option("--log-queue", o.log_queue);
   const auto idle = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
   QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
-  const auto tokenizers = split_commas(o.tokenizers);
-  ChatTokenProcessor processor(tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
-  require_a_tokenizer(processor, tokenizers);
-  QueueSink log_sink(log);
+  WorkerHostOptions ho;
+  ho.tokenizers = split_commas(o.tokenizers);
+  ho.date = o.date.empty() ? std::nullopt : std::optional<std::string>(o.date);
   // A gateway's request (`overhead serve` over this queue) names its reply queue; the worker
-  // answers there once the record is published or the item refused (serve/queue_replies.hpp).
-  // Items without a reply queue pass the taps untouched.
-  serve::QueueReplies replies([url = o.queue](const std::string& reply) { return backends::open_queue(backends::sibling_queue_url(url, reply)); },
-                              [url = o.queue](std::string_view reply) { return backends::is_reply_queue_of(url, reply); });
-  serve::ReplyingProcessor replying_processor(processor, replies);
-  serve::ReplyingSink sink(log_sink, replies);
-  WorkerOptions wo = worker_options(o);
-  wo.decode_failed = [&replies](const SourceRecord& failed, const ItemError& e) {
-    replies.deliver(serve::Reply{failed.id, false, {}, e.kind(), e.what()});
-  };
-  wo.name = name;
-  wo.case_number = o.case_number;
-  wo.visibility = in->visibility_timeout();
-  wo.fault = crash_point_from_env();  // kill tests only: unset in any real deployment
-  std::printf("worker %s: run id %s%s%s\n", name.c_str(), wo.run_id.c_str(), wo.decoder ? ", decoder " : "",
-              wo.decoder ? wo.decoder->describe().c_str() : "");
+  // answers there once the record is published or the item refused (reply/queue_replies.hpp).
+  // Items without a reply queue are not answered.
+  ho.open_reply_queue = [url = o.queue](const std::string& reply) { return backends::open_queue(backends::sibling_queue_url(url, reply)); };
+  ho.is_reply_queue = [url = o.queue](std::string_view reply) { return backends::is_reply_queue_of(url, reply); };
+  ho.worker = worker_options(o);
+  ho.worker.name = name;
+  ho.worker.case_number = o.case_number;
+  ho.worker.visibility = in->visibility_timeout();
+  ho.worker.fault = crash_point_from_env();  // kill tests only: unset in any real deployment
+  ho.number_threads = false;
+  std::printf("worker %s: run id %s%s%s\n", name.c_str(), ho.worker.run_id.c_str(), ho.worker.decoder ? ", decoder " : "",
+              ho.worker.decoder ? ho.worker.decoder->describe().c_str() : "");
   std::fflush(stdout);
   Progress progress("worker " + name, 0, !o.no_progress);
-  wo.progress = &progress.counter();
-  Worker worker(source, replying_processor, sink, dead, wo);
-  const WorkerStats ws = worker.run();
-  if (const auto rc = replies.counts(); rc.sent + rc.failed > 0)
-    std::printf("worker %s: %llu replies to gateways sent, %llu not sent\n", name.c_str(), static_cast<unsigned long long>(rc.sent),
+  ho.worker.progress = &progress.counter();
+  const std::size_t tokenizer_count = ho.tokenizers.size();
+  WorkerHost host(std::move(ho));
+  require_a_tokenizer(host.load_errors(), tokenizer_count);
+  QueueSink log_sink(log);
+  const WorkerStats ws = host.run(source, log_sink, dead);
+  if (const auto* replies = host.queue_replies(); replies && replies->counts().sent + replies->counts().failed > 0) {
+    const auto rc = replies->counts();
+    std::printf("worker %s: %llu replies to gateways sent in %llu messages, %llu messages not sent\n", name.c_str(),
+                static_cast<unsigned long long>(rc.sent), static_cast<unsigned long long>(rc.messages),
                 static_cast<unsigned long long>(rc.failed));
+  }
   std::printf("worker %s: %llu items, %llu records, %llu failed, %llu batches, %llu deletes failed in %.3f s%s\n",
               name.c_str(), static_cast<unsigned long long>(ws.items), static_cast<unsigned long long>(ws.ok),
               static_cast<unsigned long long>(ws.bad_input + ws.publish_failed),

@@ -1,9 +1,12 @@
 // `overhead serve`: parses the listen address and limits, reads the auth token, opens the
 // pipeline's queues and store, and runs the gateway until SIGTERM or SIGINT, answering in-flight
 // requests (up to --shutdown-timeout) before it exits 0.
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <pthread.h>
 #include <stdexcept>
 #include <thread>
@@ -45,6 +48,8 @@ struct ServeArgs {
   std::size_t max_queued = 1024;
   std::size_t max_log_backlog = 20000;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
+  std::size_t max_decodes = 64;
+  bool store_text = false;
 };
 
 // Upper bounds of the size and count options: far above anything useful, they catch typing slips
@@ -123,6 +128,8 @@ int run_serve(const ServeArgs& a) {
   o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
   o.decoder = open_option("--decoder", a.decoder, [](const std::string& d) { return backends::open_decoder(d); });
+  o.max_decodes = a.max_decodes;
+  o.store_text = a.store_text;
   open_reply_path(a, o.pipeline);
 
   // Block the stop signals in every thread; one thread waits for them and stops the server, so no
@@ -140,14 +147,33 @@ int run_serve(const ServeArgs& a) {
                o.pipeline.store->url().c_str(), o.decoder ? o.decoder->describe().c_str() : "none",
                o.pipeline.replies ? ", replies on " : "", o.pipeline.replies ? o.pipeline.replies->url().c_str() : "");
   const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
+  // The exit is bounded: past the deadline the workers get 1 s to finish what they hold and the
+  // store 5 s to take the last records (serve/server.cpp, serve/chat_pipeline.cpp); a process
+  // still not done then (a connection or a decoder that does not let go) ends here.
+  constexpr auto kExitGrace = std::chrono::seconds(8);
+  std::mutex exit_mutex;
+  std::condition_variable exit_cv;
+  bool exited = false;
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     std::fprintf(stderr, "overhead serve: %s, finishing requests in flight (up to %.1f s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                  a.shutdown_timeout_s);
-    server.shutdown(std::chrono::steady_clock::now() + shutdown_budget);
+    const auto deadline = std::chrono::steady_clock::now() + shutdown_budget;
+    server.shutdown(deadline);
+    std::unique_lock lock(exit_mutex);
+    if (!exit_cv.wait_until(lock, deadline + kExitGrace, [&] { return exited; })) {
+      std::fprintf(stderr, "overhead serve: still not stopped %.1f s past --shutdown-timeout; exiting now\n",
+                   std::chrono::duration<double>(kExitGrace).count());
+      std::_Exit(1);
+    }
   });
   server.run();
+  {
+    std::lock_guard lock(exit_mutex);
+    exited = true;
+  }
+  exit_cv.notify_all();
   // run() can also end on its own (a listen error); wake the waiter so it can be joined.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
@@ -201,6 +227,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "length), sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] (waits the modelled D; completion_tokens = "
                   "max_tokens), or openai:URL[,model=NAME][,timeout_ms=MS] (an OpenAI-compatible server)")
       ->capture_default_str();
+  cmd->add_option("--max-decodes", args->max_decodes,
+                  "Generations in flight at once in this process's workers (the decoder streams them; 0: one at a time)")
+      ->capture_default_str()->check(CLI::Range(0, 1000000));
+  cmd->add_flag("--store-text", args->store_text,
+                "Keep each answer's generated text in its stored record (by default only its finish reason)");
   cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a synchronous chat request waits for its worker's reply")
       ->capture_default_str()->check(number_in(0.001, 3600));
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout_s, "Seconds SIGTERM waits for requests in flight before answering 503")

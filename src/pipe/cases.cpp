@@ -17,6 +17,7 @@
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
 #include "pipe/worker.hpp"
+#include "pipe/worker_host.hpp"
 
 namespace overhead::pipe {
 
@@ -56,47 +57,6 @@ class BackgroundConsumer {
   std::thread thread_;
   ConsumerStats stats_;
 };
-
-// Runs `n` workers on threads over one source and adds up their stats.
-WorkerStats run_workers(Source& source, const Processor& processor, RecordSink& sink, DeadLetterSink& dead,
-                        const WorkerOptions& options, unsigned n) {
-  n = std::max(1u, n);
-  std::vector<WorkerStats> stats(n);
-  std::vector<std::exception_ptr> errors(n);
-  std::vector<std::thread> threads;
-  const std::string base = options.name.substr(0, options.name.rfind('-'));
-  for (unsigned i = 0; i < n; ++i)
-    threads.emplace_back([&, i] {
-      try {
-        WorkerOptions o = options;
-        o.name = base + "-" + std::to_string(i);
-        Worker worker(source, processor, sink, dead, o);
-        stats[i] = worker.run();
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  WorkerStats total;
-  for (const auto& s : stats) {
-    total.items += s.items;
-    total.ok += s.ok;
-    total.bad_input += s.bad_input;
-    total.publish_failed += s.publish_failed;
-    total.batches += s.batches;
-    total.delete_failures += s.delete_failures;
-    total.elapsed_ns = std::max(total.elapsed_ns, s.elapsed_ns);
-    total.cpu_ns += s.cpu_ns;
-    total.publisher.published += s.publisher.published;
-    total.publisher.retries += s.publisher.retries;
-    total.publisher.failed += s.publisher.failed;
-    total.publisher.stamp_failures += s.publisher.stamp_failures;
-    total.publisher.max_outstanding = std::max(total.publisher.max_outstanding, s.publisher.max_outstanding);
-  }
-  return total;
-}
 
 }  // namespace
 
@@ -141,6 +101,15 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
       break;
   }
 
+  // The workers of the case, built by the one worker host (worker_host.hpp); `wo` is read when
+  // they start, so the progress counter set below reaches them.
+  const auto run_workers = [&](Source& source, RecordSink& records, DeadLetterSink& letters) {
+    WorkerHostOptions host_options;
+    host_options.worker = wo;
+    host_options.threads = std::max(1u, config.workers);
+    WorkerHost host(std::move(host_options), &processor);
+    return host.run(source, records, letters);
+  };
   WorkerStats ws;
   std::int64_t start = 0;
   std::int64_t cpu_start = 0;
@@ -152,7 +121,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     Progress progress(label, source.expected(), config.progress);
     wo.progress = &progress.counter();
     if (log) consumer = std::make_unique<BackgroundConsumer>(log, store, dead);
-    ws = run_workers(source, processor, *sink, dead, wo, config.workers);
+    ws = run_workers(source, *sink, dead);
   } else {
     auto in = backends.input;
     auto records = load_source_records(config.data, config.limit, dead, config.max_line_bytes);
@@ -167,7 +136,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     consumer = std::make_unique<BackgroundConsumer>(log, store, dead);
     start = monotonic_ns();
     cpu_start = process_cpu_ns();
-    ws = run_workers(source, processor, *sink, dead, wo, config.workers);
+    ws = run_workers(source, *sink, dead);
   }
   result.total_ns = monotonic_ns() - start;
   result.process_cpu_ns = process_cpu_ns() - cpu_start;

@@ -55,6 +55,11 @@ struct Record {
   std::int64_t first_token = 0;
   std::int64_t decode_end = 0;
   std::int64_t output_tokens = 0;
+  // How the generation ended, as the engine said ("stop", "length", "cancelled", ...); empty
+  // without a decoder. And the generated text itself, only when the run keeps it (`--store-text`):
+  // the answer is the client's, not the measurement's, so by default it is not stored.
+  std::string finish_reason;
+  std::string text;
 };
 
 // Stamps known only after a record was published: when its publish was acknowledged and when

@@ -205,6 +205,7 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
     out += ",\"reply_to\":";
     util::append_json_string(out, reply_to);
   }
+  if (source.stream) out += ",\"stream\":true";
   out += "}";
   return out;
 }
@@ -229,8 +230,29 @@ WorkItem decode_item_body(std::string_view body, const std::string& origin) {
       fail(kind_name(DeadLetterKind::bad_message), origin, "\"reply_to\" is not a queue name (1..80 of A-Z a-z 0-9 _ -)");
     rec->reply_to = std::string(reply_to);
   }
+  dom::element stream_value;
+  bool stream = false;
+  if (last_field(obj, "stream", stream_value) == simdjson::SUCCESS && stream_value.get(stream) == simdjson::SUCCESS)
+    rec->stream = stream;
   item.source = std::move(rec);
   return item;
+}
+
+std::optional<ItemAddress> peek_item_address(std::string_view body) {
+  try {
+    dom::object obj = parse_object(body, "", kind_name(DeadLetterKind::bad_message));
+    dom::element v;
+    std::string_view s;
+    if (last_field(obj, "id", v) != simdjson::SUCCESS || v.get(s) != simdjson::SUCCESS) return std::nullopt;
+    ItemAddress address{std::string(s), std::nullopt};
+    if (last_field(obj, "reply_to", v) == simdjson::SUCCESS) {
+      if (v.get(s) != simdjson::SUCCESS || !is_plain_queue_name(s)) return std::nullopt;
+      address.reply_to = std::string(s);
+    }
+    return address;
+  } catch (const ItemError&) {
+    return std::nullopt;
+  }
 }
 
 std::string source_origin(const SourceRecord& record) {

@@ -51,6 +51,9 @@ struct SourceRecord {
   // of the input queue on the same broker (backends/queue_siblings.hpp). Only queue bodies carry
   // it; a source file never does.
   std::optional<std::string> reply_to;
+  // A gateway's request that wants its answer streamed (`stream: true`): the worker passes the
+  // decoder's text on as it comes (reply/reply_path.hpp). Only queue bodies carry it.
+  bool stream = false;
 };
 
 // Where a record came from, as every dead letter of it names it: "PATH:LINE", or "line LINE" when
@@ -71,14 +74,24 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
 
 // The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]},
 // then "tools" and "max_tokens" when the source has them, and with `with_answer` (the decoder stage is on) the
-// "answer" when it has one, and "reply_to" when `reply_to` is not empty; without them the body is
-// as it always was.
+// "answer" when it has one, "reply_to" when `reply_to` is not empty, and "stream":true when the
+// source wants its answer streamed; without them the body is as it always was.
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false,
                              std::string_view reply_to = {});
 // The reverse; `origin` names the message in errors. Throws ItemError (bad_message when the
 // body is not an item at all or its reply_to is not a plain queue name, else the same kinds as
 // parse_source_line).
 WorkItem decode_item_body(std::string_view body, const std::string& origin);
+
+// Where a body's answer goes, read from a body that decode_item_body refused (its prompt too deep,
+// a field of the wrong type): the request id and its reply queue, so that the refusal still
+// reaches the gateway waiting for it. Empty when even these cannot be read (not JSON, no string
+// "id", a reply_to that is not a plain queue name).
+struct ItemAddress {
+  std::string id;
+  std::optional<std::string> reply_to;
+};
+[[nodiscard]] std::optional<ItemAddress> peek_item_address(std::string_view body);
 
 // A reply queue name a body may carry: 1..80 of [A-Za-z0-9_-] (what SQS allows in a queue name,
 // and nothing that could reach into a Redis key pattern or a URL).

@@ -1,6 +1,7 @@
 #include "pipe/worker.hpp"
 
 #include <algorithm>
+#include <random>
 #include <unordered_set>
 
 #include "pipe/clock.hpp"
@@ -16,6 +17,13 @@ Worker::Worker(Source& source, const Processor& processor, RecordSink& sink, Dea
   if (options_.batch == 0) options_.batch = 1;
   if (options_.max_in_flight == 0) options_.max_in_flight = 4 * options_.batch;
   if (options_.max_in_flight < options_.batch) options_.max_in_flight = options_.batch;
+  if (options_.decoder && options_.max_decodes > 0) {
+    // Room for every generation in flight plus a batch being taken up.
+    options_.max_in_flight = std::max(options_.max_in_flight, options_.max_decodes + options_.batch);
+    std::random_device random;
+    attempt_prefix_ = options_.name + "-" + std::to_string(random()) + "-";
+    retry_thread_ = std::thread([this] { retry_loop(); });
+  }
   PublishListener* listener = this;
   if (options_.publishers == 0)
     publisher_ = std::make_unique<SyncPublisher>(sink, dead_letters, options_.retry, listener);
@@ -25,7 +33,171 @@ Worker::Worker(Source& source, const Processor& processor, RecordSink& sink, Dea
 }
 
 Worker::~Worker() {
+  if (retry_thread_.joinable()) {
+    {
+      std::lock_guard lock(decode_mutex_);
+      retry_stop_ = true;
+    }
+    decode_cv_.notify_all();
+    retry_thread_.join();
+  }
   if (publisher_) publisher_->abort();
+}
+
+// One generation of one item (Decoder::start): its record so far, what the decoder needs, and
+// where its text goes. Owned by the decoder while it runs (the callbacks), so it outlives
+// start() when the decoder is asynchronous.
+class Worker::Generation final : public DecodeCallbacks, public std::enable_shared_from_this<Generation> {
+ public:
+  Generation(Worker& w, Batch& b, std::size_t i, Record r, std::string prompt, std::int64_t max_tokens, std::string tok,
+             bool stream, std::string attempt_id)
+      : worker_(w),
+        batch(b),
+        index(i),
+        record(std::move(r)),
+        prompt_(std::move(prompt)),
+        max_tokens_(max_tokens),
+        tokenizer(std::move(tok)),
+        stream_(stream),
+        attempt(std::move(attempt_id)) {}
+
+  void begin() {
+    ++tries;
+    DecodeRequest req;
+    req.prompt = prompt_;
+    req.prompt_tokens = record.token_count;
+    req.max_tokens = max_tokens_;
+    req.tokenizer = tokenizer;
+    req.stream_text = stream_;
+    (void)worker_.options_.decoder->start(req, shared_from_this());  // dropping the ticket does not cancel
+  }
+  void on_text(std::string_view text, std::int64_t) override {
+    if (!stream_) return;
+    worker_.options_.replies->text(record.id, attempt, streamed, text);
+    streamed += static_cast<std::int64_t>(text.size());
+  }
+  void on_done(DecodeResult result) override { worker_.generation_done(*this, std::move(result)); }
+  void on_error(const DecoderError& e) override {
+    last_error = e.what();
+    // A retry may help, and no text went out that a second generation could contradict.
+    if (e.retryable() && streamed == 0 && tries < worker_.options_.decoder_retry.attempts) {
+      worker_.retry_generation(shared_from_this());
+      return;
+    }
+    worker_.generation_failed(*this, "decoder " + worker_.options_.decoder->describe() + " failed after " + std::to_string(tries) +
+                                         (tries == 1 ? " try" : " tries") + (e.retryable() ? "" : " (permanent)") + ": " + last_error);
+  }
+
+ private:
+  Worker& worker_;
+
+ public:
+  Batch& batch;
+  std::size_t index;
+  Record record;
+
+ private:
+  std::string prompt_;
+  std::int64_t max_tokens_;
+
+ public:
+  std::string tokenizer;
+
+ private:
+  bool stream_;
+
+ public:
+  std::string attempt;
+  std::int64_t streamed = 0;  // bytes of text passed on
+  int tries = 0;
+  std::string last_error;
+};
+
+void Worker::start_generation(Batch& b, std::size_t i, Record r, const ProcessResult& res, std::shared_ptr<const SourceRecord> src,
+                              const std::string& tokenizer) {
+  {
+    std::unique_lock lock(decode_mutex_);
+    decode_cv_.wait(lock, [&] { return generations_ < options_.max_decodes; });
+    ++generations_;
+  }
+  const std::int64_t max_tokens = res.answer_tokens ? *res.answer_tokens : src->max_tokens.value_or(0);
+  const bool stream = src->stream && options_.replies;
+  auto g = std::make_shared<Generation>(*this, b, i, std::move(r), res.prompt, max_tokens, tokenizer, stream,
+                                        attempt_prefix_ + std::to_string(attempts_.fetch_add(1)));
+  g->begin();
+}
+
+void Worker::generation_done(Generation& g, DecodeResult d) {
+  Record& r = g.record;
+  if (d.output_tokens < 0) {
+    // The server did not say how many tokens it produced: count its text with the item's tokenizer.
+    const auto n = processor_.count_text(g.tokenizer, d.text);
+    d.output_tokens = n ? *n : 0;
+  }
+  r.decode_start = d.decode_start;
+  r.first_token = d.first_token;
+  r.decode_end = d.decode_end;
+  r.output_tokens = d.output_tokens;
+  r.finish_reason = d.finish_reason;
+  if (options_.store_text) r.text = d.text;
+  Slot& slot = g.batch.slots[g.index];
+  if (options_.replies)
+    slot.answer = std::make_unique<reply::Reply>(reply::Reply::answered(r, std::move(d.text), std::move(d.finish_reason), g.attempt));
+  try {
+    r.publish_start = monotonic_ns();
+    publisher_->publish(std::move(r), reinterpret_cast<std::uintptr_t>(&slot));
+  } catch (const std::exception&) {
+    fail_io();  // as a failed publish on the worker's thread would: the run stops with it
+  }
+  release_generation();
+}
+
+void Worker::generation_failed(Generation& g, const std::string& reason) {
+  const std::string kind = kind_name(DeadLetterKind::decode_failed);
+  refuse(g.record.id, kind, reason);
+  dead_letter_item(g.batch, g.index, kind, reason, g.tokenizer);
+  release_generation();
+}
+
+void Worker::release_generation() {
+  {
+    std::lock_guard lock(decode_mutex_);
+    --generations_;
+  }
+  decode_cv_.notify_all();
+}
+
+void Worker::retry_generation(std::shared_ptr<Generation> g) {
+  {
+    std::lock_guard lock(decode_mutex_);
+    retries_.push_back(std::move(g));
+  }
+  decode_cv_.notify_all();
+}
+
+// Retries wait their backoff here, not on the decoder's thread (which runs every generation).
+void Worker::retry_loop() {
+  std::unique_lock lock(decode_mutex_);
+  for (;;) {
+    decode_cv_.wait(lock, [&] { return retry_stop_ || !retries_.empty(); });
+    if (retries_.empty()) return;
+    std::shared_ptr<Generation> g = std::move(retries_.front());
+    retries_.pop_front();
+    const bool stopping = retry_stop_;
+    lock.unlock();
+    if (stopping) {
+      generation_failed(*g, "the worker stopped before a retry of the decoder: " + g->last_error);
+    } else {
+      options_.decoder_retry.wait(g->tries);
+      g->begin();
+    }
+    lock.lock();
+  }
+}
+
+void Worker::wait_generations() {
+  std::unique_lock lock(decode_mutex_);
+  decode_cv_.wait(lock, [&] { return generations_ == 0; });
 }
 
 void Worker::on_published(std::uintptr_t token, bool ok, std::int64_t acked_ns) {
@@ -33,6 +205,15 @@ void Worker::on_published(std::uintptr_t token, bool ok, std::int64_t acked_ns) 
   slot->ok = ok;
   slot->acked = acked_ns;
   (ok ? ok_ : publish_failed_).fetch_add(1, std::memory_order_relaxed);
+  if (slot->answer) {
+    // Only a confirmed record is an answer; one the publisher gave up on is a refusal.
+    std::unique_ptr<reply::Reply> answer = std::move(slot->answer);
+    if (ok) {
+      options_.replies->deliver(std::move(*answer));
+    } else {
+      refuse(answer->id, kind_name(DeadLetterKind::publish_failed), "the record was not confirmed by the log queue");
+    }
+  }
   item_settled(*slot->batch);
 }
 
@@ -91,8 +272,35 @@ void Worker::dead_letter_item(Batch& b, std::size_t i, const std::string& kind, 
   item_settled(b);
 }
 
+std::string Worker::answerable_id(const SourceEntry& e, const SourceRecord* src) {
+  if (!options_.replies) return {};
+  if (src) return src->id;  // noted before processing
+  const auto address = peek_item_address(e.body);
+  if (!address) return {};
+  try {
+    options_.replies->note(address->id, address->reply_to);
+  } catch (const std::exception&) {
+    return {};  // a reply queue this worker must not write to
+  }
+  return address->id;
+}
+
+void Worker::refuse(const std::string& id, const std::string& kind, const std::string& reason) {
+  if (id.empty() || !options_.replies) return;
+  try {
+    options_.replies->deliver(reply::Reply::refused(id, kind, reason));
+  } catch (const std::exception&) {
+    // A reply path never stops the worker: the gateway times the request out.
+  }
+}
+
 void Worker::process_item(Batch& b, std::size_t i) {
   SourceEntry& e = b.entries[i];
+  if (options_.abandon && options_.abandon->load(std::memory_order_relaxed)) {
+    b.slots[i].abandoned = true;
+    item_settled(b);
+    return;
+  }
   // The item's cycle starts when the worker takes it up. Its batch may have arrived earlier (the
   // whole batch at once, and with prefetch before the previous batch was done), so the batch's
   // arrival is not the item's start; the receive round trip shows in the gap before a new batch.
@@ -104,11 +312,22 @@ void Worker::process_item(Batch& b, std::size_t i) {
   std::shared_ptr<const SourceRecord> src = e.source;
   std::string tokenizer = e.tokenizer;
   Record r;
+  ProcessResult encoded;
+  DecodeResult decoded;
+  bool noted = false;  // the reply path knows the item: a refusal from here on is answered
+  const auto refused = [&](const std::string& kind, const std::string& reason) {
+    refuse(answerable_id(e, noted ? src.get() : nullptr), kind, reason);
+    dead_letter_item(b, i, kind, reason, tokenizer);
+  };
   try {
     if (!src) {
       WorkItem item = decode_item_body(e.body, e.origin);
       src = std::move(item.source);
       tokenizer = std::move(item.tokenizer);
+    }
+    if (options_.replies) {
+      options_.replies->note(src->id, src->reply_to);  // may refuse the item (a queue it must not answer on)
+      noted = true;
     }
     if (options_.max_prompt_bytes > 0 && src->prompt_bytes > options_.max_prompt_bytes)
       throw ItemError(kind_name(DeadLetterKind::prompt_too_large), "prompt of " + std::to_string(src->prompt_bytes) +
@@ -120,17 +339,17 @@ void Worker::process_item(Batch& b, std::size_t i) {
       r.render_end = res.render_end;
       r.token_count = res.token_count;
     } else {
-      const ProcessResult res = processor_.process_for_decoder(*src, tokenizer, options_.decoder->needs_prompt());
-      r.encode_end = res.encode_end ? res.encode_end : monotonic_ns();
-      r.render_end = res.render_end;
-      r.token_count = res.token_count;
-      decode_item(r, res, *src, tokenizer);
+      encoded = processor_.process_for_decoder(*src, tokenizer, options_.decoder->needs_prompt());
+      r.encode_end = encoded.encode_end ? encoded.encode_end : monotonic_ns();
+      r.render_end = encoded.render_end;
+      r.token_count = encoded.token_count;
+      if (options_.max_decodes == 0) decoded = decode_item(r, encoded, *src, tokenizer);
     }
   } catch (const ItemError& err) {
-    dead_letter_item(b, i, err.kind(), err.reason(), tokenizer);
+    refused(err.kind(), err.reason());
     return;
   } catch (const std::exception& err) {
-    dead_letter_item(b, i, kind_name(DeadLetterKind::processing_error), err.what(), tokenizer);
+    refused(kind_name(DeadLetterKind::processing_error), err.what());
     return;
   }
   r.experiment = options_.experiment;
@@ -154,13 +373,20 @@ void Worker::process_item(Batch& b, std::size_t i) {
   Slot& slot = b.slots[i];
   slot.key = r.experiment_tokenizer;
   slot.id = r.id;
+  if (options_.decoder && options_.max_decodes > 0) {
+    hook(WorkerStage::after_render);
+    start_generation(b, i, std::move(r), encoded, std::move(src), tokenizer);
+    return;
+  }
+  if (options_.replies)
+    slot.answer = std::make_unique<reply::Reply>(reply::Reply::answered(r, std::move(decoded.text), std::move(decoded.finish_reason)));
   hook(WorkerStage::after_render);
   r.publish_start = monotonic_ns();
   publisher_->publish(std::move(r), reinterpret_cast<std::uintptr_t>(&slot));
   hook(WorkerStage::after_publish);
 }
 
-void Worker::decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer) {
+DecodeResult Worker::decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer) {
   DecodeRequest req;
   req.prompt = res.prompt;
   req.prompt_tokens = res.token_count;
@@ -173,7 +399,6 @@ void Worker::decode_item(Record& r, const ProcessResult& res, const SourceRecord
     ItemError err(kind_name(DeadLetterKind::decode_failed),
                   "decoder " + options_.decoder->describe() + " failed after " + std::to_string(out.tries) +
                       (out.tries == 1 ? " try" : " tries") + (out.permanent ? " (permanent)" : "") + ": " + out.last_error);
-    if (options_.decode_failed) options_.decode_failed(src, err);
     throw err;
   }
   if (d.output_tokens < 0) {
@@ -185,6 +410,9 @@ void Worker::decode_item(Record& r, const ProcessResult& res, const SourceRecord
   r.first_token = d.first_token;
   r.decode_end = d.decode_end;
   r.output_tokens = d.output_tokens;
+  r.finish_reason = d.finish_reason;
+  if (options_.store_text) r.text = d.text;
+  return d;
 }
 
 void Worker::process_batch(Batch& b) {
@@ -235,8 +463,14 @@ bool Worker::settle(bool wait) {
       // sends records and stamps again rather than leave stored records without them.
       not_deleted.insert(front->receipts.begin(), front->receipts.end());
     } else {
+      // Abandoned items keep their input (WorkerOptions::abandon).
+      std::vector<std::string> acks;
+      acks.reserve(front->receipts.size());
+      for (std::size_t i = 0; i < front->entries.size(); ++i)
+        if (!front->slots[i].abandoned && !front->entries[i].receipt.empty()) acks.push_back(front->entries[i].receipt);
       try {
-        for (auto& r : source_.ack(front->receipts)) not_deleted.insert(std::move(r));
+        if (!acks.empty())
+          for (auto& r : source_.ack(acks)) not_deleted.insert(std::move(r));
       } catch (const std::exception&) {
         // The queue failed: nothing of the batch is known to be deleted. The inputs come back
         // after their visibility timeout and are replayed into the idempotent store.
@@ -360,6 +594,7 @@ WorkerStats Worker::run() {
         }
         process_batch(*b);
       }
+      wait_generations();
       {
         std::unique_lock lock(mutex_);
         if (aborted_) {  // an I/O thread failed (or crashed on purpose): stop as abruptly
@@ -399,6 +634,7 @@ WorkerStats Worker::run() {
         open_batch(b);
         process_batch(*b);
       }
+      wait_generations();
       publisher_->flush();
       while (settle(true)) {
       }
@@ -410,6 +646,7 @@ WorkerStats Worker::run() {
       aborted_ = true;
     }
     notify_all_waiters();
+    wait_generations();  // they hold this run's batches
     join_io();
     publisher_->abort();
     throw;

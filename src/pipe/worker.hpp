@@ -45,6 +45,8 @@
 #include "pipe/publisher.hpp"
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
+#include "reply/reply.hpp"
+#include "reply/reply_path.hpp"
 
 namespace overhead::pipe {
 
@@ -75,9 +77,25 @@ struct WorkerOptions {
   // decode_failed dead letter.
   std::shared_ptr<const Decoder> decoder;
   RetryPolicy decoder_retry = RetryPolicy::jittered();
-  // Told of an item whose decode failed for good, just before it is dead-lettered (the gateway
-  // answers its waiting request); empty = nobody.
-  std::function<void(const SourceRecord& source, const ItemError& error)> decode_failed;
+  // Where the worker answers a gateway's requests (reply/reply_path.hpp); null = nobody waits.
+  // Every item whose id can be read gets exactly one answer: its record once the log queue
+  // confirmed it, or its refusal, whoever refused it (decoding the body, the processor, the
+  // decoder, the publisher). Items that name no reply queue pass through a queue path untouched.
+  reply::ReplyPath* replies = nullptr;
+  // Generations in flight at once (Decoder::start, `--max-decodes`): the worker hands an encoded
+  // item to the decoder and takes up the next while the engine generates; the decoder's callback
+  // publishes the record, answers and settles the item. Past this many the worker waits for one
+  // to end, so no thread is held per stream and the engine's memory stays bounded (the seed read
+  // its input synchronously for that reason). Text is streamed to the replies of items that ask
+  // for it. 0: decode() on the worker's thread, one item at a time (a batch run's exact timing).
+  std::size_t max_decodes = 0;
+  // Keep the generated text in the record (`--store-text`); by default only its finish reason.
+  bool store_text = false;
+  // Once true (a gateway's shutdown past its deadline), items received but not yet taken up are
+  // left alone: not processed, not answered, not deleted (over a shared queue they come back to
+  // another worker; over mem: they end with the process). What was taken up is finished. Null:
+  // every received item is processed.
+  const std::atomic<bool>* abandon = nullptr;
   std::chrono::milliseconds visibility{30000};  // extend batches older than half of this
   // The longest receive wait while received batches are not yet settled.
   std::chrono::milliseconds settle_interval{100};
@@ -98,6 +116,8 @@ struct WorkerStats {
 };
 
 class Worker final : private PublishListener {
+  class Generation;
+
  public:
   Worker(Source& source, const Processor& processor, RecordSink& sink, DeadLetterSink& dead_letters,
          WorkerOptions options);
@@ -115,6 +135,9 @@ class Worker final : private PublishListener {
     std::string key, id;
     std::int64_t acked = 0;
     bool ok = false;
+    // With replies: the answer, delivered once the publisher confirmed the record (or refused).
+    std::unique_ptr<reply::Reply> answer;
+    bool abandoned = false;  // left alone at a shutdown (WorkerOptions::abandon): its input is kept
   };
   struct Batch {
     std::int64_t index = 0;
@@ -133,9 +156,24 @@ class Worker final : private PublishListener {
   void open_batch(const std::shared_ptr<Batch>& b);
   void process_batch(Batch& b);
   void process_item(Batch& b, std::size_t i);
-  // The decoder stage of one item: fills the record's D stamps and output_tokens. Throws
-  // ItemError (decode_failed) when the decoder still fails after the retries.
-  void decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer);
+  // The decoder stage of one item: fills the record's D stamps and output_tokens, and returns
+  // the decoder's result (its text and finish reason). Throws ItemError (decode_failed) when the
+  // decoder still fails after the retries.
+  DecodeResult decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer);
+  // The id the item's refusal is answered under (empty: none). Reads the address of a body that
+  // did not decode; never throws.
+  std::string answerable_id(const SourceEntry& e, const SourceRecord* src);
+  void refuse(const std::string& id, const std::string& kind, const std::string& reason);
+  // The asynchronous decoder stage (max_decodes > 0): waits for room, then starts the item's
+  // generation; its end publishes the record (generation_done) or dead-letters the item.
+  void start_generation(Batch& b, std::size_t i, Record r, const ProcessResult& res, std::shared_ptr<const SourceRecord> src,
+                        const std::string& tokenizer);
+  void generation_done(Generation& g, DecodeResult d);
+  void generation_failed(Generation& g, const std::string& reason);
+  void retry_generation(std::shared_ptr<Generation> g);
+  void retry_loop();
+  void wait_generations();
+  void release_generation();
   void dead_letter_item(Batch& b, std::size_t i, const std::string& kind, const std::string& reason,
                         const std::string& tokenizer);
   // Acknowledges ready batches in order; with `wait`, blocks until the front one is ready.
@@ -183,6 +221,16 @@ class Worker final : private PublishListener {
   // input_deleted stamps of batches already deleted, not yet sent: they go out with the next
   // batch's publish_acked patch. Touched only by the thread that settles.
   std::vector<StampPatch> deleted_stamps_;
+
+  // Generations started and not ended; retries waiting for their backoff, run by retry_thread_.
+  std::mutex decode_mutex_;
+  std::condition_variable decode_cv_;
+  std::size_t generations_ = 0;
+  std::deque<std::shared_ptr<Generation>> retries_;
+  bool retry_stop_ = false;
+  std::thread retry_thread_;
+  std::string attempt_prefix_;  // unique per worker: "<name>-<random>-"
+  std::atomic<std::uint64_t> attempts_{0};
 
   std::int64_t next_batch_index_ = 0;
   std::int64_t next_seq_ = 0;

@@ -1,5 +1,6 @@
 #include "serve/chat_pipeline.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <span>
@@ -8,7 +9,6 @@
 #include "pipe/clock.hpp"
 #include "pipe/consumer.hpp"
 #include "pipe/errors.hpp"
-#include "pipe/worker.hpp"
 #include "serve/completion_json.hpp"
 
 namespace overhead::serve {
@@ -19,65 +19,82 @@ namespace {
 constexpr std::chrono::milliseconds kReceiveWait{200};
 // A gateway's worker never stops for lack of input; only stop() ends it.
 constexpr std::chrono::hours kNeverIdle{24 * 365};
+// How long past the shutdown deadline the consumer may take to store the last records.
+constexpr std::chrono::seconds kDrainGrace{5};
 
-std::unique_ptr<QueueReplies> make_queue_replies(const PipelineBackends& b) {
-  if (!b.replies) return nullptr;
+pipe::WorkerHostOptions host_options(const PipelineBackends& b, const PipelineOptions& o, reply::ReplyPath& replies,
+                                     const std::atomic<bool>& stop_workers) {
+  pipe::WorkerHostOptions h;
+  // Without in-process workers nothing here renders, so no tokenizer is loaded.
+  if (o.workers > 0) h.tokenizers = o.tokenizers;
+  h.threads = o.workers;
+  h.worker.name = "serve-worker-0";
+  h.worker.experiment = o.experiment;
+  h.worker.visibility = b.input->visibility_timeout();
+  h.worker.decoder = o.decoder;
+  h.worker.max_decodes = o.max_decodes;
+  h.worker.store_text = o.store_text;
+  h.worker.abandon = &stop_workers;
+  if (!b.replies) {
+    h.replies = &replies;
+    return h;
+  }
   if (!b.open_reply_queue || !b.is_reply_queue || b.reply_name.empty())
     throw std::invalid_argument("a reply queue needs its name, an opener and a check for the workers");
-  return std::make_unique<QueueReplies>(b.open_reply_queue, b.is_reply_queue);
+  h.open_reply_queue = b.open_reply_queue;
+  h.is_reply_queue = b.is_reply_queue;
+  return h;
 }
 
 }  // namespace
 
-ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, ReplyPath& replies)
+ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, reply::ReplyPath& replies)
     : backends_(std::move(backends)),
       options_(std::move(options)),
       dead_letters_(options_.dead_letter_path),
-      // Without in-process workers nothing here renders, so no tokenizer is loaded.
-      processor_(options_.workers == 0 ? std::vector<std::string>{} : options_.tokenizers),
-      queue_replies_(make_queue_replies(backends_)),
-      worker_replies_(queue_replies_ ? static_cast<ReplyPath&>(*queue_replies_) : replies),
-      replying_processor_(processor_, worker_replies_),
-      log_sink_(backends_.log),
-      replying_sink_(log_sink_, worker_replies_) {
+      host_(std::make_unique<pipe::WorkerHost>(host_options(backends_, options_, replies, stop_workers_))),
+      log_sink_(backends_.log) {
   if (options_.workers == 0 && !backends_.replies)
     throw std::invalid_argument("a gateway without workers of its own needs a reply queue (a shared input queue)");
   fingerprint_ = decoder_fingerprint(options_.decoder ? options_.decoder->describe() : "none");
-  if (backends_.replies) receiver_ = std::make_unique<ReplyReceiver>(backends_.replies, replies);
+  if (backends_.replies) receiver_ = std::make_unique<reply::ReplyReceiver>(backends_.replies, replies);
   source_ = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
-  for (unsigned i = 0; i < options_.workers; ++i) {
-    workers_.emplace_back([this, i, &replies = worker_replies_] {
-      pipe::WorkerOptions wo;
-      wo.name = "serve-worker-" + std::to_string(i);
-      wo.experiment = options_.experiment;
-      wo.visibility = backends_.input->visibility_timeout();
-      wo.decoder = options_.decoder;
-      wo.decode_failed = [&replies](const pipe::SourceRecord& source, const pipe::ItemError& e) {
-        replies.deliver(Reply{source.id, false, {}, e.kind(), e.what()});
-      };
-      try {
-        pipe::Worker worker(*source_, replying_processor_, replying_sink_, dead_letters_, wo);
-        (void)worker.run();
-      } catch (const std::exception& e) {
-        // The worker stops only on a failure of its queue; the gateway keeps answering (requests
-        // then time out), and the cause is on stderr rather than lost.
-        std::fprintf(stderr, "overhead serve: %s stopped: %s\n", wo.name.c_str(), e.what());
-      }
-    });
-  }
-  if (options_.workers == 0) return;  // the consumers run elsewhere too
+  if (options_.workers == 0) return;  // the workers and the consumers run elsewhere
+  workers_ = std::thread([this] {
+    try {
+      (void)host_->run(*source_, log_sink_, dead_letters_);
+    } catch (const std::exception& e) {
+      // A worker stops only on a failure of its queue; the gateway keeps answering (requests
+      // then time out), and the cause is on stderr rather than lost.
+      std::fprintf(stderr, "overhead serve: a worker stopped: %s\n", e.what());
+    }
+    std::lock_guard lock(done_mutex_);
+    workers_done_ = true;
+    done_cv_.notify_all();
+  });
   consumer_ = std::thread([this] {
     pipe::ConsumerOptions co;
     co.wait = kReceiveWait;
     co.idle_exit = std::chrono::milliseconds(0);
     co.drain = &drain_consumer_;
+    co.stop = &stop_consumer_;
     try {
       pipe::Consumer consumer(backends_.log, *backends_.store, dead_letters_, co);
       (void)consumer.run();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "overhead serve: consumer stopped: %s\n", e.what());
     }
+    std::lock_guard lock(done_mutex_);
+    consumer_done_ = true;
+    done_cv_.notify_all();
   });
+}
+
+bool ChatPipeline::stop_taking(std::chrono::steady_clock::time_point until) {
+  stop_workers_ = true;
+  if (options_.workers == 0) return true;
+  std::unique_lock lock(done_mutex_);
+  return done_cv_.wait_until(lock, until, [&] { return workers_done_; });
 }
 
 ChatPipeline::~ChatPipeline() { stop(std::chrono::steady_clock::now()); }
@@ -130,9 +147,26 @@ void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   stop_workers_ = true;
-  for (auto& t : workers_) t.join();
+  if (workers_.joinable()) workers_.join();
   drain_consumer_ = true;
-  if (consumer_.joinable()) consumer_.join();
+  if (consumer_.joinable()) {
+    // The records the workers published are stored, if the store takes them within a few seconds
+    // past the deadline: a store that is down must not hold the exit.
+    std::unique_lock lock(done_mutex_);
+    if (!done_cv_.wait_until(lock, std::max(deadline, std::chrono::steady_clock::now()) + kDrainGrace, [&] { return consumer_done_; })) {
+      stop_consumer_ = true;
+      std::size_t left = 0;
+      try {
+        const pipe::QueueCounts c = backends_.log->counts();
+        left = c.visible + c.in_flight;
+      } catch (const std::exception&) {
+      }
+      std::fprintf(stderr, "overhead serve: the store did not take the last records in time; about %zu left on %s\n", left,
+                   backends_.log->url().c_str());
+    }
+    lock.unlock();
+    consumer_.join();
+  }
   // Over a shared queue the replies of items taken by other workers may still arrive until here.
   if (receiver_) receiver_->stop();
 }

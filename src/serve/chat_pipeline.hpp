@@ -1,13 +1,14 @@
 // The pipeline behind POST /v1/chat/completions on the embedded default: the gateway sends each
-// request as a work item onto the input queue; in-process workers (pipe::Worker over a
-// QueueSource, the real ChatTokenProcessor) render and encode it and publish its record to the
-// log queue; an in-process consumer (pipe::Consumer) stores it. The worker's outcome comes back
-// through the reply taps (reply_taps.hpp) to the ReplyBox. The queues and the store are opened
+// request as a work item onto the input queue; in-process workers (the one worker host,
+// pipe/worker_host.hpp, over a QueueSource) render and encode it and publish its record to the
+// log queue; an in-process consumer (pipe::Consumer) stores it. The worker's answer comes back
+// through the reply path (reply/reply_path.hpp) to the ReplyBox. The queues and the store are opened
 // by the caller (any URL backends::open_* accepts), so the same code runs over mem:, sqlite-queue:,
 // Redis or SQS, with the worker in this process.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -18,7 +19,6 @@
 #include <thread>
 #include <vector>
 
-#include "pipe/chat_token_processor.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/decoder.hpp"
 #include "pipe/queue.hpp"
@@ -26,10 +26,10 @@
 #include "pipe/source.hpp"
 #include "pipe/store.hpp"
 #include "pipe/work_item.hpp"
-#include "serve/queue_replies.hpp"
-#include "serve/reply_box.hpp"
-#include "serve/reply_receiver.hpp"
-#include "serve/reply_taps.hpp"
+#include "pipe/worker_host.hpp"
+#include "reply/queue_replies.hpp"
+#include "reply/reply_path.hpp"
+#include "reply/reply_receiver.hpp"
 
 namespace overhead::serve {
 
@@ -43,8 +43,8 @@ struct PipelineBackends {
   std::shared_ptr<pipe::Queue> replies;
   std::string reply_name;
   // How the in-process workers open the reply queue an item names (over a shared queue only).
-  QueueReplies::OpenQueue open_reply_queue;
-  QueueReplies::IsReplyQueue is_reply_queue;
+  reply::QueueReplies::OpenQueue open_reply_queue;
+  reply::QueueReplies::IsReplyQueue is_reply_queue;
 };
 
 struct PipelineOptions {
@@ -56,6 +56,9 @@ struct PipelineOptions {
   std::string dead_letter_path;         // empty: counted in memory only
   // The workers' decoder stage (pipe/decoder.hpp, `--decoder`); null = none.
   std::shared_ptr<const pipe::Decoder> decoder;
+  // Generations in flight at once in this process's workers (pipe::WorkerOptions::max_decodes).
+  std::size_t max_decodes = 64;
+  bool store_text = false;  // the records keep the generated text (--store-text)
 };
 
 // Why a work item was not sent.
@@ -68,7 +71,7 @@ class ChatPipeline {
  public:
   // Loads the tokenizers and starts the workers and the consumer (none with 0 workers), and the
   // reply receiver over a shared queue.
-  ChatPipeline(PipelineBackends backends, PipelineOptions options, ReplyPath& replies);
+  ChatPipeline(PipelineBackends backends, PipelineOptions options, reply::ReplyPath& replies);
   ~ChatPipeline();
   ChatPipeline(const ChatPipeline&) = delete;
   ChatPipeline& operator=(const ChatPipeline&) = delete;
@@ -76,8 +79,16 @@ class ChatPipeline {
   // Sends one item (the pipeline's queue body, pipe::encode_item_body). Empty when sent.
   [[nodiscard]] std::optional<SubmitFailure> submit(const pipe::SourceRecord& source, const std::string& tokenizer);
   // Lets the workers take what is queued until `deadline`, then stops them and drains the
-  // consumer, so every record a worker published is stored. Idempotent.
+  // consumer, so every record a worker published is stored (the drain gets a few seconds past the
+  // deadline; what is left then is counted on stderr). Idempotent.
   void stop(std::chrono::steady_clock::time_point deadline);
+  // A shutdown past its deadline: the workers take nothing more up (what they received and did
+  // not start is left on the queue, WorkerOptions::abandon) and finish what they hold, waited for
+  // until `until`. Returns whether they finished. The requests not answered by then get 503.
+  bool stop_taking(std::chrono::steady_clock::time_point until);
+  // Whether the input queue is shared with other workers (a reply queue is used): an item this
+  // gateway gave up on may still be processed elsewhere.
+  [[nodiscard]] bool shared() const { return backends_.replies != nullptr; }
 
   [[nodiscard]] const pipe::DeadLetterSink& dead_letters() const { return dead_letters_; }
   [[nodiscard]] pipe::QueueCounts input_counts() { return backends_.input->counts(); }
@@ -86,7 +97,7 @@ class ChatPipeline {
   // every 50 ms and cached in between: a request's admission must not cost a broker round trip.
   // Unknown (the queue failed to tell) counts as 0.
   [[nodiscard]] std::size_t log_backlog();
-  [[nodiscard]] const std::map<std::string, std::string>& load_errors() const { return processor_.load_errors(); }
+  [[nodiscard]] const std::map<std::string, std::string>& load_errors() const { return host_->load_errors(); }
   // The completions' system_fingerprint: names the decoder ("overhead-decoder-none").
   [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
 
@@ -95,20 +106,23 @@ class ChatPipeline {
   PipelineOptions options_;
   std::string fingerprint_;
   pipe::DeadLetterSink dead_letters_;
-  pipe::ChatTokenProcessor processor_;
-  // Over a shared queue the in-process workers answer through the reply queue like any other
-  // worker; else they answer the box. Declared before the taps that hold the chosen path.
-  std::unique_ptr<QueueReplies> queue_replies_;
-  ReplyPath& worker_replies_;
-  ReplyingProcessor replying_processor_;
-  pipe::QueueSink log_sink_;
-  ReplyingSink replying_sink_;
+  // Set first at a shutdown: the source stops receiving and the workers leave what they did not
+  // take up (declared before the host, which holds its address).
   std::atomic<bool> stop_workers_{false};
+  // Over a shared queue the in-process workers answer through the reply queue like any other
+  // worker; else they answer the box.
+  std::unique_ptr<pipe::WorkerHost> host_;
+  pipe::QueueSink log_sink_;
   std::atomic<bool> drain_consumer_{false};
+  std::atomic<bool> stop_consumer_{false};
+  std::mutex done_mutex_;
+  std::condition_variable done_cv_;
+  bool workers_done_ = false;
+  bool consumer_done_ = false;
   std::unique_ptr<pipe::QueueSource> source_;
-  std::vector<std::thread> workers_;
+  std::thread workers_;
   std::thread consumer_;
-  std::unique_ptr<ReplyReceiver> receiver_;
+  std::unique_ptr<reply::ReplyReceiver> receiver_;
   bool stopped_ = false;
   std::mutex backlog_mutex_;
   std::atomic<std::int64_t> backlog_checked_ns_{0};

@@ -15,6 +15,7 @@
 #include "serve/chat_pipeline.hpp"
 #include "serve/chat_request.hpp"
 #include "serve/completion_json.hpp"
+#include "serve/completion_stream.hpp"
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
 #include "serve/request_json.hpp"
@@ -43,6 +44,9 @@ ApiError refusal_error(const Reply& r) {
     return {400, "The chat template rejected the messages: " + r.error_reason, "invalid_request_error", "messages", "template_error"};
   if (is(DeadLetterKind::unknown_tokenizer)) return {404, r.error_reason, "invalid_request_error", "model", "model_not_found"};
   if (is(DeadLetterKind::prompt_too_large)) return {400, r.error_reason, "invalid_request_error", "messages", "prompt_too_large"};
+  if (r.error_kind == kTimeoutKind) return {504, "No answer from the worker: " + r.error_reason, "server_error", "", "timeout"};
+  if (is(DeadLetterKind::publish_failed))
+    return {503, "The record of this request could not be published: " + r.error_reason, "server_error", "", "publish_failed"};
   if (is(DeadLetterKind::decode_failed))
     return {502, "The decoder failed on this request: " + r.error_reason, "server_error", "", "decode_failed"};
   if (is(DeadLetterKind::bad_prompt) || is(DeadLetterKind::missing_field) || is(DeadLetterKind::malformed_json))
@@ -95,7 +99,8 @@ class ChatRoutes {
                             "requests", "", "rate_limit_exceeded"}};
     }
     const std::string id = new_id(kept ? "req_" : "chatcmpl-");
-    const pipe::SourceRecord source = work_item_source(request, id);
+    pipe::SourceRecord source = work_item_source(request, id);
+    source.stream = request.stream;  // the worker passes the text on as it is generated
     info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), pipe::monotonic_ns(), kept};
     c_.replies.open(id, info);
     if (auto failure = c_.pipeline.submit(source, *tokenizer)) {
@@ -134,37 +139,80 @@ class ChatRoutes {
       send_error(res, e.error);
       return;
     }
-    const auto snapshot = c_.replies.wait(id, std::chrono::steady_clock::now() + c_.limits.request_timeout);
-    c_.replies.forget(id);
-    if (!snapshot) {
-      if (c_.replies.cancelled()) {
-        send_error(res, {503, "The server is shutting down and this request was not answered in time", "server_error", "", "shutting_down"});
-      } else {
-        send_error(res, {504, "No answer from the worker within " + std::to_string(c_.limits.request_timeout.count()) + " ms",
-                         "server_error", "", "timeout"});
-      }
+    const auto deadline = std::chrono::steady_clock::now() + c_.limits.request_timeout;
+    if (request.stream) {
+      stream_completion(id, info, request.include_usage, deadline, res);
       return;
     }
+    const auto snapshot = c_.replies.wait(id, deadline);
+    if (!snapshot) {
+      send_error(res, no_answer_error(id));
+      c_.replies.forget(id);
+      return;
+    }
+    c_.replies.forget(id);
     if (snapshot->state == RequestState::failed) {
       send_error(res, refusal_error(*snapshot->reply));
       return;
     }
     record_stages(*snapshot);
-    const Completion completion = record_completion(id, info.created, info.model, snapshot->reply->record, c_.pipeline.fingerprint());
-    if (!request.stream) {
-      res.set_content(completion_body(completion).dump(), "application/json");
+    const Completion completion = reply_completion(id, info.created, info.model, *snapshot->reply, c_.pipeline.fingerprint());
+    res.set_content(completion_body(completion).dump(), "application/json");
+  }
+
+  // A stream starts once the worker took the request up: the prompt is rendered and encoded
+  // before the first byte goes out, so a template error is still a plain 400. What streams is the
+  // decode, piece by piece as the box receives it (completion_stream.hpp).
+  void stream_completion(const std::string& id, const RequestInfo& info, bool include_usage,
+                         std::chrono::steady_clock::time_point deadline, http::Response& res) {
+    auto first = c_.replies.wait_stream(id, 0, deadline);
+    if (!first || (first->finished && first->finished->state == RequestState::failed)) {
+      send_error(res, first ? refusal_error(*first->finished->reply) : no_answer_error(id));
+      c_.replies.forget(id);
       return;
     }
-    // The prompt is rendered and encoded before the first byte goes out, so a template error is
-    // still a plain 400; what streams is the decode.
-    auto events = std::make_shared<std::vector<std::string>>(completion_events(completion, request.include_usage));
+    Completion head;
+    head.id = id;
+    head.created = info.created;
+    head.model = info.model;
+    head.fingerprint = c_.pipeline.fingerprint();
+    auto stream = std::make_shared<CompletionStream>(head, include_usage);
     res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider("text/event-stream", [events](std::size_t, http::DataSink& sink) {
-      for (const auto& e : *events)
-        if (!sink.write(e.data(), e.size())) return false;
-      sink.done();
-      return true;
-    });
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, id, stream, deadline](std::size_t, http::DataSink& sink) {
+          const auto write = [&sink](std::string_view events) { return sink.write(events.data(), events.size()); };
+          if (write(stream->start())) {
+            const auto done = pump_stream(c_.replies, id, *stream, 0, deadline, write, refusal_error);
+            if (done) {
+              if (const auto s = c_.replies.find(id)) record_stages(*s);
+            }
+          }
+          c_.replies.forget(id);
+          sink.done();
+          return true;
+        });
+  }
+
+  // A request without an answer: timed out, or cut short by a shutdown. At a shutdown the answer
+  // says what becomes of the request, so that a client does not retry one that will be stored
+  // (issue 21, defect 11): over a shared queue, or once a worker here took it up, it may still be
+  // processed and its record stored under its id; else it was not processed and never will be
+  // (the in-process queue ends with the process).
+  ApiError no_answer_error(const std::string& id) {
+    if (c_.replies.cancelled()) {
+      const auto s = c_.replies.find(id);
+      std::string what = "The server is shutting down and this request was not answered in time; ";
+      if (c_.pipeline.shared())
+        what += "it stays on the shared input queue and may still be processed by another worker, its record stored under id " + id;
+      else if (s && s->taken)
+        what += "a worker had taken it up and may still finish it: its record may be stored under id " + id;
+      else
+        what += "it was not processed and will not be: it is safe to retry";
+      return {503, what, "server_error", "", "shutting_down"};
+    }
+    return {504, "No answer from the worker within " + std::to_string(c_.limits.request_timeout.count()) + " ms",
+            "server_error", "", "timeout"};
   }
 
   void submit_async(const http::Request& req, http::Response& res) {
@@ -195,7 +243,7 @@ class ChatRoutes {
     Json out{{"id", id}, {"object", "request"}, {"status", state_name(s->state)}, {"created", s->info.created}, {"model", s->info.model}};
     if (s->state == RequestState::done) {
       record_stages_once(id, *s);
-      out["response"] = completion_body(record_completion(id, s->info.created, s->info.model, s->reply->record, c_.pipeline.fingerprint()));
+      out["response"] = completion_body(reply_completion(id, s->info.created, s->info.model, *s->reply, c_.pipeline.fingerprint()));
       out["record"] = record_json(s->reply->record);
     } else if (s->state == RequestState::failed) {
       const ApiError e = refusal_error(*s->reply);
@@ -228,7 +276,7 @@ void add_chat_routes(http::Routes& routes, const ChatRouteContext& context) {
              [chat](const http::Request& req, http::Response& res) { chat->request_status(req.path_params.at("id"), res); });
 }
 
-std::string pipeline_exposition(ChatPipeline& pipeline, const ReplyBox& replies) {
+std::string pipeline_exposition(ChatPipeline& pipeline, ReplyBox& replies) {
   std::string out;
   out += "# HELP overhead_requests_awaiting_reply Requests queued by the gateway and not yet answered by a worker.\n";
   out += "# TYPE overhead_requests_awaiting_reply gauge\n";

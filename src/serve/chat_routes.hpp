@@ -56,6 +56,6 @@ void add_chat_routes(http::Routes& routes, const ChatRouteContext& context);
 
 // Prometheus lines for the pipeline: requests awaiting a reply, the input queue's depth and the
 // dead letters by kind.
-[[nodiscard]] std::string pipeline_exposition(ChatPipeline& pipeline, const ReplyBox& replies);
+[[nodiscard]] std::string pipeline_exposition(ChatPipeline& pipeline, ReplyBox& replies);
 
 }  // namespace overhead::serve

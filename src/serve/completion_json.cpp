@@ -29,9 +29,11 @@ std::string event(const Json& j) { return "data: " + j.dump() + "\n\n"; }
 
 }  // namespace
 
-Completion record_completion(const std::string& id, std::int64_t created, const std::string& model,
-                             const pipe::Record& record, const std::string& fingerprint) {
-  return Completion{id, created, model, record.token_count, "", record.output_tokens, "length", fingerprint};
+Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model, const reply::Reply& reply,
+                            const std::string& fingerprint) {
+  const reply::Usage usage = reply.usage();
+  return Completion{id,   created, model, usage.prompt_tokens, reply.text, usage.completion_tokens,
+                    reply.finish_reason.empty() ? "length" : reply.finish_reason, fingerprint};
 }
 
 std::string decoder_fingerprint(const std::string& decoder_description) {

@@ -1,14 +1,15 @@
-// OpenAI's chat-completion shapes, built from a worker's reply: the `chat.completion` body, the
-// `chat.completion.chunk` server-sent events of a stream (ending `data: [DONE]`), and the record
-// as JSON for GET /v1/requests/{id}.
+// OpenAI's chat-completion shapes, built from a worker's reply (reply/reply.hpp): the
+// `chat.completion` body, the `chat.completion.chunk` server-sent events of a stream (ending
+// `data: [DONE]`; streamed as the text arrives by completion_stream.hpp), and the record as JSON
+// for GET /v1/requests/{id}.
 //
 // The decoder stage: with `--decoder none` nothing decodes, so the answer is empty,
 // `completion_tokens` is 0 and `finish_reason` is "length" (generation ended before a token, as a
 // budget of zero tokens ends it); `system_fingerprint` says "overhead-decoder-none" so a client
-// can tell. With `sim:` or `openai:` the worker's decoder ran: `completion_tokens` is the
-// record's output_tokens and the fingerprint names the decoder ("overhead-decoder-sim"); the
-// answer's text is not carried back (the record holds counts and stamps), so the content stays
-// empty. No text is made up.
+// can tell. With `sim:` or `openai:` the worker's decoder ran: the content is the decoder's text
+// (the simulated decoder has none: it stays empty, no text is made up), `finish_reason` the
+// engine's, `completion_tokens` the record's output_tokens, and the fingerprint names the decoder
+// ("overhead-decoder-openai").
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipe/record.hpp"
+#include "reply/reply.hpp"
 
 namespace overhead::serve {
 
@@ -34,10 +36,11 @@ struct Completion {
   std::string fingerprint = kDecoderNoneFingerprint;
 };
 
-// The completion of a record: its prompt tokens and its decoder's output tokens (0 with none), no
-// answer text. `fingerprint`: decoder_fingerprint() of the pipeline's decoder.
-[[nodiscard]] Completion record_completion(const std::string& id, std::int64_t created, const std::string& model,
-                                           const pipe::Record& record, const std::string& fingerprint);
+// The completion of a done reply: its text and finish reason ("length" when the worker had no
+// decoder), the record's prompt tokens and its decoder's output tokens (0 with none).
+// `fingerprint`: decoder_fingerprint() of the pipeline's decoder.
+[[nodiscard]] Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model,
+                                          const reply::Reply& reply, const std::string& fingerprint);
 // "overhead-decoder-none", "overhead-decoder-sim", "overhead-decoder-openai" for a describe()
 // text of pipe::Decoder ("" = none).
 [[nodiscard]] std::string decoder_fingerprint(const std::string& decoder_description);

@@ -1,11 +1,23 @@
 // The gateway's side of the reply path: every request the gateway queued, its state (queued,
-// done, failed) and, once the worker answered, its reply. A synchronous request waits here for
-// its reply; an asynchronous one is looked up by id (GET /v1/requests/{id}).
+// done, failed), the text streamed so far and, once the worker answered, its reply. A synchronous
+// request waits here for its reply, a streamed one for each new piece of text; an asynchronous one
+// is looked up by id (GET /v1/requests/{id}).
 //
-// The worker side only sees `ReplyPath`. In one process the box is its own reply path (the
-// worker's taps call deliver directly). Over a shared queue (Redis, SQS) the gateway owns a reply
-// queue, named in every work item; workers answer on it (queue_replies.hpp) and the gateway's
-// receiver (reply_receiver.hpp) calls deliver here; nothing else in the gateway changes.
+// Every request gets exactly one answer: the worker's (done or failed), or, when none came within
+// the box's answer timeout, a failed one of kind "timeout" (issue 21: an asynchronous request no
+// worker answers must not hold its --max-queued place forever). A late answer is then dropped.
+//
+// Streamed text (reply::ReplyPath::text) is taken exactly once and in order by its byte offset:
+// a piece already held is dropped, a piece past a gap waits (bounded) for the gap to fill. The
+// first generation (attempt) that sends text owns the stream; text of another attempt (the item
+// was generated again after its worker died) marks the stream `restarted`, which a streaming
+// reader must report as an error rather than splice two generations (the final reply still
+// completes the request for a reader that waits for it whole).
+//
+// The worker side only sees reply::ReplyPath (reply/reply_path.hpp). In one process the box is
+// its own reply path (the worker calls it directly). Over a shared queue (Redis, SQS) the gateway
+// owns a reply queue, named in every work item; workers answer on it (reply/queue_replies.hpp) and
+// the gateway's receiver (reply/reply_receiver.hpp) calls the box; nothing else changes.
 #pragma once
 
 #include <chrono>
@@ -13,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,32 +33,17 @@
 #include <unordered_map>
 
 #include "pipe/record.hpp"
-#include "pipe/work_item.hpp"
+#include "reply/reply_path.hpp"
 
 namespace overhead::serve {
 
-// What the worker answers for one request: its record (ok), or the dead-letter kind and reason.
-struct Reply {
-  std::string id;
-  bool ok = false;
-  pipe::Record record;      // when ok: as published (publish_acked and input_deleted come later, to the store)
-  std::string error_kind;   // when not ok: a pipe::DeadLetterKind name (template_error, ...)
-  std::string error_reason;
-};
-
-// Where the worker hands replies. Thread-safe; a reply for an unknown or finished id is dropped
-// (a replayed item after a redelivery answers twice).
-class ReplyPath {
- public:
-  virtual ~ReplyPath() = default;
-  // Told of every item before it is processed, so a path that answers over a queue can remember
-  // where the item's reply goes (SourceRecord::reply_to); the in-process box needs nothing.
-  virtual void note(const pipe::SourceRecord& /*source*/) {}
-  virtual void deliver(Reply reply) = 0;
-};
+using reply::Reply;
 
 enum class RequestState { queued, done, failed };
 [[nodiscard]] const char* state_name(RequestState s);
+
+// The error kind of a request no worker answered in time.
+inline constexpr const char* kTimeoutKind = "timeout";
 
 // What the gateway knows of one request it queued.
 struct RequestInfo {
@@ -59,41 +57,73 @@ struct RequestInfo {
 struct RequestSnapshot {
   RequestInfo info;
   RequestState state = RequestState::queued;
-  std::optional<Reply> reply;
+  std::optional<Reply> reply;   // when done, reply->text is the whole answer
   std::int64_t replied_ns = 0;  // monotonic ns at which the reply arrived
+  // An in-process worker took the request up (ReplyPath::note): at a shutdown it may still finish
+  // it. Over a shared queue the gateway is not told (always false).
+  bool taken = false;
 };
 
-class ReplyBox final : public ReplyPath {
+// What a streaming reader gets: the text past what it has, and how the request stands.
+struct StreamProgress {
+  std::string text;        // new text, from the reader's offset on
+  bool restarted = false;  // another generation took over after text was sent: the stream cannot go on
+  std::optional<RequestSnapshot> finished;  // the final state, once the request is done or failed
+};
+
+class ReplyBox final : public reply::ReplyPath {
  public:
   // `max_kept`: finished asynchronous requests kept for lookup; the oldest go first.
-  explicit ReplyBox(std::size_t max_kept = 10000) : max_kept_(max_kept) {}
+  // `answer_timeout`: a request not answered this long after open() fails with kind "timeout".
+  explicit ReplyBox(std::size_t max_kept = 10000, std::chrono::milliseconds answer_timeout = std::chrono::hours(24))
+      : max_kept_(max_kept), answer_timeout_(answer_timeout) {}
 
   // Registers a request before it is sent, so that a fast reply cannot arrive first.
   void open(const std::string& id, RequestInfo info);
+  void note(const std::string& id, const std::optional<std::string>& reply_to) override;
+  void text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text) override;
   void deliver(Reply reply) override;
   // Waits for the reply of `id` until `deadline`; empty on a timeout, on cancel_all() or for an
   // unknown id. The snapshot is the request's state at return.
   [[nodiscard]] std::optional<RequestSnapshot> wait(const std::string& id, std::chrono::steady_clock::time_point deadline);
-  [[nodiscard]] std::optional<RequestSnapshot> find(const std::string& id) const;
+  // Waits until `id` has text past `have` bytes, or finished, or restarted; empty on a timeout, on
+  // cancel_all() or for an unknown id.
+  [[nodiscard]] std::optional<StreamProgress> wait_stream(const std::string& id, std::size_t have,
+                                                          std::chrono::steady_clock::time_point deadline);
+  [[nodiscard]] std::optional<RequestSnapshot> find(const std::string& id);
   // Drops a request whose answer was written (synchronous ones), or that was never sent.
   void forget(const std::string& id);
   // Wakes every waiter with no reply (shutdown past its deadline).
   void cancel_all();
   [[nodiscard]] bool cancelled() const;
-  // Requests queued and not yet answered.
-  [[nodiscard]] std::size_t queued() const;
+  // Requests queued and not yet answered (those past the answer timeout are answered first).
+  [[nodiscard]] std::size_t queued();
 
  private:
   // One condition variable per request, so a reply wakes only its own waiter.
   struct Slot {
     RequestSnapshot snapshot;
     std::condition_variable cv;
+    std::int64_t deadline_ns = 0;
+    // The streamed text, the generation it came from, and pieces that arrived past a gap.
+    std::string text;
+    std::string attempt;
+    bool restarted = false;
+    std::map<std::int64_t, std::string> early;
+    // A done reply whose text is still on its way in deltas (a queue may reorder messages).
+    std::optional<Reply> waiting_reply;
   };
+  void finish(const std::string& id, Slot& slot, Reply reply);  // with mutex_ held
+  void take_early(Slot& slot);
+  void expire_overdue();  // with mutex_ held
+
   std::size_t max_kept_;
+  std::chrono::milliseconds answer_timeout_;
   mutable std::mutex mutex_;
   bool cancelled_ = false;
   std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
   std::deque<std::string> finished_kept_;  // finished asynchronous ids, oldest first
+  std::deque<std::pair<std::int64_t, std::string>> deadlines_;  // (deadline, id) in open order
   std::size_t queued_ = 0;
 };
 

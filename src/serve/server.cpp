@@ -24,6 +24,9 @@ http::Response json_error(const ApiError& e) {
   return res;
 }
 
+// At a shutdown past its deadline, how long the workers may take to finish the items they hold.
+constexpr std::chrono::seconds kFinishGrace{1};
+
 // What the gateway decides around every request: auth before routing (routes registered as open
 // need no token), the in-flight limit before the body is read, OpenAI's error shape, the metrics.
 class GatewayGate final : public http::Gatekeeper {
@@ -117,12 +120,16 @@ Server::Server(ServerOptions options)
   add_token_routes(routes, *bindings_, RouteLimits{options_.max_messages});
   add_dashboard_routes(routes);
   if (options_.pipeline.input) {
-    replies_ = std::make_unique<ReplyBox>();
+    // A request no worker answers within the request timeout is answered "timeout" by the box, so
+    // an asynchronous one cannot hold its --max-queued place forever.
+    replies_ = std::make_unique<ReplyBox>(10000, options_.request_timeout);
     PipelineOptions po;
     po.tokenizers = bindings_->models();
     po.workers = options_.workers;
     po.dead_letter_path = options_.dead_letter_path;
     po.decoder = options_.decoder;
+    po.max_decodes = options_.max_decodes;
+    po.store_text = options_.store_text;
     pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, po, *replies_);
     add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
                                              ChatRouteLimits{options_.max_messages, options_.request_timeout,
@@ -155,9 +162,14 @@ void Server::shutdown(std::chrono::steady_clock::time_point deadline) {
   deadline_ = deadline;
   http_->stop();
   if (http_done_cv_.wait_until(lock, deadline, [&] { return http_done_; })) return;
-  // Past the deadline: answer whoever still waits for a worker (503), give those answers a moment
-  // to be written, then close what is still open so run() can return.
+  // Past the deadline: the workers take nothing more up and get a moment to finish what they hold
+  // (those requests are answered as usual); whoever still waits then gets 503, whose body says
+  // whether the request may still be stored (chat_routes.cpp). Those answers get a moment to be
+  // written, then what is still open is closed so run() can return.
+  lock.unlock();
+  if (pipeline_) (void)pipeline_->stop_taking(deadline + kFinishGrace);
   if (replies_) replies_->cancel_all();
+  lock.lock();
   if (!http_done_cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return http_done_; })) http_->abort();
 }
 

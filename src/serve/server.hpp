@@ -60,6 +60,8 @@ struct ServerOptions {
   unsigned workers = 1;
   std::string dead_letter_path;  // empty: dead letters are counted in memory only
   std::shared_ptr<const pipe::Decoder> decoder;  // the workers' decoder stage; null = none
+  bool store_text = false;       // --store-text: the records keep the generated text
+  std::size_t max_decodes = 64;  // generations in flight at once in the in-process workers (--max-decodes)
   std::chrono::milliseconds request_timeout{30000};
   std::size_t max_queued = 1024;  // requests awaiting a worker's reply past which 429
   std::size_t max_log_backlog = 20000;  // records awaiting the consumer past which 429 (chat_routes.hpp); 0: none

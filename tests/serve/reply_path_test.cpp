@@ -1,17 +1,12 @@
-// The reply path on its own: the ReplyBox's states, waits, deadlines, cancel and bounded keeping,
-// and the worker-side taps that deliver into it (a refusal before the dead letter, a record only
-// once its sink confirmed it).
+// The gateway's side of the reply path: the ReplyBox's states, waits, deadlines, cancel and
+// bounded keeping. (The worker's side: tests/pipe/worker_replies_test.cpp and tests/reply/.)
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <stdexcept>
 #include <thread>
 
-#include "pipe/errors.hpp"
-#include "pipe/processor.hpp"
-#include "pipe/record_sink.hpp"
 #include "serve/reply_box.hpp"
-#include "serve/reply_taps.hpp"
 
 namespace {
 
@@ -23,12 +18,10 @@ using serve::RequestState;
 using Clock = std::chrono::steady_clock;
 
 Reply ok_reply(const std::string& id, std::int64_t tokens) {
-  Reply r;
-  r.id = id;
-  r.ok = true;
-  r.record.id = id;
-  r.record.token_count = tokens;
-  return r;
+  pipe::Record record;
+  record.id = id;
+  record.token_count = tokens;
+  return Reply::answered(record, "", "length");
 }
 
 TEST(ReplyBox, AWaiterGetsTheReplyDeliveredFromAnotherThread) {
@@ -47,8 +40,7 @@ TEST(ReplyBox, AWaiterGetsTheReplyDeliveredFromAnotherThread) {
   EXPECT_GT(s->replied_ns, 0);
   EXPECT_EQ(box.queued(), 0u);
   // A second delivery (a replayed item) changes nothing.
-  Reply again = ok_reply("a", 99);
-  box.deliver(again);
+  box.deliver(ok_reply("a", 99));
   EXPECT_EQ(box.find("a")->reply->record.token_count, 7);
 }
 
@@ -81,67 +73,75 @@ TEST(ReplyBox, FinishedAsynchronousRequestsAreKeptUpToTheBound) {
   EXPECT_FALSE(box.find("r1"));  // the oldest finished one went first
   EXPECT_TRUE(box.find("r2"));
   EXPECT_TRUE(box.find("r3"));
-  Reply failed;
-  failed.id = "r4";
-  failed.error_kind = "template_error";
   box.open("r4", RequestInfo{"m", "t", 0, 0, true});
-  box.deliver(failed);
+  box.deliver(Reply::refused("r4", "template_error", ""));
   EXPECT_EQ(box.find("r4")->state, RequestState::failed);
   EXPECT_FALSE(box.find("r2"));
 }
 
-TEST(ReplyTaps, ARefusalIsDeliveredAndStillThrownToTheWorker) {
+// Streamed text is taken exactly once and in order, by byte offset, whatever the transport did.
+TEST(ReplyBox, StreamedTextArrivesOnceAndInOrder) {
   ReplyBox box;
-  box.open("x", {});
-  pipe::FunctionProcessor refusing([](const pipe::SourceRecord&, const std::string&) -> pipe::ProcessResult {
-    throw pipe::ItemError("template_error", "System role not supported");
-  });
-  serve::ReplyingProcessor tap(refusing, box);
-  pipe::SourceRecord src;
-  src.id = "x";
-  EXPECT_THROW((void)tap.process(src, "gemma-2-27b-it"), pipe::ItemError);
-  const auto s = box.find("x");
-  ASSERT_TRUE(s);
-  EXPECT_EQ(s->state, RequestState::failed);
-  EXPECT_EQ(s->reply->error_kind, "template_error");
-  EXPECT_EQ(s->reply->error_reason, "System role not supported");
-
-  box.open("y", {});
-  pipe::FunctionProcessor broken([](const pipe::SourceRecord&, const std::string&) -> pipe::ProcessResult {
-    throw std::runtime_error("boom");
-  });
-  serve::ReplyingProcessor tap2(broken, box);
-  src.id = "y";
-  EXPECT_THROW((void)tap2.process(src, "phi-4"), std::runtime_error);
-  EXPECT_EQ(box.find("y")->reply->error_kind, "processing_error");
+  box.open("s", {});
+  box.text("s", "w-1", 0, "Hel");
+  box.text("s", "w-1", 0, "Hel");     // delivered twice: dropped
+  box.text("s", "w-1", 6, " world");  // past a gap: held back
+  box.text("s", "w-1", 3, "lo, ");    // fills the gap (and overlaps the held piece by one byte)
+  const auto p = box.wait_stream("s", 0, Clock::now() + std::chrono::seconds(1));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->text, "Hello, world");
+  EXPECT_FALSE(p->restarted);
+  EXPECT_FALSE(p->finished);
+  // Over a queue the final reply leaves the text to the deltas and says how long it is.
+  Reply done = ok_reply("s", 3);
+  done.attempt = "w-1";
+  done.text_bytes = 13;
+  box.deliver(done);
+  EXPECT_EQ(box.find("s")->state, RequestState::queued) << "one byte is still on its way";
+  box.text("s", "w-1", 12, "!");
+  const auto s = box.find("s");
+  EXPECT_EQ(s->state, RequestState::done);
+  EXPECT_EQ(s->reply->text, "Hello, world!");
+  const auto last = box.wait_stream("s", 12, Clock::now() + std::chrono::seconds(1));
+  ASSERT_TRUE(last && last->finished);
+  EXPECT_EQ(last->text, "!");
 }
 
-// A sink that refuses every record, as a failing log queue would.
-class RefusingSink final : public pipe::RecordSink {
- public:
-  void put(const pipe::Record&) override { throw pipe::QueueError("mem: down", pipe::Failure::transient); }
-  void put_stamps(std::span<const pipe::StampPatch>) override {}
-};
-
-TEST(ReplyTaps, ARecordIsAnAnswerOnlyOnceItsSinkConfirmedIt) {
+// A worker that dies mid-stream: the item comes back and is generated again under another attempt.
+// The text already passed on cannot be continued by it: the reader is told, never spliced.
+TEST(ReplyBox, AnotherGenerationAfterTextWentOutIsARestartNotASplice) {
   ReplyBox box;
-  box.open("a", {});
-  box.open("b", {});
-  pipe::MemorySink memory;
-  serve::ReplyingSink tap(memory, box);
-  pipe::Record r;
-  r.id = "a";
-  r.token_count = 12;
-  tap.put(r);
-  EXPECT_EQ(box.find("a")->state, RequestState::done);
-  EXPECT_EQ(box.find("a")->reply->record.token_count, 12);
-  EXPECT_EQ(memory.take().size(), 1u);
+  box.open("s", {});
+  box.text("s", "w-1", 0, "The first ");
+  box.text("s", "w-2", 0, "A second ");
+  const auto p = box.wait_stream("s", 10, Clock::now() + std::chrono::seconds(1));
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->restarted);
+  // The second generation's answer still completes the request for a reader that waits for it whole.
+  Reply done = ok_reply("s", 3);
+  done.attempt = "w-2";
+  done.text = "A second answer.";
+  done.text_bytes = 16;
+  box.deliver(done);
+  EXPECT_EQ(box.find("s")->reply->text, "A second answer.");
+  const auto end = box.wait_stream("s", 10, Clock::now() + std::chrono::seconds(1));
+  ASSERT_TRUE(end);
+  EXPECT_TRUE(end->restarted) << "its text does not begin with what the reader has";
+}
 
-  RefusingSink refusing;
-  serve::ReplyingSink tap2(refusing, box);
-  r.id = "b";
-  EXPECT_THROW(tap2.put(r), pipe::QueueError);
-  EXPECT_EQ(box.find("b")->state, RequestState::queued);  // the publisher retries; no answer yet
+// Issue 21, defect 2: a request nobody answers fails with `timeout` and frees its place.
+TEST(ReplyBox, ARequestNobodyAnswersTimesOutAndIsNoLongerQueued) {
+  ReplyBox box(10, std::chrono::milliseconds(50));
+  box.open("lost", RequestInfo{"m", "t", 0, 0, true});
+  EXPECT_EQ(box.queued(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  EXPECT_EQ(box.queued(), 0u);
+  const auto s = box.find("lost");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->state, RequestState::failed);
+  EXPECT_EQ(s->reply->error_kind, serve::kTimeoutKind);
+  box.deliver(ok_reply("lost", 1));  // a late answer changes nothing
+  EXPECT_EQ(box.find("lost")->state, RequestState::failed);
 }
 
 }  // namespace

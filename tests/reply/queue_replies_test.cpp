@@ -1,21 +1,22 @@
 // The reply path over a shared queue, in one process on mem: queues: the sibling names and URLs of
-// a reply queue, the reply codec, the worker side (QueueReplies: answers on the queue an item
-// names, refuses a name that is not a reply queue of its input, forgets past its bound) and the
-// gateway side (ReplyReceiver into a ReplyBox).
+// a reply queue, the worker side (QueueReplies: answers on the queue an item names, refuses a name
+// that is not a reply queue of its input, forgets past its bound, batches deltas by time and size)
+// and the gateway side (ReplyReceiver into a ReplyPath).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "backends/open.hpp"
 #include "backends/queue_siblings.hpp"
 #include "pipe/errors.hpp"
-#include "serve/queue_replies.hpp"
-#include "serve/reply_box.hpp"
-#include "serve/reply_codec.hpp"
-#include "serve/reply_receiver.hpp"
+#include "pipe/clock.hpp"
+#include "recording_path.hpp"
+#include "reply/queue_replies.hpp"
+#include "reply/reply_receiver.hpp"
 
 namespace {
 
@@ -61,80 +62,46 @@ TEST(QueueSiblings, ReplyNamesAreBoundToTheirInputQueue) {
   }
 }
 
-serve::Reply record_reply(const std::string& id) {
-  serve::Reply r;
+reply::Reply record_reply(const std::string& id) {
+  pipe::Record r;
   r.id = id;
-  r.ok = true;
-  r.record.id = id;
-  r.record.experiment_tokenizer = "serve#phi-4";
-  r.record.experiment = "serve";
-  r.record.tokenizer = "phi-4";
-  r.record.model = "phi-4";
-  r.record.token_count = 34;
-  r.record.render_start = 1000;
-  r.record.encode_end = 2000;
-  r.record.output_tokens = 7;
-  return r;
+  r.experiment_tokenizer = "serve#phi-4";
+  r.experiment = "serve";
+  r.tokenizer = "phi-4";
+  r.model = "phi-4";
+  r.token_count = 34;
+  r.render_start = 1000;
+  r.encode_end = 2000;
+  r.output_tokens = 7;
+  return reply::Reply::answered(r, "the answer", "stop");
 }
 
-TEST(ReplyCodec, RecordsAndRefusalsRoundTrip) {
-  const serve::Reply back = serve::decode_reply(serve::encode_reply(record_reply("r1")), "m");
-  EXPECT_TRUE(back.ok);
-  EXPECT_EQ(back.id, "r1");
-  EXPECT_EQ(back.record.token_count, 34);
-  EXPECT_EQ(back.record.render_start, 1000);
-  EXPECT_EQ(back.record.output_tokens, 7);
-
-  const serve::Reply failed{"r2", false, {}, "template_error", "System role not supported \"quoted\""};
-  const serve::Reply f = serve::decode_reply(serve::encode_reply(failed), "m");
-  EXPECT_FALSE(f.ok);
-  EXPECT_EQ(f.id, "r2");
-  EXPECT_EQ(f.error_kind, "template_error");
-  EXPECT_EQ(f.error_reason, failed.error_reason);
-
-  // A reason quoting ill-formed UTF-8 still makes a reply (the bytes replaced), not an exception.
-  const serve::Reply odd{"r3", false, {}, "bad_prompt", "content \xff\xfe"};
-  EXPECT_EQ(serve::decode_reply(serve::encode_reply(odd), "m").id, "r3");
-
-  EXPECT_THROW((void)serve::decode_reply("{\"failed\":{}}", "m"), std::runtime_error);
-  EXPECT_THROW((void)serve::decode_reply("not json", "m"), std::runtime_error);
-  EXPECT_THROW((void)serve::decode_reply("{\"stamps\":[]}", "m"), std::runtime_error);
-}
-
-pipe::SourceRecord item(const std::string& id, std::optional<std::string> reply_to) {
-  pipe::SourceRecord s;
-  s.id = id;
-  s.reply_to = std::move(reply_to);
-  return s;
-}
 
 struct SharedQueue : testing::Test {
   // A unique input name per test: mem: queues of one name are shared within the process.
   std::string input = "mem:" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name());
-  serve::QueueReplies replies{[this](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); },
+  reply::QueueReplies replies{[this](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); },
                               [this](std::string_view name) { return backends::is_reply_queue_of(input, name); }, 2};
   std::string reply_name = backends::reply_queue_name(input, "gw");
   std::shared_ptr<pipe::Queue> reply_queue = backends::open_queue(backends::sibling_queue_url(input, reply_name));
 };
 
 TEST_F(SharedQueue, AWorkersAnswerReachesTheWaitingGateway) {
-  serve::ReplyBox box;
-  box.open("r1", {});
-  box.open("r2", {});
-  serve::ReplyReceiver receiver(reply_queue, box);
-  replies.note(item("r1", reply_name));
-  replies.note(item("r2", reply_name));
+  reply::testing::RecordingPath box;
+  reply::ReplyReceiver receiver(reply_queue, box);
+  replies.note("r1", reply_name);
+  replies.note("r2", reply_name);
   replies.deliver(record_reply("r1"));
-  replies.deliver(serve::Reply{"r2", false, {}, "template_error", "no system role"});
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  const auto one = box.wait("r1", deadline);
-  ASSERT_TRUE(one && one->reply);
-  EXPECT_EQ(one->state, serve::RequestState::done);
-  EXPECT_EQ(one->reply->record.token_count, 34);
-  const auto two = box.wait("r2", deadline);
-  ASSERT_TRUE(two && two->reply);
-  EXPECT_EQ(two->state, serve::RequestState::failed);
-  EXPECT_EQ(two->reply->error_kind, "template_error");
+  replies.deliver(reply::Reply::refused("r2", "template_error", "no system role"));
+  const reply::Reply one = box.wait("r1");
+  EXPECT_TRUE(one.ok());
+  EXPECT_EQ(one.record.token_count, 34);
+  EXPECT_EQ(one.text, "the answer");
+  EXPECT_EQ(one.finish_reason, "stop");
+  const reply::Reply two = box.wait("r2");
+  EXPECT_FALSE(two.ok());
+  EXPECT_EQ(two.error_kind, "template_error");
+  replies.flush();
   EXPECT_EQ(replies.counts().sent, 2u);
   receiver.stop();
   EXPECT_EQ(receiver.received(), 2u);
@@ -142,9 +109,10 @@ TEST_F(SharedQueue, AWorkersAnswerReachesTheWaitingGateway) {
 }
 
 TEST_F(SharedQueue, ItemsWithoutAReplyQueueAreNotAnswered) {
-  replies.note(item("plain", std::nullopt));
+  replies.note("plain", std::nullopt);
   replies.deliver(record_reply("plain"));
   replies.deliver(record_reply("never-noted"));
+  replies.flush();
   EXPECT_EQ(replies.counts().sent, 0u);
   EXPECT_EQ(reply_queue->counts().visible, 0u);
 }
@@ -152,24 +120,61 @@ TEST_F(SharedQueue, ItemsWithoutAReplyQueueAreNotAnswered) {
 TEST_F(SharedQueue, ANameThatIsNotAReplyQueueOfTheInputIsRefused) {
   const std::string log_name = "log";  // e.g. the log stream: a hostile item must not write there
   try {
-    replies.note(item("x", log_name));
+    replies.note("x", log_name);
     FAIL() << "accepted";
   } catch (const pipe::ItemError& e) {
     EXPECT_EQ(e.kind(), "bad_message");
   }
   replies.deliver(record_reply("x"));
+  replies.flush();
   EXPECT_EQ(replies.counts().sent, 0u);
 }
 
 TEST_F(SharedQueue, PastItsBoundTheOldestNoteIsForgotten) {
-  replies.note(item("a", reply_name));
-  replies.note(item("b", reply_name));
-  replies.note(item("c", reply_name));  // bound 2: "a" goes
+  replies.note("a", reply_name);
+  replies.note("b", reply_name);
+  replies.note("c", reply_name);  // bound 2: "a" goes
   replies.deliver(record_reply("a"));
   replies.deliver(record_reply("b"));
   replies.deliver(record_reply("c"));
+  replies.flush();
   EXPECT_EQ(replies.counts().sent, 2u);
-  EXPECT_EQ(reply_queue->counts().visible, 2u);
+  EXPECT_GE(reply_queue->counts().visible, 1u);
+}
+
+// The batching rule: the first delta of an answer and the final reply leave at once; the deltas
+// between them wait for the window and leave together, merged into one event per stream.
+TEST_F(SharedQueue, DeltasAreBatchedByTimeAndTheFirstOneIsNotDelayed) {
+  reply::QueueReplies batched{[this](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); },
+                              [this](std::string_view name) { return backends::is_reply_queue_of(input, name); }, 16,
+                              reply::ReplyBatching{std::chrono::milliseconds(300), 64 * 1024}};
+  reply::testing::RecordingPath box;
+  reply::ReplyReceiver receiver(reply_queue, box);
+  batched.note("s", reply_name);
+  const std::int64_t start = pipe::monotonic_ns();
+  batched.text("s", "w-1", 0, "He");
+  // The first piece arrives well before the window ends.
+  while (box.deltas().empty() && pipe::monotonic_ns() - start < 5'000'000'000) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(box.deltas().size(), 1u);
+  EXPECT_LT(pipe::monotonic_ns() - start, 250'000'000);
+  const std::string words[] = {"llo", ", ", "wor", "ld"};
+  std::int64_t offset = 2;
+  for (const auto& w : words) {
+    batched.text("s", "w-1", offset, w);
+    offset += static_cast<std::int64_t>(w.size());
+  }
+  batched.deliver(reply::Reply::answered(record_reply("s").record, "Hello, world", "stop", "w-1"));
+  const reply::Reply done = box.wait("s");
+  EXPECT_TRUE(done.ok());
+  EXPECT_TRUE(done.text.empty());  // streamed: the deltas carried it
+  EXPECT_EQ(done.text_bytes, 12);
+  const auto deltas = box.deltas();
+  ASSERT_EQ(deltas.size(), 2u);  // four pieces in one event, sent with the final reply
+  EXPECT_EQ(deltas[1].offset, 2);
+  EXPECT_EQ(deltas[1].text, "llo, world");
+  batched.flush();
+  EXPECT_EQ(batched.counts().messages, 2u);
+  EXPECT_EQ(batched.counts().deltas, 5u);
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
-#include "serve/reply_receiver.hpp"
+#include "reply/reply_receiver.hpp"
 
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
 
-#include "serve/reply_codec.hpp"
+#include "reply/reply_codec.hpp"
 
-namespace overhead::serve {
+namespace overhead::reply {
 namespace {
 
 // Short enough that stop() returns quickly, long enough that an idle gateway does not spin.
@@ -43,12 +43,16 @@ void ReplyReceiver::run() {
     receipts.reserve(batch.size());
     for (auto& m : batch) {
       receipts.push_back(m.receipt);
-      try {
-        box_.deliver(decode_reply(m.body, replies_->url() + " message " + m.id));
-        received_.fetch_add(1);
-      } catch (const std::exception& e) {
-        if (unreadable_.fetch_add(1) < 10) std::fprintf(stderr, "overhead serve: unreadable reply: %s\n", e.what());
-      }
+      const auto errors = decode_events(m.body, replies_->url() + " message " + m.id, [&](ReplyEvent&& event) {
+        if (auto* d = std::get_if<Delta>(&event)) {
+          box_.text(d->id, d->attempt, d->offset, d->text);
+        } else {
+          box_.deliver(std::get<Reply>(std::move(event)));
+          received_.fetch_add(1);
+        }
+      });
+      for (const auto& e : errors)
+        if (unreadable_.fetch_add(1) < 10) std::fprintf(stderr, "overhead serve: unreadable reply: %s\n", e.c_str());
     }
     // A reply is worth nothing once handed over (or unreadable): delete it. A failed delete lets
     // it come back, and the box drops a second answer to the same request.
@@ -60,4 +64,4 @@ void ReplyReceiver::run() {
   }
 }
 
-}  // namespace overhead::serve
+}  // namespace overhead::reply

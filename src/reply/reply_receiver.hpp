@@ -1,8 +1,9 @@
 // The gateway's side of the reply path over a shared queue: one thread receives the workers'
-// replies from the gateway's own reply queue, hands each to the ReplyBox and deletes it. A reply
-// that cannot be read is deleted too and counted (it would fail the same way every time); a
-// reply for a request the gateway no longer waits for (answered, timed out, or from before a
-// restart) is dropped by the box.
+// messages from the gateway's own reply queue, hands each event (reply_codec.hpp: deltas and
+// final replies, in order) to the gateway's ReplyPath (its box) and deletes the message. An event
+// that cannot be read is dropped and counted (it would fail the same way every time); a reply for
+// a request the gateway no longer waits for (answered, timed out, or from before a restart) is
+// dropped by the box.
 #pragma once
 
 #include <atomic>
@@ -12,9 +13,9 @@
 #include <thread>
 
 #include "pipe/queue.hpp"
-#include "serve/reply_box.hpp"
+#include "reply/reply_path.hpp"
 
-namespace overhead::serve {
+namespace overhead::reply {
 
 class ReplyReceiver {
  public:
@@ -25,7 +26,7 @@ class ReplyReceiver {
 
   // Ends the thread (after its current receive wait). Idempotent.
   void stop();
-  [[nodiscard]] std::uint64_t received() const { return received_.load(); }
+  [[nodiscard]] std::uint64_t received() const { return received_.load(); }  // final replies handed over
 
  private:
   void run();
@@ -39,4 +40,4 @@ class ReplyReceiver {
   std::thread thread_;
 };
 
-}  // namespace overhead::serve
+}  // namespace overhead::reply

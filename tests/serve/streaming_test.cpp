@@ -1,0 +1,282 @@
+// The answer's text through the gateway: a synchronous completion carries the engine's text in
+// message.content, a stream carries it as chat.completion.chunk deltas while the engine generates
+// (the first well before the last), and their concatenation is the sync text; an asynchronous
+// request keeps it in its `response`. From the fake OpenAI server of tests/support through the
+// openai decoder, and from an asynchronous decoder that streams on one thread of its own (many
+// generations in flight, no thread per stream in the worker); in process (mem:) and over a reply
+// queue with a routing-only gateway and a remote worker (batched deltas, reply/queue_replies.hpp).
+// The real llama.cpp engine: tests/engine.
+#include <httplib.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/open.hpp"
+#include "backends/queue_siblings.hpp"
+#include "chat_fixture.hpp"
+#include "pipe/clock.hpp"
+#include "pipe/source.hpp"
+#include "pipe/worker_host.hpp"
+#include "support/fake_openai.hpp"
+
+namespace {
+
+using namespace overhead;
+
+// An asynchronous, streaming decoder: every generation in flight is ticked by one thread of its
+// own, one piece "t<i> " every `interval`, then on_done with finish_reason "stop", as an engine
+// batching many sequences would answer.
+class TickingDecoder final : public pipe::Decoder {
+ public:
+  TickingDecoder(int tokens, std::chrono::milliseconds interval) : tokens_(tokens), interval_(interval), thread_([this] { run(); }) {}
+  ~TickingDecoder() override {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  std::string describe() const override { return "ticking:"; }
+  pipe::DecodeResult decode(const pipe::DecodeRequest&) const override { throw pipe::DecoderError("start() only"); }
+  std::shared_ptr<pipe::DecodeTicket> start(const pipe::DecodeRequest& request,
+                                            std::shared_ptr<pipe::DecodeCallbacks> callbacks) const override {
+    std::lock_guard lock(mutex_);
+    live_.push_back(Live{std::move(callbacks), request.stream_text, 0, pipe::monotonic_ns(), 0, {}});
+    max_live_ = std::max(max_live_, live_.size());
+    cv_.notify_all();
+    return nullptr;
+  }
+  std::size_t max_live() const {
+    std::lock_guard lock(mutex_);
+    return max_live_;
+  }
+
+ private:
+  struct Live {
+    std::shared_ptr<pipe::DecodeCallbacks> callbacks;
+    bool stream;
+    int sent;
+    std::int64_t start, first;
+    std::string text;
+  };
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!stop_) {
+      if (live_.empty()) {
+        cv_.wait(lock);
+        continue;
+      }
+      std::vector<Live> done;
+      for (auto it = live_.begin(); it != live_.end();) {
+        const std::string piece = "t" + std::to_string(it->sent++) + " ";
+        it->text += piece;
+        if (it->first == 0) it->first = pipe::monotonic_ns();
+        if (it->stream) it->callbacks->on_text(piece, it->sent);
+        if (it->sent == tokens_) {
+          done.push_back(std::move(*it));
+          it = live_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (auto& d : done) {
+        pipe::DecodeResult r;
+        r.decode_start = d.start;
+        r.first_token = d.first;
+        r.decode_end = pipe::monotonic_ns();
+        r.output_tokens = tokens_;
+        r.text = std::move(d.text);
+        r.finish_reason = "stop";
+        d.callbacks->on_done(std::move(r));
+      }
+      cv_.wait_for(lock, interval_, [&] { return stop_; });
+    }
+  }
+  int tokens_;
+  std::chrono::milliseconds interval_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable cv_;
+  mutable std::vector<Live> live_;
+  mutable std::size_t max_live_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+using namespace std::chrono_literals;
+using ChatTest = serve::testing::ChatServeTest;
+using nlohmann::json;
+
+const char* kBody = R"({"model":"phi-4","messages":[{"role":"user","content":"Count."}],"max_tokens":20)";
+
+std::string engine_text(int tokens) {
+  std::string out;
+  for (int i = 0; i < tokens; ++i) out += "t" + std::to_string(i) + " ";
+  return out;
+}
+
+struct StreamRead {
+  int status = 0;
+  std::vector<std::string> data;          // the `data:` payloads, in order
+  std::vector<std::int64_t> content_ns;   // when each content delta arrived
+  std::string content;                    // the deltas' text, concatenated
+  std::string finish_reason;
+};
+
+// Posts a streaming request and reads the events as they arrive.
+StreamRead read_stream(int port, const std::string& body) {
+  StreamRead out;
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(60, 0);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/chat/completions";
+  req.body = body;
+  req.set_header("Content-Type", "application/json");
+  std::string pending;
+  req.content_receiver = [&](const char* data, std::size_t len, std::uint64_t, std::uint64_t) {
+    pending.append(data, len);
+    for (std::size_t end; (end = pending.find("\n\n")) != std::string::npos;) {
+      const std::string event = pending.substr(0, end);
+      pending.erase(0, end + 2);
+      if (event.rfind("data: ", 0) != 0) continue;
+      out.data.push_back(event.substr(6));
+      if (out.data.back() == "[DONE]") continue;
+      const json j = json::parse(out.data.back());
+      if (!j.contains("choices") || j["choices"].empty()) continue;
+      const json& choice = j["choices"][0];
+      if (choice["delta"].contains("content") && !choice["delta"]["content"].get<std::string>().empty()) {
+        out.content += choice["delta"]["content"].get<std::string>();
+        out.content_ns.push_back(pipe::monotonic_ns());
+      }
+      if (!choice["finish_reason"].is_null()) out.finish_reason = choice["finish_reason"];
+    }
+    return true;
+  };
+  const auto res = client.send(req);
+  if (res) out.status = res->status;
+  return out;
+}
+
+void expect_streamed(const StreamRead& s, const std::string& text, bool while_generated = true) {
+  EXPECT_EQ(s.status, 200);
+  EXPECT_EQ(s.content, text) << "the deltas concatenate to the engine's text, nothing repeated or lost";
+  ASSERT_FALSE(s.data.empty());
+  EXPECT_EQ(s.data.back(), "[DONE]");
+  EXPECT_FALSE(s.finish_reason.empty());
+  if (!while_generated) return;
+  ASSERT_GE(s.content_ns.size(), 2u) << "more than one delta: streamed, not sent at the end";
+  // 20 tokens 30 ms apart: the first piece comes ~570 ms before the last one.
+  EXPECT_GT(s.content_ns.back() - s.content_ns.front(), 300'000'000) << "the first delta arrived while the engine generated";
+}
+
+TEST_F(ChatTest, AnOpenAiServersTextComesBackSyncStreamedAndAsync) {
+  test_support::FakeOpenAi engine;
+  engine.tokens = 20;
+  engine.interval = 30ms;
+  serve::ServerOptions o;
+  o.decoder = backends::open_decoder("openai:" + engine.url());
+  o.max_decodes = 4;
+  start(o);
+  const std::string text = engine_text(20);
+
+  const json sync = post("/v1/chat/completions", std::string(kBody) + "}", 200);
+  EXPECT_EQ(sync["choices"][0]["message"]["content"], text);
+  EXPECT_EQ(sync["usage"]["completion_tokens"], 20);
+  EXPECT_FALSE(sync["choices"][0]["finish_reason"].get<std::string>().empty());
+
+  // The openai decoder's own streaming (its callbacks as the server sends) is the engine's side
+  // (tests/engine); here: the text and its shape, whole and in order.
+  expect_streamed(read_stream(server_->bound_port(), std::string(kBody) + R"(,"stream":true})"), text, false);
+
+  const json queued = post("/v1/requests", std::string(kBody) + "}", 202);
+  json status;
+  for (int i = 0; i < 200; ++i) {
+    auto r = client_->Get(("/v1/requests/" + queued["id"].get<std::string>()).c_str());
+    ASSERT_TRUE(r);
+    status = json::parse(r->body);
+    if (status["status"] != "queued") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(status["status"], "done") << status.dump();
+  EXPECT_EQ(status["response"]["choices"][0]["message"]["content"], text);
+  // The record keeps the finish reason, not the text (no --store-text).
+  // (This fake server sends no finish_reason: the record's is empty, the completion says "length".)
+  EXPECT_TRUE(status["record"].contains("finish_reason"));
+  EXPECT_EQ(status["record"]["text"], "");
+}
+
+// A routing-only gateway (no workers of its own) and a worker elsewhere, joined by a shared
+// input queue and the gateway's reply queue (mem: queues, shared within the process): the
+// worker's deltas reach the client in order, batched, while the engine generates.
+TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
+  const std::string input = "mem:stream-in";
+  const std::string reply_name = backends::reply_queue_name(input, "gw");
+  serve::ServerOptions o;
+  o.workers = 0;
+  o.models = {"phi-4", "gemma-2-27b-it"};
+  o.pipeline.input = backends::open_queue(input);
+  o.pipeline.log = backends::open_queue("mem:stream-log");
+  o.pipeline.replies = backends::open_queue(backends::sibling_queue_url(input, reply_name));
+  o.pipeline.reply_name = reply_name;
+  o.pipeline.open_reply_queue = [input](const std::string& n) { return backends::open_queue(backends::sibling_queue_url(input, n)); };
+  o.pipeline.is_reply_queue = [input](std::string_view n) { return backends::is_reply_queue_of(input, n); };
+  o.pipeline.store = std::shared_ptr<pipe::Store>(backends::open_store("sqlite:" + (dir_ / "serve.db").string()));
+  launch(o);
+
+  // The remote worker: its own host, answering on the reply queue each item names.
+  std::atomic<bool> stop_worker{false};
+  pipe::WorkerHostOptions h;
+  h.tokenizers = {"phi-4"};
+  h.worker.decoder = std::make_shared<TickingDecoder>(20, 30ms);
+  h.worker.max_decodes = 4;
+  h.open_reply_queue = o.pipeline.open_reply_queue;
+  h.is_reply_queue = o.pipeline.is_reply_queue;
+  pipe::WorkerHost host(std::move(h));
+  pipe::QueueSource source(backends::open_queue(input), 100ms, 24h, &stop_worker);
+  pipe::QueueSink log(backends::open_queue("mem:stream-log"));
+  pipe::DeadLetterSink dead;
+  std::thread worker([&] { (void)host.run(source, log, dead); });
+
+  const std::string text = engine_text(20);
+  expect_streamed(read_stream(server_->bound_port(), std::string(kBody) + R"(,"stream":true})"), text);
+  const json sync = post("/v1/chat/completions", std::string(kBody) + "}", 200);
+  EXPECT_EQ(sync["choices"][0]["message"]["content"], text);
+  stop_worker = true;
+  worker.join();
+  const auto counts = host.queue_replies()->counts();
+  EXPECT_EQ(counts.sent, 2u);
+  // Batched: 20 deltas of the stream cost far fewer broker calls (the first piece, then one per
+  // 50 ms window, then the end).
+  EXPECT_LT(counts.messages, 16u) << counts.deltas << " deltas";
+}
+
+// Many streams at once through one worker thread: each gets its own text, in order, while the
+// decoder holds them in flight together (--max-decodes), not one after another.
+TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
+  auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
+  serve::ServerOptions o;
+  o.decoder = decoder;
+  o.max_decodes = 8;
+  start(o);
+  (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
+  const std::int64_t start_ns = pipe::monotonic_ns();
+  std::vector<StreamRead> reads(8);
+  std::vector<std::thread> clients;
+  for (auto& r : reads)
+    clients.emplace_back([&r, this] { r = read_stream(server_->bound_port(), std::string(kBody) + R"(,"stream":true})"); });
+  for (auto& c : clients) c.join();
+  const double seconds = double(pipe::monotonic_ns() - start_ns) / 1e9;
+  for (const auto& r : reads) expect_streamed(r, engine_text(20));
+  // The proof is the decoder's own count, not the wall clock of a shared machine: one worker
+  // thread had several generations in flight at once.
+  EXPECT_GE(decoder->max_live(), 4u) << "generations in flight together (the eight streams took " << seconds << " s)";
+}
+
+}  // namespace
