@@ -3,6 +3,7 @@
 // (merge rank, merged id). Both are built once at load and only read afterwards.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -89,13 +90,17 @@ class StringIdMap {
     const auto arena = r.array<char>();
     if (!slots.empty() && (slots.size() & (slots.size() - 1)) != 0)
       throw CacheFormatError("string table size is not a power of two");
+    // Branch-free over every slot (the compiler vectorises it): the walk is on every cached load.
     std::size_t used = 0;
+    bool outside = false;
+    const std::size_t arena_size = arena.size();
     for (const Slot& s : slots) {
-      if (s.tag == 0) continue;
-      ++used;
-      if (s.offset > arena.size() || s.length > arena.size() - s.offset)
-        throw CacheFormatError("string table key lies outside its arena");
+      const bool full = s.tag != 0;
+      used += full;
+      // When offset > size the subtraction wraps, but the first test already says "outside".
+      outside |= full & ((s.offset > arena_size) | (s.length > arena_size - s.offset));
     }
+    if (outside) throw CacheFormatError("string table key lies outside its arena");
     if (used != size_ || (!slots.empty() && used >= slots.size()))
       throw CacheFormatError("string table count differs from its slots");
     slots_.view(slots);
@@ -192,8 +197,8 @@ class PairMap {
     const auto slots = r.array<Slot>();
     if (slots.size() < 16 || (slots.size() & (slots.size() - 1)) != 0)
       throw CacheFormatError("merge table size is not a power of two");
-    bool has_empty = false;
-    for (const Slot& s : slots) has_empty = has_empty || s.key == kEmpty;
+    // Stops at the first empty slot (a load factor under 1/2 puts one near the start).
+    const bool has_empty = std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.key == kEmpty; });
     if (!has_empty) throw CacheFormatError("merge table has no empty slot");
     slots_.view(slots);
     mask_ = slots.size() - 1;
