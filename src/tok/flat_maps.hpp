@@ -90,17 +90,13 @@ class StringIdMap {
     const auto arena = r.array<char>();
     if (!slots.empty() && (slots.size() & (slots.size() - 1)) != 0)
       throw CacheFormatError("string table size is not a power of two");
-    // Branch-free over every slot (the compiler vectorises it): the walk is on every cached load.
     std::size_t used = 0;
-    bool outside = false;
-    const std::size_t arena_size = arena.size();
     for (const Slot& s : slots) {
-      const bool full = s.tag != 0;
-      used += full;
-      // When offset > size the subtraction wraps, but the first test already says "outside".
-      outside |= full & ((s.offset > arena_size) | (s.length > arena_size - s.offset));
+      if (s.tag == 0) continue;
+      ++used;
+      if (s.offset > arena.size() || s.length > arena.size() - s.offset)
+        throw CacheFormatError("string table key lies outside its arena");
     }
-    if (outside) throw CacheFormatError("string table key lies outside its arena");
     if (used != size_ || (!slots.empty() && used >= slots.size()))
       throw CacheFormatError("string table count differs from its slots");
     slots_.view(slots);
