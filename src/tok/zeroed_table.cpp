@@ -16,8 +16,9 @@ void* map_zeroed(std::size_t bytes) {
 void unmap_zeroed(void* p, std::size_t bytes) { ::munmap(p, bytes); }
 
 void rezero(void* p, std::size_t bytes) {
-  // MADV_DONTNEED on private anonymous memory: the next touch of each page reads zeros.
-  if (::madvise(p, bytes, MADV_DONTNEED) != 0) std::memset(p, 0, bytes);
+  // A memset, not MADV_DONTNEED: a full memo is cleared while it is in use, and dropped pages
+  // would each cost a page fault again right after.
+  std::memset(p, 0, bytes);
 }
 
 }  // namespace overhead::tok::detail

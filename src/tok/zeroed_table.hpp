@@ -3,8 +3,7 @@
 // tables of the BPE model (piece_cache.hpp, pair_cache.hpp, chunk_memo.hpp, boundary_memo.hpp)
 // are about 3.4 MB per model; filled with a memset (a std::vector) they cost every short process,
 // such as one `overhead tokenize` of one line, some 850 page faults for pages it never reads.
-// Here a process pays for the pages it uses, and a clear hands the pages back instead of
-// rewriting them.
+// Here a process pays for the pages it uses.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +13,7 @@ namespace overhead::tok {
 
 namespace detail {
 // Anonymous zero-filled memory of `bytes` (throws std::bad_alloc), its release, and its reset to
-// zero (the pages are dropped and come back as zero pages when touched again).
+// zero.
 void* map_zeroed(std::size_t bytes);
 void unmap_zeroed(void* p, std::size_t bytes);
 void rezero(void* p, std::size_t bytes);
