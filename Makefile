@@ -67,7 +67,7 @@ goldens: build
 	@bash scripts/make_goldens.sh
 
 # The deployable AWS Lambda zip of `overhead lambda` (bootstrap + binary + its shared libraries;
-# README "The consumer as a Lambda").
+# docs/aws.md, "The consumer as a Lambda").
 lambda-zip: build
 	@bash scripts/make_lambda_zip.sh $(BUILD) $(BUILD)/overhead-lambda.zip
 

@@ -17,8 +17,8 @@ BUILD_PACKAGES=(
   libeigen3-dev libgsl-dev                                   # statistics: small solves, t/normal distributions
   libhiredis-dev                                             # Redis Streams queue (hiredis)
   libpq-dev                                                  # PostgreSQL store (libpq)
-  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); the gateway
-  libboost-dev                                               # Boost.Beast/Asio headers
+  libcurl4-openssl-dev libssl-dev                            # AWS clients (HTTP, SigV4)
+  libboost-dev                                               # the gateway's HTTP server: Boost.Beast/Asio (headers only)
   python3                                                    # scripts/fetch_tokenizers.sh builds the tokenizer sets
 )
 
@@ -33,10 +33,11 @@ PACKAGES=(
   redis-server                                               # the Redis test server
   postgresql-15                                              # the PostgreSQL test server
   chromium                                                   # report and serve dashboard tests: pages in headless Chromium
+  libcpp-httplib-dev                                         # loopback test servers and clients
   sqlite3                                                    # serve test: reads the gateway's store from node
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
   zip binutils                                               # make lambda-zip: the zip, and strip
-  wrk                                                        # benchmark only: the load generator (bench/serve)
+  wrk                                                        # benchmark only: the HTTP load generator (bench/serve)
 )
 if [ "$MODE" = build ]; then PACKAGES=("${BUILD_PACKAGES[@]}"); else PACKAGES=("${BUILD_PACKAGES[@]}" "${PACKAGES[@]}"); fi
 

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "aws/sigv4.hpp"
+
 namespace overhead::aws {
 
 std::string lambda_error_json(const std::string& type, const std::string& message) {
@@ -66,12 +68,14 @@ void LambdaRuntime::post(const std::string& path, const std::string& body, const
     throw LambdaRuntimeError("Runtime API POST " + path + ": HTTP " + std::to_string(res.status) + ": " + res.body);
 }
 
+// The request id comes from the Runtime API's header and goes back as one path segment: encoded
+// (RFC 3986), so an id holding '/', '?', '#' or '..' cannot aim the post at another path.
 void LambdaRuntime::respond(const std::string& request_id, const std::string& body) {
-  post("/invocation/" + request_id + "/response", body, "");
+  post("/invocation/" + uri_encode(request_id) + "/response", body, "");
 }
 
 void LambdaRuntime::invocation_error(const std::string& request_id, const std::string& type, const std::string& message) {
-  post("/invocation/" + request_id + "/error", lambda_error_json(type, message), type);
+  post("/invocation/" + uri_encode(request_id) + "/error", lambda_error_json(type, message), type);
 }
 
 void LambdaRuntime::init_error(const std::string& type, const std::string& message) {

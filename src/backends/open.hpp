@@ -24,7 +24,10 @@ namespace overhead::backends {
 // What opening may do. `create` makes a missing file-backed queue or store (a run, a worker,
 // the gateway); `existing` refuses one that is not there (analyze, status), so a mistyped path is
 // an error naming it, not a new empty database. Network backends are reached either way.
-enum class Access { create, existing };
+// `read_only` is a reader's (analyze): the store must exist and is opened so that nothing in it
+// changes, not even on a foreign or corrupt file (for sqlite: SQLITE_OPEN_READONLY, no table made,
+// no journal mode set). Network stores are opened as with `existing`.
+enum class Access { create, existing, read_only };
 
 // mem:[NAME][?visibility_ms=30000&max_receives=0]
 // sqlite-queue:PATH[?name=queue&visibility_ms=30000&max_receives=0]
@@ -56,7 +59,7 @@ enum class Access { create, existing };
 // The decoder stage (`--decoder`, open_decoder.cpp):
 // none                                       no decoder: a null pointer
 // sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] the modelled D, waited (sim_decoder.hpp)
-// openai:URL[,model=NAME][,timeout_ms=MS]   a real OpenAI-compatible server (openai_decoder.hpp)
+// openai:URL[,model=NAME][,timeout_ms=MS][,usage=required]   a real OpenAI-compatible server (openai_decoder.hpp)
 // Throws std::invalid_argument naming the bad part.
 [[nodiscard]] std::shared_ptr<const pipe::Decoder> open_decoder(std::string_view spec);
 

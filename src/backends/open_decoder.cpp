@@ -20,7 +20,7 @@ constexpr DecoderForm kDecoderForms[] = {
      [](std::string_view rest) -> std::shared_ptr<const pipe::Decoder> {
        return std::make_shared<SimDecoder>(parse_sim_decoder(rest));
      }},
-    {"openai:", "openai:URL[,model=NAME][,timeout_ms=MS]",
+    {"openai:", "openai:URL[,model=NAME][,timeout_ms=MS][,usage=required]",
      [](std::string_view rest) -> std::shared_ptr<const pipe::Decoder> {
        return std::make_shared<OpenAiDecoder>(parse_openai_decoder(rest));
      }},

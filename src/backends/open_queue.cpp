@@ -36,7 +36,7 @@ std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs cloc
   std::string known;
   for (const auto& s : kQueueSchemes) {
     if (s.scheme != u.scheme) continue;
-    if (access == Access::existing && s.local_file && !std::filesystem::exists(u.path))
+    if (access != Access::create && s.local_file && !std::filesystem::exists(u.path))
       throw pipe::QueueError(u.describe("queue", "no such file; give the queue file that enqueue or a worker wrote"));
     return s.open(u, clock);
   }

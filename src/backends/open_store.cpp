@@ -19,10 +19,11 @@ struct StoreScheme {
   std::string_view usage;  // shown when the scheme is unknown
   std::unique_ptr<pipe::Store> (*open)(const pipe::BackendUrl&);
   bool local_file;  // the URL's path is a file on this host, made when missing
+  std::unique_ptr<pipe::Store> (*open_read_only)(const pipe::BackendUrl&) = nullptr;  // null: `open`
 };
 
 constexpr StoreScheme kStoreSchemes[] = {
-    {"sqlite", "sqlite:PATH", &open_sqlite_store, true},
+    {"sqlite", "sqlite:PATH", &open_sqlite_store, true, &open_sqlite_store_read_only},
     {"postgres", "postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S]", &open_postgres_store, false},
     {"postgresql", "postgresql://... (as postgres://)", &open_postgres_store, false},
     {"dynamodb", "dynamodb://TABLE[?region=R&endpoint=URL&create=1&tokenizers=A,B]", &open_dynamodb_store, false},
@@ -34,8 +35,9 @@ std::unique_ptr<pipe::Store> open_store(std::string_view url, Access access) {
   const pipe::BackendUrl u = pipe::parse_backend_url(url);
   for (const auto& s : kStoreSchemes) {
     if (s.scheme != u.scheme) continue;
-    if (access == Access::existing && s.local_file && !std::filesystem::exists(u.path))
+    if (access != Access::create && s.local_file && !std::filesystem::exists(u.path))
       throw pipe::StoreError(u.describe("store", "no such file; give the store a run wrote (e.g. sqlite:out/records.db)"));
+    if (access == Access::read_only && s.open_read_only) return s.open_read_only(u);
     return s.open(u);
   }
   std::string known;

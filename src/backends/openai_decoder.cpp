@@ -1,12 +1,14 @@
 #include "backends/openai_decoder.hpp"
 
 #include <charconv>
+#include <future>
 #include <stdexcept>
 
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
-#include "pipe/clock.hpp"
+#include "backends/curl_stream_loop.hpp"
+#include "backends/openai_stream.hpp"
 #include "pipe/errors.hpp"
 
 namespace overhead::backends {
@@ -22,82 +24,54 @@ void global_init() {
   if (!ok) throw DecoderError("openai decoder: curl_global_init failed", Failure::permanent);
 }
 
-// One handle per thread, reused: its connection stays open for the thread's next item.
-struct Handle {
-  CURL* h = nullptr;
-  Handle() : h(curl_easy_init()) {}
-  ~Handle() {
-    if (h) curl_easy_cleanup(h);
+std::string request_body(const pipe::DecodeRequest& request, const std::string& model) {
+  nlohmann::json body = {{"model", model.empty() ? std::string(request.tokenizer) : model},
+                         {"prompt", std::string(request.prompt)},
+                         {"stream", true},
+                         {"stream_options", {{"include_usage", true}}}};
+  if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
+  if (const pipe::SamplingParams* s = request.sampling) {
+    if (s->temperature) body["temperature"] = *s->temperature;
+    if (s->top_p) body["top_p"] = *s->top_p;
+    if (s->presence_penalty) body["presence_penalty"] = *s->presence_penalty;
+    if (s->frequency_penalty) body["frequency_penalty"] = *s->frequency_penalty;
+    if (s->seed) body["seed"] = *s->seed;
+    if (!s->stop.empty()) body["stop"] = s->stop;
+    if (!s->user.empty()) body["user"] = s->user;
   }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-};
-
-// The state of one streamed answer, filled by the write callback as bytes arrive.
-struct Stream {
-  CURL* h = nullptr;
-  long status = 0;
-  std::string pending;     // bytes after the last complete line
-  std::string error_body;  // a non-200 answer's body (the first 4 KB)
-  pipe::DecodeResult* result = nullptr;
-  bool done = false;
-  std::string protocol_error;  // set when a data line is no OpenAI chunk
-};
-
-void on_data_line(Stream& s, std::string_view data) {
-  if (data == "[DONE]") {
-    s.result->decode_end = pipe::monotonic_ns();
-    s.done = true;
-    return;
-  }
-  const auto j = nlohmann::json::parse(data, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    s.protocol_error = "a data line is not JSON: " + std::string(data.substr(0, 200));
-    return;
-  }
-  if (const auto e = j.find("error"); e != j.end() && !e->is_null()) {
-    s.protocol_error = "the server sent an error in the stream: " + e->dump();
-    return;
-  }
-  if (const auto c = j.find("choices"); c != j.end() && c->is_array() && !c->empty()) {
-    const auto& choice = (*c)[0];
-    if (const auto t = choice.find("text"); t != choice.end() && t->is_string() && !t->get_ref<const std::string&>().empty()) {
-      if (s.result->first_token == 0) s.result->first_token = pipe::monotonic_ns();
-      s.result->text += t->get_ref<const std::string&>();
-    }
-  }
-  if (const auto u = j.find("usage"); u != j.end() && u->is_object())
-    if (const auto n = u->find("completion_tokens"); n != u->end() && n->is_number_integer())
-      s.result->output_tokens = n->get<std::int64_t>();
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::size_t on_write(char* data, std::size_t size, std::size_t n, void* user) {
-  auto& s = *static_cast<Stream*>(user);
-  const std::size_t bytes = size * n;
-  if (s.status == 0) curl_easy_getinfo(s.h, CURLINFO_RESPONSE_CODE, &s.status);
-  if (s.status != 200) {
-    if (s.error_body.size() < 4096) s.error_body.append(data, std::min(bytes, 4096 - s.error_body.size()));
-    return bytes;
+// cancel() reaches the stream through the loop while both live; after the decoder is gone (its
+// loop closed every stream) there is nothing left to cancel.
+class StreamTicket final : public pipe::DecodeTicket {
+ public:
+  StreamTicket(std::weak_ptr<CurlStreamLoop> loop, std::weak_ptr<OpenAiStream> stream)
+      : loop_(std::move(loop)), stream_(std::move(stream)) {}
+  void cancel() override {
+    const auto loop = loop_.lock();
+    const auto stream = stream_.lock();
+    if (loop && stream) loop->cancel(stream);
   }
-  s.pending.append(data, bytes);
-  std::size_t start = 0;
-  for (std::size_t nl; (nl = s.pending.find('\n', start)) != std::string::npos; start = nl + 1) {
-    std::string_view line(s.pending.data() + start, nl - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.starts_with("data:")) continue;  // blank separators, comments (": ping"), event names
-    line.remove_prefix(5);
-    if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-    on_data_line(s, line);
-    if (!s.protocol_error.empty()) return 0;  // stop the transfer
-  }
-  s.pending.erase(0, start);
-  return bytes;
-}
+
+ private:
+  std::weak_ptr<CurlStreamLoop> loop_;
+  std::weak_ptr<OpenAiStream> stream_;
+};
+
+// decode(): the callbacks fill a promise the caller waits on.
+class WaitedCallbacks final : public pipe::DecodeCallbacks {
+ public:
+  std::promise<pipe::DecodeResult> promise;
+  void on_done(pipe::DecodeResult result) override { promise.set_value(std::move(result)); }
+  void on_error(const DecoderError& error) override { promise.set_exception(std::make_exception_ptr(error)); }
+};
 
 }  // namespace
 
 OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
-  const std::string form = "expected openai:URL[,model=NAME][,timeout_ms=MS], URL e.g. http://127.0.0.1:8000/v1";
+  const std::string form =
+      "expected openai:URL[,model=NAME][,timeout_ms=MS][,usage=required], URL e.g. http://127.0.0.1:8000/v1";
   OpenAiDecoderParams p;
   const std::size_t comma = text.find(',');
   std::string_view url = text.substr(0, comma);
@@ -107,7 +81,7 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
     throw std::invalid_argument("openai: '" + std::string(url) + "' is not a URL (" + form + ")");
   while (url.ends_with('/')) url.remove_suffix(1);
   p.base_url = std::string(url);
-  bool have_model = false, have_timeout = false;
+  bool have_model = false, have_timeout = false, have_usage = false;
   for (std::size_t pos = comma; pos != std::string_view::npos && pos < text.size();) {
     const std::size_t next = text.find(',', pos + 1);
     const std::string_view part = text.substr(pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
@@ -129,6 +103,12 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
       if (value.empty() || ec != std::errc() || end != value.data() + value.size() || ms <= 0)
         throw std::invalid_argument("openai: '" + std::string(part) + "': timeout_ms must be a positive integer");
       p.timeout = std::chrono::milliseconds(ms);
+    } else if (key == "usage") {
+      if (have_usage) throw std::invalid_argument("openai: 'usage' given twice");
+      have_usage = true;
+      if (value != "required" && value != "optional")
+        throw std::invalid_argument("openai: '" + std::string(part) + "': usage must be required or optional");
+      p.usage_required = value == "required";
     } else {
       throw std::invalid_argument("openai: unknown parameter '" + std::string(key) + "' (" + form + ")");
     }
@@ -136,65 +116,44 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   return p;
 }
 
-OpenAiDecoder::OpenAiDecoder(OpenAiDecoderParams p) : p_(std::move(p)) { global_init(); }
+OpenAiDecoder::OpenAiDecoder(OpenAiDecoderParams p) : p_(std::move(p)) {
+  global_init();
+  auto settings = std::make_shared<OpenAiStreamSettings>();
+  settings->url = p_.base_url + "/completions";
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  headers = curl_slist_append(headers, "Accept: text/event-stream");
+  settings->headers = std::shared_ptr<curl_slist>(headers, &curl_slist_free_all);
+  settings->timeout_ms = static_cast<long>(p_.timeout.count());
+  settings->usage_required = p_.usage_required;
+  settings_ = std::move(settings);
+  loop_ = std::make_shared<CurlStreamLoop>();
+}
+
+OpenAiDecoder::~OpenAiDecoder() = default;
 
 std::string OpenAiDecoder::describe() const {
-  return "openai:" + p_.base_url + (p_.model.empty() ? "" : ",model=" + p_.model);
+  return "openai:" + p_.base_url + (p_.model.empty() ? "" : ",model=" + p_.model) +
+         (p_.usage_required ? ",usage=required" : "");
+}
+
+std::size_t OpenAiDecoder::in_flight() const { return loop_->in_flight(); }
+
+std::shared_ptr<pipe::DecodeTicket> OpenAiDecoder::start(const pipe::DecodeRequest& request,
+                                                         std::shared_ptr<pipe::DecodeCallbacks> callbacks) const {
+  auto stream = std::make_shared<OpenAiStream>(settings_, request_body(request, p_.model), request.stream_text,
+                                               request.max_tokens, std::move(callbacks));
+  auto ticket = std::make_shared<StreamTicket>(loop_, stream);
+  loop_->add(std::move(stream));
+  return ticket;
 }
 
 pipe::DecodeResult OpenAiDecoder::decode(const pipe::DecodeRequest& request) const {
-  thread_local Handle handle;
-  if (!handle.h) throw DecoderError("openai decoder: curl_easy_init failed", Failure::transient);
-  CURL* h = handle.h;
-  curl_easy_reset(h);  // keeps the connection cache
-
-  nlohmann::json body = {{"model", p_.model.empty() ? std::string(request.tokenizer) : p_.model},
-                         {"prompt", std::string(request.prompt)},
-                         {"stream", true},
-                         {"stream_options", {{"include_usage", true}}}};
-  if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
-  const std::string payload = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const std::string url = p_.base_url + "/completions";
-
-  pipe::DecodeResult result;
-  result.output_tokens = -1;
-  Stream s;
-  s.h = h;
-  s.result = &result;
-  curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Content-Type: application/json");
-  headers = curl_slist_append(headers, "Accept: text/event-stream");
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_write);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(p_.timeout.count()));
-  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-
-  result.decode_start = pipe::monotonic_ns();
-  const CURLcode rc = curl_easy_perform(h);
-  curl_slist_free_all(headers);
-  if (s.status == 0) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &s.status);
-
-  const std::string where = "openai decoder: POST " + url;
-  if (!s.protocol_error.empty()) throw DecoderError(where + ": " + s.protocol_error, Failure::permanent);
-  if (rc != CURLE_OK && s.status == 0) {
-    // No HTTP answer: refused, unreachable, timed out, dropped. The server may be back soon.
-    throw DecoderError(where + ": " + curl_easy_strerror(rc), Failure::transient);
-  }
-  if (s.status != 200) {
-    const bool transient = s.status == 429 || s.status >= 500;
-    throw DecoderError(where + ": HTTP " + std::to_string(s.status) + ": " + s.error_body.substr(0, 300),
-                       transient ? Failure::transient : Failure::permanent);
-  }
-  if (rc != CURLE_OK) throw DecoderError(where + ": stream cut: " + curl_easy_strerror(rc), Failure::transient);
-  if (!s.done) throw DecoderError(where + ": the stream ended without data: [DONE]", Failure::transient);
-  return result;
+  auto waited = std::make_shared<WaitedCallbacks>();
+  auto result = waited->promise.get_future();
+  pipe::DecodeRequest plain = request;
+  plain.stream_text = false;
+  (void)start(plain, waited);
+  return result.get();  // rethrows the DecoderError
 }
 
 }  // namespace overhead::backends

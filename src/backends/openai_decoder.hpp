@@ -1,18 +1,28 @@
-// `--decoder openai:URL[,model=NAME][,timeout_ms=MS]`: the decoder stage on a real
-// OpenAI-compatible server (vLLM, llama.cpp's server, TGI). URL is the API base as OpenAI clients
-// take it (e.g. http://127.0.0.1:8000/v1); each item is one POST URL/completions with the
-// rendered prompt, `max_tokens` = the wanted length (left out when unknown), `stream: true` and
-// `stream_options: {include_usage: true}`. The server-sent stream is read as it arrives:
-// first_token is stamped at the first chunk with text, decode_end at `data: [DONE]`;
-// output_tokens is the final usage chunk's completion_tokens, else -1 (the worker counts the
-// text with the item's tokenizer). `model` is NAME, else the item's tokenizer name.
+// `--decoder openai:URL[,model=NAME][,timeout_ms=MS][,usage=required]`: the decoder stage on a real
+// OpenAI-compatible server (vLLM, llama.cpp's server, SGLang, TGI). URL is the API base as OpenAI
+// clients take it (e.g. http://127.0.0.1:8000/v1); each generation is one POST URL/completions with
+// the prompt we rendered (so the engine's prompt is the one we counted), `max_tokens` = the wanted
+// length (left out when unknown), the request's sampling fields (temperature, top_p, stop, seed,
+// presence_penalty, frequency_penalty, user), `stream: true` and
+// `stream_options: {include_usage: true}`. `model` is NAME, else the item's tokenizer name.
 //
-// Errors are DecoderError: a refused or lost connection, a timeout, 429 and 5xx are transient; any
-// other status, a stream that is no OpenAI stream, or one that ends without [DONE] are permanent
-// (the last: transient, a dropped stream may go through next time).
+// Asynchronous: every generation is a transfer on the decoder's one CurlStreamLoop thread (one curl
+// multi handle, hundreds of streams in flight, no thread per stream). start() returns at once;
+// the events are read as they arrive without a DOM (openai_stream_event), first_token is stamped
+// at the first text, decode_end at `data: [DONE]`; output_tokens is the usage chunk's
+// completion_tokens, else -1 (the worker counts the text with the item's tokenizer; with
+// usage=required a stream without usage is an error); finish_reason is the engine's. cancel()
+// closes the transfer, so the server sees the client go and stops generating. decode() is start()
+// waited for, for batch runs.
+//
+// Errors are DecoderError: a refused or lost connection, a timeout, 429 and 5xx are transient (with
+// the body's message); any other status, a stream that is no OpenAI stream, an error event, or a
+// missing usage chunk when required are permanent; a stream that ends without [DONE] is transient
+// (a dropped stream may go through next time).
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -24,17 +34,31 @@ struct OpenAiDecoderParams {
   std::string base_url;  // without a trailing '/'
   std::string model;     // empty: the item's tokenizer name
   std::chrono::milliseconds timeout{600000};
+  bool usage_required = false;  // usage=required
 };
+
+class CurlStreamLoop;
+struct OpenAiStreamSettings;
 
 class OpenAiDecoder final : public pipe::Decoder {
  public:
   explicit OpenAiDecoder(OpenAiDecoderParams p);
+  // Closes the loop: generations still running end with on_error (transient). Must not run inside
+  // one of this decoder's callbacks.
+  ~OpenAiDecoder() override;
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] bool needs_prompt() const override { return true; }
+  // start() waited for. Must not be called from one of this decoder's callbacks (its loop's thread).
   [[nodiscard]] pipe::DecodeResult decode(const pipe::DecodeRequest& request) const override;
+  [[nodiscard]] std::shared_ptr<pipe::DecodeTicket> start(const pipe::DecodeRequest& request,
+                                                          std::shared_ptr<pipe::DecodeCallbacks> callbacks) const override;
+  // Generations started and not yet ended (a gauge for tests and benchmarks).
+  [[nodiscard]] std::size_t in_flight() const;
 
  private:
   OpenAiDecoderParams p_;
+  std::shared_ptr<const OpenAiStreamSettings> settings_;
+  std::shared_ptr<CurlStreamLoop> loop_;
 };
 
 // The text after "openai:". Throws std::invalid_argument naming the bad part.

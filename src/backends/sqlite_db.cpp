@@ -116,6 +116,18 @@ SqliteDb::SqliteDb(const std::string& path, const std::string& what, std::chrono
   exec("PRAGMA synchronous=NORMAL");
 }
 
+SqliteDb::SqliteDb(ReadOnly, const std::string& path, const std::string& what, std::chrono::milliseconds busy_timeout)
+    : what_(what) {
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw StoreError(what_ + ": cannot open read-only: " + msg, classify(rc));
+  }
+  sqlite3_busy_timeout(db_, static_cast<int>(std::min<std::int64_t>(busy_timeout.count(), 1 << 30)));
+}
+
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
 
 void SqliteDb::exec(const std::string& sql) {

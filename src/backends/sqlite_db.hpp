@@ -18,6 +18,8 @@ namespace overhead::backends {
 class SqliteStatement {
  public:
   SqliteStatement() = default;
+  // False for a statement never prepared (a default-constructed one).
+  explicit operator bool() const { return stmt_ != nullptr; }
   SqliteStatement(sqlite3* db, std::string_view sql, const std::string& what);
   ~SqliteStatement();
   SqliteStatement(SqliteStatement&& o) noexcept : stmt_(o.stmt_), what_(std::move(o.what_)) { o.stmt_ = nullptr; }
@@ -50,6 +52,11 @@ class SqliteDb {
   // `busy_timeout` bounds the wait for another connection's write lock (then a transient
   // StoreError). Errors are StoreError, transient for a busy or locked database only.
   SqliteDb(const std::string& path, const std::string& what,
+           std::chrono::milliseconds busy_timeout = pipe::kDefaultCallTimeout);
+  // A reader's connection: opens an existing file read-only (SQLITE_OPEN_READONLY) and sets no
+  // journal mode, so neither the file nor its header changes, whatever the file holds.
+  struct ReadOnly {};
+  SqliteDb(ReadOnly, const std::string& path, const std::string& what,
            std::chrono::milliseconds busy_timeout = pipe::kDefaultCallTimeout);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;

@@ -14,10 +14,14 @@ using namespace overhead::pipe;
 
 namespace {
 
-// The schema and statements, from the record field table (pipe/record_fields.hpp).
-std::string column_list() {
+// The schema and statements, from the record field table (pipe/record_fields.hpp). Columns named
+// in `absent` (a reader's view of an older table) are read as NULL.
+std::string column_list(const std::set<std::string>& absent = {}) {
   std::string out;
-  for (const auto& f : kRecordFields) out += (out.empty() ? "" : ", ") + std::string(f.column);
+  for (const auto& f : kRecordFields) {
+    const std::string c(f.column);
+    out += (out.empty() ? "" : ", ") + (absent.count(c) ? "NULL AS " + c : c);
+  }
   return out;
 }
 
@@ -97,7 +101,21 @@ SqliteStore::SqliteStore(std::string url, const std::string& path, std::chrono::
                           " FROM records WHERE experiment=?1 ORDER BY experiment_tokenizer, id");
 }
 
+SqliteStore::SqliteStore(ReadOnly, std::string url, const std::string& path, std::chrono::milliseconds call_timeout)
+    : url_(std::move(url)), db_(SqliteDb::ReadOnly{}, path, url_, call_timeout) {
+  // Reading the schema is the first read of the file: a file that is no SQLite database fails here.
+  auto has_table = db_.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='records'");
+  const bool found = has_table.step();
+  has_table.reset();
+  if (!found) throw StoreError(url_ + ": no table 'records': not a record store (give the store a run wrote)");
+  std::set<std::string> absent;
+  for (const RecordField* f : missing_columns(db_)) absent.insert(std::string(f->column));
+  scan_all_ = db_.prepare("SELECT " + column_list(absent) + " FROM records ORDER BY experiment_tokenizer, id");
+  scan_one_ = db_.prepare("SELECT " + column_list(absent) + " FROM records WHERE experiment=?1 ORDER BY experiment_tokenizer, id");
+}
+
 void SqliteStore::upsert_locked(const Record& r) {
+  if (!upsert_) throw StoreError(url_ + ": opened read-only");
   for (std::size_t k = 0; k < kRecordFields.size(); ++k) {
     const int index = static_cast<int>(k + 1);
     const FieldValue v = kRecordFields[k].get(r);
@@ -123,6 +141,7 @@ std::vector<UpsertFailure> SqliteStore::upsert_batch(std::span<const Record> rec
 }
 
 std::size_t SqliteStore::update_stamps(std::span<const StampPatch> patches) {
+  if (!stamps_) throw StoreError(url_ + ": opened read-only");
   std::size_t found = 0;
   std::lock_guard lock(mutex_);
   transaction(db_, [&] {
@@ -161,6 +180,12 @@ std::unique_ptr<Store> open_sqlite_store(const BackendUrl& u) {
   u.check_params({"timeout_ms"});
   if (u.path.empty()) throw std::invalid_argument(u.describe("store", "expected sqlite:PATH"));
   return std::make_unique<SqliteStore>(u.redacted(), u.path, u.call_timeout());
+}
+
+std::unique_ptr<Store> open_sqlite_store_read_only(const BackendUrl& u) {
+  u.check_params({"timeout_ms"});
+  if (u.path.empty()) throw std::invalid_argument(u.describe("store", "expected sqlite:PATH"));
+  return std::make_unique<SqliteStore>(SqliteStore::ReadOnly{}, u.redacted(), u.path, u.call_timeout());
 }
 
 }  // namespace overhead::backends

@@ -16,6 +16,11 @@ namespace overhead::backends {
 class SqliteStore final : public pipe::Store {
  public:
   SqliteStore(std::string url, const std::string& path, std::chrono::milliseconds call_timeout = pipe::kDefaultCallTimeout);
+  // A reader (backends::Access::read_only): the file is opened read-only and never changed. A file
+  // with no `records` table is an error saying so; columns an older version lacked read as empty.
+  // upsert and update_stamps throw.
+  struct ReadOnly {};
+  SqliteStore(ReadOnly, std::string url, const std::string& path, std::chrono::milliseconds call_timeout = pipe::kDefaultCallTimeout);
 
   void upsert(const pipe::Record& record) override;
   std::vector<pipe::UpsertFailure> upsert_batch(std::span<const pipe::Record> records) override;
@@ -32,7 +37,8 @@ class SqliteStore final : public pipe::Store {
   SqliteStatement upsert_, stamps_, scan_all_, scan_one_;
 };
 
-// The `sqlite:` arm of open_store.
+// The `sqlite:` arm of open_store, and its read-only form.
 std::unique_ptr<pipe::Store> open_sqlite_store(const pipe::BackendUrl& url);
+std::unique_ptr<pipe::Store> open_sqlite_store_read_only(const pipe::BackendUrl& url);
 
 }  // namespace overhead::backends

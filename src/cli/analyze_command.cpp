@@ -35,7 +35,8 @@ struct AnalyzeOptions {
 int run_analyze(const AnalyzeOptions& o) {
   try {
     const auto cost_section = cost_report_section(*o.cost);
-    auto store = backends::open_store(o.store_url, backends::Access::existing);
+    // A reader: the store is opened read-only, so analysing a file never changes it.
+    auto store = backends::open_store(o.store_url, backends::Access::read_only);
     std::vector<pipe::Record> records;
     if (o.experiments.empty()) {
       records = pipe::scan_in_key_order(*store, "");

@@ -11,6 +11,7 @@
 
 #include "cli/aws_init.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 
 namespace overhead::cli {
 namespace {
@@ -49,8 +50,10 @@ void add_aws_init_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--sqs-endpoint", o->sqs_endpoint, "SQS endpoint (overrides --endpoint)");
   cmd->add_option("--dynamodb-endpoint", o->dynamodb_endpoint, "DynamoDB endpoint (overrides --endpoint)");
   cmd->add_option("--s3-endpoint", o->s3_endpoint, "S3 endpoint (overrides --endpoint; path-style addressing)");
-  cmd->add_option("--max-receives", o->max_receives, "Receives before a message moves to its DLQ")->capture_default_str();
-  cmd->add_option("--visibility-s", o->visibility_s, "The queues' visibility timeout in seconds")->capture_default_str();
+  cmd->add_option("--max-receives", o->max_receives, "Receives before a message moves to its DLQ")
+      ->capture_default_str()->check(integer_in(1, 1000));
+  cmd->add_option("--visibility-s", o->visibility_s, "The queues' visibility timeout in seconds")
+      ->capture_default_str()->check(integer_in(0, 43200));
   cmd->callback([o, &exit_code] { exit_code = run_aws_init(*o); });
 }
 

@@ -12,6 +12,7 @@
 #include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "chat/json_value.hpp"
 #include "chat/value.hpp"
 
@@ -19,6 +20,7 @@ namespace overhead::cli {
 
 namespace {
 struct BenchArgs {
+  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
   std::string tokenizer;
   std::string template_file;
   std::string input;
@@ -44,7 +46,7 @@ int run_bench(const BenchArgs& a) {
       return;
     }
     convs.push_back(std::move(c));
-  });
+  }, a.max_line_bytes);
   // Keep the conversations the template accepts; the others are not rendering work.
   std::vector<const Conversation*> ok;
   std::size_t bytes = 0;
@@ -120,10 +122,11 @@ void add_bench_template_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer whose chat template to use: short name, HF model id, a folder holding tokenizer_config.json, or that file");
   cmd->add_option("--template", args->template_file, "A Jinja template file to use instead of the tokenizer's");
   cmd->add_option("--input", args->input, "JSONL file (.gz ok)")->required();
+  add_max_line_bytes_option(*cmd, args->max_line_bytes);
   cmd->add_option("--field", args->field, "Field holding the messages")->capture_default_str();
   cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
   cmd->add_option("--date", args->date, "Date for strftime_now (YYYY-MM-DD)")->check(date_validator());
-  cmd->add_option("--passes", args->passes, "Timed passes over the input (median reported)");
+  cmd->add_option("--passes", args->passes, "Timed passes over the input (median reported)")->check(integer_in(1, 1000));
   cmd->add_flag("--json", args->json, "Print one JSON line");
   cmd->callback([args, &exit_code]() {
     if (args->tokenizer.empty() && args->template_file.empty())

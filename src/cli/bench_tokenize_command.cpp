@@ -12,6 +12,7 @@
 #include "cli/cli_io.hpp"
 #include "cli/json_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "binding/chat_binding.hpp"
 #include "util/thread_pool.hpp"
 
@@ -20,6 +21,7 @@ namespace overhead::cli {
 namespace {
 
 struct BenchOptions {
+  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
   std::string tokenizer;
   std::string input;
   std::string field = "text";
@@ -54,7 +56,7 @@ int run_bench(const BenchOptions& o) {
     for_each_line(o.input, [&](std::size_t n, std::string_view line) {
       if (!reader.string_field(line, n, o.field, text, error)) throw std::runtime_error(o.input + ": " + error);
       texts.push_back(text);
-    });
+    }, o.max_line_bytes);
   }
   if (texts.empty()) throw std::runtime_error(o.input + ": no input lines");
   std::size_t bytes = 0;
@@ -127,9 +129,11 @@ void add_bench_tokenize_command(CLI::App& bench, int& exit_code) {
   CLI::App* cmd = bench.add_subcommand("tokenize", "Encode speed: MB/s, tokens/s, us/item, thread scaling");
   cmd->add_option("--tokenizer", opts->tokenizer, "Short name, folder with tokenizer.json, or HF model id")->required();
   cmd->add_option("--input", opts->input, "JSONL file (.gz read compressed)")->required();
+  add_max_line_bytes_option(*cmd, opts->max_line_bytes);
   cmd->add_option("--field", opts->field, "Field holding the text")->capture_default_str();
-  cmd->add_option("--passes", opts->passes, "Timed passes (median reported)")->capture_default_str();
-  cmd->add_option("--threads", opts->max_threads, "Largest thread count for the scaling figure (0 = all cores)");
+  cmd->add_option("--passes", opts->passes, "Timed passes (median reported)")->capture_default_str()->check(integer_in(1, 1000));
+  cmd->add_option("--threads", opts->max_threads, "Largest thread count for the scaling figure (0 = all cores)")
+      ->check(integer_in(0, 1024));
   cmd->add_flag("--no-special", opts->no_special, "Do not add special tokens");
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of the table");
   cmd->callback([opts, &exit_code] { exit_code = run_bench(*opts); });

@@ -1,29 +1,29 @@
 #include "cli/cli_io.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <stdexcept>
 
+#include "cli/option_checks.hpp"
 #include "util/line_reader.hpp"
 
 namespace overhead::cli {
 
-void for_each_line(const std::string& path,
-                   const std::function<void(std::size_t, std::string_view)>& fn) {
-  if (path == "-") {
-    std::string line;
-    std::size_t n = 0;
-    while (std::getline(std::cin, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      fn(++n, line);
-    }
-    return;
-  }
-  util::LineReader reader(path);
+void for_each_line(const std::string& path, const std::function<void(std::size_t, std::string_view)>& fn,
+                   std::size_t max_line_bytes) {
+  // Standard input too goes through LineReader: std::getline has no length limit.
+  util::LineReader reader(path, max_line_bytes);
   std::string line;
   while (reader.next(line)) fn(reader.line_number(), line);
+}
+
+void add_max_line_bytes_option(CLI::App& cmd, std::size_t& max_line_bytes) {
+  cmd.add_option("--max-line-bytes", max_line_bytes,
+                 "Longest input line accepted; a longer one is an error naming its file and line")
+      ->capture_default_str()
+      ->check(integer_in(1, std::int64_t{1} << 34));
 }
 
 void write_output_file(const std::string& dir, const std::string& name, const std::string& text) {

@@ -22,6 +22,7 @@
 #include "aws/lambda_runtime.hpp"
 #include "backends/open.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "pipe/record_codec.hpp"
 #include "pipe/retry.hpp"
 #include "pipe/store.hpp"
@@ -183,7 +184,8 @@ void add_lambda_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "lambda", "The consumer as an AWS Lambda custom runtime: SQS event batches -> record store");
   cmd->add_option("--store", o.store, "Record store URL (default $OVERHEAD_STORE), e.g. dynamodb://TABLE");
-  cmd->add_option("--max-invocations", o.max_invocations, "Exit after this many events (0 = serve until stopped)");
+  cmd->add_option("--max-invocations", o.max_invocations, "Exit after this many events (0 = serve until stopped)")
+      ->check(integer_in(0, 1000000000));
   cmd->callback([&exit_code] { exit_code = lambda_command(o); });
 }
 

@@ -12,6 +12,7 @@
 #include "backends/open.hpp"
 #include "backends/queue_siblings.hpp"
 #include "cli/chat_input.hpp"
+#include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
 #include "pipe/cases.hpp"
@@ -104,6 +105,7 @@ struct CommonOptions {
   unsigned publishers = 10;
   std::string prefetch = "on";
   std::size_t limit = 0;
+  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
   std::int64_t max_prompt_bytes = pipe::kDefaultMaxPromptBytes;
   std::size_t max_in_flight = 0;
   bool allow_failures = false;
@@ -141,6 +143,7 @@ void add_data_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--data", o.data, "The seed's JSONL records (.gz ok); default: the bundled MT-Bench records");
   cmd.add_option("--tokenizers", o.tokenizers, "Comma-separated tokenizer names")->check(name_list())->capture_default_str();
   cmd.add_option("--limit", o.limit, "Use only the first N records (0 = all)")->check(integer_in(0, kMaxLimit));
+  add_max_line_bytes_option(cmd, o.max_line_bytes);
 }
 
 // --decoder: a form backends::open_decoder accepts; its error names the bad part (exit 2).
@@ -281,6 +284,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   cfg.out_dir = o.out;
   cfg.store_url = store_url(o);
   cfg.limit = o.limit;
+  cfg.max_line_bytes = o.max_line_bytes;
   cfg.workers = o.workers;
   cfg.worker = worker_options(o);
   cfg.progress = !o.no_progress;
@@ -361,7 +365,7 @@ int enqueue_command(const CommonOptions& o) {
   const auto dl_path = (std::filesystem::path(o.out) / "dead_letters_enqueue.jsonl").string();
   DeadLetterSink dead(dl_path);
   auto queue = queue_option("--queue", o.queue);
-  auto records = load_source_records(data, o.limit, dead);
+  auto records = load_source_records(data, o.limit, dead, o.max_line_bytes);
   const ProducerStats ps = produce(records, split_commas(o.tokenizers), *queue, std::min(o.batch, kMaxQueueBatch), &dead,
                                    RetryPolicy::jittered(), o.with_answers);
   std::printf("enqueued %llu messages in %llu batches to %s in %.3f s\n", static_cast<unsigned long long>(ps.messages),

@@ -15,6 +15,7 @@
 #include "backends/queue_siblings.hpp"
 #include "pipe/backend_url.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/server.hpp"
 
@@ -29,6 +30,8 @@ struct ServeArgs {
   std::size_t max_messages = 1024;
   int read_timeout_s = 10;
   int threads = 0;
+  int io_threads = 0;
+  int idle_timeout_s = 75;
   std::size_t max_pending_connections = 1024;
   std::int64_t max_inflight = 0;
   std::string queue = "mem:";
@@ -43,6 +46,12 @@ struct ServeArgs {
   std::size_t max_log_backlog = 20000;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
 };
+
+// Upper bounds of the size and count options: far above anything useful, they catch typing slips
+// (and "-1" typed into an unsigned option) before the server starts.
+constexpr std::int64_t kMaxBodyBytes = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxCount = 1'000'000'000;
+constexpr std::int64_t kMaxThreads = 1024;
 
 // Over a shared input queue (anything but mem:) the gateway answers through a reply queue of its
 // own, a sibling of the input queue that every work item names, so that any worker on the broker
@@ -99,7 +108,9 @@ int run_serve(const ServeArgs& a) {
   o.read_timeout_s = a.read_timeout_s;
   o.write_timeout_s = a.read_timeout_s;
   o.threads = a.threads;
-  o.max_pending_connections = a.max_pending_connections;
+  o.io_threads = a.io_threads;
+  o.idle_timeout_s = a.idle_timeout_s;
+  o.max_waiting_requests = a.max_pending_connections;
   o.max_inflight = a.max_inflight;
   o.workers = a.workers;
   o.max_queued = a.max_queued;
@@ -154,17 +165,26 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tokenizers", args->tokenizers, "Model names to offer (short names or HF ids); default: the seed's three");
   cmd->add_option("--auth-token-file", args->auth_token_file,
                   "File whose first line is the bearer token clients must send (else $OVERHEAD_AUTH_TOKEN; unset: no auth)");
-  cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")->capture_default_str();
-  cmd->add_option("--max-messages", args->max_messages, "Most messages one request may hold")->capture_default_str();
-  cmd->add_option("--read-timeout", args->read_timeout_s, "Seconds a client may take to send headers and body")
-      ->capture_default_str()->check(CLI::Range(1, 3600));
-  cmd->add_option("--threads", args->threads, "Connection threads (0: one per core, at least 8)")->capture_default_str();
+  cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")
+      ->capture_default_str()->check(integer_in(1, kMaxBodyBytes));
+  cmd->add_option("--max-messages", args->max_messages, "Most messages one request may hold")
+      ->capture_default_str()->check(integer_in(1, kMaxCount));
+  cmd->add_option("--read-timeout", args->read_timeout_s,
+                  "Seconds a client may take to send a request's headers and body, from its first byte (one deadline for the whole request)")
+      ->capture_default_str()->check(integer_in(1, 3600));
+  cmd->add_option("--threads", args->threads,
+                  "Handler threads running the routes (0: one per core, at least 8); connections take none, idle or not")
+      ->capture_default_str()->check(integer_in(0, kMaxThreads));
+  cmd->add_option("--io-threads", args->io_threads, "Event-loop threads owning the connections (0: one per core, at most 4)")
+      ->capture_default_str()->check(integer_in(0, 64));
+  cmd->add_option("--idle-timeout", args->idle_timeout_s, "Seconds a kept-alive connection may wait for its next request")
+      ->capture_default_str()->check(integer_in(1, 3600));
   cmd->add_option("--max-pending-connections", args->max_pending_connections,
-                  "Accepted connections waiting for a thread past which accepting pauses (the kernel's backlog holds the rest)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+                  "Requests read and waiting for a free handler thread past which a request gets 503 with Retry-After")
+      ->capture_default_str()->check(integer_in(1, kMaxCount));
   cmd->add_option("--max-inflight", args->max_inflight,
                   "Requests in flight past which a request gets 429 with Retry-After (0: no limit)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(integer_in(0, kMaxCount));
   cmd->add_option("--queue", args->queue, "Input queue URL the gateway sends chat requests to (mem: = in-process)")->capture_default_str();
   cmd->add_option("--log-queue", args->log_queue, "Log queue URL from the workers to the consumer")->capture_default_str();
   cmd->add_option("--store", args->store, "Record store URL (default sqlite:<out>/serve.db)");
@@ -172,7 +192,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--workers", args->workers,
                   "In-process workers taking chat requests off the input queue (0: none; `overhead worker` and "
                   "`overhead consume` processes on the same broker do the work)")
-      ->capture_default_str()->check(CLI::Range(0u, 64u));
+      ->capture_default_str()->check(integer_in(0, 64));
   cmd->add_option("--reply-queue", args->reply_queue,
                   "Over a shared --queue: the name of this gateway's reply queue, INPUT-reply-SUFFIX (default "
                   "INPUT-reply-<host>-<pid>); workers answer there");
@@ -182,15 +202,15 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "max_tokens), or openai:URL[,model=NAME][,timeout_ms=MS] (an OpenAI-compatible server)")
       ->capture_default_str();
   cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a synchronous chat request waits for its worker's reply")
-      ->capture_default_str()->check(CLI::Range(0.001, 3600.0));
+      ->capture_default_str()->check(number_in(0.001, 3600));
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout_s, "Seconds SIGTERM waits for requests in flight before answering 503")
-      ->capture_default_str()->check(CLI::Range(0.0, 3600.0));
+      ->capture_default_str()->check(number_in(0, 3600));
   cmd->add_option("--max-queued", args->max_queued, "Chat requests awaiting a worker past which a request gets 429 with Retry-After")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(integer_in(1, kMaxCount));
   cmd->add_option("--max-log-backlog", args->max_log_backlog,
                   "Records awaiting the consumer (the log queue's depth) past which a chat request gets 429 with "
                   "Retry-After, so a slow store cannot grow the backlog without bound (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()->check(integer_in(0, kMaxCount));
   cmd->callback([args, &exit_code] { exit_code = run_serve(*args); });
 }
 

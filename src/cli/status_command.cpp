@@ -12,6 +12,7 @@
 
 #include "backends/open.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "report/table.hpp"
 
 namespace overhead::cli {
@@ -102,8 +103,8 @@ void add_status_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_flag("--json", o->json, "JSON output (an array, one object per queue)");
   cmd->add_option("--watch", o->watch_s, "Print again every SECONDS until interrupted")
-      ->check(CLI::Range(0.1, 86400.0));
-  cmd->add_option("--times", o->times, "With --watch: stop after this many prints")->check(CLI::Range(1, 1000000));
+      ->check(number_in(0.1, 86400));
+  cmd->add_option("--times", o->times, "With --watch: stop after this many prints")->check(integer_in(1, 1000000));
   cmd->callback([o, &exit_code] { exit_code = run_status(*o); });
 }
 

@@ -12,6 +12,7 @@ namespace overhead::cli {
 
 namespace {
 struct TemplateArgs {
+  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
   std::string tokenizer;
   std::string template_file;
   std::string input;
@@ -48,7 +49,7 @@ int run_template(const TemplateArgs& a) {
       out += "}\n";
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
-  });
+  }, a.max_line_bytes);
   return failed ? 1 : 0;
 }
 }  // namespace
@@ -59,6 +60,7 @@ void add_template_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer whose chat template to use: short name, HF model id, a folder holding tokenizer_config.json, or that file");
   cmd->add_option("--template", args->template_file, "A Jinja template file to use instead of the tokenizer's");
   cmd->add_option("--input", args->input, "JSONL file (.gz ok, - for stdin)")->required();
+  add_max_line_bytes_option(*cmd, args->max_line_bytes);
   cmd->add_option("--field", args->field, "Field holding the messages (or an object with messages, tools)")->capture_default_str();
   cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
   cmd->add_option("--date", args->date, "Pin strftime_now to this date (YYYY-MM-DD)")->check(date_validator());

@@ -23,6 +23,7 @@ namespace overhead::cli {
 namespace {
 
 struct TokenizeOptions {
+  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
   std::string tokenizer;
   std::string input;
   std::string field;  // empty: "text", or "messages" with --chat
@@ -62,7 +63,7 @@ int run_tokenize(const TokenizeOptions& o) {
       write_error(line_out, error);
     }
     std::fwrite(line_out.data(), 1, line_out.size(), stdout);
-  });
+  }, o.max_line_bytes);
   std::fflush(stdout);
   return failed ? 1 : 0;
 }
@@ -97,7 +98,7 @@ int run_tokenize_chat(const TokenizeOptions& o) {
       write_error(line_out, error);
     }
     std::fwrite(line_out.data(), 1, line_out.size(), stdout);
-  });
+  }, o.max_line_bytes);
   std::fflush(stdout);
   return failed ? 1 : 0;
 }
@@ -116,6 +117,7 @@ void add_tokenize_command(CLI::App& app, int& exit_code) {
       "(Llama-3.3, Gemma-2) give two BOS ids. --no-special gives apply_chat_template(tokenize=True).");
   cmd->add_option("--tokenizer", opts->tokenizer, "Short name, folder with tokenizer.json, or HF model id")->required();
   cmd->add_option("--input", opts->input, "JSONL file (.gz read compressed; - for stdin)")->required();
+  add_max_line_bytes_option(*cmd, opts->max_line_bytes);
   cmd->add_option("--field", opts->field,
                   "Field holding the text (default text); with --chat the messages, or an object with messages "
                   "and tools (default messages; the seed's records use prompt)");

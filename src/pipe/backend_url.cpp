@@ -7,18 +7,39 @@ namespace overhead::pipe {
 
 namespace {
 
-// Where the userinfo's password sits in `url` ("scheme://user:PASSWORD@host..."), as [begin, end);
-// begin == end when there is none.
-std::pair<std::size_t, std::size_t> password_span(std::string_view url) {
-  const auto sep = url.find("://");
-  if (sep == std::string_view::npos) return {0, 0};
-  const std::size_t start = sep + 3;
-  const std::size_t end = std::min(url.find_first_of("/?#", start), url.size());
-  const auto at = url.rfind('@', end == 0 ? 0 : end - 1);
-  if (at == std::string_view::npos || at < start) return {0, 0};
-  const auto colon = url.find(':', start);
-  if (colon == std::string_view::npos || colon > at) return {0, 0};
-  return {colon + 1, at};
+// Where the parts of "scheme://[userinfo@]host[:port][/path][?query]" sit in `url`: the one
+// reading of a URL's layout, used by the parser and by redact_url alike, so that what is parsed
+// as the password is exactly what is hidden. The user info runs from "://" to the LAST '@' of the
+// URL: a password may then hold '@', '/', '?', '#' and ':' as typed (people paste them unescaped),
+// and an '@' in a path or parameter must be written %40. The authority ends at the first '/' or
+// '?' after that '@' (after "://" when there is none).
+struct UrlLayout {
+  bool has_authority = false;
+  std::size_t authority_begin = 0;  // just after "://"
+  std::size_t at = std::string_view::npos;  // the '@' closing the user info, npos when none
+  std::size_t authority_end = 0;    // the first '/' or '?' after the host, or the URL's size
+  std::size_t password_begin = 0;   // [password_begin, at) when the user info holds a ':'
+  bool has_password = false;
+};
+
+UrlLayout url_layout(std::string_view url) {
+  UrlLayout l;
+  const auto colon = url.find(':');
+  if (colon == std::string_view::npos || url.substr(colon + 1, 2) != "//") return l;
+  l.has_authority = true;
+  l.authority_begin = colon + 3;
+  const auto at = url.rfind('@');
+  if (at != std::string_view::npos && at >= l.authority_begin) l.at = at;
+  const std::size_t host_begin = l.at == std::string_view::npos ? l.authority_begin : l.at + 1;
+  l.authority_end = std::min(url.find_first_of("/?", host_begin), url.size());
+  if (l.at != std::string_view::npos) {
+    const auto c = url.find(':', l.authority_begin);
+    if (c != std::string_view::npos && c < l.at) {
+      l.has_password = true;
+      l.password_begin = c + 1;
+    }
+  }
+  return l;
 }
 
 int hex_digit(char c) {
@@ -31,11 +52,11 @@ int hex_digit(char c) {
 }  // namespace
 
 std::string redact_url(std::string_view url) {
-  const auto [begin, end] = password_span(url);
-  if (begin == end) return std::string(url);
-  std::string out(url.substr(0, begin));
+  const UrlLayout l = url_layout(url);
+  if (!l.has_password) return std::string(url);
+  std::string out(url.substr(0, l.password_begin));
   out += "***";
-  out += url.substr(end);
+  out += url.substr(l.at);
   return out;
 }
 
@@ -66,22 +87,21 @@ BackendUrl parse_backend_url(std::string_view url) {
   if (colon == std::string_view::npos || colon == 0)
     throw fail("expected scheme:..., e.g. mem: or sqlite:PATH");
   out.scheme = std::string(url.substr(0, colon));
-  const auto query = url.find('?', colon + 1);
-  std::string_view rest = url.substr(colon + 1, query == std::string_view::npos ? std::string_view::npos : query - colon - 1);
+  const UrlLayout layout = url_layout(url);
+  // The query starts at the first '?' after the authority (a password may hold a '?').
+  const auto query = url.find('?', layout.has_authority ? layout.authority_end : colon + 1);
+  const std::size_t rest_end = query == std::string_view::npos ? url.size() : query;
 
-  if (rest.starts_with("//")) {
+  if (layout.has_authority) {
     out.has_authority = true;
-    rest.remove_prefix(2);
-    const auto slash = rest.find('/');
-    std::string_view authority = rest.substr(0, slash);
-    if (slash != std::string_view::npos) out.path = decode(rest.substr(slash), "path");
-    const auto at = authority.rfind('@');
-    if (at != std::string_view::npos) {
-      const std::string_view userinfo = authority.substr(0, at);
+    if (layout.authority_end < rest_end) out.path = decode(url.substr(layout.authority_end, rest_end - layout.authority_end), "path");
+    std::string_view authority = url.substr(layout.authority_begin, layout.authority_end - layout.authority_begin);
+    if (layout.at != std::string_view::npos) {
+      const std::string_view userinfo = url.substr(layout.authority_begin, layout.at - layout.authority_begin);
       const auto c = userinfo.find(':');
       out.user = decode(userinfo.substr(0, c), "user");
       if (c != std::string_view::npos) out.password = decode(userinfo.substr(c + 1), "password");
-      authority.remove_prefix(at + 1);
+      authority = url.substr(layout.at + 1, layout.authority_end - layout.at - 1);
     }
     // [v6 address]:port or host:port
     std::string_view port;
@@ -107,7 +127,7 @@ BackendUrl parse_backend_url(std::string_view url) {
       out.port = p;
     }
   } else {
-    out.path = std::string(rest);
+    out.path = std::string(url.substr(colon + 1, rest_end - colon - 1));
   }
 
   if (query != std::string_view::npos) {

@@ -4,7 +4,8 @@
 //                                                                 sqlite-queue:out/q.db?name=in
 //   scheme://[user[:password]@]host[:port][/path][?key=value&...] redis://:secret@127.0.0.1:6379/0
 // In the second shape user, password and path are percent-decoded; parameters are
-// percent-decoded in both. The PATH of the first shape is a file or queue name taken as written
+// percent-decoded in both. The user info runs to the URL's last '@', so a password may hold '@',
+// '/', '?', '#' or ':' as typed; an '@' in a path or parameter is written %40. The PATH of the first shape is a file or queue name taken as written
 // (a file name may hold '%').
 //
 // Secrets: the password is kept only in `password`. Everything meant for people (error
@@ -65,7 +66,8 @@ struct BackendUrl {
 [[nodiscard]] BackendUrl parse_backend_url(std::string_view url);
 
 // The redacted form of any string that may be a URL, without parsing it fully (for a URL that
-// is shown but not opened). Never throws.
+// is shown but not opened). It finds the password by the parser's own reading of the URL's
+// layout, so whatever parse_backend_url takes as the password is hidden. Never throws.
 [[nodiscard]] std::string redact_url(std::string_view url);
 
 }  // namespace overhead::pipe

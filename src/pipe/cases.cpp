@@ -147,7 +147,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   if (preset.source == CaseSource::file) {
     start = monotonic_ns();
     cpu_start = process_cpu_ns();
-    auto records = load_source_records(config.data, config.limit, dead);
+    auto records = load_source_records(config.data, config.limit, dead, config.max_line_bytes);
     FileSource source(std::move(records), config.tokenizers);
     Progress progress(label, source.expected(), config.progress);
     wo.progress = &progress.counter();
@@ -155,7 +155,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     ws = run_workers(source, processor, *sink, dead, wo, config.workers);
   } else {
     auto in = backends.input;
-    auto records = load_source_records(config.data, config.limit, dead);
+    auto records = load_source_records(config.data, config.limit, dead, config.max_line_bytes);
     const ProducerStats ps = produce(records, config.tokenizers, *in, std::min(wo.batch, kMaxQueueBatch), &dead,
                                      RetryPolicy::jittered(), wo.decoder != nullptr);
     result.enqueue_ns = ps.elapsed_ns;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "util/line_reader.hpp"
 #include "pipe/object_store.hpp"
 #include "pipe/processor.hpp"
 #include "pipe/publisher.hpp"
@@ -62,6 +63,7 @@ struct RunConfig {
   std::string store_url;                  // empty = sqlite:<out>/records.db
   std::string out_dir = "out";
   std::size_t limit = 0;                  // first N records (0 = all)
+  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;  // longer data lines are dead-lettered
   unsigned workers = 1;                   // worker threads sharing the source (the seed had one)
   bool progress = true;
   // The worker's settings. Per case, name, experiment ("<experiment>-caseN") and case_number are

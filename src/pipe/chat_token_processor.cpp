@@ -46,7 +46,7 @@ ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std:
   // One buffer per thread: after warm-up a render allocates no output.
   thread_local std::string text;
   try {
-    b->chat_template().render_into(text, source.prompt_value, options_);
+    b->chat_template().render_into(text, source.prompt_value, options_, source.template_extra ? &source.template_extra->value : nullptr);
   } catch (const chat::TemplateError& e) {
     throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
   }
@@ -64,7 +64,7 @@ ProcessResult ChatTokenProcessor::process_for_decoder(const SourceRecord& source
   if (source.answer) r.answer_tokens = static_cast<std::int64_t>(b->tokenizer().count(*source.answer, false));
   if (want_prompt) {
     try {
-      b->chat_template().render_into(r.prompt, source.prompt_value, generation_options_);
+      b->chat_template().render_into(r.prompt, source.prompt_value, generation_options_, source.template_extra ? &source.template_extra->value : nullptr);
     } catch (const chat::TemplateError& e) {
       throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
     }

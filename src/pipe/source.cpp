@@ -82,14 +82,26 @@ void QueueSource::extend(std::span<const std::string> receipts, std::chrono::mil
 }
 
 std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::string& path, std::size_t limit,
-                                                                     DeadLetterSink& dead_letters) {
+                                                                     DeadLetterSink& dead_letters, std::size_t max_line_bytes) {
   std::vector<std::shared_ptr<const SourceRecord>> out;
   std::unordered_map<std::string, std::size_t> first_line_of_id;
-  util::LineReader reader(path);
+  util::LineReader reader(path, max_line_bytes);
   const auto file = std::make_shared<const std::string>(path);
   std::string line;
   bool any_line = false;
-  while ((limit == 0 || out.size() < limit) && reader.next(line)) {
+  // The next line, or false at the end; a line over the limit is dead-lettered and passed over.
+  const auto next_line = [&] {
+    for (;;) {
+      try {
+        return reader.next(line);
+      } catch (const util::LineTooLongError& e) {
+        any_line = true;
+        dead_letters.add(DeadLetter{kind_name(DeadLetterKind::malformed_json), path + ":" + std::to_string(e.line_number()), "",
+                                    e.what(), ""});
+      }
+    }
+  };
+  while ((limit == 0 || out.size() < limit) && next_line()) {
     if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank lines are not records
     any_line = true;
     try {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "util/line_reader.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/queue.hpp"
 #include "pipe/work_item.hpp"
@@ -105,8 +106,11 @@ class QueueSource final : public Source {
 // (0 = all). A bad line is dead-lettered (kind, "PATH:N", reason, the line) and skipped. So is a
 // line whose id an earlier line already has (kind duplicate_id, naming both lines): records are
 // keyed by tokenizer and id, so the later one would silently overwrite the earlier in a store.
-// Blank lines are skipped. Throws std::runtime_error naming the file when it holds no line at all.
+// Blank lines are skipped. A line longer than `max_line_bytes` is dead-lettered as malformed_json
+// without being kept (only its first bytes are). Throws std::runtime_error naming the file when
+// it holds no line at all.
 std::vector<std::shared_ptr<const SourceRecord>> load_source_records(const std::string& path, std::size_t limit,
-                                                                     DeadLetterSink& dead_letters);
+                                                                     DeadLetterSink& dead_letters,
+                                                                     std::size_t max_line_bytes = util::kDefaultMaxLineBytes);
 
 }  // namespace overhead::pipe

@@ -120,6 +120,17 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
   rec.prompt = to_nlohmann(prompt);
   rec.prompt_value = chat::value_from_json(rec.prompt);
   rec.prompt_json = simdjson::minify(prompt);
+  dom::element tools;
+  if (last_field(obj, "tools", tools) == simdjson::SUCCESS && !tools.is_null()) {
+    if (!tools.is_array()) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"tools\" is not a list of tool definitions");
+    rec.tools_json = simdjson::minify(tools);
+    // Parsed again in order: tojson prints a tool's schema keys as sent, as Python keeps them.
+    auto extra = std::make_shared<TemplateExtra>();
+    extra->json = nlohmann::ordered_json::object();
+    extra->json["tools"] = nlohmann::ordered_json::parse(rec.tools_json);
+    extra->value = chat::value_from_json(extra->json);
+    rec.template_extra = std::move(extra);
+  }
   dom::object usage;
   dom::element usage_value;
   if (last_field(obj, "usage", usage_value) == simdjson::SUCCESS && usage_value.get(usage) == simdjson::SUCCESS) {
@@ -184,6 +195,7 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
   }
   out += ",\"prompt\":";
   out += source.prompt_json;
+  if (!source.tools_json.empty()) out += ",\"tools\":" + source.tools_json;
   if (source.max_tokens) out += ",\"max_tokens\":" + std::to_string(*source.max_tokens);
   if (with_answer && source.answer) {
     out += ",\"answer\":";

@@ -18,6 +18,13 @@
 
 namespace overhead::pipe {
 
+// Further chat template variables of a record (today its `tools`): the JSON and the engine values
+// converted from it once, which borrow its strings, so the two live together.
+struct TemplateExtra {
+  nlohmann::ordered_json json;  // {"tools": [...]}, keys in the order sent, as tojson must print them
+  chat::Value value;            // the same as a dict of engine values
+};
+
 struct SourceRecord {
   std::string id;
   std::string model;
@@ -26,6 +33,10 @@ struct SourceRecord {
   // tokenizer's item of this record (chat/json_value.hpp): rendering converts nothing.
   chat::Value prompt_value;
   std::string prompt_json;          // the same list as compact JSON (for queue bodies)
+  // The record's or request's `tools` (a list of tool definitions) as compact JSON, empty when it
+  // has none; and the template variables built from it once, null when there are none.
+  std::string tools_json;
+  std::shared_ptr<const TemplateExtra> template_extra;
   std::optional<std::int64_t> api_input;
   std::optional<std::int64_t> api_output;
   std::size_t line = 0;             // 1-based line in the source file (0 when unknown)
@@ -59,7 +70,7 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
                                                       std::shared_ptr<const std::string> file = nullptr);
 
 // The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]},
-// then "max_tokens" when the source has one, and with `with_answer` (the decoder stage is on) the
+// then "tools" and "max_tokens" when the source has them, and with `with_answer` (the decoder stage is on) the
 // "answer" when it has one, and "reply_to" when `reply_to` is not empty; without them the body is
 // as it always was.
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false,

@@ -45,7 +45,48 @@ std::optional<std::int64_t> optional_positive(const Json& body, const char* name
   return it->get<std::int64_t>();
 }
 
+// Parameters that change what an answer is made of, which this gateway cannot honour: refused by
+// name rather than ignored, so a client never takes one answer for n, or text for JSON.
+void refuse_unsupported(const Json& body) {
+  if (const auto n = body.find("n"); n != body.end() && !n->is_null()) {
+    if (!n->is_number_integer() || n->get<std::int64_t>() < 1) fail("n", "must be a positive integer");
+    if (n->get<std::int64_t>() > 1) fail("n", "must be 1: one choice per request is supported", "unsupported_value");
+  }
+  if (const auto l = body.find("logprobs"); l != body.end() && !l->is_null()) {
+    if (!l->is_boolean()) fail("logprobs", "must be a boolean");
+    if (l->get<bool>()) fail("logprobs", "is not supported (no log probabilities are computed)", "unsupported_value");
+  }
+  if (const auto t = body.find("top_logprobs"); t != body.end() && !t->is_null())
+    fail("top_logprobs", "is not supported (no log probabilities are computed)", "unsupported_value");
+  if (const auto f = body.find("response_format"); f != body.end() && !f->is_null()) {
+    if (!f->is_object()) fail("response_format", "must be an object");
+    const auto type = f->find("type");
+    if (type == f->end() || !type->is_string()) fail("response_format.type", "must be a string");
+    if (*type != "text") fail("response_format", "must be {\"type\": \"text\"}: structured output is not supported", "unsupported_value");
+  }
+}
+
 }  // namespace
+
+// tools: a list of {"type":"function","function":{"name":string,...}}, as OpenAI's schema has it.
+nlohmann::ordered_json checked_tools(const Json& body) {
+  const auto it = body.find("tools");
+  if (it == body.end() || it->is_null()) return nullptr;
+  if (!it->is_array()) fail("tools", "must be an array of tool definitions");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const Json& t = (*it)[i];
+    const std::string p = "tools[" + std::to_string(i) + "]";
+    if (!t.is_object()) fail(p, "must be an object");
+    const auto type = t.find("type");
+    if (type == t.end() || !type->is_string()) fail(p + ".type", "must be a string");
+    if (*type != "function") fail(p + ".type", "must be 'function' (other tool types are not supported)", "unsupported_value");
+    const auto fn = t.find("function");
+    if (fn == t.end() || !fn->is_object()) fail(p + ".function", "must be an object");
+    const auto name = fn->find("name");
+    if (name == fn->end() || !name->is_string()) fail(p + ".function.name", "must be a string");
+  }
+  return *it;
+}
 
 ChatRequest parse_chat_request(const Json& body, std::size_t max_messages) {
   ChatRequest r;
@@ -83,6 +124,8 @@ ChatRequest parse_chat_request(const Json& body, std::size_t max_messages) {
   if (const auto t = body.find("temperature"); t != body.end() && !t->is_null()) {
     if (!t->is_number() || t->get<double>() < 0 || t->get<double>() > 2) fail("temperature", "must be a number from 0 to 2");
   }
+  refuse_unsupported(body);
+  r.tools = checked_tools(body);
   return r;
 }
 

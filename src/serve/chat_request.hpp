@@ -19,7 +19,14 @@ struct ChatRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: a last chunk with the usage
   std::optional<std::int64_t> max_tokens;  // max_completion_tokens, or the older max_tokens
+  // The tool definitions as sent (null when none): the chat template renders them into the
+  // prompt, so they count in prompt_tokens.
+  nlohmann::ordered_json tools;
 };
+
+// The body's `tools`, checked (null when absent); throws RequestError naming the field at fault.
+// Shared with /v1/tokenize and /v1/render, which render the same prompt.
+[[nodiscard]] nlohmann::ordered_json checked_tools(const nlohmann::ordered_json& body);
 
 // Throws RequestError (400) naming the field at fault.
 [[nodiscard]] ChatRequest parse_chat_request(const nlohmann::ordered_json& body, std::size_t max_messages);

@@ -1,12 +1,11 @@
 #include "serve/chat_routes.hpp"
 
-#include <httplib.h>
+#include "serve/http/routes.hpp"
 
 #include <ctime>
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <unordered_set>
 
 #include "pipe/clock.hpp"
@@ -19,38 +18,22 @@
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
 #include "serve/request_json.hpp"
+#include "util/random_id.hpp"
 
 namespace overhead::serve {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-void send_error(httplib::Response& res, const ApiError& e) {
+void send_error(http::Response& res, const ApiError& e) {
   res.status = e.status;
   res.set_content(error_body(e), "application/json");
 }
 
-// 96 random bits in hex: unguessable, so one client cannot read another's asynchronous result.
-std::string new_id(const char* prefix) {
-  thread_local std::mt19937_64 rng{std::random_device{}() ^ (static_cast<std::uint64_t>(pipe::monotonic_ns()) << 1)};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id = prefix;
-  for (int part = 0; part < 2; ++part) {
-    std::uint64_t v = rng();
-    for (int i = 0; i < (part == 0 ? 16 : 8); ++i, v >>= 4) id += kHex[v & 15];
-  }
-  return id;
-}
+// 128 bits from the kernel's CSPRNG in hex: unguessable, so one client cannot read another's
+// asynchronous result (util/random_id.hpp says why not a seeded engine).
+std::string new_id(const char* prefix) { return util::random_hex_id(prefix); }
 
-// The item's prompt as the pipeline's work-item format wants it: every message carries a
-// `content` (null where an assistant turn with tool_calls left it out), so the worker's decode
-// accepts every request chat_request.hpp accepted.
-std::string prompt_json(const Json& messages) {
-  Json out = messages;
-  for (auto& m : out)
-    if (!m.contains("content")) m["content"] = nullptr;
-  return out.dump();
-}
 
 // The HTTP answer to a worker's refusal, by dead-letter kind.
 ApiError refusal_error(const Reply& r) {
@@ -66,6 +49,30 @@ ApiError refusal_error(const Reply& r) {
     return {400, r.error_reason, "invalid_request_error", "messages", r.error_kind};
   return {500, "The worker failed on this request: " + r.error_reason, "server_error", "", r.error_kind};
 }
+
+}  // namespace
+
+// The item's prompt as the pipeline's work-item format wants it: every message carries a
+// `content` (null where an assistant turn with tool_calls left it out), so the worker's decode
+// accepts every request chat_request.hpp accepted.
+std::string item_prompt_json(const nlohmann::ordered_json& messages) {
+  Json out = messages;
+  for (auto& m : out)
+    if (!m.contains("content")) m["content"] = nullptr;
+  return out.dump();
+}
+
+pipe::SourceRecord work_item_source(const ChatRequest& request, const std::string& id) {
+  pipe::SourceRecord source;
+  source.id = id;
+  source.model = request.model;
+  source.prompt_json = item_prompt_json(request.messages);
+  if (!request.tools.is_null()) source.tools_json = request.tools.dump();  // the worker renders them
+  source.max_tokens = request.max_tokens;  // the decoder stage's wanted length (no answer here)
+  return source;
+}
+
+namespace {
 
 class ChatRoutes {
  public:
@@ -88,11 +95,7 @@ class ChatRoutes {
                             "requests", "", "rate_limit_exceeded"}};
     }
     const std::string id = new_id(kept ? "req_" : "chatcmpl-");
-    pipe::SourceRecord source;
-    source.id = id;
-    source.model = request.model;
-    source.prompt_json = prompt_json(request.messages);
-    source.max_tokens = request.max_tokens;  // the decoder stage's wanted length (no answer here)
+    const pipe::SourceRecord source = work_item_source(request, id);
     info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), pipe::monotonic_ns(), kept};
     c_.replies.open(id, info);
     if (auto failure = c_.pipeline.submit(source, *tokenizer)) {
@@ -120,7 +123,7 @@ class ChatRoutes {
     c_.metrics.record_stage("total", sec(s.info.submitted_ns, s.replied_ns));
   }
 
-  void chat_completions(const httplib::Request& req, httplib::Response& res) {
+  void chat_completions(const http::Request& req, http::Response& res) {
     ChatRequest request;
     RequestInfo info;
     std::string id;
@@ -156,7 +159,7 @@ class ChatRoutes {
     // still a plain 400; what streams is the decode.
     auto events = std::make_shared<std::vector<std::string>>(completion_events(completion, request.include_usage));
     res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider("text/event-stream", [events](std::size_t, httplib::DataSink& sink) {
+    res.set_chunked_content_provider("text/event-stream", [events](std::size_t, http::DataSink& sink) {
       for (const auto& e : *events)
         if (!sink.write(e.data(), e.size())) return false;
       sink.done();
@@ -164,7 +167,7 @@ class ChatRoutes {
     });
   }
 
-  void submit_async(const httplib::Request& req, httplib::Response& res) {
+  void submit_async(const http::Request& req, http::Response& res) {
     ChatRequest request;
     RequestInfo info;
     try {
@@ -183,7 +186,7 @@ class ChatRoutes {
     }
   }
 
-  void request_status(const std::string& id, httplib::Response& res) {
+  void request_status(const std::string& id, http::Response& res) {
     const auto s = c_.replies.find(id);
     if (!s || !s->info.kept) {
       send_error(res, {404, "No request with id '" + id + "' (unknown, or no longer kept)", "invalid_request_error", "id", "not_found"});
@@ -217,12 +220,12 @@ class ChatRoutes {
 
 }  // namespace
 
-void add_chat_routes(httplib::Server& http, const ChatRouteContext& context) {
-  auto routes = std::make_shared<ChatRoutes>(context);
-  http.Post("/v1/chat/completions", [routes](const httplib::Request& req, httplib::Response& res) { routes->chat_completions(req, res); });
-  http.Post("/v1/requests", [routes](const httplib::Request& req, httplib::Response& res) { routes->submit_async(req, res); });
-  http.Get(R"(/v1/requests/([A-Za-z0-9_-]{1,64}))",
-           [routes](const httplib::Request& req, httplib::Response& res) { routes->request_status(req.matches[1], res); });
+void add_chat_routes(http::Routes& routes, const ChatRouteContext& context) {
+  auto chat = std::make_shared<ChatRoutes>(context);
+  routes.post("/v1/chat/completions", [chat](const http::Request& req, http::Response& res) { chat->chat_completions(req, res); });
+  routes.post("/v1/requests", [chat](const http::Request& req, http::Response& res) { chat->submit_async(req, res); });
+  routes.get("/v1/requests/{id}",
+             [chat](const http::Request& req, http::Response& res) { chat->request_status(req.path_params.at("id"), res); });
 }
 
 std::string pipeline_exposition(ChatPipeline& pipeline, const ReplyBox& replies) {

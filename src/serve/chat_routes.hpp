@@ -9,8 +9,13 @@
 #include <cstddef>
 #include <string>
 
-namespace httplib {
-class Server;
+#include <nlohmann/json.hpp>
+
+#include "pipe/work_item.hpp"
+#include "serve/chat_request.hpp"
+
+namespace overhead::serve::http {
+class Routes;
 }
 
 namespace overhead::serve {
@@ -39,8 +44,15 @@ struct ChatRouteContext {
   ChatRouteLimits limits;
 };
 
+// The work item's source for a checked request (id, model, prompt, tools, max_tokens): what the
+// gateway sends and the worker decodes (pipe/work_item.hpp). Also used by the request fuzzer,
+// which checks that every request the gateway accepts decodes on the worker's side.
+[[nodiscard]] pipe::SourceRecord work_item_source(const ChatRequest& request, const std::string& id);
+// The messages as the work-item format wants them: each with a `content` (null when left out).
+[[nodiscard]] std::string item_prompt_json(const nlohmann::ordered_json& messages);
+
 // `context` must outlive the server.
-void add_chat_routes(httplib::Server& http, const ChatRouteContext& context);
+void add_chat_routes(http::Routes& routes, const ChatRouteContext& context);
 
 // Prometheus lines for the pipeline: requests awaiting a reply, the input queue's depth and the
 // dead letters by kind.

@@ -14,7 +14,8 @@ struct RequestError {
   ApiError error;
 };
 
-// The body as a JSON object (throws RequestError on bad JSON or a non-object).
+// The body as a JSON object (throws RequestError on bad JSON, a non-object, or nesting deeper
+// than util::kMaxJsonDepth, checked on the text before anything parses or copies it).
 [[nodiscard]] nlohmann::ordered_json parse_body(const std::string& body);
 // The string field `name` (throws when missing or not a string).
 [[nodiscard]] std::string required_string(const nlohmann::ordered_json& body, const char* name);

@@ -1,7 +1,10 @@
 #include "util/line_reader.hpp"
 
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
@@ -21,12 +24,24 @@ struct LineReader::Impl {
   std::string buffer;
   std::size_t pos = 0;
   bool eof = false;
+  bool skip_rest = false;  // the current line was refused as too long: drop bytes up to its '\n'
+  std::size_t searched_total = 0;  // bytes_searched()
 
+  // The first '\n' at or after `from`, counting the bytes looked at.
+  std::size_t find_newline(std::size_t from) {
+    const std::size_t nl = buffer.find('\n', from);
+    searched_total += (nl == std::string::npos ? buffer.size() : nl + 1) - std::min(from, buffer.size());
+    return nl;
+  }
+
+  // Appends the next chunk (after dropping the bytes before `pos`); false at end of file.
   bool fill() {
     if (eof) return false;
     if (pos > 0) {
       buffer.erase(0, pos);
       pos = 0;
+      // After an outsized line the buffer keeps its capacity; give it back once little is pending.
+      if (buffer.capacity() > (std::size_t{4} << 20) && buffer.size() < buffer.capacity() / 4) buffer.shrink_to_fit();
     }
     char chunk[1 << 16];
     const int n = gzread(file, chunk, sizeof chunk);
@@ -48,9 +63,21 @@ struct LineReader::Impl {
   }
 };
 
-LineReader::LineReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
+LineTooLongError::LineTooLongError(const std::string& path, std::size_t line_number, std::size_t limit)
+    : std::runtime_error(path + ":" + std::to_string(line_number) + ": line is longer than " + std::to_string(limit) +
+                         " bytes (--max-line-bytes); is this a JSONL file?"),
+      line_number_(line_number) {}
+
+LineReader::LineReader(const std::string& path, std::size_t max_line_bytes)
+    : impl_(std::make_unique<Impl>()), path_(path), max_line_bytes_(max_line_bytes) {
   impl_->path = path;
-  impl_->file = gzopen(path.c_str(), "rb");
+  if (path == "-") {
+    const int fd = ::dup(0);  // gzclose closes it; standard input stays open
+    impl_->file = fd < 0 ? nullptr : gzdopen(fd, "rb");
+    if (impl_->file == nullptr && fd >= 0) ::close(fd);
+  } else {
+    impl_->file = gzopen(path.c_str(), "rb");
+  }
   if (impl_->file == nullptr) throw std::runtime_error(path + ": cannot open file");
   gzbuffer(impl_->file, 1 << 17);
 }
@@ -61,13 +88,33 @@ LineReader::~LineReader() {
 
 bool LineReader::next(std::string& line) {
   Impl& s = *impl_;
+  while (s.skip_rest) {  // the rest of a refused line, read and dropped without keeping it
+    const std::size_t nl = s.find_newline(s.pos);
+    if (nl != std::string::npos) {
+      s.pos = nl + 1;
+      s.skip_rest = false;
+    } else {
+      s.pos = s.buffer.size();
+      if (!s.fill()) s.skip_rest = false;
+    }
+  }
+  // Bytes of the pending line already searched for '\n': each byte is looked at once, however
+  // many fills a long line takes (searching from the line's start again made it quadratic).
+  std::size_t searched = 0;
   for (;;) {
-    const std::size_t nl = s.buffer.find('\n', s.pos);
+    const std::size_t nl = s.find_newline(s.pos + searched);
+    const std::size_t length = (nl == std::string::npos ? s.buffer.size() : nl) - s.pos;
+    if (length > max_line_bytes_) {
+      s.pos = nl == std::string::npos ? s.buffer.size() : nl + 1;
+      s.skip_rest = nl == std::string::npos;
+      throw LineTooLongError(path_, ++line_number_, max_line_bytes_);
+    }
     if (nl != std::string::npos) {
       line.assign(s.buffer, s.pos, nl - s.pos);
       s.pos = nl + 1;
       break;
     }
+    searched = s.buffer.size() - s.pos;
     if (!s.fill()) {
       if (s.pos >= s.buffer.size()) return false;
       line.assign(s.buffer, s.pos, std::string::npos);
@@ -82,9 +129,11 @@ bool LineReader::next(std::string& line) {
   return true;
 }
 
+std::size_t LineReader::bytes_searched() const { return impl_->searched_total; }
+
 std::string read_file(const std::string& path) {
   if (ends_with(path, ".gz")) {
-    LineReader reader(path);
+    LineReader reader(path, SIZE_MAX);  // a whole file is wanted, however long its lines
     std::string all, line;
     while (reader.next(line)) {
       all += line;

@@ -60,7 +60,8 @@ class FakeRuntimeApi {
       res.set_header("Lambda-Runtime-Trace-Id", "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1");
       res.set_content(body, "application/json");
     });
-    server_.http().Post(R"(/2018-06-01/runtime/invocation/([^/]+)/(response|error))",
+    // The id is matched whole (httplib decodes the path first), so an id holding '/' is seen as sent.
+    server_.http().Post(R"(/2018-06-01/runtime/invocation/(.+)/(response|error))",
                         [this](const httplib::Request& req, httplib::Response& res) {
                           std::lock_guard lock(m_);
                           posted_[req.matches[1]] = Posted{req.matches[2], req.body,
@@ -304,6 +305,21 @@ TEST_F(LambdaRuntimeTest, AStoreFailureReportsEveryRecordOfTheBatchAndTheRedeliv
   EXPECT_EQ(json::parse(posted["req-again"].body), json::parse(R"({"batchItemFailures":[]})"));
   auto store = backends::open_store(store_url_);
   EXPECT_EQ(pipe::scan_in_key_order(*store, "lambda-e").size(), 2u);
+}
+
+// The request id is the Runtime API's header, echoed into the path of the answer: an id holding
+// ' ', '/', '?', '#' or ".." is percent-encoded into one path segment, so the answer reaches the
+// invocation it belongs to (unencoded, '#' cut the path and '?' moved the rest into a query).
+TEST_F(LambdaRuntimeTest, AnOddRequestIdIsEncodedIntoOnePathSegment) {
+  FakeRuntimeApi api;
+  const std::string id = "id 1/../../init/error?x=1#frag";
+  api.queue(id, R"({"Records":[]})");
+  ASSERT_EQ(run_lambda(api.api(), {"--store", store_url_, "--max-invocations", "1"}), 0);
+  auto posted = api.posted();
+  ASSERT_EQ(posted.count(id), 1u) << posted.size() << " posts, init error: " << api.init_error();
+  EXPECT_EQ(posted[id].kind, "response");
+  EXPECT_EQ(json::parse(posted[id].body), json::parse(R"({"batchItemFailures":[]})"));
+  EXPECT_EQ(api.init_error(), "");
 }
 
 TEST_F(LambdaRuntimeTest, TheStoreComesFromTheEnvironmentToo) {

@@ -41,6 +41,8 @@ const std::string kRun = kRunAnyCase + "--case 2 ";
 const std::string kEnqueue = "enqueue --queue mem:in --tokenizers no-such --data DATA --out OUT ";
 const std::string kWorker = "worker --queue mem:in --log-queue mem:log --no-progress --idle-exit 0 --out OUT ";
 const std::string kConsume = "consume --log-queue mem:log --no-progress --idle-exit 0 --out OUT ";
+// A value that slipped through would start a gateway that stops at once: its tokenizer does not exist.
+const std::string kServe = "serve --listen 127.0.0.1:0 --tokenizers no-such --out OUT ";
 
 INSTANTIATE_TEST_SUITE_P(
     Options, PipelineUsage,
@@ -77,7 +79,32 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{kRunAnyCase + "--case 3 --log-queue 'mem:log?visiblity_ms=5'", "--log-queue", "unknown parameter"},
         UsageCase{"enqueue --queue 'mem:in?max_message_bytes=-1' --tokenizers t --data DATA --out OUT",
                   "--queue", "max_message_bytes must be in 1..1073741824"},
-        UsageCase{kConsume + "--store nope:x", "--store", "unknown scheme"}),
+        UsageCase{kConsume + "--store nope:x", "--store", "unknown scheme"},
+        // NaN, infinities and negatives: CLI11's own range checks let NaN through (every
+        // comparison with it is false), and "--request-timeout nan" made every request a 504.
+        UsageCase{kServe + "--request-timeout nan", "--request-timeout", "0.001..3600"},
+        UsageCase{kServe + "--request-timeout inf", "--request-timeout", "0.001..3600"},
+        UsageCase{kServe + "--request-timeout -1", "--request-timeout", "0.001..3600"},
+        UsageCase{kServe + "--shutdown-timeout nan", "--shutdown-timeout", "0..3600"},
+        UsageCase{kServe + "--shutdown-timeout -inf", "--shutdown-timeout", "0..3600"},
+        UsageCase{kServe + "--max-body-bytes -1", "--max-body-bytes", "1..1073741824"},
+        UsageCase{kServe + "--max-body-bytes 0", "--max-body-bytes", "1..1073741824"},
+        UsageCase{kServe + "--max-messages -1", "--max-messages", "1..1000000000"},
+        UsageCase{kServe + "--read-timeout nan", "--read-timeout", "1..3600"},
+        UsageCase{kServe + "--threads -1", "--threads", "0..1024"},
+        UsageCase{kServe + "--max-pending-connections -1", "--max-pending-connections", "1..1000000000"},
+        UsageCase{kServe + "--max-inflight -1", "--max-inflight", "0..1000000000"},
+        UsageCase{kServe + "--workers -1", "--workers", "0..64"},
+        UsageCase{kServe + "--max-queued 0", "--max-queued", "1..1000000000"},
+        UsageCase{kServe + "--max-queued nan", "--max-queued", "1..1000000000"},
+        UsageCase{kServe + "--max-log-backlog -1", "--max-log-backlog", "0..1000000000"},
+        UsageCase{"status --queue mem:q --watch nan", "--watch", "0.1..86400"},
+        UsageCase{"status --queue mem:q --watch 1 --times -1", "--times", "1..1000000"},
+        UsageCase{"aws-init --region r --prefix p --endpoint http://127.0.0.1:9 --max-receives -1", "--max-receives", "1..1000"},
+        UsageCase{"aws-init --region r --prefix p --endpoint http://127.0.0.1:9 --visibility-s nan", "--visibility-s", "0..43200"},
+        UsageCase{"bench template --input DATA --passes -1", "--passes", "1..1000"},
+        UsageCase{"bench tokenize --tokenizer no-such --input DATA --threads -1", "--threads", "0..1024"},
+        UsageCase{"lambda --max-invocations -1", "--max-invocations", "0..1000000000"}),
     [](const ::testing::TestParamInfo<UsageCase>& p) { return "case" + std::to_string(p.index); });
 
 }  // namespace

@@ -78,6 +78,43 @@ TEST(BackendUrl, UnknownSchemeListsTheKnownOnes) {
   EXPECT_NE(error_of([] { (void)backends::open_store("dynamo:x"); }).find("sqlite:PATH"), std::string::npos);
 }
 
+// A password typed with '#', '/', '?' or '@' unescaped: the parser and the redaction read the URL
+// the same way, so the password parsed is the password hidden. (The redaction used to stop at '#',
+// '/' or '?', and printed such a password in clear, in url() and in every error.)
+TEST(BackendUrl, APasswordWithDelimitersIsParsedWholeAndHiddenWhole) {
+  struct Case {
+    const char* url;
+    const char* password;
+    const char* host;
+    const char* path;
+    const char* redacted;
+  };
+  const Case cases[] = {
+      {"redis://:pa#ss@127.0.0.1:6379/0", "pa#ss", "127.0.0.1", "/0", "redis://:***@127.0.0.1:6379/0"},
+      {"redis://u:pa/ss@h:1/0?timeout_ms=5", "pa/ss", "h", "/0", "redis://u:***@h:1/0?timeout_ms=5"},
+      {"redis://u:pa?ss@h:1", "pa?ss", "h", "", "redis://u:***@h:1"},
+      {"postgres://u:a#b/c?d@e@db:5432/records?table=t", "a#b/c?d@e", "db", "/records", "postgres://u:***@db:5432/records?table=t"},
+  };
+  for (const auto& c : cases) {
+    const auto u = parse_backend_url(c.url);
+    EXPECT_EQ(u.password, c.password) << c.url;
+    EXPECT_EQ(u.host, c.host) << c.url;
+    EXPECT_EQ(u.path, c.path) << c.url;
+    EXPECT_EQ(u.redacted(), c.redacted) << c.url;
+    EXPECT_EQ(redact_url(c.url), c.redacted) << c.url;
+  }
+  EXPECT_EQ(parse_backend_url("redis://u:pa/ss@h:1/0?timeout_ms=5").int_param("timeout_ms", 0), 5);
+  // Errors on such URLs hide the password too.
+  for (const char* bad : {"redis://u:hunter2#x@h:99999", "redis://u:hunter2/x@h:x", "redis://u:hunter2?x@h?a=%zz"}) {
+    const std::string e = error_of([&] { (void)parse_backend_url(bad); });
+    EXPECT_FALSE(e.empty()) << bad;
+    EXPECT_EQ(e.find("hunter2"), std::string::npos) << e;
+  }
+  const std::string e = error_of([] { (void)backends::open_queue("redis://:hunter2#x@127.0.0.1:1/0?nope=1"); });
+  EXPECT_FALSE(e.empty());
+  EXPECT_EQ(e.find("hunter2"), std::string::npos) << e;
+}
+
 TEST(BackendUrl, RedactUrlNeverThrows) {
   EXPECT_EQ(redact_url("redis://u:pw@h:1/0?x=1"), "redis://u:***@h:1/0?x=1");
   EXPECT_EQ(redact_url("mem:in"), "mem:in");

@@ -63,3 +63,63 @@ TEST(LineReader, ATruncatedGzipFileIsAnErrorNamingIt) {
 }
 
 }  // namespace
+
+namespace {
+
+using overhead::util::LineReader;
+using overhead::util::LineTooLongError;
+
+// A long line costs time linear in its length: each byte is searched for '\n' once. The reader
+// used to search the whole pending line again after each 64 KiB read, so an 8 MiB line cost
+// about 500 MB of searching (25 MB took 11 s).
+TEST(LineReaderLimits, ALongLineIsSearchedOnce) {
+  const fs::path p = temp_path("long_line.jsonl");
+  const std::size_t size = std::size_t{8} << 20;
+  {
+    std::ofstream out(p, std::ios::binary);
+    out << std::string(size, 'x') << "\nshort\n";
+  }
+  LineReader reader(p.string());
+  std::string line;
+  ASSERT_TRUE(reader.next(line));
+  EXPECT_EQ(line.size(), size);
+  ASSERT_TRUE(reader.next(line));
+  EXPECT_EQ(line, "short");
+  EXPECT_FALSE(reader.next(line));
+  EXPECT_LE(reader.bytes_searched(), size + 7);
+}
+
+TEST(LineReaderLimits, ALineOverTheLimitIsAnErrorNamingFileAndLineAndTheNextLineFollows) {
+  const fs::path p = temp_path("over.jsonl");
+  std::ofstream(p, std::ios::binary) << "one\n" << std::string(5000, 'y') << "\nthree\n" << std::string(300000, 'z') << "\nfive";
+  LineReader reader(p.string(), 1000);
+  std::string line;
+  ASSERT_TRUE(reader.next(line));
+  EXPECT_EQ(line, "one");
+  try {
+    (void)reader.next(line);
+    FAIL() << "a 5000-byte line passed a 1000-byte limit";
+  } catch (const LineTooLongError& e) {
+    EXPECT_EQ(e.line_number(), 2u);
+    EXPECT_NE(std::string(e.what()).find(p.string() + ":2: line is longer than 1000 bytes"), std::string::npos) << e.what();
+  }
+  ASSERT_TRUE(reader.next(line));
+  EXPECT_EQ(line, "three");
+  EXPECT_EQ(reader.line_number(), 3u);
+  EXPECT_THROW((void)reader.next(line), LineTooLongError);  // spans several reads
+  ASSERT_TRUE(reader.next(line));
+  EXPECT_EQ(line, "five");
+  EXPECT_EQ(reader.line_number(), 5u);
+  EXPECT_FALSE(reader.next(line));
+}
+
+// A file with no newline at all: the reader stops at the limit instead of growing its buffer
+// until memory runs out.
+TEST(LineReaderLimits, DevZeroStopsAtTheLimit) {
+  LineReader reader("/dev/zero", std::size_t{4} << 20);
+  std::string line;
+  EXPECT_THROW((void)reader.next(line), LineTooLongError);
+  EXPECT_LE(reader.bytes_searched(), (std::size_t{4} << 20) + (std::size_t{1} << 17));
+}
+
+}  // namespace

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Many kept-alive clients on `overhead serve` (issue 21, defect 14), --decoder none, MT-Bench prompts:
+#  1. CLIENTS kept-alive connections (default 1,000) offering RATE requests/s in all (default 2,000)
+#     of POST /v1/chat/completions: wrk with wrk_paced.lua (each connection waits a random
+#     0..2×(CLIENTS/RATE) s before each request). Prints wrk's summary: the served rate and the
+#     latency percentiles of what was served, timeouts and errors.
+#  2. IDLE idle kept-alive connections (default 10,000; each sent one GET /healthz): the server's
+#     RSS and thread count before and while they are held, and the time of a chat request and of
+#     /healthz meanwhile.
+# Usage: bash bench/serve/keepalive.sh [SECONDS=30] [CLIENTS=1000] [RATE=2000] [IDLE=10000] [TOKENIZER=phi-4]
+# OVERHEAD_BINARY picks the binary (an older build, to compare). Run from the root of a clone after
+# `make build`. Raises `ulimit -n` (soft) to the hard limit: both sides hold IDLE descriptors.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SECONDS_RUN=${1:-30}
+CLIENTS=${2:-1000}
+RATE=${3:-2000}
+IDLE=${4:-10000}
+TOKENIZER=${5:-phi-4}
+BIN=${OVERHEAD_BINARY:-$ROOT/build/overhead}
+MEAN_MS=$(( CLIENTS * 1000 / RATE ))
+ulimit -n "$(ulimit -Hn)"
+[ "$(ulimit -n)" -gt $(( IDLE + 100 )) ] || { echo "ulimit -n $(ulimit -n) is too low for $IDLE connections" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "wrk is not installed (Debian package wrk)" >&2; exit 1; }
+WORK=$(mktemp -d /tmp/overhead-keepalive.XXXXXX)
+SERVER_PID=
+HOLDER_PID=
+cleanup() {
+  if [ -n "$HOLDER_PID" ]; then kill "$HOLDER_PID" 2>/dev/null || true; fi
+  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+echo "== start: $(uptime)"
+python3 "$ROOT/bench/serve/mtbench_bodies.py" "$ROOT/data/jmtbench/records.jsonl.gz" "$TOKENIZER" "$WORK/bodies.jsonl"
+
+"$BIN" serve --listen 127.0.0.1:0 --tokenizers "$TOKENIZER" --out "$WORK" --max-queued 100000 2>"$WORK/serve.log" &
+SERVER_PID=$!
+for _ in $(seq 1 600); do
+  grep -q "listening on" "$WORK/serve.log" 2>/dev/null && break
+  sleep 0.1
+done
+URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/serve.log" | head -1)
+[ -n "$URL" ] || { cat "$WORK/serve.log" >&2; exit 1; }
+PORT=${URL##*:}
+head -1 "$WORK/bodies.jsonl" | curl -sf "$URL/v1/chat/completions" -H 'content-type: application/json' -d @- >/dev/null
+
+proc() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status"; }
+probe() {  # seconds for one chat request and one /healthz, each on a new connection
+  local chat health
+  chat=$(head -1 "$WORK/bodies.jsonl" | curl -s -o /dev/null -m 30 -w '%{http_code} %{time_total}' "$URL/v1/chat/completions" -H 'content-type: application/json' -d @- || true)
+  health=$(curl -s -o /dev/null -m 30 -w '%{http_code} %{time_total}' "$URL/healthz" || true)
+  echo "chat: $chat s, /healthz: $health s"
+}
+
+echo "== 1. $CLIENTS kept-alive clients offering $RATE requests/s of POST /v1/chat/completions for ${SECONDS_RUN}s"
+echo "   (wrk -t2 -c$CLIENTS -d${SECONDS_RUN}s --timeout 10s --latency -s wrk_paced.lua, mean wait $MEAN_MS ms)"
+wrk -t2 -c"$CLIENTS" -d"${SECONDS_RUN}s" --timeout 10s --latency -s "$ROOT/bench/serve/wrk_paced.lua" "$URL/v1/chat/completions" \
+  -- "$WORK/bodies.jsonl" "$MEAN_MS"
+echo "   uptime after: $(uptime)"
+sleep 2
+
+echo "== 2. $IDLE idle kept-alive connections"
+echo "   before: RSS $(proc VmRSS) kB, threads $(proc Threads); $(probe)"
+mkfifo "$WORK/hold"
+python3 "$ROOT/bench/serve/idle_connections.py" 127.0.0.1 "$PORT" "$IDLE" 60 <"$WORK/hold" >"$WORK/idle.out" &
+HOLDER_PID=$!
+exec 3>"$WORK/hold"  # holds the connections open until closed
+for _ in $(seq 1 900); do [ -s "$WORK/idle.out" ] && break; sleep 0.1; done
+echo "   opened: $(cat "$WORK/idle.out")"
+sleep 1
+echo "   held:   RSS $(proc VmRSS) kB (peak $(proc VmHWM) kB), threads $(proc Threads); $(probe)"
+exec 3>&-
+wait "$HOLDER_PID" 2>/dev/null || true
+HOLDER_PID=
+echo "== uptime: $(uptime)"

@@ -1,0 +1,55 @@
+// OpenAiStream: one generation on an OpenAI-compatible server, as a transfer of the decoder's
+// CurlStreamLoop: POST {base}/completions with stream: true, the server-sent events read as they
+// arrive (first_token at the first text, decode_end at `data: [DONE]`), each event's text handed to
+// DecodeCallbacks::on_text (whole UTF-8 characters: the event parser validates them), and the end
+// as exactly one on_done / on_error.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backends/curl_stream_loop.hpp"
+#include "pipe/decoder.hpp"
+
+namespace overhead::backends {
+
+struct OpenAiStreamSettings {
+  std::string url;                 // {base}/completions
+  std::shared_ptr<curl_slist> headers;  // Content-Type, Accept (curl keeps a pointer, not a copy)
+  long timeout_ms = 600000;        // the whole generation
+  bool usage_required = false;     // a stream without usage is an error (else output_tokens = -1)
+};
+
+class OpenAiStream final : public CurlTransfer {
+ public:
+  // Sets the easy handle up to POST `payload`; stamps decode_start.
+  OpenAiStream(std::shared_ptr<const OpenAiStreamSettings> settings, std::string payload, bool stream_text, std::int64_t max_tokens,
+               std::shared_ptr<pipe::DecodeCallbacks> callbacks);
+
+  void on_finished(CURLcode result) override;
+  void on_cancelled() override;
+  void on_closed() override;
+
+ private:
+  static std::size_t on_write(char* data, std::size_t size, std::size_t n, void* self);
+  bool feed(const char* data, std::size_t size);  // false: stop the transfer (protocol_error_ says why)
+  bool on_line(std::string_view line);
+  bool on_data(std::string_view data);
+  void fail(const std::string& what, pipe::Failure failure);
+
+  std::shared_ptr<const OpenAiStreamSettings> settings_;
+  std::string payload_;
+  bool stream_text_;
+  std::shared_ptr<pipe::DecodeCallbacks> callbacks_;
+  pipe::DecodeResult result_;
+  long status_ = 0;
+  bool done_ = false;              // `data: [DONE]` came
+  bool usage_seen_ = false;
+  std::string pending_;            // bytes after the last complete line
+  std::string event_;              // the event being parsed, with the parser's padding
+  std::string error_body_;         // a non-200 answer's body (the first 4 KB)
+  std::string protocol_error_;     // why the stream is no OpenAI stream
+};
+
+}  // namespace overhead::backends

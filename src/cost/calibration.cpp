@@ -1,0 +1,135 @@
+#include "cost/calibration.hpp"
+
+#include <fstream>
+
+#include "cost/engine_sim.hpp"
+#include "cost/scenario.hpp"
+
+#include <algorithm>
+
+namespace overhead::cost {
+namespace {
+
+// One CSV line into fields ("a,\"b, c\",d"); quotes doubled inside quoted fields.
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        out.back() += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      out.emplace_back();
+    } else if (ch != '\r') {
+      out.back() += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<CalibrationRow> load_calibration(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw CostError(file.string() + ": cannot open");
+  std::string line;
+  std::getline(in, line);
+  const auto header = split_csv(line);
+  std::vector<CalibrationRow> rows;
+  std::size_t number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const auto cells = split_csv(line);
+    if (cells.size() != header.size())
+      throw CostError(file.string() + ":" + std::to_string(number) + ": " + std::to_string(cells.size()) + " fields, the header has " +
+                      std::to_string(header.size()));
+    auto get = [&](const std::string& name) -> const std::string& {
+      for (std::size_t i = 0; i < header.size(); ++i)
+        if (header[i] == name) return cells[i];
+      throw CostError(file.string() + ": no column \"" + name + "\"");
+    };
+    auto number_of = [&](const std::string& name) {
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(get(name), &used);
+        if (used != get(name).size() || !(v >= 0)) throw std::invalid_argument(name);
+        return v;
+      } catch (const std::exception&) {
+        throw CostError(file.string() + ":" + std::to_string(number) + ": " + name + " is not a number: \"" + get(name) + "\"");
+      }
+    };
+    CalibrationRow r;
+    r.id = get("id");
+    r.engine = get("engine");
+    r.gpu = get("gpu");
+    r.model = get("model");
+    r.precision = get("precision");
+    r.kv_dtype = get("kv_dtype");
+    r.split = get("split");
+    r.source = get("source");
+    r.table = get("table");
+    r.gpus = static_cast<int>(number_of("gpus"));
+    r.tp = static_cast<int>(number_of("tp"));
+    r.input_tokens = number_of("input_tokens");
+    r.output_tokens = number_of("output_tokens");
+    if (get("concurrency") != "max") r.concurrency = number_of("concurrency");
+    else r.requests = number_of("requests");
+    r.output_tokens_per_s = number_of("output_tokens_per_s");
+    if (!get("ttft_ms").empty()) r.ttft_ms = number_of("ttft_ms");
+    if (!get("tpot_ms").empty()) r.tpot_ms = number_of("tpot_ms");
+    if (r.source.empty()) throw CostError(file.string() + ":" + std::to_string(number) + ": no source");
+    if (r.split != "fit" && r.split != "held_out")
+      throw CostError(file.string() + ":" + std::to_string(number) + ": split must be fit or held_out");
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+Prediction predict(const CalibrationRow& row, const EngineParams& engine, const std::filesystem::path& profiles_dir) {
+  ScenarioSpec spec;
+  spec.profiles_dir = profiles_dir;
+  spec.gpu = row.gpu;
+  spec.model = row.model;
+  spec.gpus = row.gpus;
+  spec.tp = row.tp;
+  spec.precision = row.precision;
+  spec.kv_dtype = row.kv_dtype;
+  spec.gpu_usd_per_hour = 1;
+  spec.cpu_usd_per_hour = 1;
+  ServingOptions serving;
+  serving.tp = row.tp;
+  serving.precision = row.precision;
+  serving.kv_dtype = row.kv_dtype;
+  serving.engine = engine;
+  const auto gpu = load_gpu(row.gpu, profiles_dir);
+  const auto model = load_model(row.model, profiles_dir);
+  const Roofline r = make_roofline(gpu, model, serving);
+  const int replicas = row.gpus / row.tp;
+  EngineSimConfig c;
+  c.replica = r;
+  c.replicas = replicas;
+  c.closed_loop = true;
+  c.workload = {{row.input_tokens, row.output_tokens}};
+  if (row.concurrency) {
+    c.concurrency = *row.concurrency;
+    c.requests = static_cast<std::size_t>(std::max(2000.0, 20 * *row.concurrency));
+  } else {
+    c.concurrency = row.requests;
+    c.requests = static_cast<std::size_t>(row.requests);
+  }
+  const auto sim = simulate_engine(c);
+  const double tokens_per_s = row.concurrency ? sim.output_tokens_per_s : sim.total_output_tokens_per_s;
+  return {tokens_per_s, sim.ttft_s.mean * 1000, sim.tpot_s.mean * 1000};
+}
+
+}  // namespace overhead::cost

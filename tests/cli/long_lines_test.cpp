@@ -1,0 +1,52 @@
+// --max-line-bytes: an input line past the limit is an error naming the file and the line (tokenize,
+// template), or a counted dead letter naming them (run, enqueue); a file with no newline at all
+// (/dev/zero) ends at the limit instead of growing memory until the process is killed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli_support.hpp"
+
+namespace {
+
+using namespace overhead::cli_test;
+
+const std::string kRecord = R"({"id":"a","model":"m","prompt":[{"role":"user","content":"hi"}]})";
+
+TEST(LongLines, TokenizeStopsAtTheLimitOnDevZero) {
+  const RunResult r = run_overhead("tokenize --tokenizer phi-4 --input /dev/zero --max-line-bytes 1000000");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("/dev/zero:1: line is longer than 1000000 bytes (--max-line-bytes)"), std::string::npos) << r.err;
+}
+
+TEST(LongLines, StandardInputHasTheLimitToo) {
+  const RunResult r = run_overhead("template --tokenizer phi-4 --input - --max-line-bytes 4096 </dev/zero");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("-:1: line is longer than 4096 bytes"), std::string::npos) << r.err;
+}
+
+TEST(LongLines, ALongLineOfTheDataIsADeadLetterNamingItsLine) {
+  const auto dir = temp_dir("long_lines");
+  const std::string long_record =
+      R"({"id":"b","model":"m","prompt":[{"role":"user","content":")" + std::string(20000, 'x') + R"("}]})";
+  const std::string data = write_file(dir / "data.jsonl", kRecord + "\n" + long_record + "\n");
+  const RunResult r = run_overhead("enqueue --queue mem:in --tokenizers phi-4 --data " + data + " --out " + (dir / "out").string() +
+                                   " --max-line-bytes 10000");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // a dead letter without --allow-failures
+  EXPECT_NE(r.lines.empty() ? std::string::npos : r.lines[0].find("enqueued 1 messages"), std::string::npos) << r.err;
+  std::ifstream letters(dir / "out" / "dead_letters_enqueue.jsonl");
+  std::string letter;
+  ASSERT_TRUE(std::getline(letters, letter)) << r.err;
+  EXPECT_NE(letter.find(data + ":2"), std::string::npos) << letter;
+  EXPECT_NE(letter.find("longer than 10000 bytes"), std::string::npos) << letter;
+  EXPECT_FALSE(std::getline(letters, letter)) << "one dead letter only";
+}
+
+TEST(LongLines, TheLimitIsCheckedAsAnOption) {
+  const RunResult r = run_overhead("tokenize --tokenizer phi-4 --input /dev/null --max-line-bytes 0");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--max-line-bytes"), std::string::npos) << r.err;
+}
+
+}  // namespace

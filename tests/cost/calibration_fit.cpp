@@ -1,0 +1,138 @@
+// Fits the engine's efficiency parameters (bandwidth and compute efficiency, per-step overhead,
+// KV memory fraction) on the rows of data/calibration/published.csv marked `fit`, by a grid
+// search minimizing the mean absolute log error of throughput (and of TPOT and TTFT where a fit
+// row reports them), then prints every row's error, fit and held-out, and writes the predictions
+// as CSV for docs/cost-model.md's plot:
+//   overhead_calibration_fit DATA_DIR [PREDICTIONS.csv [--check]]
+// With --check, no search: the shipped data/calibration/engine.json's errors.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cost/calibration.hpp"
+
+using namespace overhead::cost;
+
+namespace {
+
+double abs_log(double predicted, double measured) { return std::abs(std::log(predicted / measured)); }
+
+double objective(const std::vector<CalibrationRow>& rows, const EngineParams& e, const std::filesystem::path& profiles) {
+  double sum = 0, weight = 0;
+  for (const auto& row : rows) {
+    if (row.split != "fit") continue;
+    const auto p = predict(row, e, profiles);
+    sum += abs_log(p.output_tokens_per_s, row.output_tokens_per_s);
+    weight += 1;
+    if (row.tpot_ms) {
+      sum += 0.5 * abs_log(p.tpot_ms, *row.tpot_ms);
+      weight += 0.5;
+    }
+    if (row.ttft_ms) {
+      sum += 0.25 * abs_log(p.ttft_ms, *row.ttft_ms);
+      weight += 0.25;
+    }
+  }
+  return sum / weight;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: overhead_calibration_fit DATA_DIR [PREDICTIONS.csv]\n");
+    return 2;
+  }
+  const std::filesystem::path data = argv[1];
+  const auto profiles = data / "profiles";
+  const auto rows = load_calibration(data / "calibration" / "published.csv");
+  EngineParams best = load_engine_params(data / "calibration" / "engine.json");
+  double best_value = objective(rows, best, profiles);
+  // Coordinate descent: each parameter up and down by its step while that helps, steps halved
+  // when no move helps; the KV memory fraction tried at 0.9 and 0.95 (the benchmark's settings).
+  struct Knob {
+    double EngineParams::*field;
+    double step, lo, hi;
+  };
+  const Knob knobs[] = {{&EngineParams::bandwidth_efficiency, 0.1, 0.3, 1.0},
+                        {&EngineParams::compute_efficiency, 0.1, 0.2, 1.0},
+                        {&EngineParams::step_overhead_s, 0.002, 0.0, 0.05},
+                        {&EngineParams::sequence_overhead_s, 4e-6, 0.0, 2e-4},
+                        {&EngineParams::allreduce_latency_s, 16e-6, 1e-6, 3e-4}};
+  constexpr int kKnobs = 5;
+  double steps[kKnobs] = {knobs[0].step, knobs[1].step, knobs[2].step, knobs[3].step, knobs[4].step};
+  if (best.allreduce_latency_s <= 0) best.allreduce_latency_s = 8e-6;
+  best_value = objective(rows, best, profiles);
+  // The engine's batch cap and KV fraction: trtllm-bench tunes its own; tried at the usual values.
+  for (const double mf : {0.9, 0.95})
+    for (const double cap : {256.0, 512.0, 1024.0, 2048.0}) {
+      EngineParams e = best;
+      e.memory_fraction = mf;
+      e.max_batch = cap;
+      const double v = objective(rows, e, profiles);
+      if (v < best_value) {
+        best_value = v;
+        best = e;
+      }
+    }
+  // --check: the shipped parameters as they are, no search.
+  const bool check = argc > 3 && std::string(argv[3]) == "--check";
+  if (check) best = load_engine_params(data / "calibration" / "engine.json");
+  for (int round = 0; round < (check ? 0 : 6); ++round) {
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (int k = 0; k < kKnobs; ++k)
+        for (const double sign : {1.0, -1.0}) {
+          EngineParams e = best;
+          e.*(knobs[k].field) = std::clamp(e.*(knobs[k].field) + sign * steps[k], knobs[k].lo, knobs[k].hi);
+          const double v = objective(rows, e, profiles);
+          if (v < best_value - 1e-9) {
+            best_value = v;
+            best = e;
+            moved = true;
+          }
+        }
+    }
+    for (double& st : steps) st /= 2;
+  }
+  std::printf("fit: bandwidth_efficiency %.3f compute_efficiency %.3f step_overhead_ms %.3f sequence_overhead_us %.2f "
+              "allreduce_latency_us %.1f max_batch %.0f memory_fraction %.2f (mean |log error| on the fit rows %.4f)\n",
+              best.bandwidth_efficiency, best.compute_efficiency, best.step_overhead_s * 1000, best.sequence_overhead_s * 1e6,
+              best.allreduce_latency_s * 1e6, best.max_batch, best.memory_fraction, best_value);
+  std::FILE* out = argc > 2 ? std::fopen(argv[2], "w") : nullptr;
+  if (out) std::fprintf(out, "id,split,measured_tokens_per_s,predicted_tokens_per_s,error,measured_tpot_ms,predicted_tpot_ms,measured_ttft_ms,predicted_ttft_ms\n");
+  std::vector<double> fit_err, held_err, tpot_err, ttft_err;
+  double held_max = 0;
+  std::printf("%-60s %-8s %10s %10s %8s %8s %8s %9s %9s\n", "row", "split", "measured", "predicted", "error", "TPOT", "pred", "TTFT", "pred");
+  for (const auto& row : rows) {
+    const auto p = predict(row, best, profiles);
+    const double err = p.output_tokens_per_s / row.output_tokens_per_s - 1;
+    (row.split == "fit" ? fit_err : held_err).push_back(std::abs(err));
+    if (row.split == "held_out") held_max = std::max(held_max, std::abs(err));
+    if (row.tpot_ms) tpot_err.push_back(std::abs(p.tpot_ms / *row.tpot_ms - 1));
+    if (row.ttft_ms) ttft_err.push_back(std::abs(p.ttft_ms / *row.ttft_ms - 1));
+    std::printf("%-60s %-8s %10.0f %10.0f %+7.1f%% %8s %8.2f %9s %9.1f\n", row.id.c_str(), row.split.c_str(), row.output_tokens_per_s,
+                p.output_tokens_per_s, 100 * err, row.tpot_ms ? std::to_string(*row.tpot_ms).substr(0, 6).c_str() : "", p.tpot_ms,
+                row.ttft_ms ? std::to_string(*row.ttft_ms).substr(0, 8).c_str() : "", p.ttft_ms);
+    if (out)
+      std::fprintf(out, "%s,%s,%.6g,%.6g,%.6g,%s,%.6g,%s,%.6g\n", row.id.c_str(), row.split.c_str(), row.output_tokens_per_s,
+                   p.output_tokens_per_s, err, row.tpot_ms ? std::to_string(*row.tpot_ms).c_str() : "", p.tpot_ms,
+                   row.ttft_ms ? std::to_string(*row.ttft_ms).c_str() : "", p.ttft_ms);
+  }
+  if (out) std::fclose(out);
+  std::printf("throughput: median |error| fit %.1f%%, held out %.1f%% (max %.1f%%); TPOT median |error| %.1f%%, TTFT %.1f%% "
+              "(rows that report them)\n",
+              100 * median(fit_err), 100 * median(held_err), 100 * held_max, 100 * median(tpot_err), 100 * median(ttft_err));
+  return 0;
+}
