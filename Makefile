@@ -7,23 +7,38 @@ JOBS      ?= $(shell nproc)
 # cheap. Recursive (=) so it is looked up when the recipe runs, after set-up.
 LAUNCHER   = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all setup build run test test-faults test-asan bench fuzz goldens clean lambda-zip
+.PHONY: all setup setup-build configure build build-overhead run test test-faults test-asan bench fuzz goldens clean lambda-zip
 
 all: build
 
+# Everything: the build's packages and the tests', fuzzers' and benchmarks'.
 setup:
 	@bash scripts/setup.sh
 
-build: setup
+# Only what building `overhead` needs (a fresh machine's `make run` installs no test packages).
+setup-build:
+	@bash scripts/setup.sh build
+
+# Tests and benchmarks are configured when GoogleTest and Google Benchmark are installed (after
+# `make setup`); `make run` builds the `overhead` target alone either way.
+configure:
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERHEAD_WERROR=ON $(LAUNCHER) >/dev/null
+
+build: setup
+	@$(MAKE) --no-print-directory configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+build-overhead: setup-build
+	@$(MAKE) --no-print-directory configure
+	@cmake --build $(BUILD) -j $(JOBS) --target overhead
+
+run: build-overhead
 	$(BUILD)/overhead run
 
-# Label `faults` (the long kill runs) is left to `make test-faults`.
+# Label `faults` (the long kill runs) is left to `make test-faults`. No tests found is an error
+# (a build configured without GoogleTest).
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE faults $(CTEST_ARGS)
+	@cd $(BUILD) && ctest --output-on-failure --no-tests=error -j $(JOBS) -LE faults $(CTEST_ARGS)
 
 # The long fault runs (label `faults`: the full kill test on Redis + PostgreSQL), one at a time;
 # CTest starts and stops the servers they need. Results go to docs/reliability.md.

@@ -7,7 +7,8 @@
 #               dynamic loader, so the Debian-built binary runs whatever glibc the image has, and
 #               points AWS_CA_BUNDLE at the image's CA file for TLS;
 #   overhead    the binary (release build);
-#   lib/        every shared library the binary loads (ldd), the loader and glibc included.
+#   lib/        every shared library the binary loads (ldd) or opens at first use (libcurl, libcrypto,
+#               libpq and theirs), the loader and glibc included.
 # No tokenizer files: the consumer stores records and never tokenizes. The store comes from the
 # function's environment (OVERHEAD_STORE=dynamodb://TABLE?region=R) or the handler setting.
 set -euo pipefail
@@ -22,7 +23,17 @@ mkdir -p "$stage/lib"
 cp "$bin" "$stage/overhead"
 strip --strip-unneeded "$stage/overhead" 2>/dev/null || true
 # "libx.so.1 => /lib/.../libx.so.1 (0x...)" and the loader's own "/lib64/ld-linux-x86-64.so.2 (0x...)".
-ldd "$bin" | awk '/=>/ { if ($3 ~ /^\//) print $3; next } $1 ~ /^\// { print $1 }' | while read -r lib; do
+needed() { ldd "$1" | awk '/=>/ { if ($3 ~ /^\//) print $3; next } $1 ~ /^\// { print $1 }'; }
+# The libraries the binary opens at their first use (src/lazy: libcurl for the Runtime API, SQS and
+# DynamoDB, libcrypto for signing, libpq for a postgres:// store) are not in its ldd list: bundled
+# by name, with what they load.
+lazy=()
+for so in libcurl.so.4 libcrypto.so.3 libpq.so.5; do
+  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
+  [ -n "$path" ] || { echo "make_lambda_zip: $so is not installed (run scripts/setup.sh)" >&2; exit 1; }
+  lazy+=("$path")
+done
+{ needed "$bin"; for path in "${lazy[@]}"; do echo "$path"; needed "$path"; done; } | sort -u | while read -r lib; do
   cp -L "$lib" "$stage/lib/$(basename "$lib")"
 done
 loader=$(cd "$stage/lib" && ls ld-linux-*.so.* | head -n 1)

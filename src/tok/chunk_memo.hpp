@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tok/zeroed_table.hpp"
+
 namespace overhead::tok {
 
 class ChunkMemo {
@@ -16,8 +18,6 @@ class ChunkMemo {
   static constexpr std::size_t kMaxBytes = 15;
   static constexpr std::size_t kMaxIds = 6;
   static_assert(kMaxBytes <= 15, "pack() covers at most 15 bytes");
-
-  ChunkMemo() : entries_(kEntries) {}
 
   // Appends the memoised ids of `chunk` (at most kMaxBytes) and returns true, or returns false.
   bool lookup(std::string_view chunk, std::vector<std::uint32_t>& out) const {
@@ -43,10 +43,10 @@ class ChunkMemo {
     std::uint64_t low = 0;
     std::uint64_t high = 0;
   };
-  struct Entry {
+  struct Entry {  // all zero when unused: a count of 0 never matches
     Key key;
-    std::uint32_t count = 0;
-    std::uint32_t ids[kMaxIds] = {};
+    std::uint32_t count;
+    std::uint32_t ids[kMaxIds];
   };
   static std::uint64_t load(const char* p, std::size_t n) {
     std::uint64_t w = 0;
@@ -78,7 +78,7 @@ class ChunkMemo {
     const std::uint64_t h = (key.low ^ (key.high * 0xC2B2AE3D27D4EB4FULL)) * 0x9E3779B97F4A7C15ULL;
     return (h >> 40) & (kEntries - 1);
   }
-  std::vector<Entry> entries_;
+  ZeroedTable<Entry> entries_{kEntries};
 };
 
 }  // namespace overhead::tok

@@ -3,6 +3,7 @@
 // (merge rank, merged id). Both are built once at load and only read afterwards.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -192,8 +193,8 @@ class PairMap {
     const auto slots = r.array<Slot>();
     if (slots.size() < 16 || (slots.size() & (slots.size() - 1)) != 0)
       throw CacheFormatError("merge table size is not a power of two");
-    bool has_empty = false;
-    for (const Slot& s : slots) has_empty = has_empty || s.key == kEmpty;
+    // Stops at the first empty slot (a load factor under 1/2 puts one near the start).
+    const bool has_empty = std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.key == kEmpty; });
     if (!has_empty) throw CacheFormatError("merge table has no empty slot");
     slots_.view(slots);
     mask_ = slots.size() - 1;

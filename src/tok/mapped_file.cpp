@@ -7,7 +7,7 @@
 
 namespace overhead::tok {
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, Populate populate) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
   struct stat st {};
@@ -16,7 +16,8 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
     return nullptr;
   }
   const auto size = static_cast<std::size_t>(st.st_size);
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int flags = MAP_PRIVATE | (populate == Populate::kYes ? MAP_POPULATE : 0);
+  void* p = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
   ::close(fd);  // the mapping keeps the file open
   if (p == MAP_FAILED) return nullptr;
   return std::shared_ptr<const MappedFile>(new MappedFile(static_cast<const unsigned char*>(p), size));

@@ -11,8 +11,10 @@ namespace overhead::tok {
 
 class MappedFile {
  public:
+  // kYes maps every page at once (for a file that is read in full right away).
+  enum class Populate { kNo, kYes };
   // nullptr when the file cannot be opened or mapped (missing, unreadable, a folder, empty).
-  static std::shared_ptr<const MappedFile> open(const std::string& path);
+  static std::shared_ptr<const MappedFile> open(const std::string& path, Populate populate = Populate::kNo);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

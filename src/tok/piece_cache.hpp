@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tok/flat_maps.hpp"
+#include "tok/zeroed_table.hpp"
 
 namespace overhead::tok {
 
@@ -21,7 +22,6 @@ class PieceCache {
 
   // Appends the cached ids of `piece` to `out` and returns true, or returns false.
   bool lookup(std::string_view piece, std::uint64_t hash, std::vector<std::uint32_t>& out) const {
-    if (slots_.empty()) return false;
     const auto tag = static_cast<std::uint32_t>(hash >> 32) | 1u;
     for (std::size_t i = hash & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
       const Slot& s = slots_[i];
@@ -35,7 +35,6 @@ class PieceCache {
   }
 
   void store(std::string_view piece, std::uint64_t hash, const std::uint32_t* ids, std::size_t count) {
-    if (slots_.empty()) slots_.assign(kSlots, Slot{});
     if (used_ * 2 >= kSlots || keys_.size() + piece.size() + 4 * (ids_.size() + count) > kMaxBytes) clear();
     const auto tag = static_cast<std::uint32_t>(hash >> 32) | 1u;
     std::size_t i = hash & (kSlots - 1);
@@ -56,12 +55,12 @@ class PieceCache {
     std::uint32_t ids_length = 0;
   };
   void clear() {
-    std::fill(slots_.begin(), slots_.end(), Slot{});
+    slots_.clear();
     keys_.clear();
     ids_.clear();
     used_ = 0;
   }
-  std::vector<Slot> slots_;
+  ZeroedTable<Slot> slots_{kSlots};  // a zero tag is an empty slot
   std::string keys_;
   std::vector<std::uint32_t> ids_;
   std::size_t used_ = 0;

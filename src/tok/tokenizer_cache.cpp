@@ -2,10 +2,12 @@
 
 #include <openssl/evp.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "tok/cache_format.hpp"
 #include "tok/errors.hpp"
 #include "tok/mapped_file.hpp"
+#include "util/hash.hpp"
 
 namespace overhead::tok {
 
@@ -24,9 +27,49 @@ namespace fs = std::filesystem;
 
 constexpr char kMagic[8] = {'O', 'V', 'H', 'D', 'T', 'O', 'K', 'C'};
 // Bump when anything written by BpeModel::write, the skeleton or this header changes meaning.
-constexpr std::uint32_t kFormatVersion = 1;
+// 2: the stamp of tokenizer.json (and its check) in the header; tokenizer_config.json by checksum;
+//    the checksum is XXH3.
+constexpr std::uint32_t kFormatVersion = 2;
 
 using Digest = std::array<unsigned char, 32>;
+
+// What stat says of tokenizer.json, so that a load of an unchanged file need not hash it (17.5 MB
+// for Gemma: about 10 ms of sha256, most of a cached load). Any write changes ctime, which no
+// user call can set back; a copy or a re-fetch changes the inode. The all-zero stamp means "not
+// trusted": the file was changed so recently before the stat (within the file system clock's
+// tick) that a later write could leave every field as it was, so loads hash it instead.
+struct Stamp {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  bool operator==(const Stamp&) const = default;
+  bool trusted() const { return *this != Stamp{}; }
+};
+
+// How long a file must have been left alone before its stamp is trusted; well above the coarse
+// clock tick (1-10 ms) that file times are taken from.
+constexpr std::int64_t kStampSettleNs = 2'000'000'000;
+
+// The stamp of `path` (the untrusted zero stamp if it was changed less than kStampSettleNs ago),
+// or nullopt when it cannot be stat'ed.
+std::optional<Stamp> stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const auto ns = [](const timespec& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; };
+  Stamp s{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+          static_cast<std::uint64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim)};
+  const std::int64_t settled_before = ns(now) - kStampSettleNs;
+  if (s.mtime_ns > settled_before || s.ctime_ns > settled_before) return Stamp{};
+  return s;
+}
+
+std::uint64_t stamp_check(const Stamp& s) {
+  return cache_checksum(reinterpret_cast<const unsigned char*>(&s), sizeof s);
+}
 
 // The fixed header; 8-byte fields only, so the payload after it stays 8-byte aligned.
 struct Header {
@@ -35,12 +78,15 @@ struct Header {
   std::uint32_t header_size;
   std::uint64_t layout;
   Digest tokenizer_sha;
-  Digest config_sha;
+  std::uint64_t config_checksum;
   std::uint64_t has_config;
+  Stamp tokenizer_stamp;
+  std::uint64_t stamp_check;  // a flipped stamp byte is refused like any other
   std::uint64_t payload_size;
   std::uint64_t payload_checksum;
 };
 static_assert(sizeof(Header) % 8 == 0);
+static_assert(sizeof(Stamp) == 40, "Stamp is written as is: no padding");
 
 Digest sha256(std::string_view bytes) {
   Digest d{};
@@ -50,23 +96,30 @@ Digest sha256(std::string_view bytes) {
   return d;
 }
 
-std::string hex(const unsigned char* p, std::size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (std::size_t k = 0; k < n; ++k) s += kHex[p[k] >> 4], s += kHex[p[k] & 15];
-  return s;
-}
-
-// The inputs a cache file must match.
+// The inputs a cache file must match. tokenizer.json's sha256 is computed only when needed: not
+// when the file's trusted stamp is the one the cache was written with.
 struct Key {
-  Digest tokenizer_sha{};
-  Digest config_sha{};
+  std::string tokenizer_file;
+  Stamp tokenizer_stamp;
+  std::optional<Digest> tokenizer_sha;
+  std::uint64_t config_checksum = 0;
   bool has_config = false;
+
+  const Digest& tokenizer_digest() {
+    if (!tokenizer_sha) {
+      const auto source = MappedFile::open(tokenizer_file);
+      if (!source && !fs::is_regular_file(tokenizer_file)) throw LoadError(tokenizer_file, "", "cannot read the file");
+      tokenizer_sha = source ? sha256(std::string_view(reinterpret_cast<const char*>(source->data()), source->size()))
+                             : sha256("");
+    }
+    return *tokenizer_sha;
+  }
 };
 
 // Checks the mapped file against `key` and loads from it; throws CacheFormatError (or LoadError
-// for a skeleton that no longer loads) when it cannot be used.
-std::unique_ptr<TokenizerImpl> load_cache_file(const std::shared_ptr<const MappedFile>& map, const Key& key,
+// for a skeleton that no longer loads) when it cannot be used. `stamp_matched` says whether the
+// file was accepted on its stamp (else on tokenizer.json's hash).
+std::unique_ptr<TokenizerImpl> load_cache_file(const std::shared_ptr<const MappedFile>& map, Key& key, bool& stamp_matched,
                                                const std::string& dir, const std::string& file,
                                                std::optional<std::string_view> config_json) {
   if (map->size() < sizeof(Header)) throw CacheFormatError("shorter than its header");
@@ -75,8 +128,10 @@ std::unique_ptr<TokenizerImpl> load_cache_file(const std::shared_ptr<const Mappe
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw CacheFormatError("not a tokenizer cache file");
   if (h.version != kFormatVersion || h.header_size != sizeof(Header)) throw CacheFormatError("another format version");
   if (h.layout != BpeModel::layout_fingerprint()) throw CacheFormatError("written by a build with other table hashing");
-  if (h.tokenizer_sha != key.tokenizer_sha) throw CacheFormatError("tokenizer.json has changed");
-  if (h.has_config != key.has_config || h.config_sha != key.config_sha)
+  if (h.stamp_check != stamp_check(h.tokenizer_stamp)) throw CacheFormatError("stamp check mismatch");
+  stamp_matched = key.tokenizer_stamp.trusted() && h.tokenizer_stamp == key.tokenizer_stamp;
+  if (!stamp_matched && h.tokenizer_sha != key.tokenizer_digest()) throw CacheFormatError("tokenizer.json has changed");
+  if (h.has_config != key.has_config || h.config_checksum != key.config_checksum)
     throw CacheFormatError("tokenizer_config.json has changed");
   if (h.payload_size != map->size() - sizeof(Header)) throw CacheFormatError("size differs from its header (truncated?)");
   const unsigned char* payload = map->data() + sizeof(Header);
@@ -91,22 +146,19 @@ std::unique_ptr<TokenizerImpl> load_cache_file(const std::shared_ptr<const Mappe
   return impl;
 }
 
-// Writes the cache for `impl` to `path` through a temporary in the same folder and a rename, so a
-// reader sees either the old file or the whole new one. Returns an error text, empty on success.
-std::string write_cache_file(const std::string& path, const Key& key, const std::string& skeleton,
-                             const TokenizerImpl& impl) {
-  CacheWriter w;
-  w.bytes(skeleton);
-  impl.model->write(w);
-  const std::string& payload = w.data();
+// Writes a cache file of `payload` to `path` through a temporary in the same folder and a rename,
+// so a reader sees either the old file or the whole new one. Returns an error text, empty on success.
+std::string write_cache_file(const std::string& path, const Key& key, std::string_view payload) {
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.version = kFormatVersion;
   h.header_size = sizeof(Header);
   h.layout = BpeModel::layout_fingerprint();
-  h.tokenizer_sha = key.tokenizer_sha;
-  h.config_sha = key.config_sha;
+  h.tokenizer_sha = *key.tokenizer_sha;
+  h.config_checksum = key.config_checksum;
   h.has_config = key.has_config;
+  h.tokenizer_stamp = key.tokenizer_stamp;
+  h.stamp_check = stamp_check(h.tokenizer_stamp);
   h.payload_size = payload.size();
   h.payload_checksum = cache_checksum(reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
 
@@ -135,6 +187,15 @@ std::string write_cache_file(const std::string& path, const Key& key, const std:
   return "";
 }
 
+// The cache file for a freshly loaded `impl`.
+std::string write_cache_file(const std::string& path, const Key& key, const std::string& skeleton,
+                             const TokenizerImpl& impl) {
+  CacheWriter w;
+  w.bytes(skeleton);
+  impl.model->write(w);
+  return write_cache_file(path, key, w.data());
+}
+
 }  // namespace
 
 std::optional<std::string> default_tokenizer_cache_dir() {
@@ -154,10 +215,11 @@ std::string tokenizer_cache_path(const std::string& cache_dir, const std::string
   fs::path abs = fs::absolute(file, ec);
   if (ec) abs = file;
   const std::string where = abs.lexically_normal().string();
-  const Digest d = sha256(where);
   std::string name = abs.parent_path().filename().string();
   if (name.empty()) name = "tokenizer";
-  return (fs::path(cache_dir) / (name + "-" + hex(d.data(), 8) + ".tokc")).string();
+  // The path only has to name the file apart from the cache files of other locations; a
+  // non-cryptographic hash does that without loading libcrypto on every load.
+  return (fs::path(cache_dir) / (name + "-" + util::text_digest(where) + ".tokc")).string();
 }
 
 std::unique_ptr<TokenizerImpl> load_through_cache(const std::string& dir, const std::string& file,
@@ -167,14 +229,12 @@ std::unique_ptr<TokenizerImpl> load_through_cache(const std::string& dir, const 
   st = CacheStatus{};
   if (!cache_dir) return load_tokenizer_files(dir, file);
 
-  // Hashed through a mapping: on a hit the JSON is never copied or parsed.
+  // Stat'ed before anything is read, so a stamp never vouches for bytes older than itself. On a
+  // hit the JSON is never copied or parsed, and with a matching stamp never read at all.
   Key key;
-  {
-    const auto source = MappedFile::open(file);
-    if (!source && !fs::is_regular_file(file)) throw LoadError(file, "", "cannot read the file");
-    key.tokenizer_sha = source ? sha256(std::string_view(reinterpret_cast<const char*>(source->data()), source->size()))
-                               : sha256("");
-  }
+  key.tokenizer_file = file;
+  if (const auto stamp = stamp_of(file)) key.tokenizer_stamp = *stamp;
+  else throw LoadError(file, "", "cannot read the file");
   const std::string config_path = (fs::path(dir) / "tokenizer_config.json").string();
   std::string config_text;
   if (fs::exists(config_path)) {
@@ -182,18 +242,29 @@ std::unique_ptr<TokenizerImpl> load_through_cache(const std::string& dir, const 
     config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     if (in.bad()) throw LoadError(config_path, "", "cannot read the file");
     key.has_config = true;
-    key.config_sha = sha256(config_text);
+    // Read in full anyway (it is parsed), and a few KB: the payload's checksum is enough to see
+    // a change, and keeps libcrypto unloaded on a hit.
+    key.config_checksum = cache_checksum(reinterpret_cast<const unsigned char*>(config_text.data()), config_text.size());
   }
   const std::optional<std::string_view> config_json =
       key.has_config ? std::optional<std::string_view>(config_text) : std::nullopt;
 
   st.file = tokenizer_cache_path(*cache_dir, file);
   bool existed = false;
-  if (auto map = MappedFile::open(st.file)) {
+  // Populated: every page is read below (checksum, bounds walk), and one mapping call is far
+  // cheaper than a page fault for each of its thousands of pages.
+  if (auto map = MappedFile::open(st.file, MappedFile::Populate::kYes)) {
     existed = true;
     try {
-      auto impl = load_cache_file(map, key, dir, file, config_json);
+      bool stamp_matched = false;
+      auto impl = load_cache_file(map, key, stamp_matched, dir, file, config_json);
       st.kind = CacheStatus::Kind::kHit;
+      // Accepted on the hash (a copied or re-fetched but identical tokenizer.json): write the
+      // same payload under the new stamp, once, so the next loads skip the hash. Best effort.
+      if (!stamp_matched && key.tokenizer_stamp.trusted())
+        write_cache_file(st.file, key,
+                         std::string_view(reinterpret_cast<const char*>(map->data()) + sizeof(Header),
+                                          map->size() - sizeof(Header)));
       return impl;
     } catch (const CacheFormatError& e) {
       st.reason = e.what();

@@ -4,13 +4,17 @@
 // One file per tokenizer.json location, `<folder name>-<hash of the path>.tokc` in the cache
 // folder (never beside the model files, which may be read-only). It holds a fixed header
 // (magic, format version, a fingerprint of the table hashing of this build, the sha256 of
-// tokenizer.json and of tokenizer_config.json, the payload size and a payload checksum), then
+// tokenizer.json, a checksum of tokenizer_config.json, the stamp of tokenizer.json - device, inode, size,
+// mtime, ctime - with its own check, the payload size and a payload checksum), then
 // the payload: tokenizer.json without model.vocab and model.merges (parsed through the same
 // checks as ever; it is a few KB) and the BPE model's tables, which the loaded model views in
 // place. A file is used only if every header field matches, its size is exactly header plus
 // payload, the checksum matches and every count, offset and table the reader walks lies inside
 // it; anything else (truncated, flipped bytes, another version, a changed tokenizer.json or
 // config) is rebuilt from the JSON and replaced atomically (write to a temporary, rename).
+// tokenizer.json is hashed only when its stamp differs from the file's (or was not trusted: a
+// file changed within two seconds of the stat); a file accepted on the hash under a new stamp is
+// rewritten with it once, so an unchanged tokenizer is never read, only stat'ed.
 // A cache folder that cannot be written only means loading from JSON, never an error.
 #pragma once
 

@@ -1,61 +1,29 @@
+// The code point class table of unicode_class.hpp, embedded as read-only data: the bytes
+// unicode_table_gen wrote at build time (see src/tok/CMakeLists.txt), placed by the assembler.
 #include "tok/unicode_class.hpp"
 
-#include <vector>
+#include <bit>
+
+#include "tok/unicode_class_table.hpp"  // generated: the table file and a hash of its bytes
 
 namespace overhead::tok::unicode {
 
-namespace {
+// The generator writes the 16-bit entries little-endian.
+static_assert(std::endian::native == std::endian::little, "the embedded class table is little-endian");
+// Names the table's contents, so a changed table is a changed translation unit for compiler caches.
+[[maybe_unused]] constexpr unsigned long long kTableDigest = OVERHEAD_UNICODE_TABLE_DIGEST;
+// The file holds one 16-bit entry per code point (the generator writes its size beside it).
+static_assert(OVERHEAD_UNICODE_TABLE_BYTES == kCodePoints * 2, "the embedded class table has the wrong size");
 
-// General-category bits before they are folded into the public classes.
-enum Category : std::uint16_t {
-  kLetterNumber = 1 << 12,
-  kOtherNumber = 1 << 13,
-  kConnector = 1 << 14,
-};
-
-struct Range {
-  char32_t first;
-  char32_t last;
-  std::uint16_t category;
-};
-
-constexpr Range kRanges[] = {
-#include "tok/unicode_ranges.inc"
-};
-
-bool is_white_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-         c == 0x3000;
-}
-
-// Built during static initialisation (before main) and immutable afterwards.
-const std::vector<std::uint16_t>& table() {
-  static const std::vector<std::uint16_t> t = [] {
-    std::vector<std::uint16_t> v(0x110000, 0);
-    for (const Range& r : kRanges)
-      for (char32_t c = r.first; c <= r.last; ++c) v[c] |= r.category;
-    for (char32_t c = 0; c < 0x110000; ++c) {
-      std::uint16_t bits = v[c];
-      if (bits & (kUpper | kLower | kTitle | kModifier | kOtherLetter)) bits |= kLetter | kWord;
-      if (bits & kMark) bits |= kWord;
-      if (bits & kDigit) bits |= kNumber | kWord;
-      if (bits & kLetterNumber) bits |= kNumber | kWord;
-      if (bits & kOtherNumber) bits |= kNumber;
-      if (bits & kConnector) bits |= kWord;
-      if (c == 0x200C || c == 0x200D) bits |= kWord;
-      if (is_white_space(c)) bits |= kSpace;
-      v[c] = bits & ~(kLetterNumber | kOtherNumber | kConnector);
-    }
-    return v;
-  }();
-  return t;
-}
-
-}  // namespace
-
-namespace detail {
-const std::uint16_t* const class_table = table().data();
-}  // namespace detail
+__asm__(
+    ".pushsection .rodata.overhead_tok_unicode_class_table,\"a\",%progbits\n"
+    ".balign 64\n"
+    ".globl overhead_tok_unicode_class_table\n"
+    ".hidden overhead_tok_unicode_class_table\n"
+    ".type overhead_tok_unicode_class_table,%object\n"
+    "overhead_tok_unicode_class_table:\n"
+    ".incbin " OVERHEAD_UNICODE_TABLE_FILE "\n"
+    ".size overhead_tok_unicode_class_table, 0x220000\n"
+    ".popsection\n");
 
 }  // namespace overhead::tok::unicode

@@ -1,5 +1,6 @@
 // What a new user reads first: `run --help` names the five cases, every backend's URL form and the
-// docs; `template --help` shows the --field default and every form --tokenizer takes.
+// docs; `template --help` shows the --field default and every form --tokenizer takes; `--version`
+// prints the project's version.
 #include <gtest/gtest.h>
 
 #include "cli_support.hpp"
@@ -30,6 +31,13 @@ TEST(Help, TemplateShowsTheFieldDefaultAndTheTokenizerForms) {
     EXPECT_NE(h.find("=messages"), std::string::npos) << h;
     EXPECT_NE(h.find("HF model id"), std::string::npos) << h;
   }
+}
+
+TEST(Help, VersionPrintsTheProjectVersionAndExitsZero) {
+  const RunResult r = run_overhead("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.lines.size(), 1u) << r.err;
+  EXPECT_EQ(r.lines[0], std::string("overhead ") + OVERHEAD_PROJECT_VERSION);
 }
 
 }  // namespace

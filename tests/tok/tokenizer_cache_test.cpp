@@ -2,14 +2,17 @@
 // it is damaged: on small tokenizers of both model families, a cached load encodes and decodes
 // as a load from JSON does; a cache file truncated at every header offset and many payload
 // offsets, with a flipped byte anywhere, of another version, or keyed to an older tokenizer.json
-// or tokenizer_config.json is refused and rebuilt; a payload edited on purpose (checksum
+// or tokenizer_config.json is refused and rebuilt (also when an edit keeps tokenizer.json's size
+// and mtime, which the stat stamp that spares the hash would otherwise miss); a payload edited on purpose (checksum
 // recomputed) loads or is refused but is never read out of bounds (run under ASan in CI); an
 // unwritable cache folder only means loading from JSON.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cache_test_support.hpp"
@@ -182,6 +185,44 @@ TEST_P(CacheTest, ChangedTokenizerFilesAreRebuilt) {
   const auto plain = load(without_config);
   EXPECT_EQ(without_config.kind, Kind::kRebuilt);
   EXPECT_FALSE(plain->special_token("bos_token"));
+}
+
+// A load of an unchanged tokenizer.json is accepted on its stat stamp, without hashing the file.
+// The stamp must still see every edit: rewriting the same bytes (a new ctime) is accepted on the
+// hash and the cache restamped; an edit that keeps the size and sets the mtime back is refused on
+// the hash (ctime cannot be set back). The waits let the stamps settle (tokenizer_cache.cpp).
+TEST_P(CacheTest, StampSkipsTheHashButNeverHidesAnEdit) {
+  const fs::path json = model_dir_->path() / "tokenizer.json";
+  const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2200)); };
+  settle();
+  const std::string first = built_cache();
+  CacheStatus hit;
+  load(hit);
+  ASSERT_EQ(hit.kind, Kind::kHit) << hit.reason;
+
+  cache_test::write_file(json, cache_test::read_file(json));  // same bytes, new ctime
+  settle();
+  CacheStatus same;
+  EXPECT_EQ(behaviour(*load(same)), reference_);
+  EXPECT_EQ(same.kind, Kind::kHit) << same.reason;
+  EXPECT_NE(cache_test::read_file(file_), first) << "the cache was not restamped";
+
+  // Same length, other behaviour: the merge "a t" becomes "s a".
+  std::vector<std::string> edited_merges = GetParam().merges;
+  for (std::string& m : edited_merges)
+    if (m == "a t") m = "s a";
+  const std::string edited = GetParam().make(edited_merges).dump();
+  ASSERT_EQ(edited.size(), cache_test::read_file(json).size());
+  const auto mtime = fs::last_write_time(json);
+  cache_test::write_file(json, edited);
+  fs::last_write_time(json, mtime);
+  const auto expected = behaviour(*Tokenizer::load(dir(), LoadOptions{""}));
+  ASSERT_NE(expected, reference_) << "the edit should change what the tokenizer does";
+  CacheStatus after;
+  const auto tok = load(after);
+  EXPECT_EQ(after.kind, Kind::kRebuilt);
+  EXPECT_NE(after.reason.find("tokenizer.json has changed"), std::string::npos) << after.reason;
+  EXPECT_EQ(behaviour(*tok), expected);
 }
 
 // A payload edited with the checksum recomputed passes the checksum; the bounds checks are then
