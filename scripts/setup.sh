@@ -11,6 +11,8 @@ PACKAGES=(
   libsimdjson-dev libpcre2-dev libutf8proc-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2                                     # golden regeneration (Jinja2 reference)
+  pybind11-dev python3-dev python3-venv python3-pip          # the Python package (python/): module, venv + pip,
+  python3-setuptools python3-wheel python3-pytest            #   its build backend and its tests
   jq                                                         # scripts/make_cost_fixtures.sh reads summary.json
   libeigen3-dev libgsl-dev                                   # statistics: small solves, t/normal distributions
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
