@@ -27,6 +27,8 @@ PACKAGES=(
   clang libclang-rt-14-dev                                  # fuzzers (libFuzzer) and sanitizer runtimes
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-jinja2                                             # golden regeneration (Jinja2 reference)
+  pybind11-dev python3-dev python3-venv python3-pip          # the Python package (python/): module, venv + pip,
+  python3-setuptools python3-wheel python3-pytest            #   its build backend and its tests
   jq                                                         # scripts/make_cost_fixtures.sh reads summary.json
   librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)

@@ -1,12 +1,17 @@
 #include "chat/chat_template.hpp"
 
+#include <type_traits>
+
 #include "chat/ast.hpp"
 #include "chat/interpreter.hpp"
 #include "chat/json_value.hpp"
 #include "chat/lexer.hpp"
 #include "chat/parser.hpp"
+#include "chat/symbols.hpp"
 
 namespace overhead::chat {
+
+static_assert(std::is_same_v<SymbolId, std::uint32_t>, "chat_template.hpp holds variable ids as std::uint32_t");
 
 namespace {
 
@@ -39,6 +44,7 @@ std::optional<std::string> token_text(const Json& t) {
 
 }  // namespace
 
+ChatTemplate::ChatTemplate() : symbols_(std::make_unique<Symbols>()) {}
 ChatTemplate::~ChatTemplate() = default;
 
 void ChatTemplate::fail_at(std::uint32_t offset, const std::string& message) const {
@@ -56,20 +62,20 @@ std::shared_ptr<const ChatTemplate> ChatTemplate::compile(std::string_view sourc
   } catch (const LexError& e) {
     t->fail_at(e.offset, e.message);
   }
-  resolve_symbols(*t->root_, t->symbols_);
+  resolve_symbols(*t->root_, *t->symbols_);
   t->bind_context_names();
   return t;
 }
 
 void ChatTemplate::bind_context_names() {
-  messages_id_ = symbols_.find("messages");
-  tools_id_ = symbols_.find("tools");
-  documents_id_ = symbols_.find("documents");
-  add_generation_prompt_id_ = symbols_.find("add_generation_prompt");
-  additional_id_ = has_additional_special_tokens_ ? symbols_.find("additional_special_tokens") : std::nullopt;
+  messages_id_ = symbols_->find("messages");
+  tools_id_ = symbols_->find("tools");
+  documents_id_ = symbols_->find("documents");
+  add_generation_prompt_id_ = symbols_->find("add_generation_prompt");
+  additional_id_ = has_additional_special_tokens_ ? symbols_->find("additional_special_tokens") : std::nullopt;
   special_token_ids_.clear();
   for (const auto& [k, v] : special_tokens_)
-    if (const auto id = symbols_.find(k)) special_token_ids_.emplace_back(*id, v);
+    if (const auto id = symbols_->find(k)) special_token_ids_.emplace_back(*id, v);
 }
 
 template <typename Json>
@@ -156,7 +162,7 @@ void ChatTemplate::render_into(std::string& out, const Value& messages, const Re
   if (extra && extra->kind == Kind::Dict)
     for (const auto& [k, v] : as_dict(*extra).items)
       if (k.kind == Kind::String)
-        if (const auto id = symbols_.find(k.s)) in.define(*id, v);
+        if (const auto id = symbols_->find(k.s)) in.define(*id, v);
   try {
     in.run(*root_);
   } catch (const LocatedError& e) {

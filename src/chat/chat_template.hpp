@@ -16,8 +16,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chat/symbols.hpp"
-
 namespace overhead::chat {
 
 // A syntax error, or an error raised while rendering (raise_exception, an undefined value used,
@@ -43,8 +41,10 @@ struct RenderOptions {
   std::uint32_t max_render_ms = 2'000;  // wall time of one render (loops and macro calls check it); 0 = none
 };
 
+// Engine types, internal to the module (an installed package carries no definition of them).
 struct Node;
 struct Value;
+class Symbols;
 
 class ChatTemplate {
  public:
@@ -85,7 +85,7 @@ class ChatTemplate {
   ~ChatTemplate();
 
  private:
-  ChatTemplate() = default;
+  ChatTemplate();
   template <typename Json>
   std::string render_impl(const Json& messages, const RenderOptions& options, const Json& extra) const;
   template <typename Json>
@@ -100,10 +100,12 @@ class ChatTemplate {
   std::vector<std::pair<std::string, std::string>> special_tokens_;
   std::vector<std::string> additional_special_tokens_;
   bool has_additional_special_tokens_ = false;
-  // Variable ids of the tree; a context variable the template never names is not defined at all.
-  Symbols symbols_;
-  std::optional<SymbolId> messages_id_, tools_id_, documents_id_, add_generation_prompt_id_, additional_id_;
-  std::vector<std::pair<SymbolId, std::string_view>> special_token_ids_;  // views into special_tokens_
+  // Variable ids of the tree (chat/symbols.hpp; ids are SymbolId, a std::uint32_t); a context
+  // variable the template never names is not defined at all. Held by pointer so that this header
+  // needs no internal header.
+  std::unique_ptr<Symbols> symbols_;
+  std::optional<std::uint32_t> messages_id_, tools_id_, documents_id_, add_generation_prompt_id_, additional_id_;
+  std::vector<std::pair<std::uint32_t, std::string_view>> special_token_ids_;  // views into special_tokens_
 };
 
 }  // namespace overhead::chat

@@ -1,0 +1,234 @@
+// overhead._overhead.Tokenizer: encode / decode / count from Python with the GIL released while
+// the C++ tokenizer runs, so Python threads encode in parallel, and ids handed back as plain
+// lists of int (what transformers' tokenizers return).
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "binding/chat_binding.hpp"
+#include "bindings.hpp"
+#include "py_json.hpp"
+
+namespace py = pybind11;
+
+namespace overhead::python {
+
+namespace {
+
+// Batches at least this large (in UTF-8 bytes) are encoded on all cores when called as
+// tok([...]) (transformers' fast tokenizers encode batches in parallel); smaller ones are not
+// worth starting threads for.
+constexpr std::size_t kParallelBatchBytes = 64 * 1024;
+// Templates compiled from a chat_template= argument kept per tokenizer; a caller cycling through
+// more sources than this recompiles instead of growing memory.
+constexpr std::size_t kMaxCachedTemplates = 16;
+
+std::string_view text_of(py::handle text, const char* what) {
+  if (!PyUnicode_Check(text.ptr()))
+    throw py::type_error(std::string(what) + " must be str, not " + Py_TYPE(text.ptr())->tp_name);
+  Py_ssize_t n = 0;
+  const char* p = PyUnicode_AsUTF8AndSize(text.ptr(), &n);  // cached in the str object: no copy
+  if (p == nullptr) throw py::error_already_set();
+  return {p, static_cast<std::size_t>(n)};
+}
+
+py::list to_list(const tok::Ids& ids) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(ids.size()));
+  if (list == nullptr) throw py::error_already_set();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    PyObject* v = PyLong_FromUnsignedLong(ids[i]);
+    if (v == nullptr) {
+      Py_DECREF(list);
+      throw py::error_already_set();
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), v);
+  }
+  return py::reinterpret_steal<py::list>(list);
+}
+
+// [1] * n, as transformers' attention_mask of an unpadded sequence.
+py::list ones(std::size_t n) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(n));
+  if (list == nullptr) throw py::error_already_set();
+  const py::int_ one(1);
+  for (std::size_t i = 0; i < n; ++i) {
+    Py_INCREF(one.ptr());
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), one.ptr());
+  }
+  return py::reinterpret_steal<py::list>(list);
+}
+
+std::vector<std::string> texts_of(py::handle texts) {
+  if (PyUnicode_Check(texts.ptr())) throw py::type_error("texts must be a list of str, not a str");
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  for (const py::handle t : py::iter(texts)) {
+    const std::string what = "texts[" + std::to_string(i++) + "]";
+    out.emplace_back(text_of(t, what.c_str()));
+  }
+  return out;
+}
+
+std::vector<tok::TokenId> ids_of(py::handle ids) {
+  std::vector<tok::TokenId> out;
+  if (PyList_Check(ids.ptr()) || PyTuple_Check(ids.ptr())) out.reserve(static_cast<std::size_t>(py::len(ids)));
+  std::size_t i = 0;
+  for (const py::handle v : py::iter(ids)) {
+    PyObject* index = PyNumber_Index(v.ptr());  // int, bool, numpy integers
+    if (index == nullptr) {
+      PyErr_Clear();
+      throw py::type_error("ids[" + std::to_string(i) + "] must be an int, not " + Py_TYPE(v.ptr())->tp_name);
+    }
+    const unsigned long long id = PyLong_AsUnsignedLongLong(index);
+    const bool bad = PyErr_Occurred() != nullptr || id > 0xffffffffULL;
+    Py_DECREF(index);
+    if (bad) {
+      PyErr_Clear();
+      throw py::value_error("ids[" + std::to_string(i) + "]: " + py::repr(v).cast<std::string>() +
+                            " is not a token id (0 to 4294967295)");
+    }
+    out.push_back(static_cast<tok::TokenId>(id));
+    ++i;
+  }
+  return out;
+}
+
+// tokenizer(text): input_ids, then attention_mask, as transformers gives them.
+py::dict encoding(const py::list& ids) {
+  py::dict out;
+  out["input_ids"] = ids;
+  out["attention_mask"] = ones(ids.size());
+  return out;
+}
+
+}  // namespace
+
+PyTokenizer::PyTokenizer(std::string name_or_path, std::optional<std::string> date)
+    : name_or_path_(std::move(name_or_path)), date_(std::move(date)) {
+  if (date_) check_date(*date_);
+  py::gil_scoped_release unlocked;
+  tokenizer_ = binding::load_tokenizer(name_or_path_);
+}
+
+PyChatTemplate PyTokenizer::template_for(const std::string& source) {
+  auto it = templates_.find(source);
+  if (it == templates_.end()) {
+    if (templates_.size() >= kMaxCachedTemplates) templates_.clear();
+    nlohmann::json config = tokenizer_->config();
+    if (!config.is_object()) config = nlohmann::json::object();
+    config["chat_template"] = source;
+    it = templates_.emplace(source, chat::ChatTemplate::from_tokenizer_config(config, name_or_path_)).first;
+  }
+  return PyChatTemplate{it->second, date_};
+}
+
+void bind_tokenizer(py::module_& m) {
+  py::class_<PyTokenizer>(m, "Tokenizer")
+      .def(py::init<std::string, std::optional<std::string>>(), py::arg("name_or_path"), py::kw_only(),
+           py::arg("date") = py::none())
+      .def(
+          "encode",
+          [](const PyTokenizer& self, py::handle text, bool add_special_tokens) {
+            const std::string_view t = text_of(text, "text");
+            tok::Ids ids;
+            {
+              py::gil_scoped_release unlocked;
+              ids = self.get().encode(t, add_special_tokens);
+            }
+            return to_list(ids);
+          },
+          py::arg("text"), py::arg("add_special_tokens") = true)
+      .def(
+          "__call__",
+          [](const PyTokenizer& self, py::handle text, bool add_special_tokens) -> py::dict {
+            if (PyUnicode_Check(text.ptr())) {
+              const std::string_view t = text_of(text, "text");
+              tok::Ids ids;
+              {
+                py::gil_scoped_release unlocked;
+                ids = self.get().encode(t, add_special_tokens);
+              }
+              return encoding(to_list(ids));
+            }
+            const std::vector<std::string> texts = texts_of(text);
+            std::size_t bytes = 0;
+            for (const auto& s : texts) bytes += s.size();
+            std::vector<tok::Ids> batch;
+            {
+              py::gil_scoped_release unlocked;
+              batch = self.get().encode_batch(texts, add_special_tokens, bytes >= kParallelBatchBytes ? 0 : 1);
+            }
+            py::list ids, masks;
+            for (const auto& b : batch) {
+              ids.append(to_list(b));
+              masks.append(ones(b.size()));
+            }
+            py::dict out;
+            out["input_ids"] = ids;
+            out["attention_mask"] = masks;
+            return out;
+          },
+          py::arg("text"), py::arg("add_special_tokens") = true)
+      .def(
+          "encode_batch",
+          [](const PyTokenizer& self, py::handle texts, bool add_special_tokens, unsigned threads) {
+            const std::vector<std::string> copies = texts_of(texts);
+            std::vector<tok::Ids> batch;
+            {
+              py::gil_scoped_release unlocked;
+              batch = self.get().encode_batch(copies, add_special_tokens, threads);
+            }
+            py::list out;
+            for (const auto& b : batch) out.append(to_list(b));
+            return out;
+          },
+          py::arg("texts"), py::arg("add_special_tokens") = true, py::arg("threads") = 0)
+      .def(
+          "count",
+          [](const PyTokenizer& self, py::handle text, bool add_special_tokens) {
+            const std::string_view t = text_of(text, "text");
+            py::gil_scoped_release unlocked;
+            return self.get().count(t, add_special_tokens);
+          },
+          py::arg("text"), py::arg("add_special_tokens") = true)
+      .def(
+          "decode",
+          [](const PyTokenizer& self, py::handle ids, bool skip_special_tokens) {
+            const std::vector<tok::TokenId> v = ids_of(ids);
+            std::string text;
+            {
+              py::gil_scoped_release unlocked;
+              text = self.get().decode(v, skip_special_tokens);
+            }
+            // Byte-level decoding can end inside a character when the ids do; HF replaces the
+            // broken sequence with U+FFFD, and so does this.
+            return py::reinterpret_steal<py::str>(
+                PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+          },
+          py::arg("ids"), py::arg("skip_special_tokens") = false)
+      .def("token_to_id", [](const PyTokenizer& self, const std::string& token) { return self.get().token_to_id(token); },
+           py::arg("token"))
+      .def(
+          "id_to_token",
+          [](const PyTokenizer& self, long long id) -> std::optional<std::string> {
+            if (id < 0 || id > 0xffffffffLL) return std::nullopt;
+            return self.get().id_to_token(static_cast<tok::TokenId>(id));
+          },
+          py::arg("id"))
+      .def_property_readonly("vocab_size", [](const PyTokenizer& self) { return self.get().vocab_size(); })
+      .def("__len__", [](const PyTokenizer& self) { return self.get().vocab_size(); })
+      .def_property_readonly("name_or_path", &PyTokenizer::name_or_path)
+      .def_property_readonly("source_dir", [](const PyTokenizer& self) { return self.get().source_dir(); })
+      .def_property_readonly("date", &PyTokenizer::date)
+      .def_property_readonly("config", [](const PyTokenizer& self) { return from_json(self.get().config()); })
+      .def("special_token", [](const PyTokenizer& self, const std::string& key) { return self.get().special_token(key); },
+           py::arg("key"))
+      .def("is_special", [](const PyTokenizer& self, tok::TokenId id) { return self.get().is_special(id); },
+           py::arg("id"))
+      .def("_template", &PyTokenizer::template_for, py::arg("source"));
+}
+
+}  // namespace overhead::python
