@@ -18,11 +18,12 @@ PACKAGES=(
   redis-server libhiredis-dev                                # Redis Streams queue (hiredis) and its test server
   postgresql-15 libpq-dev                                    # PostgreSQL store (libpq) and its test server
   chromium                                                   # report and serve dashboard tests: pages in headless Chromium
-  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers
+  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev         # AWS clients (HTTP, SigV4); loopback test servers and clients
   sqlite3                                                    # serve test: reads the gateway's store from node
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
   zip binutils                                               # make lambda-zip: the zip, and strip
-  libboost-dev wrk                                           # benchmark only: Boost.Beast/Asio headers and the load generator (bench/serve)
+  libboost-dev                                               # the gateway's HTTP server: Boost.Beast/Asio (headers only)
+  wrk                                                        # benchmark only: the HTTP load generator (bench/serve)
 )
 
 # Node.js with npm fetches the tokenizer files and runs the references. A machine may already have

@@ -15,6 +15,7 @@
 
 #include "aws/credentials.hpp"
 #include "aws/json_protocol.hpp"
+#include "backends/aws_provision.hpp"
 #include "backends/dynamodb_item.hpp"
 #include "pipe/record_fields.hpp"
 #include "util/json_writer.hpp"
@@ -416,46 +417,21 @@ class DynamoDbStore final : public Store {
     check_keys(table);
   }
 
+  // create=1: the table, made as `overhead aws-init` makes it, waited on until ACTIVE.
   json create_table() {
-    const json req = {{"TableName", config_.table},
-                      {"BillingMode", "PAY_PER_REQUEST"},
-                      {"AttributeDefinitions",
-                       {{{"AttributeName", "experiment_tokenizer"}, {"AttributeType", "S"}},
-                        {{"AttributeName", "id"}, {"AttributeType", "S"}}}},
-                      {"KeySchema",
-                       {{{"AttributeName", "experiment_tokenizer"}, {"KeyType", "HASH"}},
-                        {{"AttributeName", "id"}, {"KeyType", "RANGE"}}}}};
     try {
-      (void)client_->call("CreateTable", req.dump(), config_.call_timeout, url_);
+      (void)provision_records_table(*client_, config_.table, config_.call_timeout, kCreateWait, url_);
     } catch (const aws::JsonCallError& e) {
-      if (e.code() != "ResourceInUseException") throw_store_error(e);  // another opener created it first
+      throw_store_error(e);
+    } catch (const std::runtime_error& e) {
+      throw StoreError(url_ + ": " + e.what(), Failure::transient);
     }
-    const auto deadline = std::chrono::steady_clock::now() + kCreateWait;
-    const std::string describe = json{{"TableName", config_.table}}.dump();
-    for (int round = 0;; ++round) {
-      const json table = call("DescribeTable", describe).value("Table", json::object());
-      if (table.value("TableStatus", std::string()) == "ACTIVE") return table;
-      if (std::chrono::steady_clock::now() > deadline)
-        throw StoreError(url_ + ": DynamoDB table \"" + config_.table + "\" was created but is not ACTIVE after " +
-                             std::to_string(kCreateWait.count() / 1000) + " s",
-                         Failure::transient);
-      std::this_thread::sleep_for(milliseconds(std::min(1000, 50 << std::min(round, 5))));
-    }
+    return call("DescribeTable", json{{"TableName", config_.table}}.dump()).value("Table", json::object());
   }
 
   void check_keys(const json& table) {
-    std::map<std::string, std::string> types, roles;
-    for (const auto& a : table.value("AttributeDefinitions", json::array()))
-      types[a.value("AttributeName", std::string())] = a.value("AttributeType", std::string());
-    for (const auto& k : table.value("KeySchema", json::array()))
-      roles[k.value("AttributeName", std::string())] = k.value("KeyType", std::string());
-    const bool ok = roles.size() == 2 && roles["experiment_tokenizer"] == "HASH" && roles["id"] == "RANGE" &&
-                    types["experiment_tokenizer"] == "S" && types["id"] == "S";
-    if (!ok)
-      throw StoreError(url_ + ": DynamoDB table \"" + config_.table + "\" has key schema " +
-                           table.value("KeySchema", json::array()).dump() +
-                           "; a record store needs hash key experiment_tokenizer (S) and range key id (S)",
-                       Failure::permanent);
+    if (const std::string mismatch = records_key_schema_mismatch(table); !mismatch.empty())
+      throw StoreError(url_ + ": DynamoDB table \"" + config_.table + "\" " + mismatch, Failure::permanent);
   }
 
   std::shared_ptr<aws::JsonProtocolClient> client_;

@@ -65,6 +65,8 @@ void on_data_line(Stream& s, std::string_view data) {
       if (s.result->first_token == 0) s.result->first_token = pipe::monotonic_ns();
       s.result->text += t->get_ref<const std::string&>();
     }
+    if (const auto f = choice.find("finish_reason"); f != choice.end() && f->is_string())
+      s.result->finish_reason = f->get<std::string>();
   }
   if (const auto u = j.find("usage"); u != j.end() && u->is_object())
     if (const auto n = u->find("completion_tokens"); n != u->end() && n->is_number_integer())

@@ -86,6 +86,7 @@ pipe::DecodeResult SimDecoder::decode(const pipe::DecodeRequest& request) const 
       r.decode_start + seconds_to_ns(p_.ttft_ms / 1e3 + double(request.prompt_tokens) / p_.prefill_tok_s);
   sleep_until_ns(first);
   r.output_tokens = out;
+  r.finish_reason = "length";  // it generates exactly the wanted length
   if (out == 0) {  // nothing to generate: the prompt was read, no token came
     r.decode_end = pipe::monotonic_ns();
     return r;

@@ -14,6 +14,7 @@
 
 #include "aws/credentials.hpp"
 #include "aws/json_protocol.hpp"
+#include "backends/aws_provision.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::backends {
@@ -279,24 +280,19 @@ class SqsQueue final : public pipe::Queue {
     return out;
   }
 
-  std::string arn_of(const std::string& queue_url) {
-    const json res = client_->call("GetQueueAttributes", {{"QueueUrl", queue_url}, {"AttributeNames", {"QueueArn"}}},
-                                   config_.call_timeout, url_);
-    return res.value("Attributes", json::object()).value("QueueArn", std::string());
-  }
-
-  // CreateQueue is idempotent in SQS for the same attributes, so it runs every time create=1.
+  // create=1: the queue and its dead-letter queue, made as `overhead aws-init` makes them.
   void create_queues() {
-    json attrs = {{"VisibilityTimeout", std::to_string(ceil_seconds(config_.visibility))}};
-    if (config_.max_receives > 0) {
-      const std::string dlq_url =
-          client_->call("CreateQueue", {{"QueueName", config_.queue_name + "-dlq"}}, config_.call_timeout, url_)
-              .value("QueueUrl", std::string());
-      const json policy = {{"deadLetterTargetArn", arn_of(dlq_url)}, {"maxReceiveCount", config_.max_receives}};
-      attrs["RedrivePolicy"] = policy.dump();
+    SqsQueueProvision spec;
+    spec.name = config_.queue_name;
+    spec.visibility_s = static_cast<int>(ceil_seconds(config_.visibility));
+    spec.max_receives = config_.max_receives;
+    try {
+      (void)provision_sqs_queue(client_->json_client, spec, config_.call_timeout, url_);
+    } catch (const aws::JsonCallError& e) {
+      throw pipe::QueueError(e.what() + SqsClient::hint(e.code()), e.transient() ? pipe::Failure::transient : pipe::Failure::permanent);
+    } catch (const std::runtime_error& e) {
+      throw pipe::QueueError(e.what(), pipe::Failure::transient);
     }
-    (void)client_->call("CreateQueue", {{"QueueName", config_.queue_name}, {"Attributes", attrs}}, config_.call_timeout,
-                        url_);
   }
 
   void find_dead_letter_queue() {

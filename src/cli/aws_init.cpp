@@ -13,6 +13,7 @@
 #include "aws/json_protocol.hpp"
 #include "aws/retry.hpp"
 #include "aws/sigv4.hpp"
+#include "backends/aws_provision.hpp"
 #include "backends/s3_object_store.hpp"
 #include "pipe/backend_url.hpp"
 
@@ -23,8 +24,7 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kCallTimeout{15000};
-constexpr auto kTableWait = std::chrono::minutes(5);
-constexpr const char* kDlqRetentionSeconds = "1209600";  // 14 days, SQS's longest: time to look at what failed
+constexpr milliseconds kTableWait = std::chrono::minutes(5);
 
 std::string endpoint_for(const std::string& specific, const std::string& common) {
   return specific.empty() ? common : specific;
@@ -56,100 +56,29 @@ aws::JsonServiceEndpoint json_endpoint(const std::string& service, const std::st
   throw std::runtime_error(std::string(e.what()) + hint);
 }
 
-json call(aws::JsonProtocolClient& client, const std::string& action, const json& body, const std::string& shown) {
-  try {
-    const std::string answer = client.call(action, body.dump(), kCallTimeout, shown);
-    return answer.empty() ? json::object() : json::parse(answer);
-  } catch (const aws::JsonCallError& e) {
-    fail(e);
-  } catch (const json::parse_error&) {
-    throw std::runtime_error(action + " on " + shown + ": the answer is not JSON");
-  }
-}
-
-bool is_missing_queue(const aws::JsonCallError& e) {
-  return e.code() == "QueueDoesNotExist" || e.code() == "AWS.SimpleQueueService.NonExistentQueue" ||
-         e.code() == "NonExistentQueue";
-}
-
-// GetQueueUrl, else CreateQueue without attributes (which succeeds for an existing queue whatever
-// its attributes, unlike CreateQueue with attributes); the attributes are set afterwards.
-AwsInitResult::Item ensure_queue(aws::JsonProtocolClient& sqs, const std::string& name, const std::string& kind,
-                                 const std::string& shown) {
-  AwsInitResult::Item item{kind, name, "", false};
-  try {
-    item.where = json::parse(sqs.call("GetQueueUrl", json{{"QueueName", name}}.dump(), kCallTimeout, shown))
-                     .value("QueueUrl", std::string());
-  } catch (const aws::JsonCallError& e) {
-    if (!is_missing_queue(e)) fail(e);
-    item.where = call(sqs, "CreateQueue", {{"QueueName", name}}, shown).value("QueueUrl", std::string());
-    item.created = true;
-  }
-  if (item.where.empty()) throw std::runtime_error("SQS on " + shown + ": no QueueUrl for " + name);
-  return item;
-}
-
-void set_queue_attributes(aws::JsonProtocolClient& sqs, const std::string& url, const json& attributes,
-                          const std::string& shown) {
-  (void)call(sqs, "SetQueueAttributes", {{"QueueUrl", url}, {"Attributes", attributes}}, shown);
-}
-
-// The queue and its DLQ; the queue's redrive policy points at the DLQ.
+// The queue and its DLQ (backends/aws_provision.hpp), as the adapters make them with create=1.
 void ensure_queue_pair(aws::JsonProtocolClient& sqs, const std::string& name, const AwsInitOptions& o,
                        const std::string& shown, AwsInitResult& out) {
-  auto dlq = ensure_queue(sqs, name + "-dlq", "dlq", shown);
-  set_queue_attributes(sqs, dlq.where, {{"MessageRetentionPeriod", kDlqRetentionSeconds}}, shown);
-  const std::string dlq_arn = call(sqs, "GetQueueAttributes", {{"QueueUrl", dlq.where}, {"AttributeNames", {"QueueArn"}}}, shown)
-                                  .value("Attributes", json::object())
-                                  .value("QueueArn", std::string());
-  if (dlq_arn.empty()) throw std::runtime_error("SQS GetQueueAttributes on " + shown + ": no QueueArn for " + dlq.name);
-  auto queue = ensure_queue(sqs, name, "queue", shown);
-  const json redrive = {{"deadLetterTargetArn", dlq_arn}, {"maxReceiveCount", o.max_receives}};
-  set_queue_attributes(sqs, queue.where,
-                       {{"VisibilityTimeout", std::to_string(o.visibility_s)}, {"RedrivePolicy", redrive.dump()}}, shown);
-  out.items.push_back(std::move(queue));
-  out.items.push_back(std::move(dlq));
+  backends::SqsQueuePair pair;
+  try {
+    pair = backends::provision_sqs_queue(sqs, {name, o.visibility_s, o.max_receives}, kCallTimeout, shown);
+  } catch (const aws::JsonCallError& e) {
+    fail(e);
+  }
+  out.items.push_back({"queue", pair.queue.name, pair.queue.where, pair.queue.created});
+  if (pair.dlq) out.items.push_back({"dlq", pair.dlq->name, pair.dlq->where, pair.dlq->created});
 }
 
 // The table with the seed's keys, waited on until ACTIVE; an existing table is checked.
 AwsInitResult::Item ensure_table(aws::JsonProtocolClient& ddb, const std::string& name, const std::string& shown) {
-  AwsInitResult::Item item{"table", name, "", false};
-  json table;
   try {
-    table = json::parse(ddb.call("DescribeTable", json{{"TableName", name}}.dump(), kCallTimeout, shown))["Table"];
+    const auto table = backends::provision_records_table(ddb, name, kCallTimeout, kTableWait, shown);
+    return {"table", table.name, table.where, table.created};
   } catch (const aws::JsonCallError& e) {
-    if (e.code() != "ResourceNotFoundException") fail(e);
-    const json req = {
-        {"TableName", name},
-        {"BillingMode", "PAY_PER_REQUEST"},
-        {"AttributeDefinitions",
-         {{{"AttributeName", "experiment_tokenizer"}, {"AttributeType", "S"}}, {{"AttributeName", "id"}, {"AttributeType", "S"}}}},
-        {"KeySchema", {{{"AttributeName", "experiment_tokenizer"}, {"KeyType", "HASH"}}, {{"AttributeName", "id"}, {"KeyType", "RANGE"}}}}};
-    try {
-      table = json::parse(ddb.call("CreateTable", req.dump(), kCallTimeout, shown))["TableDescription"];
-      item.created = true;
-    } catch (const aws::JsonCallError& e2) {
-      if (e2.code() != "ResourceInUseException") fail(e2);  // created by someone else meanwhile
-      table = call(ddb, "DescribeTable", {{"TableName", name}}, shown)["Table"];
-    }
+    fail(e);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string(e.what()) + ": delete it or choose another --prefix");
   }
-  // The seed's keys, or an error that says what the table has instead.
-  std::string hash, range;
-  for (const auto& k : table.value("KeySchema", json::array()))
-    (k.value("KeyType", "") == "HASH" ? hash : range) = k.value("AttributeName", "");
-  if (hash != "experiment_tokenizer" || range != "id")
-    throw std::runtime_error("DynamoDB table " + name + " on " + shown + " exists with keys (" + hash + ", " + range +
-                             "), not the seed's (experiment_tokenizer, id): delete it or choose another --prefix");
-  const auto deadline = std::chrono::steady_clock::now() + kTableWait;
-  while (table.value("TableStatus", "ACTIVE") != "ACTIVE") {
-    if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("DynamoDB table " + name + " on " + shown + " is still " + table.value("TableStatus", "") +
-                               " after 5 minutes");
-    std::this_thread::sleep_for(milliseconds(500));
-    table = call(ddb, "DescribeTable", {{"TableName", name}}, shown)["Table"];
-  }
-  item.where = table.value("TableArn", std::string());
-  return item;
 }
 
 // S3 answers in XML: the <Code> of an error, "" when there is none.

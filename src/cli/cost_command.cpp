@@ -10,6 +10,8 @@
 
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
+#include "cli/cost_command_serving.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/cost_command_workload.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/fits_select.hpp"
@@ -22,11 +24,12 @@ namespace {
 struct CostOptions {
   std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
   std::vector<std::string> fits;
-  std::string backend, tokenizer, e_us, gpu, model, api_price, plots, workload = "in=200,out=400",
+  std::string backend, tokenizer, e_us, api_price, plots, workload = "in=200,out=400",
       workload_tokenizer = "llama-3.3-70b-instruct";
   int case_number = 5;
-  int gpus = 1;
-  double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1, utilization = 0.5;
+  ServingFlags serving;
+  double utilization = 0.5, concurrency = 0;
+  bool max_throughput = false, utilization_given = false;
   bool json = false, list = false;
 };
 
@@ -36,8 +39,9 @@ void print_list(const CostOptions& o) {
     for (const auto& name : cost::list_profiles(o.profiles_dir, kind)) {
       if (std::string(kind) == "gpu") {
         const auto g = cost::load_gpu(name, o.profiles_dir);
-        std::printf("  %-14s %6.0f GB %7.0f GB/s %6.0f TFLOP/s  %s\n", name.c_str(), g.memory_gb.value,
-                    g.bandwidth_gb_per_s.value, g.peak_tflops.value, g.description.c_str());
+        std::printf("  %-14s %6.0f GB %7.0f GB/s %6.0f/%5.0f/%5.0f TFLOP/s (BF16/FP8/FP4 dense)  %s\n", name.c_str(),
+                    g.memory_gb.value, g.bandwidth_gb_per_s.value, g.peak_tflops.value, g.peak_for("fp8"),
+                    g.peak_for("fp4"), g.description.c_str());
       } else {
         const auto m = cost::load_model(name, o.profiles_dir);
         std::printf("  %-14s %6.1fB params (%5.1fB active) %7.0f KV B/token  %s\n", name.c_str(),
@@ -60,13 +64,8 @@ void print_list(const CostOptions& o) {
 // --plots DIR: the sensitivity plots and the GPU table (the report's cost section) as files.
 void write_plots(const CostOptions& o, const cost::CostInputs& in, const cost::Workload& w, const std::string& workload_origin) {
   report::CostSectionOptions so;
-  so.profiles_dir = o.profiles_dir;
-  so.gpu = o.gpu;
-  so.model = o.model;
-  so.gpus = o.gpus;
+  so.spec = scenario_spec(o.serving, o.profiles_dir);
   so.utilization = o.utilization;
-  so.gpu_usd_per_hour = o.gpu_usd_per_hour;
-  so.cpu_usd_per_hour = o.cpu_usd_per_hour;
   so.workload = workload_origin;
   if (!o.api_price.empty()) so.api_prices = {o.api_price};
   const auto section = report::cost_section(report::cost_view(so, in.e, w));
@@ -79,19 +78,31 @@ nlohmann::json percentiles_json(const cost::Percentiles& p) {
   return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
 }
 
+// The steady state's TTFT or TPOT: mean, p50 and p99 (one value for a single-request workload).
+nlohmann::json steady_json(const cost::Percentiles& p) { return {{"mean", p.mean}, {"p50", p.p50}, {"p99", p.p99}}; }
+
 int run_cost(const CostOptions& o) {
   try {
     if (o.list) {
       print_list(o);
       return 0;
     }
-    if (o.gpu.empty() || o.model.empty()) throw cost::CostError("--gpu and --model are required (see --list)");
-    const auto prices = cost::load_prices(std::filesystem::path(o.profiles_dir) / "price" / "prices.json");
-    const auto gpu = cost::load_gpu(o.gpu, o.profiles_dir);
-    const auto model = cost::load_model(o.model, o.profiles_dir);
+    const int modes = (o.utilization_given ? 1 : 0) + (o.max_throughput ? 1 : 0) + (o.concurrency > 0 ? 1 : 0);
+    if (modes > 1) throw cost::CostError("give one of --utilization, --max-throughput and --concurrency");
+    const cost::Scenario scenario = cost::make_scenario(scenario_spec(o.serving, o.profiles_dir));
+    const auto& gpu = scenario.gpu;
+    const auto& model = scenario.model;
+    const auto& prices = scenario.prices;
 
     cost::CostInputs in;
-    in.gpu = cost::make_roofline(gpu, model, o.gpus);
+    in.gpu = scenario.replica;
+    in.replicas = scenario.replicas;
+    in.serving = scenario.serving;
+    if (o.max_throughput) in.mode = cost::LoadMode::max_throughput;
+    if (o.concurrency > 0) {
+      in.mode = cost::LoadMode::concurrency;
+      in.concurrency = o.concurrency;
+    }
     if (!o.e_us.empty()) {
       const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
       in.e = {a, b, "typed in"};
@@ -102,16 +113,9 @@ int run_cost(const CostOptions& o) {
     } else {
       in.e = {0, 0, "none given (E = 0)"};
     }
-    in.gpu_usd_per_hour = o.gpu_usd_per_hour;
-    std::string gpu_price_source = "--gpu-usd-per-hour";
-    if (in.gpu_usd_per_hour < 0) {
-      const auto it = prices.instances.find(gpu.name);
-      if (it == prices.instances.end()) throw cost::CostError("no price preset for " + gpu.name + ": give --gpu-usd-per-hour");
-      in.gpu_usd_per_hour = it->second.usd_per_hour;
-      gpu_price_source = it->second.kind + ", " + it->second.source + " (" + it->second.date + ")";
-    }
-    in.cpu_usd_per_hour = o.cpu_usd_per_hour;
-    if (in.cpu_usd_per_hour < 0) in.cpu_usd_per_hour = prices.instances.at("m7i.large").usd_per_hour;
+    in.gpu_usd_per_hour = scenario.gpu_usd_per_hour;
+    const std::string& gpu_price_source = scenario.gpu_price_source;
+    in.cpu_usd_per_hour = scenario.cpu_usd_per_hour;
     in.utilization = o.utilization;
     std::string api_source;
     if (!o.api_price.empty()) {
@@ -138,9 +142,18 @@ int run_cost(const CostOptions& o) {
     if (!o.plots.empty()) write_plots(o, in, workload, workload_origin);
 
     if (o.json) {
-      nlohmann::json j = {{"gpu", gpu.name}, {"model", model.name}, {"gpus", o.gpus},
+      const char* mode = in.mode == cost::LoadMode::max_throughput ? "max_throughput"
+                         : in.mode == cost::LoadMode::concurrency ? "concurrency" : "utilization";
+      nlohmann::json j = {{"gpu", gpu.name}, {"model", model.name}, {"gpus", o.serving.gpus},
+                          {"tp", scenario.serving.tp}, {"replicas", scenario.replicas},
+                          {"precision", scenario.serving.precision.empty() ? model.precision : scenario.serving.precision},
+                          {"kv_dtype", scenario.serving.kv_dtype}, {"mode", mode},
+                          {"ttft_s", steady_json(r.ttft_s)}, {"tpot_s", steady_json(r.tpot_s)},
+                          {"batch_limit", r.batch_limit}, {"prefill_bound", r.prefill_bound},
+                          {"capacity_requests_per_s", r.capacity_requests_per_s},
+                          {"engine", engine_json(scenario.serving.engine, in.gpu)},
                           {"gpu_usd_per_hour", in.gpu_usd_per_hour}, {"cpu_usd_per_hour", in.cpu_usd_per_hour},
-                          {"utilization", in.utilization}, {"e_origin", in.e.origin}, {"workload", workload_origin},
+                          {"utilization", r.utilization}, {"e_origin", in.e.origin}, {"workload", workload_origin},
                           {"requests_in_workload", workload.input_tokens.size()},
                           {"e_alpha_us", in.e.alpha_us}, {"e_beta_us_per_token", in.e.beta_us_per_token},
                           {"e_s", percentiles_json(r.e_s)}, {"d_s", percentiles_json(r.d_s)},
@@ -158,8 +171,9 @@ int run_cost(const CostOptions& o) {
       std::printf("%s\n", j.dump(1).c_str());
       return 0;
     }
-    std::printf("%s x%d serving %s, %.0f in / %.0f out tokens per request, utilization %.2f\n", gpu.name.c_str(),
-                o.gpus, model.name.c_str(), r.mean_input_tokens, r.mean_output_tokens, in.utilization);
+    std::printf("%s x%d (%d replica(s) of tp %d) serving %s, %.0f in / %.0f out tokens per request, utilization %.2f\n",
+                gpu.name.c_str(), o.serving.gpus, scenario.replicas, scenario.serving.tp, model.name.c_str(),
+                r.mean_input_tokens, r.mean_output_tokens, r.utilization);
     std::printf("workload: %s\n", workload_origin.c_str());
     std::printf("E(x) = %.3f + %.5f*x us (%s)\n", in.e.alpha_us, in.e.beta_us_per_token, in.e.origin.c_str());
     std::printf("GPU $%.4f/h (%s); CPU worker $%.4f/h\n", in.gpu_usd_per_hour, gpu_price_source.c_str(),
@@ -167,15 +181,17 @@ int run_cost(const CostOptions& o) {
     std::printf("\nper request (s)      mean        p50        p95        p99\n");
     for (const auto& [name, p] : {std::pair{"E", r.e_s}, std::pair{"D", r.d_s}, std::pair{"T", r.t_s}})
       std::printf("  %-8s %12.6f %10.6f %10.6f %10.6f\n", name, p.mean, p.p50, p.p95, p.p99);
+    std::printf("  TTFT     %12.6f %10.6f %10.6f %10.6f\n", r.ttft_s.mean, r.ttft_s.p50, r.ttft_s.p95, r.ttft_s.p99);
+    std::printf("  TPOT     %12.6f %10.6f %10.6f %10.6f\n", r.tpot_s.mean, r.tpot_s.p50, r.tpot_s.p95, r.tpot_s.p99);
     std::printf("  E's share of T: %.4f%%\n", 100 * r.e_share);
-    std::printf("\nper instance at the utilization (steady batch %.0f)\n", r.batch);
+    std::printf("\nthe fleet at the operating point (steady batch %.0f per replica, at most %.0f)\n", r.batch, r.batch_limit);
     std::printf("  requests/s %.3f, input tokens/s %.1f, output tokens/s %.1f, CPU workers %.3f\n",
                 r.requests_per_s, r.input_tokens_per_s, r.output_tokens_per_s, r.cpu_workers);
     std::printf("  usd_per_request %.6g\n  usd_per_1m_input_tokens %.4f\n  usd_per_1m_output_tokens %.4f\n"
                 "  usd_per_1m_tokens_blended %.4f\n",
                 r.usd_per_request, r.usd_per_1m_input_tokens, r.usd_per_1m_output_tokens, r.usd_per_1m_tokens_blended);
     std::printf("\nbreak-even\n  break_even_api_price %.4f $/1M tokens (blended) at utilization %.2f\n",
-                r.break_even_api_price, in.utilization);
+                r.break_even_api_price, r.utilization);
     if (r.api_usd_per_1m_tokens_blended) {
       std::printf("  api_usd_per_1m_tokens_blended %.4f (%s)\n", *r.api_usd_per_1m_tokens_blended, api_source.c_str());
       if (r.break_even_utilization && *r.break_even_utilization <= 1)
@@ -201,15 +217,18 @@ void add_cost_command(CLI::App& app, int& exit_code) {
                   "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
   cmd->add_option("--backend", o->backend,
                   "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
-  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->capture_default_str();
+  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->check(integer_in(0, 1000))->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
-  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)");
-  cmd->add_option("--gpu", o->gpu, "GPU profile name or JSON file");
-  cmd->add_option("--model", o->model, "Model profile name or JSON file");
-  cmd->add_option("--gpus", o->gpus, "GPUs per model replica (tensor parallel)")->capture_default_str();
-  cmd->add_option("--gpu-usd-per-hour", o->gpu_usd_per_hour, "Price of one GPU (default: the preset)");
-  cmd->add_option("--cpu-usd-per-hour", o->cpu_usd_per_hour, "Price of one CPU worker (default: m7i.large preset)");
-  cmd->add_option("--utilization", o->utilization, "Share of the replica's capacity in use, (0, 1]")->capture_default_str();
+  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)")
+      ->check(number_pair_check());
+  add_serving_flags(*cmd, o->serving);
+  cmd->add_option("--utilization", o->utilization, "Share of the fleet's capacity in use, (0, 1] (the default load)")
+      ->check(number_in(1e-9, 1))->capture_default_str()
+      ->each([o](const std::string&) { o->utilization_given = true; });
+  cmd->add_flag("--max-throughput", o->max_throughput, "Price the fleet at its capacity: every replica at its batch limit");
+  cmd->add_option("--concurrency", o->concurrency,
+                  "Price the fleet with this many requests in flight (clients that send their next when one ends)")
+      ->check(number_in(1, 1e7));
   cmd->add_option("--api-price", o->api_price, "API price IN_PER_1M,OUT_PER_1M or a preset name (see --list)");
   cmd->add_option("--workload", o->workload,
                   "Tokens per request: in=N,out=M, or the seed's JSONL records (input: the rendered prompt; output: the answer)")

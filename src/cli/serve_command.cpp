@@ -30,6 +30,8 @@ struct ServeArgs {
   std::size_t max_messages = 1024;
   int read_timeout_s = 10;
   int threads = 0;
+  int io_threads = 0;
+  int idle_timeout_s = 75;
   std::size_t max_pending_connections = 1024;
   std::int64_t max_inflight = 0;
   std::string queue = "mem:";
@@ -106,7 +108,9 @@ int run_serve(const ServeArgs& a) {
   o.read_timeout_s = a.read_timeout_s;
   o.write_timeout_s = a.read_timeout_s;
   o.threads = a.threads;
-  o.max_pending_connections = a.max_pending_connections;
+  o.io_threads = a.io_threads;
+  o.idle_timeout_s = a.idle_timeout_s;
+  o.max_waiting_requests = a.max_pending_connections;
   o.max_inflight = a.max_inflight;
   o.workers = a.workers;
   o.max_queued = a.max_queued;
@@ -165,12 +169,18 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(integer_in(1, kMaxBodyBytes));
   cmd->add_option("--max-messages", args->max_messages, "Most messages one request may hold")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
-  cmd->add_option("--read-timeout", args->read_timeout_s, "Seconds a client may take to send headers and body")
+  cmd->add_option("--read-timeout", args->read_timeout_s,
+                  "Seconds a client may take to send a request's headers and body, from its first byte (one deadline for the whole request)")
       ->capture_default_str()->check(integer_in(1, 3600));
-  cmd->add_option("--threads", args->threads, "Connection threads (0: one per core, at least 8)")
+  cmd->add_option("--threads", args->threads,
+                  "Handler threads running the routes (0: one per core, at least 8); connections take none, idle or not")
       ->capture_default_str()->check(integer_in(0, kMaxThreads));
+  cmd->add_option("--io-threads", args->io_threads, "Event-loop threads owning the connections (0: one per core, at most 4)")
+      ->capture_default_str()->check(integer_in(0, 64));
+  cmd->add_option("--idle-timeout", args->idle_timeout_s, "Seconds a kept-alive connection may wait for its next request")
+      ->capture_default_str()->check(integer_in(1, 3600));
   cmd->add_option("--max-pending-connections", args->max_pending_connections,
-                  "Accepted connections waiting for a thread past which accepting pauses (the kernel's backlog holds the rest)")
+                  "Requests read and waiting for a free handler thread past which a request gets 503 with Retry-After")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
   cmd->add_option("--max-inflight", args->max_inflight,
                   "Requests in flight past which a request gets 429 with Retry-After (0: no limit)")

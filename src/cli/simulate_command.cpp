@@ -20,6 +20,11 @@
 
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
+#include "cli/cost_command_serving.hpp"
+#include "cli/option_checks.hpp"
+#include "cost/engine_sim.hpp"
+#include "cost/latency_sketch.hpp"
+#include "cost/scenario.hpp"
 #include "cli/cost_command_workload.hpp"
 #include "cli/simulate_command_arrivals.hpp"
 #include "cli/simulate_command_replay.hpp"
@@ -37,9 +42,12 @@ namespace {
 struct SimulateOptions {
   std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
   std::vector<std::string> fits;
-  std::string backend, tokenizer, workload_tokenizer = "llama-3.3-70b-instruct", e_us, gpu, model, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
-  int case_number = 5, gpus = 1, workers = 1, gpu_slots = 0;
-  double rate = 0, burst_cv = 0, target_p99_ms = 0, gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;
+  std::string backend, tokenizer, workload_tokenizer = "llama-3.3-70b-instruct", e_us, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
+  ServingFlags serving;
+  int case_number = 5, workers = 1, gpu_slots = 0;
+  double rate = 0, burst_cv = 0, target_p99_ms = 0, concurrency = 0;
+  bool max_rate = false;
+  double ttft_p99_ms = 0, tpot_p99_ms = 0;
   std::size_t requests = 100000;
   std::uint64_t seed = 1;
   bool json = false;
@@ -73,7 +81,7 @@ bool exponential_flag(const std::string& value, const char* flag) {
 
 // --plots DIR: queue depth over time and the latency percentiles, as SVG files.
 void write_simulation_plots(const SimulateOptions& o, const cost::SimResult& r) {
-  const std::string title = o.gpu + " x" + std::to_string(o.gpus) + " serving " + o.model + ", " +
+  const std::string title = o.serving.gpu + " x" + std::to_string(o.serving.gpus) + " serving " + o.serving.model + ", " +
                             std::to_string(o.workers) + " CPU worker(s), " + std::to_string(r.requests) + " requests";
   for (const auto& f : report::simulation_figures(r, title)) write_output_file(o.plots, f.name + ".svg", report::svg_file(f));
 }
@@ -144,17 +152,11 @@ void print_text(const SimulateOptions& o, const std::string& arrivals, const std
 struct FleetCost {
   double gpu_usd_per_hour = 0, cpu_usd_per_hour = 0, usd_per_hour = 0, usd_per_request = 0;
 };
-FleetCost fleet_cost(const SimulateOptions& o, const std::string& gpu_name, int instances, int workers, double requests_per_s) {
-  const auto prices = cost::load_prices(std::filesystem::path(o.profiles_dir) / "price" / "prices.json");
+FleetCost fleet_cost(const cost::Scenario& sc, int gpus, int workers, double requests_per_s) {
   FleetCost c;
-  c.gpu_usd_per_hour = o.gpu_usd_per_hour;
-  if (c.gpu_usd_per_hour < 0) {
-    const auto it = prices.instances.find(gpu_name);
-    if (it == prices.instances.end()) throw cost::CostError("no price preset for " + gpu_name + ": give --gpu-usd-per-hour");
-    c.gpu_usd_per_hour = it->second.usd_per_hour;
-  }
-  c.cpu_usd_per_hour = o.cpu_usd_per_hour >= 0 ? o.cpu_usd_per_hour : prices.instances.at("m7i.large").usd_per_hour;
-  c.usd_per_hour = instances * o.gpus * c.gpu_usd_per_hour + workers * c.cpu_usd_per_hour;
+  c.gpu_usd_per_hour = sc.gpu_usd_per_hour;
+  c.cpu_usd_per_hour = sc.cpu_usd_per_hour;
+  c.usd_per_hour = gpus * c.gpu_usd_per_hour + workers * c.cpu_usd_per_hour;
   c.usd_per_request = requests_per_s > 0 ? c.usd_per_hour / 3600.0 / requests_per_s : 0;
   return c;
 }
@@ -243,15 +245,185 @@ std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
   return text;
 }
 
+// The per-request stage chain keeps every request in memory; the engine simulation does not.
+constexpr std::size_t kMaxChainRequests = 5'000'000;
+
+nlohmann::json latency_json(const cost::Percentiles& p) {
+  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
+}
+
+cost::EngineSimConfig engine_config(const SimulateOptions& o, const cost::Scenario& sc, const cost::ELinear& e, bool e_exp,
+                                    const std::vector<cost::SimRequest>& requests) {
+  cost::EngineSimConfig c;
+  c.replica = sc.replica;
+  c.replicas = sc.replicas;
+  c.requests = o.requests;
+  c.seed = o.seed;
+  c.workload = requests;
+  c.workers = o.workers;
+  c.cpu = [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) { return draw(e.at(q.input_tokens) / 1e6, e_exp, rng); };
+  if (o.concurrency > 0) {
+    c.closed_loop = true;
+    c.concurrency = o.concurrency;
+  } else {
+    c.arrival_rate = o.rate;
+    if (o.burst_cv > 0) {
+      c.arrivals = cost::Arrivals::gamma;
+      c.arrival_cv = o.burst_cv;
+    }
+  }
+  return c;
+}
+
+// --max-rate: the highest Poisson rate whose simulated TTFT and TPOT p99 meet the targets
+// (MLPerf's server scenario), by bisection between 0 and the fleet's capacity.
+struct MaxRate {
+  double rate = 0;
+  cost::SimResult at;
+  int simulations = 0;
+  bool met = false;
+};
+MaxRate find_max_rate(const SimulateOptions& o, cost::EngineSimConfig c) {
+  auto meets = [&](const cost::SimResult& r) {
+    return (o.ttft_p99_ms <= 0 || r.ttft_s.p99 * 1000 <= o.ttft_p99_ms) &&
+           (o.tpot_p99_ms <= 0 || r.tpot_s.p99 * 1000 <= o.tpot_p99_ms);
+  };
+  double in = 0, out = 0;
+  for (const auto& q : c.workload) {
+    in += q.input_tokens;
+    out += q.output_tokens;
+  }
+  in /= static_cast<double>(c.workload.size());
+  out /= static_cast<double>(c.workload.size());
+  const double limit = cost::concurrency_limit(c.replica, in + std::max(1.0, out));
+  const double capacity = cost::steady_state(c.replica, limit, in, out, true).requests_per_s * c.replicas;
+  MaxRate m;
+  double lo = 0, hi = capacity;
+  for (int i = 0; i < 14; ++i) {
+    c.arrival_rate = (lo + hi) / 2;
+    const auto r = cost::simulate_engine(c);
+    ++m.simulations;
+    if (meets(r)) {
+      lo = c.arrival_rate;
+      m.at = r;
+      m.met = true;
+    } else {
+      hi = c.arrival_rate;
+    }
+  }
+  m.rate = lo;
+  return m;
+}
+
+int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::ELinear& e, bool e_exp,
+               const std::vector<cost::SimRequest>& requests) {
+  auto config = engine_config(o, sc, e, e_exp, requests);
+  MaxRate max_rate;
+  cost::SimResult r;
+  if (o.max_rate) {
+    max_rate = find_max_rate(o, config);
+    if (!max_rate.met) {
+      std::fprintf(stderr, "overhead simulate: no rate meets TTFT p99 <= %g ms and TPOT p99 <= %g ms\n", o.ttft_p99_ms,
+                   o.tpot_p99_ms);
+      return 1;
+    }
+    r = max_rate.at;
+  } else {
+    r = cost::simulate_engine(config);
+  }
+  if (!o.plots.empty()) write_simulation_plots(o, r);
+  const auto c = fleet_cost(sc, o.serving.gpus, o.workers, r.requests_per_s);
+  double mean_in = 0, mean_out = 0;
+  for (const auto& q : requests) {
+    mean_in += q.input_tokens;
+    mean_out += q.output_tokens;
+  }
+  mean_in /= static_cast<double>(requests.size());
+  mean_out /= static_cast<double>(requests.size());
+  const double usd_per_1m_out = mean_out > 0 ? c.usd_per_request / mean_out * 1e6 : 0;
+  const double usd_per_1m_blended = mean_in + mean_out > 0 ? c.usd_per_request / (mean_in + mean_out) * 1e6 : 0;
+  const std::string precision = sc.serving.precision.empty() ? sc.model.precision : sc.serving.precision;
+  std::string arrivals;
+  {
+    char text[200];
+    if (o.concurrency > 0)
+      std::snprintf(text, sizeof text, "closed loop of %.0f clients", o.concurrency);
+    else if (o.burst_cv > 0)
+      std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g", config.arrival_rate, o.burst_cv);
+    else
+      std::snprintf(text, sizeof text, "Poisson at %.4g/s%s", o.max_rate ? max_rate.rate : config.arrival_rate,
+                    o.max_rate ? " (the highest meeting the p99 targets)" : "");
+    arrivals = text;
+  }
+  if (!o.json) {
+    print_text(o, arrivals, "", e, r);
+    std::printf("\nengine: %s x%d as %d replica(s) of tp %d, %s weights, %s KV, batch cap %.0f, prefill budget %.0f tokens\n",
+                sc.gpu.name.c_str(), o.serving.gpus, sc.replicas, sc.serving.tp, precision.c_str(), sc.serving.kv_dtype.c_str(),
+                sc.replica.max_concurrency, sc.replica.prefill_chunk_tokens);
+    std::printf("%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
+    std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TTFT", r.ttft_s.mean, r.ttft_s.p50, r.ttft_s.p95, r.ttft_s.p99);
+    std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TPOT", r.tpot_s.mean, r.tpot_s.p50, r.tpot_s.p95, r.tpot_s.p99);
+    std::printf("fleet: %.4g requests/s, %.4g output tokens/s, mean batch %.1f per replica\n", r.requests_per_s,
+                r.output_tokens_per_s, r.mean_batch);
+    std::printf("cost: $%.4f/hour (%d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request, $%.4f per 1M output tokens\n",
+                c.usd_per_hour, o.serving.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request,
+                usd_per_1m_out);
+    return 0;
+  }
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& st : r.stages)
+    stages.push_back({{"name", st.name}, {"servers", st.servers}, {"utilization", st.utilization},
+                      {"offered_load", st.offered_load}, {"mean_batch", st.mean_batch},
+                      {"mean_queue_length", st.mean_queue_length}, {"max_queue_length", st.max_queue_length},
+                      {"saturated", st.saturated}, {"wait_s", latency_json(st.wait_s)},
+                      {"service_s", latency_json(st.service_s)}, {"request_path", true}});
+  nlohmann::json j = {{"requests", r.requests}, {"seed", o.seed}, {"arrivals", o.concurrency > 0 ? "closed" : o.burst_cv > 0 ? "gamma" : "poisson"},
+                      {"arrival_rate", o.concurrency > 0 ? r.requests_per_s : config.arrival_rate},
+                      {"arrival_cv", o.burst_cv > 0 ? o.burst_cv : 1.0},
+                      {"gpu", sc.gpu.name}, {"model", sc.model.name}, {"gpus", o.serving.gpus}, {"tp", sc.serving.tp},
+                      {"replicas", sc.replicas}, {"precision", precision}, {"kv_dtype", sc.serving.kv_dtype},
+                      {"engine", engine_json(sc.serving.engine, sc.replica)}, {"workers", o.workers},
+                      {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us}, {"e_beta_us_per_token", e.beta_us_per_token},
+                      {"predicted_total_s", r.span_s}, {"throughput_per_s", r.throughput_per_s},
+                      {"requests_per_s", r.requests_per_s}, {"output_tokens_per_s", r.output_tokens_per_s},
+                      {"ttft_s", latency_json(r.ttft_s)}, {"tpot_s", latency_json(r.tpot_s)},
+                      {"latency_s", latency_json(r.latency_s)}, {"queue_wait_s", latency_json(r.queue_wait_s)},
+                      {"mean_batch", r.mean_batch}, {"steps", r.steps}, {"stages", stages},
+                      {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
+                      {"percentile_relative_error", cost::LatencySketch::kRelativeError},
+                      {"cost", cost_json(c)}, {"usd_per_request", c.usd_per_request},
+                      {"usd_per_1m_output_tokens", usd_per_1m_out}, {"usd_per_1m_tokens_blended", usd_per_1m_blended}};
+  if (o.concurrency > 0) j["concurrency"] = o.concurrency;
+  if (o.max_rate)
+    j["max_rate"] = {{"requests_per_s", max_rate.rate}, {"ttft_p99_ms", o.ttft_p99_ms}, {"tpot_p99_ms", o.tpot_p99_ms},
+                     {"simulations", max_rate.simulations}};
+  nlohmann::json depth = {{"t_s", r.depth_times}};
+  for (const auto& st : r.stages) depth[st.name] = st.depth;
+  j["queue_depth_over_time"] = depth;
+  j["requests_in_workload"] = requests.size();
+  for (const auto& st : r.stages) {
+    if (st.name == "cpu") j["e_s"] = latency_json(st.service_s);
+    if (st.name == "gpu") j["d_s"] = latency_json(st.service_s);
+  }
+  j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
+  std::printf("%s\n", j.dump(1).c_str());
+  return 0;
+}
+
 int run_simulate(const SimulateOptions& o) {
   try {
     const bool replaying = !o.replay_arrivals.empty();
-    if (!replaying && !(o.rate > 0))
-      throw cost::CostError("--rate must be > 0 (requests per second), or give --replay or --replay-arrivals");
+    const bool closed = o.concurrency > 0;
+    if (closed && (o.rate > 0 || replaying || o.max_rate))
+      throw cost::CostError("--concurrency (a closed loop) excludes --rate, --max-rate and --replay-arrivals");
+    if (o.max_rate && (o.rate > 0 || replaying)) throw cost::CostError("--max-rate searches the rate: drop --rate");
+    if (o.max_rate && !(o.ttft_p99_ms > 0 || o.tpot_p99_ms > 0))
+      throw cost::CostError("--max-rate needs --ttft-p99-ms and/or --tpot-p99-ms");
+    if (!replaying && !closed && !o.max_rate && !(o.rate > 0))
+      throw cost::CostError("--rate must be > 0 (requests per second), or give --concurrency, --max-rate, --replay or --replay-arrivals");
     if (replaying && (o.rate > 0 || o.burst_cv > 0))
       throw cost::CostError("--replay-arrivals takes the arrivals from the records: drop --rate and --burst-cv");
     if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
-    if (o.gpu.empty() || o.model.empty()) throw cost::CostError("--gpu and --model are required (see `overhead cost --list`)");
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
     const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
 
@@ -264,8 +436,8 @@ int run_simulate(const SimulateOptions& o) {
     } else if (!o.backend.empty()) {
       throw cost::CostError("--backend needs --fits (one fits.json per backend)");
     }
-    const auto roofline =
-        cost::make_roofline(cost::load_gpu(o.gpu, o.profiles_dir), cost::load_model(o.model, o.profiles_dir), o.gpus);
+    const cost::Scenario scenario = cost::make_scenario(scenario_spec(o.serving, o.profiles_dir));
+    const cost::Roofline roofline = scenario.replica;
     const auto workload = is_records_workload(o.workload) ? workload_from_records(o.workload, o.workload_tokenizer).workload
                                                           : cost::parse_workload(o.workload);
     ArrivalReplay replayed;
@@ -281,7 +453,17 @@ int run_simulate(const SimulateOptions& o) {
     for (const auto& q : requests) mean_tokens += q.input_tokens + q.output_tokens;
     mean_tokens /= static_cast<double>(requests.size());
     int slots = o.gpu_slots;
-    if (slots <= 0) slots = static_cast<int>(cost::concurrency_limit(roofline, mean_tokens));
+    if (slots <= 0) slots = static_cast<int>(cost::concurrency_limit(roofline, mean_tokens)) * scenario.replicas;
+    const bool pipeline = replaying || o.batch > 0 || o.publishers > 0 || o.consumers > 0 || !o.store_write_ms.empty() ||
+                          o.target_p99_ms > 0 || o.gpu_slots > 0 || d_exp;
+    if (!pipeline)
+      return run_engine(o, scenario, e, e_exp, requests);
+    // The per-request stage chain (the pipeline's parts, replays, planning) holds every request:
+    // its --requests is bounded.
+    if (o.requests > kMaxChainRequests)
+      throw cost::CostError("--requests above " + std::to_string(kMaxChainRequests) +
+                            " needs the engine simulation (drop --replay-arrivals, --batch, --publishers, the consumer's "
+                            "flags, --target-p99, --gpu-slots and --d-dist exp)");
 
     cost::SimConfig config;
     config.arrival_rate = o.rate;
@@ -302,8 +484,13 @@ int run_simulate(const SimulateOptions& o) {
     config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
                                return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
                              }});
-    config.stages.push_back({"gpu", slots, [roofline, d_exp](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
-                               return draw(cost::request_seconds(roofline, q.input_tokens, q.output_tokens, batch), d_exp, rng);
+    // Here a request keeps the step time of the batch it found when it started (the engine
+    // simulation does not; see engine_sim.hpp): its prefill steps and out - 1 decode steps.
+    const int replicas = scenario.replicas;
+    config.stages.push_back({"gpu", slots, [roofline, d_exp, replicas](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
+                               const double per_replica = std::max(1.0, std::ceil(batch / replicas));
+                               const auto s = cost::steady_state(roofline, per_replica, q.input_tokens, q.output_tokens, true);
+                               return draw((s.prefill_steps + std::max(1.0, q.output_tokens) - 1) * s.step_s, d_exp, rng);
                              }});
     if (o.target_p99_ms > 0) {
       if (replaying || config.input.on() || config.publish.publishers > 0)
@@ -321,12 +508,11 @@ int run_simulate(const SimulateOptions& o) {
       q.gpu = config.stages[1].service_s;
       q.gpu_slots = slots;
       const auto plan = cost::plan_capacity(q);
-      const auto c = plan.met ? fleet_cost(o, cost::load_gpu(o.gpu, o.profiles_dir).name, plan.instances, plan.workers,
-                                           plan.result.throughput_per_s)
+      const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.serving.gpus, plan.workers, plan.result.throughput_per_s)
                               : FleetCost{};
       if (o.json) {
         nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
-                            {"simulations", plan.simulations}, {"gpus_per_instance", o.gpus}, {"gpu_slots", slots}};
+                            {"simulations", plan.simulations}, {"gpus_per_instance", o.serving.gpus}, {"gpu_slots", slots}};
         if (plan.met) {
           j["gpu_instances"] = plan.instances;
           j["cpu_workers"] = plan.workers;
@@ -340,7 +526,7 @@ int run_simulate(const SimulateOptions& o) {
         std::printf("target p99 %.4g ms at %.4g requests/s: %d GPU instance(s) of %d GPU(s) (%d slots each) and %d CPU "
                     "worker(s)\n  simulated p50 %.4g s, p99 %.4g s (%d simulations of %zu requests)\n"
                     "  $%.4f/hour, $%.6g per request\n",
-                    o.target_p99_ms, o.rate, plan.instances, o.gpus, slots, plan.workers, plan.result.latency_s.p50,
+                    o.target_p99_ms, o.rate, plan.instances, o.serving.gpus, slots, plan.workers, plan.result.latency_s.p50,
                     plan.result.latency_s.p99, plan.simulations, o.requests, c.usd_per_hour, c.usd_per_request);
       } else {
         std::printf("target p99 %.4g ms at %.4g requests/s: not met: %s\n", o.target_p99_ms, o.rate, plan.reason.c_str());
@@ -349,7 +535,7 @@ int run_simulate(const SimulateOptions& o) {
     }
     const auto r = cost::simulate(config);
     if (!o.plots.empty()) write_simulation_plots(o, r);
-    const auto c = fleet_cost(o, cost::load_gpu(o.gpu, o.profiles_dir).name, 1, o.workers, r.throughput_per_s);
+    const auto c = fleet_cost(scenario, o.serving.gpus, o.workers, r.throughput_per_s);
 
     std::string arrivals;
     {
@@ -372,7 +558,7 @@ int run_simulate(const SimulateOptions& o) {
                     "decoder stamps, the rest from --workload\n",
                     replayed.times.size(), replayed.unstamped, replayed.decoded);
       std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
-                  c.usd_per_hour, o.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
+                  c.usd_per_hour, o.serving.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
       return 0;
     }
     nlohmann::json stages = nlohmann::json::array();
@@ -397,7 +583,7 @@ int run_simulate(const SimulateOptions& o) {
     nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed},
                         {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
                         {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
-                        {"gpu", o.gpu}, {"model", o.model}, {"gpus", o.gpus}, {"workers", o.workers},
+                        {"gpu", o.serving.gpu}, {"model", o.serving.model}, {"gpus", o.serving.gpus}, {"workers", o.workers},
                         {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
                         {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
                         {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
@@ -443,29 +629,39 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand("simulate", "Discrete-event capacity simulation: CPU workers with E(x), then GPU slots with D(y|x)");
   auto replay = std::make_shared<ReplayOptions>();
-  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson unless --burst-cv)");
+  cmd->add_option("--rate", o->rate, "Arrival rate, requests per second (Poisson unless --burst-cv)")->check(number_in(1e-9, 1e9));
+  cmd->add_option("--concurrency", o->concurrency,
+                  "Closed loop: this many clients, each sending its next request when one ends (instead of --rate)")
+      ->check(number_in(1, 1e7));
+  cmd->add_flag("--max-rate", o->max_rate,
+                "Find the highest Poisson rate whose TTFT and TPOT p99 meet --ttft-p99-ms and --tpot-p99-ms, and price it");
+  cmd->add_option("--ttft-p99-ms", o->ttft_p99_ms, "With --max-rate: the TTFT p99 target")->check(number_in(1e-6, 1e9));
+  cmd->add_option("--tpot-p99-ms", o->tpot_p99_ms, "With --max-rate: the TPOT p99 target")->check(number_in(1e-6, 1e9));
   cmd->add_option("--burst-cv", o->burst_cv,
-                  "Bursts: gamma inter-arrival gaps with this coefficient of variation at the same mean --rate (> 1 = burstier)");
+                  "Bursts: gamma inter-arrival gaps with this coefficient of variation at the same mean --rate (> 1 = burstier)")
+      ->check(number_in(1e-3, 1e3));
   cmd->add_option("--target-p99", o->target_p99_ms,
-                  "Capacity planning: the fewest GPU instances, then CPU workers, whose end-to-end p99 (ms) meets this at --rate");
-  cmd->add_option("--gpu-usd-per-hour", o->gpu_usd_per_hour, "Price of one GPU (default: the preset)");
-  cmd->add_option("--cpu-usd-per-hour", o->cpu_usd_per_hour, "Price of one CPU worker (default: m7i.large preset)");
-  cmd->add_option("--requests", o->requests, "Requests to simulate")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->capture_default_str();
-  CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")->capture_default_str();
+                  "Capacity planning: the fewest GPU instances, then CPU workers, whose end-to-end p99 (ms) meets this at --rate")
+      ->check(number_in(1e-6, 1e12));
+  cmd->add_option("--requests", o->requests, "Requests to simulate (memory does not grow with it)")
+      ->check(integer_in(1, 1'000'000'000'000))->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->check(integer_in(0, INT64_MAX))->capture_default_str();
+  CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")
+                             ->check(integer_in(1, 1'000'000))->capture_default_str();
   cmd->add_option("--fits", o->fits,
                   "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
   cmd->add_option("--backend", o->backend,
                   "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
-  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->capture_default_str();
+  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->check(integer_in(0, 1000))->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
-  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)");
+  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)")
+      ->check(number_pair_check());
   cmd->add_option("--e-dist", o->e_dist, "E around its mean: fixed or exp")->capture_default_str();
   cmd->add_option("--d-dist", o->d_dist, "D around the roofline: fixed or exp")->capture_default_str();
-  cmd->add_option("--gpu", o->gpu, "GPU profile name or JSON file");
-  cmd->add_option("--model", o->model, "Model profile name or JSON file");
-  cmd->add_option("--gpus", o->gpus, "GPUs per model replica (tensor parallel)")->capture_default_str();
-  cmd->add_option("--gpu-slots", o->gpu_slots, "Concurrent sequences on the GPU (default: what fits in memory)");
+  add_serving_flags(*cmd, o->serving);
+  cmd->add_option("--gpu-slots", o->gpu_slots,
+                  "The per-request stage chain with this many GPU slots in all (default: the engine simulation)")
+      ->check(integer_in(1, 10'000'000));
   cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
   cmd->add_option("--workload", o->workload,
                   "Tokens per request: in=N,out=M, or the seed's JSONL records (used in turn; input: the rendered prompt, "
@@ -487,28 +683,36 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
                   "With --replay-arrivals: received (each record arrives when a worker took it up), upfront (all at 0, "
                   "as `overhead run` enqueues), or auto (upfront for records of run/worker, received for serve's)")
       ->capture_default_str();
-  cmd->add_option("--speedup", o->speedup, "With --replay-arrivals: divide the gaps between arrivals by this")->capture_default_str();
+  cmd->add_option("--speedup", o->speedup, "With --replay-arrivals: divide the gaps between arrivals by this")
+      ->check(number_in(1e-9, 1e9))->capture_default_str();
   CLI::Option* batch = cmd->add_option("--batch", replay->batch,
                                        "Items per receive of the input queue, 1-10 (--replay default: the run's; else the "
-                                       "input queue is modelled only when given)");
+                                       "input queue is modelled only when given)")
+                           ->check(integer_in(1, 10));
   cmd->add_option("--prefetch", replay->prefetch, "With --batch: on or off (receive/delete in a second thread)")->capture_default_str();
-  cmd->add_option("--receive-ms", o->receive_ms, "With --batch: one receive's round trip (default: half the fit's turnover term)");
-  cmd->add_option("--delete-ms", o->delete_ms, "With --batch: one batch delete's round trip (default: half the fit's turnover term)");
+  cmd->add_option("--receive-ms", o->receive_ms, "With --batch: one receive's round trip (default: half the fit's turnover term)")
+      ->check(number_in(0, 1e9));
+  cmd->add_option("--delete-ms", o->delete_ms, "With --batch: one batch delete's round trip (default: half the fit's turnover term)")
+      ->check(number_in(0, 1e9));
   cmd->add_option("--publishers", o->publishers,
                   "Model the asynchronous log publisher pool after E with this many threads (0 = not modelled)")
-      ->capture_default_str();
+      ->check(integer_in(0, 100000))->capture_default_str();
   cmd->add_option("--publish-capacity", o->publish_capacity,
-                  "Records that may wait for a publisher thread before the worker blocks (default 2 x publishers)");
-  cmd->add_option("--publish-ms", o->publish_ms, "One record's publish, milliseconds")->capture_default_str();
-  cmd->add_option("--consumers", o->consumers, "Model the consumer storing the records (default: 1 with --store-write-ms)");
+                  "Records that may wait for a publisher thread before the worker blocks (default 2 x publishers)")
+      ->check(integer_in(0, 100000000));
+  cmd->add_option("--publish-ms", o->publish_ms, "One record's publish, milliseconds")->check(number_in(0, 1e9))->capture_default_str();
+  cmd->add_option("--consumers", o->consumers, "Model the consumer storing the records (default: 1 with --store-write-ms)")
+      ->check(integer_in(0, 100000));
   cmd->add_option("--store-write-ms", o->store_write_ms, "One store write of the consumer: MS or MS,MS_PER_RECORD");
-  cmd->add_option("--consumer-batch", o->consumer_batch, "Records per store write")->capture_default_str();
-  cmd->add_option("--linger-ms", o->linger_ms, "How long a consumer's round collects records before it writes")->capture_default_str();
-  cmd->add_option("--max-in-flight", replay->max_in_flight, "With --replay: items received but not settled (0 = 4 x batch)");
+  cmd->add_option("--consumer-batch", o->consumer_batch, "Records per store write")->check(integer_in(1, 1000000))->capture_default_str();
+  cmd->add_option("--linger-ms", o->linger_ms, "How long a consumer's round collects records before it writes")
+      ->check(number_in(0, 1e9))->capture_default_str();
+  cmd->add_option("--max-in-flight", replay->max_in_flight, "With --replay: items received but not settled (0 = 4 x batch)")
+      ->check(integer_in(0, 100000000));
   cmd->add_option("--residuals", replay->residuals,
                   "With --replay: a fitted run (store URL or timeline) whose residuals against --fits give E its spread");
   cmd->add_option("--replications", replay->replications, "With --residuals: simulated repetitions (total = their mean)")
-      ->capture_default_str();
+      ->check(integer_in(1, 10000))->capture_default_str();
   cmd->add_option("--residuals-experiment", replay->residuals_experiment, "The experiment of --residuals on a store");
   cmd->add_flag("--measured-only", replay->measured_only, "With --replay: the run's measured total and cycle percentiles only");
   cmd->add_option("--write-timeline", replay->write_timeline, "With --replay: write the run's timeline CSV and stop");

@@ -1,5 +1,9 @@
 #include "cost/cost_model.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
 #include <exception>
 #include <fstream>
 #include <stdexcept>
@@ -27,14 +31,31 @@ double mean(const std::vector<double>& v) {
 
 }  // namespace
 
-std::pair<double, double> parse_number_pair(const std::string& text, const char* what) {
-  const auto comma = text.find(',');
+namespace {
+
+// The whole of `text` as one finite number, else nullopt ("1e", "nan", "2x" are not).
+std::optional<double> finite_number(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
   try {
-    if (comma == std::string::npos) throw std::invalid_argument("no comma");
-    return {std::stod(text.substr(0, comma)), std::stod(text.substr(comma + 1))};
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
   } catch (const std::exception&) {
-    throw CostError(std::string(what) + " wants two numbers separated by a comma, got \"" + text + "\"");
+    return std::nullopt;
   }
+}
+
+}  // namespace
+
+std::pair<double, double> parse_number_pair(const std::string& text, const char* what) {
+  // Exactly two finite numbers: "1,2,3" must not lose its third value silently.
+  const auto comma = text.find(',');
+  const auto a = comma == std::string::npos ? std::nullopt : finite_number(text.substr(0, comma));
+  const auto b = comma == std::string::npos ? std::nullopt : finite_number(text.substr(comma + 1));
+  if (!a || !b)
+    throw CostError(std::string(what) + " wants exactly two finite numbers separated by a comma, got \"" + text + "\"");
+  return {*a, *b};
 }
 
 Workload parse_workload(const std::string& text) {
@@ -47,12 +68,10 @@ Workload parse_workload(const std::string& text) {
     const auto eq = part.find('=');
     if (eq == std::string::npos) throw CostError("--workload: expected in=N,out=M, got \"" + text + "\"");
     const std::string key = part.substr(0, eq);
-    double value = 0;
-    try {
-      value = std::stod(part.substr(eq + 1));
-    } catch (const std::exception&) {
-      throw CostError("--workload: \"" + part + "\" is not a number");
-    }
+    const auto parsed = finite_number(part.substr(eq + 1));
+    if (!parsed || *parsed < 0 || *parsed > 10'000'000)
+      throw CostError("--workload: \"" + part + "\" is not a token count in 0..10000000");
+    const double value = *parsed;
     if (key == "in") in = value;
     else if (key == "out") out = value;
     else throw CostError("--workload: unknown key \"" + key + "\" (in, out)");
@@ -125,34 +144,70 @@ ELinear e_from_fits(const std::string& fits_file, int case_number, const std::st
 CostResult compute_cost(const CostInputs& in, const Workload& w) {
   if (w.input_tokens.empty() || w.input_tokens.size() != w.output_tokens.size())
     throw CostError("the workload needs at least one request with input and output token counts");
-  if (!(in.utilization > 0) || in.utilization > 1) throw CostError("--utilization must be in (0, 1]");
+  if (in.mode == LoadMode::utilization && (!(in.utilization > 0) || in.utilization > 1))
+    throw CostError("--utilization must be in (0, 1]");
+  if (in.mode == LoadMode::concurrency && !(in.concurrency > 0)) throw CostError("--concurrency must be > 0");
+  if (in.replicas < 1) throw CostError("the fleet needs at least one replica (--gpus / --tp)");
   CostResult r;
   r.mean_input_tokens = mean(w.input_tokens);
   r.mean_output_tokens = mean(w.output_tokens);
-  r.batch = concurrency_limit(in.gpu, r.mean_input_tokens + r.mean_output_tokens);
+  // The largest request must fit on its own (a refusal names the memory); the steady state runs
+  // at the mean request.
+  double largest = 0;
+  for (std::size_t i = 0; i < w.input_tokens.size(); ++i)
+    largest = std::max(largest, w.input_tokens[i] + std::max(1.0, w.output_tokens[i]));
+  concurrency_limit(in.gpu, largest);
+  r.batch_limit = concurrency_limit(in.gpu, r.mean_input_tokens + std::max(1.0, r.mean_output_tokens));
+  const SteadyState full = steady_state(in.gpu, r.batch_limit, r.mean_input_tokens, r.mean_output_tokens, true);
+  const double replicas = in.replicas;
+  r.capacity_requests_per_s = full.requests_per_s * replicas;
+  SteadyState at;
+  switch (in.mode) {
+    case LoadMode::utilization:
+      at = steady_state_at_rate(in.gpu, full.requests_per_s * in.utilization, r.mean_input_tokens, r.mean_output_tokens);
+      r.utilization = in.utilization;
+      break;
+    case LoadMode::max_throughput:
+      at = steady_state(in.gpu, r.batch_limit, r.mean_input_tokens, r.mean_output_tokens, false);
+      r.utilization = 1;
+      break;
+    case LoadMode::concurrency:
+      at = steady_state(in.gpu, in.concurrency / replicas, r.mean_input_tokens, r.mean_output_tokens, false);
+      r.utilization = std::min(1.0, at.requests_per_s / full.requests_per_s);
+      break;
+  }
+  r.batch = at.sequences;
+  r.prefill_bound = at.prefill_bound;
 
   const std::size_t n = w.input_tokens.size();
-  std::vector<double> e(n), d(n), t(n), gpu_share(n);
+  // What a request waits beyond its own prefill steps (the boundary, or a closed loop's queue).
+  const double extra_wait = at.ttft_s - at.prefill_s;
+  const double mean_chunks = std::ceil(std::max(1.0, r.mean_input_tokens) / in.gpu.prefill_chunk_tokens);
+  std::vector<double> e(n), d(n), t(n), ttft(n), tpot(n, at.step_s);
   for (std::size_t i = 0; i < n; ++i) {
     e[i] = in.e.at(w.input_tokens[i]) / 1e6;
-    d[i] = request_seconds(in.gpu, w.input_tokens[i], w.output_tokens[i], r.batch);
+    const double chunks = std::ceil(std::max(1.0, w.input_tokens[i]) / in.gpu.prefill_chunk_tokens);
+    const double first = at.prefill_s * chunks / mean_chunks + extra_wait;
+    d[i] = first + (std::max(1.0, w.output_tokens[i]) - 1) * at.step_s;
+    ttft[i] = e[i] + first;
     t[i] = e[i] + d[i];
-    gpu_share[i] = amortized_gpu_seconds(in.gpu, w.input_tokens[i], w.output_tokens[i], r.batch);
   }
   r.e_s = percentiles(e);
   r.d_s = percentiles(d);
   r.t_s = percentiles(t);
+  r.ttft_s = percentiles(ttft);
+  r.tpot_s = percentiles(tpot);
   r.e_share = r.e_s.mean / r.t_s.mean;
 
-  const double capacity = 1.0 / mean(gpu_share);
-  r.requests_per_s = capacity * in.utilization;
+  const double capacity = full.requests_per_s;  // one replica
+  r.requests_per_s = capacity * r.utilization * replicas;
   r.input_tokens_per_s = r.requests_per_s * r.mean_input_tokens;
   r.output_tokens_per_s = r.requests_per_s * r.mean_output_tokens;
   r.cpu_workers = r.requests_per_s * r.e_s.mean;
 
   const double gpu_usd_full = in.gpu_usd_per_hour * in.gpu.gpus / 3600.0 / capacity;  // at U = 1
   const double cpu_usd = in.cpu_usd_per_hour / 3600.0 * r.e_s.mean;
-  r.usd_per_request = gpu_usd_full / in.utilization + cpu_usd;
+  r.usd_per_request = gpu_usd_full / r.utilization + cpu_usd;
   const double tokens = r.mean_input_tokens + r.mean_output_tokens;
   r.usd_per_1m_input_tokens = r.mean_input_tokens > 0 ? r.usd_per_request / r.mean_input_tokens * 1e6 : 0;
   r.usd_per_1m_output_tokens = r.mean_output_tokens > 0 ? r.usd_per_request / r.mean_output_tokens * 1e6 : 0;

@@ -46,12 +46,20 @@ Workload parse_workload(const std::string& text);
 // "A,B" -> two numbers; `what` names the flag in the error.
 std::pair<double, double> parse_number_pair(const std::string& text, const char* what);
 
+// How the fleet is loaded: at a share of its capacity (open loop), at its capacity, or with a
+// fixed number of requests in flight (closed loop: each client sends its next when one ends).
+enum class LoadMode { utilization, max_throughput, concurrency };
+
 struct CostInputs {
-  Roofline gpu;
+  Roofline gpu;                 // one replica
+  int replicas = 1;             // data-parallel replicas: --gpus / --tp
+  ServingOptions serving;       // what built `gpu` (for pricing the same on other GPUs)
+  LoadMode mode = LoadMode::utilization;
+  double concurrency = 0;       // with LoadMode::concurrency: requests in flight over the fleet
   ELinear e;
   double gpu_usd_per_hour = 0;  // per GPU
   double cpu_usd_per_hour = 0;  // per CPU worker
-  double utilization = 0.5;     // share of the instance's capacity that is used, (0, 1]
+  double utilization = 0.5;     // with LoadMode::utilization: share of the fleet's capacity in use, (0, 1]
   std::optional<std::pair<double, double>> api_usd_per_1m;  // input, output
 };
 
@@ -61,9 +69,14 @@ struct Percentiles {
 
 struct CostResult {
   Percentiles e_s, d_s, t_s;
+  Percentiles ttft_s, tpot_s;  // E + the engine's time to the first token; the step time
   double e_share = 0;  // mean E / mean T
-  double batch = 0;    // steady running sequences (the concurrency limit)
-  double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;  // at the utilization
+  double batch = 0;    // steady running sequences per replica
+  double batch_limit = 0;  // the most that fit: the engine cap or the KV cache
+  double utilization = 0;  // the operating point's share of the fleet's capacity
+  double capacity_requests_per_s = 0;  // the fleet at its capacity
+  bool prefill_bound = false;
+  double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;  // the fleet, at the operating point
   double mean_input_tokens = 0, mean_output_tokens = 0;
   double cpu_workers = 0;  // workers needed to keep E up with the GPU at the utilization
   double usd_per_request = 0, usd_per_1m_input_tokens = 0, usd_per_1m_output_tokens = 0,
@@ -72,9 +85,11 @@ struct CostResult {
   double break_even_api_price = 0;  // the blended API price that this utilization matches
 };
 
-// $/request at utilization U: (GPU $/h x gpus / (capacity x U) + CPU $/h x E) / 3600, where
-// capacity is requests/s of the replica at full batch; the CPU side scales with E, not with U,
-// because idle workers can be scaled away while a GPU replica cannot be split.
+// $/request at utilization U: (GPU $/h x tp / (capacity x U) + CPU $/h x E) / 3600, where
+// capacity is requests/s of one replica at its steady state with the most sequences that fit; the
+// CPU side scales with E, not with U, because idle workers can be scaled away while a GPU replica
+// cannot be split. The operating point (U, or the load of a concurrency) comes from steady_state.
+// Throws CostError when the largest request of the workload cannot fit the KV cache.
 CostResult compute_cost(const CostInputs& in, const Workload& w);
 
 }  // namespace overhead::cost

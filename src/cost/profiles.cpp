@@ -1,6 +1,7 @@
 #include "cost/profiles.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -55,7 +56,80 @@ std::filesystem::path resolve(const std::string& name_or_file, const std::filesy
   return shipped;
 }
 
+// An optional figure: absent is value 0; present must be well formed.
+Figure optional_figure(const nlohmann::json& j, const char* key, const std::filesystem::path& file) {
+  if (!j.contains(key)) return {};
+  return figure(j, key, file);
+}
+
+int int_field(const nlohmann::json& a, const char* key, const std::filesystem::path& file, int min) {
+  if (!a.contains(key) || !a[key].is_number_integer() || a[key].get<long long>() < min || a[key].get<long long>() > 10'000'000)
+    throw CostError(file.string() + ": architecture: missing or bad integer field \"" + key + "\" (at least " +
+                    std::to_string(min) + ")");
+  return a[key].get<int>();
+}
+
+Architecture architecture(const nlohmann::json& j, const std::filesystem::path& file) {
+  if (!j.contains("architecture") || !j["architecture"].is_object())
+    throw CostError(file.string() + ": missing object \"architecture\" (layers, hidden_size, heads, ...)");
+  const auto& a = j["architecture"];
+  Architecture r;
+  r.layers = int_field(a, "layers", file, 1);
+  r.hidden_size = int_field(a, "hidden_size", file, 1);
+  r.heads = int_field(a, "heads", file, 1);
+  r.kv_heads = int_field(a, "kv_heads", file, 1);
+  r.head_dim = int_field(a, "head_dim", file, 1);
+  r.intermediate_size = int_field(a, "intermediate_size", file, 1);
+  r.vocab_size = int_field(a, "vocab_size", file, 1);
+  r.experts = a.contains("experts") ? int_field(a, "experts", file, 1) : 1;
+  r.experts_per_token = a.contains("experts_per_token") ? int_field(a, "experts_per_token", file, 1) : 1;
+  r.tied_embeddings = a.value("tied_embeddings", false);
+  if (r.experts_per_token > r.experts)
+    throw CostError(file.string() + ": architecture: experts_per_token exceeds experts");
+  if (r.kv_heads > r.heads) throw CostError(file.string() + ": architecture: kv_heads exceeds heads");
+  return r;
+}
+
+// The published count against the architecture's: more than 3% apart means a wrong field.
+void check_derived(const Figure& published, double derived, const char* what, const std::filesystem::path& file) {
+  if (std::abs(derived - published.value) > 0.03 * published.value)
+    throw CostError(file.string() + ": the architecture gives " + std::to_string(derived / 1e9) + "B " + what +
+                    ", the profile says " + std::to_string(published.value / 1e9) + "B (more than 3% apart)");
+}
+
 }  // namespace
+
+double precision_bytes(const std::string& precision, const char* flag) {
+  if (precision == "bf16" || precision == "fp16") return 2;
+  if (precision == "fp8") return 1;
+  // NVFP4: 4-bit values plus one FP8 scale per 16 of them.
+  if (precision == "fp4") return 0.5 + 1.0 / 16;
+  throw CostError(std::string(flag) + " must be bf16, fp8 or fp4, got \"" + precision + "\"");
+}
+
+double GpuProfile::peak_for(const std::string& precision) const {
+  if (precision == "fp4" && peak_fp4_tflops.value > 0) return peak_fp4_tflops.value;
+  if ((precision == "fp4" || precision == "fp8") && peak_fp8_tflops.value > 0) return peak_fp8_tflops.value;
+  return peak_tflops.value;
+}
+
+double Architecture::embedding_parameters() const {
+  return static_cast<double>(vocab_size) * hidden_size * (tied_embeddings ? 1 : 2);
+}
+double Architecture::attention_parameters() const {
+  const double q = static_cast<double>(heads) * head_dim, kv = static_cast<double>(kv_heads) * head_dim;
+  return static_cast<double>(layers) * hidden_size * (2 * q + 2 * kv);
+}
+double Architecture::expert_parameters() const {
+  return static_cast<double>(layers) * experts * 3.0 * hidden_size * intermediate_size;
+}
+double Architecture::parameters() const { return embedding_parameters() + attention_parameters() + expert_parameters(); }
+double Architecture::active_parameters() const {
+  return embedding_parameters() + attention_parameters() + expert_parameters() * experts_per_token / experts;
+}
+double Architecture::kv_bytes_per_token(double bytes) const {
+  return 2.0 * layers * kv_heads * head_dim * bytes;
+}
 
 GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path& profiles_dir) {
   const auto file = resolve(name_or_file, profiles_dir, "gpu");
@@ -66,8 +140,14 @@ GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path
   g.memory_gb = figure(j, "memory_gb", file);
   g.bandwidth_gb_per_s = figure(j, "memory_bandwidth_gb_per_s", file);
   g.peak_tflops = figure(j, "peak_dense_bf16_tflops", file);
-  g.compute_efficiency = figure(j, "compute_efficiency", file);
-  g.bandwidth_efficiency = figure(j, "bandwidth_efficiency", file);
+  g.peak_fp8_tflops = optional_figure(j, "peak_dense_fp8_tflops", file);
+  g.peak_fp4_tflops = optional_figure(j, "peak_dense_fp4_tflops", file);
+  g.interconnect_gb_per_s = optional_figure(j, "interconnect_gb_per_s", file);
+  g.allreduce_latency_us = optional_figure(j, "allreduce_latency_us", file);
+  g.compute_efficiency = optional_figure(j, "compute_efficiency", file);
+  g.bandwidth_efficiency = optional_figure(j, "bandwidth_efficiency", file);
+  if (g.compute_efficiency.value > 1 || g.bandwidth_efficiency.value > 1)
+    throw CostError(file.string() + ": compute_efficiency and bandwidth_efficiency are shares of the peak, at most 1");
   return g;
 }
 
@@ -79,9 +159,15 @@ ModelProfile load_model(const std::string& name_or_file, const std::filesystem::
   m.description = j.value("description", "");
   m.parameters = figure(j, "parameters", file);
   m.active_parameters = figure(j, "active_parameters", file);
-  m.bytes_per_parameter = figure(j, "bytes_per_parameter", file);
-  m.kv_bytes_per_token = figure(j, "kv_bytes_per_token", file);
-  m.max_concurrency = figure(j, "max_concurrency", file);
+  m.arch = architecture(j, file);
+  check_derived(m.parameters, m.arch.parameters(), "parameters", file);
+  check_derived(m.active_parameters, m.arch.active_parameters(), "active parameters", file);
+  m.precision = j.value("precision", "bf16");
+  precision_bytes(m.precision, (file.string() + ": precision").c_str());
+  m.max_concurrency = optional_figure(j, "max_concurrency", file);
+  const std::string derived = "derived from the architecture";
+  m.bytes_per_parameter = {precision_bytes(m.precision, "precision"), "published", derived, "2026-12"};
+  m.kv_bytes_per_token = {m.arch.kv_bytes_per_token(2), "published", derived + " (BF16 KV)", "2026-12"};
   return m;
 }
 

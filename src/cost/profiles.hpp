@@ -24,13 +24,47 @@ struct Figure {
 
 struct GpuProfile {
   std::string name, description;
-  Figure memory_gb, bandwidth_gb_per_s, peak_tflops, compute_efficiency, bandwidth_efficiency;
+  Figure memory_gb, bandwidth_gb_per_s, peak_tflops;  // peak_tflops: dense BF16
+  // Dense peaks at lower precisions; value 0 when the GPU has no such tensor cores (A100: no FP8).
+  Figure peak_fp8_tflops, peak_fp4_tflops;
+  // The GPU-to-GPU link one tensor-parallel all-reduce crosses: bandwidth per direction, and the
+  // latency of one all-reduce. Value 0 when the profile gives none (then --tp 1 only).
+  Figure interconnect_gb_per_s, allreduce_latency_us;
+  // Optional per-GPU overrides of the calibrated efficiencies (data/calibration/engine.json);
+  // value 0 when absent.
+  Figure compute_efficiency, bandwidth_efficiency;
+  // The dense peak for a weights precision ("bf16", "fp8", "fp4") in TFLOP/s: a precision the GPU
+  // has no tensor cores for runs at the next wider one it has (weight-only quantization).
+  double peak_for(const std::string& precision) const;
+};
+
+// A transformer's architecture as its config.json gives it; parameters and KV bytes are derived
+// from it (derived_parameters) and checked against the published count when the profile loads.
+struct Architecture {
+  int layers = 0, hidden_size = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate_size = 0;
+  int vocab_size = 0, experts = 1, experts_per_token = 1;
+  bool tied_embeddings = false;
+  double embedding_parameters() const;   // input embedding + LM head (once if tied)
+  double attention_parameters() const;   // all layers: Q, K, V, O projections
+  double expert_parameters() const;      // all layers: the gated MLPs of every expert
+  double parameters() const;             // the total
+  double active_parameters() const;      // what one token runs through (experts_per_token MLPs)
+  // K and V of every layer for one token at `bytes` per element.
+  double kv_bytes_per_token(double bytes) const;
 };
 
 struct ModelProfile {
   std::string name, description;
-  Figure parameters, active_parameters, bytes_per_parameter, kv_bytes_per_token, max_concurrency;
+  Figure parameters, active_parameters;  // published; checked against the architecture
+  Architecture arch;
+  std::string precision = "bf16";        // the weights as the profile's checkpoint ships them
+  Figure max_concurrency;                // optional engine cap override; value 0 when absent
+  // Kept for the tables that print them: 2 bytes per parameter of BF16 and the BF16 KV per token.
+  Figure bytes_per_parameter, kv_bytes_per_token;
 };
+
+// Bytes per element of a weights or KV precision name; throws CostError naming `flag` otherwise.
+double precision_bytes(const std::string& precision, const char* flag);
 
 struct InstancePrice {
   double usd_per_hour = 0;

@@ -2,57 +2,167 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace overhead::cost {
+namespace {
 
-Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, int gpus) {
-  if (gpus < 1) throw CostError("--gpus must be at least 1");
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g GB", bytes / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const ServingOptions& o) {
+  if (o.tp < 1) throw CostError("--tp must be at least 1");
+  if (o.tp > 1 && gpu.interconnect_gb_per_s.value <= 0)
+    throw CostError("--tp " + std::to_string(o.tp) + ": the GPU profile " + gpu.name + " gives no interconnect_gb_per_s");
+  const std::string precision = o.precision.empty() ? model.precision : o.precision;
+  const double weight_bytes_each = precision_bytes(precision, "--precision");
+  const double kv_bytes_each = precision_bytes(o.kv_dtype, "--kv-dtype");
+  if (o.kv_dtype == "fp4") throw CostError("--kv-dtype must be bf16 or fp8, got \"fp4\"");
+  const auto& a = model.arch;
+  const EngineParams& e = o.engine;
+  const double compute_eff = gpu.compute_efficiency.value > 0 ? gpu.compute_efficiency.value : e.compute_efficiency;
+  const double bandwidth_eff = gpu.bandwidth_efficiency.value > 0 ? gpu.bandwidth_efficiency.value : e.bandwidth_efficiency;
   Roofline r;
-  r.gpus = gpus;
-  r.flops_per_s = gpu.peak_tflops.value * 1e12 * gpu.compute_efficiency.value * gpus;
-  r.bytes_per_s = gpu.bandwidth_gb_per_s.value * 1e9 * gpu.bandwidth_efficiency.value * gpus;
-  r.memory_bytes = gpu.memory_gb.value * 1e9 * gpus;
-  r.weight_bytes = model.parameters.value * model.bytes_per_parameter.value;
-  r.active_parameters = model.active_parameters.value;
-  r.kv_bytes_per_token = model.kv_bytes_per_token.value;
-  r.max_concurrency = model.max_concurrency.value;
+  r.gpus = o.tp;
+  r.flops_per_s = gpu.peak_for(precision) * 1e12 * compute_eff * o.tp;
+  r.bytes_per_s = gpu.bandwidth_gb_per_s.value * 1e9 * bandwidth_eff * o.tp;
+  r.memory_bytes = gpu.memory_gb.value * 1e9 * o.tp;
+  // Quantized checkpoints keep the embeddings and the LM head in BF16.
+  const double linear = a.attention_parameters() + a.expert_parameters();
+  r.weight_bytes = a.embedding_parameters() * 2 + linear * weight_bytes_each;
+  r.expert_weight_bytes = a.experts > 1 ? a.expert_parameters() * weight_bytes_each : 0;
+  r.experts = a.experts;
+  r.experts_per_token = a.experts_per_token;
+  r.active_parameters = a.active_parameters();
+  r.attention_flops_per_context_token = 4.0 * a.layers * a.heads * a.head_dim;
+  r.kv_bytes_per_token = a.kv_bytes_per_token(kv_bytes_each);
+  r.max_concurrency = model.max_concurrency.value > 0 ? std::min(model.max_concurrency.value, e.max_batch) : e.max_batch;
+  r.prefill_chunk_tokens = e.prefill_chunk_tokens;
+  r.memory_fraction = e.memory_fraction;
+  r.step_overhead_s = e.step_overhead_s;
+  r.layers = a.layers;
+  r.hidden_size = a.hidden_size;
+  r.allreduce_latency_s = gpu.allreduce_latency_us.value / 1e6;
+  r.link_bytes_per_s = gpu.interconnect_gb_per_s.value * 1e9;
   return r;
 }
 
-double prefill_seconds(const Roofline& r, double input_tokens) {
-  if (input_tokens <= 0) return 0;
-  const double compute = 2.0 * r.active_parameters * input_tokens / r.flops_per_s;
-  const double weights = r.weight_bytes / r.bytes_per_s;
-  return std::max(compute, weights);
+double step_seconds(const Roofline& r, const StepLoad& s) {
+  const double tokens = s.decodes + s.prefill_tokens;
+  // An MoE reads only the experts some token of the step routes to: with k of E per token and
+  // routing taken as uniform, each expert is missed by all `tokens` with (1 - k/E)^tokens.
+  const double touched = r.experts > 1 ? 1 - std::pow(1 - r.experts_per_token / r.experts, tokens) : 1;
+  const double weights = r.weight_bytes - r.expert_weight_bytes + r.expert_weight_bytes * touched;
+  const double bytes = weights + (s.decode_context + s.prefill_tokens) * r.kv_bytes_per_token;
+  const double flops =
+      2 * r.active_parameters * tokens + r.attention_flops_per_context_token * (s.decode_context + s.prefill_context);
+  double comm = 0;
+  if (r.gpus > 1 && tokens > 0 && r.layers > 0 && r.link_bytes_per_s > 0) {
+    // Two ring all-reduces per layer (after attention and after the MLP) of the step's
+    // activations in BF16: each GPU sends and receives 2 (g - 1) / g of them.
+    const double payload = tokens * r.hidden_size * 2;
+    comm = 2 * r.layers * (r.allreduce_latency_s + 2 * (r.gpus - 1) / r.gpus * payload / r.link_bytes_per_s);
+  }
+  return r.step_overhead_s + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
 }
 
-double decode_step_seconds(const Roofline& r, double batch, double context_tokens) {
-  // All expert weights are counted as read each step: at serving batch sizes nearly every expert of
-  // an MoE is routed to by some sequence.
-  const double bytes = r.weight_bytes + batch * context_tokens * r.kv_bytes_per_token;
-  const double memory = bytes / r.bytes_per_s;
-  const double compute = 2.0 * r.active_parameters * batch / r.flops_per_s;
-  return std::max(memory, compute);
+double kv_capacity_tokens(const Roofline& r) {
+  const double free_bytes = r.memory_bytes - r.weight_bytes;
+  if (free_bytes <= 0)
+    throw CostError("the model's weights (" + gb(r.weight_bytes) + ") do not fit in the replica's " + gb(r.memory_bytes) +
+                    " (use a larger --tp, more --gpus per replica, a lower --precision or a larger GPU)");
+  return r.memory_fraction * free_bytes / r.kv_bytes_per_token;
 }
 
 double concurrency_limit(const Roofline& r, double tokens_per_sequence) {
-  const double free_bytes = r.memory_bytes * 0.9 - r.weight_bytes;  // 10% for activations and the engine
-  if (free_bytes <= 0)
-    throw CostError("the model's weights do not fit in the GPUs' memory (use more --gpus or a larger GPU)");
-  const double per_sequence = std::max(1.0, tokens_per_sequence) * r.kv_bytes_per_token;
-  return std::clamp(std::floor(free_bytes / per_sequence), 1.0, r.max_concurrency);
+  const double kv_tokens = kv_capacity_tokens(r);
+  const double need = std::max(1.0, tokens_per_sequence);
+  if (need > kv_tokens)
+    throw CostError("one sequence of " + std::to_string(static_cast<long long>(need)) + " tokens needs " +
+                    gb(need * r.kv_bytes_per_token) + " of KV cache, but the replica has " +
+                    gb(kv_tokens * r.kv_bytes_per_token) + " for KV (memory fraction " + std::to_string(r.memory_fraction) +
+                    " of the " + gb(r.memory_bytes - r.weight_bytes) + " the weights leave of " + gb(r.memory_bytes) +
+                    "): use a larger --tp, --kv-dtype fp8, or a shorter workload");
+  return std::min(std::floor(kv_tokens / need), r.max_concurrency);
 }
 
-double request_seconds(const Roofline& r, double input_tokens, double output_tokens, double batch) {
-  const double context = input_tokens + output_tokens / 2.0;
-  return prefill_seconds(r, input_tokens) + output_tokens * decode_step_seconds(r, batch, context);
+SteadyState steady_state(const Roofline& r, double sequences, double in, double out, bool open_loop) {
+  out = std::max(1.0, out);
+  in = std::max(0.0, in);
+  const double limit = concurrency_limit(r, in + out);
+  SteadyState s;
+  s.sequences = std::min(sequences, limit);
+  const double budget = r.prefill_chunk_tokens;
+  s.prefill_steps = std::max(1.0, in / budget);
+  // Little's law in steps: each request holds its slot for its prefill steps and out - 1 decode
+  // steps, so s.sequences slots complete s.sequences / slot_steps requests per step; unless the
+  // prefill budget cannot take that many prompts.
+  const double slot_steps = s.prefill_steps + out - 1;
+  s.completions_per_step = s.sequences / slot_steps;
+  if (in > 0 && s.completions_per_step * in > budget) {
+    s.completions_per_step = budget / in;
+    s.prefill_bound = true;
+  }
+  const double c = s.completions_per_step;
+  const double decodes = c * (out - 1);
+  const double decode_context = decodes * (in + out / 2);
+  // The steps are not alike: a request's prompt rides in its own prefill steps (chunks of the
+  // budget) and the other steps only decode. With fewer than one prompt per step, the mean step
+  // is that mix; with more, every step carries about c x in prompt tokens. Averaging the loads
+  // instead would miss that a compute-bound prefill step is much longer than a decode step.
+  const double chunks = std::ceil(std::max(1.0, in) / budget);
+  double mean_step = 0, mean_square = 0, prefill_time = 0;
+  if (!s.prefill_bound && c * chunks <= 1) {
+    for (double start = 0; start < std::max(1.0, in); start += budget) {
+      const double chunk = std::min(budget, in - start);
+      const double t = step_seconds(r, {decodes, decode_context, std::max(0.0, chunk), std::max(0.0, chunk) * (start + chunk / 2)});
+      prefill_time += t;
+      mean_square += c * t * t;
+    }
+    const double decode_only = step_seconds(r, {decodes, decode_context, 0, 0});
+    const double others = 1 - c * chunks;
+    mean_step = c * prefill_time + others * decode_only;
+    mean_square += others * decode_only * decode_only;
+  } else {
+    mean_step = step_seconds(r, {decodes, decode_context, c * in, c * in * in / 2});
+    mean_square = mean_step * mean_step;
+    prefill_time = s.prefill_steps * mean_step;
+  }
+  s.step_s = mean_step;
+  s.prefill_s = prefill_time;
+  s.tpot_s = s.step_s;
+  s.requests_per_s = c / s.step_s;
+  s.output_tokens_per_s = s.requests_per_s * out;
+  if (open_loop) {
+    // An arrival at a random instant waits for the step in progress to end: E[step^2] / (2 E[step]).
+    s.ttft_s = prefill_time + mean_square / (2 * mean_step);
+  } else {
+    // Closed loop: every client's request is in the system for clients / rate seconds.
+    const double in_system = std::max(sequences, s.sequences) / s.requests_per_s;
+    s.ttft_s = std::max(prefill_time, in_system - (out - 1) * s.step_s);
+  }
+  return s;
 }
 
-double amortized_gpu_seconds(const Roofline& r, double input_tokens, double output_tokens, double batch) {
-  // In a shared batch the weight pass of a prefill is shared too: only its compute is this request's.
-  const double context = input_tokens + output_tokens / 2.0;
-  const double prefill_compute = 2.0 * r.active_parameters * std::max(0.0, input_tokens) / r.flops_per_s;
-  return prefill_compute + output_tokens * decode_step_seconds(r, batch, context) / batch;
+SteadyState steady_state_at_rate(const Roofline& r, double requests_per_s, double in, double out) {
+  const double limit = concurrency_limit(r, in + std::max(1.0, out));
+  const SteadyState full = steady_state(r, limit, in, out, true);
+  if (requests_per_s > full.requests_per_s * (1 + 1e-12))
+    throw CostError("the rate " + std::to_string(requests_per_s) + " requests/s is above the replica's capacity of " +
+                    std::to_string(full.requests_per_s));
+  if (requests_per_s >= full.requests_per_s) return full;
+  double lo = 0, hi = limit;
+  for (int i = 0; i < 200 && hi - lo > 1e-9 * limit; ++i) {
+    const double mid = (lo + hi) / 2;
+    if (steady_state(r, mid, in, out, true).requests_per_s < requests_per_s) lo = mid;
+    else hi = mid;
+  }
+  return steady_state(r, hi, in, out, true);
 }
 
 }  // namespace overhead::cost

@@ -1,36 +1,87 @@
-// The GPU side D(y|x) from first principles: prefill is compute-bound (2 FLOPs per active
-// parameter per token), a decode step is bandwidth-bound (the weights are read once per step and
-// shared across the batch; each sequence reads its own KV cache).
+// The server model behind `overhead cost` and `overhead simulate`: one replica (tp GPUs) running a
+// continuous-batching engine. Each engine step runs every active decode plus a prefill-token
+// budget (chunked prefill); its time is a per-step overhead plus the larger of the bytes it moves
+// (the weights once, the KV cache of every active sequence) over the achieved bandwidth and the
+// FLOPs it does over the achieved compute roof, plus two all-reduces per layer across the tp GPUs.
+// Sequences join and leave at step boundaries, each holding KV for its whole input and output.
+// The steady state (steady_state) and the step-by-step simulator (engine_sim.hpp) use the same
+// step_seconds(), so the two commands agree by construction and a test checks it.
 #pragma once
 
+#include <string>
+
+#include "cost/engine_params.hpp"
 #include "cost/profiles.hpp"
 
 namespace overhead::cost {
 
+// What one replica is: everything a step's time depends on, per replica (tp GPUs together).
 struct Roofline {
-  double gpus = 1;                 // tensor-parallel GPUs serving one model replica
-  double flops_per_s = 0;          // achieved: peak x efficiency x gpus
-  double bytes_per_s = 0;          // achieved: peak x efficiency x gpus
-  double memory_bytes = 0;         // total GPU memory of the replica
-  double weight_bytes = 0;         // parameters x bytes per parameter
-  double active_parameters = 0;
+  double gpus = 1;                    // tensor-parallel GPUs in the replica
+  double flops_per_s = 0;             // achieved: peak at the precision x efficiency x gpus
+  double bytes_per_s = 0;             // achieved: peak x efficiency x gpus
+  double memory_bytes = 0;            // total GPU memory of the replica
+  double weight_bytes = 0;            // every weight at its precision (embeddings in BF16)
+  double expert_weight_bytes = 0;     // the part of weight_bytes in routed experts (MoE), else 0
+  double experts = 1, experts_per_token = 1;
+  double active_parameters = 0;       // FLOPs per token = 2 x this
+  double attention_flops_per_context_token = 0;  // per query token and context token: 4 x layers x heads x head dim
   double kv_bytes_per_token = 0;
-  double max_concurrency = 1;      // the engine's cap on running sequences
+  double max_concurrency = 1;         // the engine's cap on running sequences
+  double prefill_chunk_tokens = 8192; // the engine's prefill-token budget per step
+  double memory_fraction = 0.9;       // share of the memory the weights leave that holds KV
+  double step_overhead_s = 0;         // per step: scheduling, sampling, launches
+  double layers = 0, hidden_size = 0;
+  double allreduce_latency_s = 0;     // one all-reduce
+  double link_bytes_per_s = 0;        // per direction, per GPU
 };
 
-Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, int gpus);
+// How the replica is configured: the flags of `cost` and `simulate`.
+struct ServingOptions {
+  int tp = 1;
+  std::string precision;  // empty: the model profile's
+  std::string kv_dtype = "bf16";
+  EngineParams engine;
+};
 
-// Seconds to prefill `input_tokens` (the larger of the compute time and one pass over the weights).
-double prefill_seconds(const Roofline& r, double input_tokens);
-// Seconds of one decode step with `batch` running sequences of mean context `context_tokens`.
-double decode_step_seconds(const Roofline& r, double batch, double context_tokens);
-// Sequences that fit beside the weights, each holding `tokens_per_sequence` of KV cache, capped by
-// max_concurrency; at least 1. Throws CostError when the weights alone do not fit.
+// Throws CostError when tp < 1, tp > 1 on a GPU without an interconnect figure, or a bad precision.
+Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const ServingOptions& options);
+
+// What one step runs.
+struct StepLoad {
+  double decodes = 0;               // sequences producing one token each
+  double decode_context = 0;        // sum of their context lengths (tokens of KV read)
+  double prefill_tokens = 0;        // prompt tokens processed in this step
+  double prefill_context = 0;       // sum over those tokens of the context each attends to
+};
+double step_seconds(const Roofline& r, const StepLoad& load);
+
+// Tokens of KV the replica holds: memory_fraction x (memory - weights). Throws CostError naming
+// the memory needed and available when the weights do not fit.
+double kv_capacity_tokens(const Roofline& r);
+
+// Sequences of `tokens_per_sequence` (input + output) that can run together: the engine cap, or
+// fewer when the KV cache cannot hold that many. Throws CostError, with the memory one sequence
+// needs and what is available, when it cannot hold even one.
 double concurrency_limit(const Roofline& r, double tokens_per_sequence);
 
-// One request's GPU time at a steady batch: prefill plus out steps at the batch's step time.
-double request_seconds(const Roofline& r, double input_tokens, double output_tokens, double batch);
-// GPU seconds one request costs when `batch` sequences share each step (prefill is not shared).
-double amortized_gpu_seconds(const Roofline& r, double input_tokens, double output_tokens, double batch);
+// The replica's steady state with `sequences` requests of `in` and `out` tokens kept in flight
+// (closed loop; above the concurrency limit the rest wait). `open_loop`: arrivals at random
+// instants wait on average half a step for the next boundary, counted in the TTFT.
+struct SteadyState {
+  double sequences = 0;          // running (at most the concurrency limit)
+  double step_s = 0;             // the mean step, = TPOT
+  double completions_per_step = 0;
+  double requests_per_s = 0, output_tokens_per_s = 0;
+  double prefill_steps = 0;      // steps a request spends in prefill
+  double prefill_s = 0;          // the time of those steps
+  double ttft_s = 0, tpot_s = 0;
+  bool prefill_bound = false;    // the prefill budget, not the slots, limits the rate
+};
+SteadyState steady_state(const Roofline& r, double sequences, double in, double out, bool open_loop);
+
+// The steady state that serves `requests_per_s` (open loop): the fewest sequences in flight that
+// reach that rate. Throws CostError when the rate is above the replica's capacity.
+SteadyState steady_state_at_rate(const Roofline& r, double requests_per_s, double in, double out);
 
 }  // namespace overhead::cost

@@ -10,6 +10,7 @@ namespace {
 // speeds up whichever of the two bounds a step (memory and batch are unchanged).
 CostInputs with_speed_factor(const CostInputs& in, double factor) {
   CostInputs out = in;
+  out.mode = LoadMode::utilization;
   out.gpu.bytes_per_s *= factor;
   out.gpu.flops_per_s *= factor;
   return out;
@@ -42,6 +43,7 @@ std::optional<double> factor_at_price(const CostInputs& in, const Workload& w, d
 
 double full_load_output_tokens_per_s(const CostInputs& in, const Workload& w) {
   CostInputs full = in;
+  full.mode = LoadMode::utilization;
   full.utilization = 1;
   return compute_cost(full, w).output_tokens_per_s;
 }
@@ -67,6 +69,7 @@ Sensitivity sensitivity(const CostInputs& in, const Workload& w, const std::vect
   // Utilization from 1/points to 1 in equal steps (0 itself costs infinitely much).
   for (int i = 1; i <= points; ++i) {
     CostInputs at = in;
+    at.mode = LoadMode::utilization;
     at.utilization = static_cast<double>(i) / points;
     s.by_utilization.push_back({at.utilization, blended(at, w)});
   }
@@ -111,14 +114,19 @@ std::vector<GpuRow> gpu_table(const std::filesystem::path& profiles_dir, const M
     row.gpu_usd_per_hour = price->second.usd_per_hour;
     row.price_kind = price->second.kind;
     for (int g : {1, 2, 4, 8}) {
-      const Roofline r = make_roofline(gpu, model, g);
+      ServingOptions serving = base.serving;
+      serving.tp = g;
+      Roofline r;
       try {
+        r = make_roofline(gpu, model, serving);
         concurrency_limit(r, tokens);
       } catch (const CostError&) {
-        continue;  // the weights do not fit on g GPUs
+        continue;  // the weights do not fit on g GPUs (or g GPUs have no interconnect)
       }
       CostInputs in = base;
       in.gpu = r;
+      in.serving = serving;
+      in.replicas = 1;
       in.gpu_usd_per_hour = row.gpu_usd_per_hour;
       row.gpus = g;
       row.cost = compute_cost(in, w);

@@ -123,6 +123,13 @@ struct SimResult {
   std::string saturated_stage;    // the first stage whose offered load is >= 1; empty if none
   std::string bottleneck_stage;   // the stage with the highest offered load
   std::vector<double> depth_times;  // SimConfig::depth_samples instants spread over the span
+  // The engine simulation (engine_sim.hpp) only: time to first token (from arrival, E included)
+  // and time per output token after it; the fleet's rates over the middle 80% of completions
+  // (the start and the drain left out).
+  Percentiles ttft_s, tpot_s;
+  double requests_per_s = 0, output_tokens_per_s = 0;
+  double mean_batch = 0;            // running sequences per replica, time-averaged over its steps
+  std::uint64_t steps = 0;
 };
 
 // Runs the simulation. Deterministic for a given config (seed included) on one standard library.

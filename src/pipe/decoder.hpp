@@ -4,13 +4,31 @@
 // (sim_decoder, openai_decoder) and are opened from the `--decoder` text by
 // backends::open_decoder; `none` is no decoder at all (a null pointer: the worker's hot path
 // pays one branch).
+//
+// Two ways to run one generation: decode() blocks the calling thread until the answer is whole
+// (batch runs), start() hands the answer to DecodeCallbacks as it streams (the serving path; an
+// asynchronous decoder keeps many generations in flight on its own thread). A decoder that only
+// implements decode() gets a start() that runs decode() on the caller's thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "pipe/errors.hpp"
 
 namespace overhead::pipe {
+
+// Sampling and limits passed through to the engine (all optional: absent = the engine's default).
+struct SamplingParams {
+  std::optional<double> temperature, top_p, presence_penalty, frequency_penalty;
+  std::optional<std::int64_t> seed;
+  std::vector<std::string> stop;  // up to 4, as OpenAI
+  std::string user;               // empty: not sent
+};
 
 struct DecodeRequest {
   // The rendered prompt the model continues (the chat template with the generation prompt);
@@ -21,6 +39,8 @@ struct DecodeRequest {
   // else the request's max_tokens, else 0 (unknown).
   std::int64_t max_tokens = 0;
   std::string_view tokenizer;  // the item's tokenizer name (a server's default model name)
+  const SamplingParams* sampling = nullptr;  // null: the engine's defaults
+  bool stream_text = false;                  // the caller wants DecodeCallbacks::on_text deltas
 };
 
 struct DecodeResult {
@@ -32,7 +52,38 @@ struct DecodeResult {
   // Tokens produced; -1 when the decoder cannot tell (a server without a usage chunk): the
   // worker then counts `text` with the item's tokenizer.
   std::int64_t output_tokens = 0;
-  std::string text;  // the answer's text, when the decoder has one
+  std::string text;           // the answer's text, when the decoder has one
+  std::string finish_reason;  // "stop", "length", "cancelled", ... as the engine said; empty: unknown
+  bool cancelled = false;     // the caller cancelled (client gone, timeout): the engine was told to stop
+};
+
+// One generation's receiver. Called on the decoder's own thread(s) (the caller's thread for the
+// default start()); never concurrently for one generation; on_text zero or more times, then
+// exactly one of on_done / on_error. The callbacks must not block: an asynchronous decoder runs
+// every generation in flight on the same thread.
+class DecodeCallbacks {
+ public:
+  virtual ~DecodeCallbacks() = default;
+  // Only when DecodeRequest::stream_text. Whole UTF-8 characters only (a token that ends inside
+  // a character is held back until the character completes); in order; `tokens` = the engine's
+  // tokens so far when known, else -1.
+  virtual void on_text(std::string_view text, std::int64_t tokens) {
+    (void)text;
+    (void)tokens;
+  }
+  // result.text holds the whole answer (also when it was streamed through on_text).
+  virtual void on_done(DecodeResult result) = 0;
+  // As decode() would throw it: transient when a retry may help.
+  virtual void on_error(const DecoderError& error) = 0;
+};
+
+// A started generation. cancel() is thread-safe and idempotent: the engine's request is closed
+// (the engine stops generating) and the callbacks end with on_done(result.cancelled = true),
+// unless they had already ended. Dropping the ticket does not cancel.
+class DecodeTicket {
+ public:
+  virtual ~DecodeTicket() = default;
+  virtual void cancel() = 0;
 };
 
 class Decoder {
@@ -46,6 +97,14 @@ class Decoder {
   // transient when a retry may help; the worker retries those and dead-letters the item
   // (decode_failed) when it still fails.
   [[nodiscard]] virtual DecodeResult decode(const DecodeRequest& request) const = 0;
+  // Starts one generation and returns at once (an asynchronous decoder) or after it finished
+  // (this default: runs decode() on the caller's thread, then calls on_text once with the whole
+  // text when request.stream_text, and on_done / on_error, before returning). Thread-safe. Many
+  // generations may be in flight at once; the caller bounds how many (--max-decodes). The
+  // request's string_views need to stay valid only until start() returns (the decoder copies what
+  // it keeps). Never throws for a failed generation: that goes to on_error.
+  [[nodiscard]] virtual std::shared_ptr<DecodeTicket> start(const DecodeRequest& request,
+                                                            std::shared_ptr<DecodeCallbacks> callbacks) const;
 };
 
 }  // namespace overhead::pipe

@@ -98,26 +98,23 @@ std::string format(const char* f, double v) {
 }  // namespace
 
 CostView cost_view(const CostSectionOptions& o, const cost::ELinear& e, const cost::Workload& w) {
-  const auto prices = cost::load_prices(std::filesystem::path(o.profiles_dir) / "price" / "prices.json");
-  const auto gpu = cost::load_gpu(o.gpu, o.profiles_dir);
-  const auto model = cost::load_model(o.model, o.profiles_dir);
+  const cost::Scenario scenario = cost::make_scenario(o.spec);
+  const auto& prices = scenario.prices;
+  const auto& model = scenario.model;
   CostView v;
-  v.gpu = gpu.name;
+  v.gpu = scenario.gpu.name;
   v.model = model.name;
-  v.gpus = o.gpus;
+  v.gpus = o.spec.gpus;
   v.e_origin = e.origin;
   v.workload = o.workload;
   v.w = w;
-  v.inputs.gpu = cost::make_roofline(gpu, model, o.gpus);
+  v.inputs.gpu = scenario.replica;
+  v.inputs.replicas = scenario.replicas;
+  v.inputs.serving = scenario.serving;
   v.inputs.e = e;
   v.inputs.utilization = o.utilization;
-  v.inputs.gpu_usd_per_hour = o.gpu_usd_per_hour;
-  if (v.inputs.gpu_usd_per_hour < 0) {
-    const auto it = prices.instances.find(gpu.name);
-    if (it == prices.instances.end()) throw cost::CostError("no price preset for " + gpu.name + ": give --gpu-usd-per-hour");
-    v.inputs.gpu_usd_per_hour = it->second.usd_per_hour;
-  }
-  v.inputs.cpu_usd_per_hour = o.cpu_usd_per_hour >= 0 ? o.cpu_usd_per_hour : prices.instances.at("m7i.large").usd_per_hour;
+  v.inputs.gpu_usd_per_hour = scenario.gpu_usd_per_hour;
+  v.inputs.cpu_usd_per_hour = scenario.cpu_usd_per_hour;
   std::vector<cost::ApiLine> apis;
   for (const auto& a : o.api_prices) apis.push_back(cost::api_line(a, prices, w));
   if (!apis.empty()) v.inputs.api_usd_per_1m = {apis.front().usd_per_1m_in, apis.front().usd_per_1m_out};
@@ -125,7 +122,7 @@ CostView cost_view(const CostSectionOptions& o, const cost::ELinear& e, const co
   v.sensitivity = cost::sensitivity(v.inputs, w, apis);
   // Every row at its own preset price (a typed-in --gpu-usd-per-hour is for --gpu only), with the
   // first API price, so each row carries its break-even utilization.
-  v.gpus_table = cost::gpu_table(o.profiles_dir, model, v.inputs, w, prices);
+  v.gpus_table = cost::gpu_table(o.spec.profiles_dir, model, v.inputs, w, prices);
   return v;
 }
 

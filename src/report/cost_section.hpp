@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/scenario.hpp"
 #include "cost/sensitivity.hpp"
 #include "report/section.hpp"
 
@@ -14,11 +15,8 @@ namespace overhead::report {
 
 // What the section prices: everything `overhead cost` takes, E aside (that comes from the fits).
 struct CostSectionOptions {
-  std::string profiles_dir;
-  std::string gpu, model;
-  int gpus = 1;
+  cost::ScenarioSpec spec;              // profiles, GPUs, tp, precisions, engine, prices
   double utilization = 0.5;
-  double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;  // < 0: the presets
   std::string workload = "in=200,out=400";
   std::vector<std::string> api_prices;  // preset names or IN,OUT pairs
   int case_number = 5;                  // whose E fit (OLS, model a, cycle) to use

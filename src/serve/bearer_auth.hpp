@@ -12,8 +12,8 @@ namespace overhead::serve {
 // file (never its contents) when it cannot be read or is empty.
 [[nodiscard]] std::string load_token(const std::string& file, const char* env_var);
 
-// True when `authorization` is "Bearer <token>"; the comparison time does not depend on where the
-// first differing byte is.
+// True when `authorization` is "Bearer <token>", the scheme in any case (RFC 7235); the comparison
+// time does not depend on where the first differing byte is.
 [[nodiscard]] bool bearer_matches(std::string_view authorization, std::string_view token);
 
 }  // namespace overhead::serve

@@ -23,6 +23,16 @@ void BoundedThreadPool::enqueue(std::function<void()> fn) {
   has_task_.notify_one();
 }
 
+bool BoundedThreadPool::try_enqueue(std::function<void()> fn) {
+  {
+    std::lock_guard lock(mutex_);
+    if (shutting_down_ || tasks_.size() >= max_queued_) return false;
+    tasks_.push_back(std::move(fn));
+  }
+  has_task_.notify_one();
+  return true;
+}
+
 void BoundedThreadPool::shutdown() {
   {
     std::lock_guard lock(mutex_);

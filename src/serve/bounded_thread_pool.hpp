@@ -1,10 +1,8 @@
-// The gateway's connection pool: httplib's accept loop hands every accepted connection to a task
-// queue, and the one httplib 0.11 ships (ThreadPool) queues without limit, so a flood of
-// connections beyond the threads grows memory without bound. This pool has a fixed number of
-// threads and at most `max_queued` connections waiting for one; past that, enqueue (the accept
-// loop) waits for a free place, so further connections wait in the kernel's listen backlog, which
-// is bounded, instead of in our memory. Requests past the in-flight limit are a separate matter:
-// they get 429 (ServerOptions::max_inflight).
+// The gateway's handler pool: a fixed number of threads running route handlers, and at most
+// `max_queued` tasks waiting for one, so requests read ahead of the handlers hold bounded memory.
+// The event loop offers a request with try_enqueue and answers 503 when there is no place (it must
+// never block); enqueue waits for a place instead, for callers that may block. Requests past the
+// in-flight limit are a separate matter: they get 429 (ServerOptions::max_inflight).
 #pragma once
 
 #include <condition_variable>
@@ -16,21 +14,22 @@
 #include <thread>
 #include <vector>
 
-#include <httplib.h>
-
 namespace overhead::serve {
 
-class BoundedThreadPool final : public httplib::TaskQueue {
+class BoundedThreadPool final {
  public:
   BoundedThreadPool(std::size_t threads, std::size_t max_queued);
-  ~BoundedThreadPool() override;
+  ~BoundedThreadPool();
   BoundedThreadPool(const BoundedThreadPool&) = delete;
   BoundedThreadPool& operator=(const BoundedThreadPool&) = delete;
 
   // Waits while `max_queued` tasks are already waiting for a thread.
-  void enqueue(std::function<void()> fn) override;
+  void enqueue(std::function<void()> fn);
+  // Queues `fn` unless `max_queued` tasks already wait (or the pool is shut down); never blocks.
+  [[nodiscard]] bool try_enqueue(std::function<void()> fn);
   // Runs what is queued, then joins the threads. Idempotent.
-  void shutdown() override;
+  void shutdown();
+  [[nodiscard]] std::size_t max_queued() const { return max_queued_; }
 
   // For tests and /metrics: tasks waiting, and the times enqueue had to wait for a place.
   [[nodiscard]] std::size_t queued() const;

@@ -1,6 +1,6 @@
 #include "serve/chat_routes.hpp"
 
-#include <httplib.h>
+#include "serve/http/routes.hpp"
 
 #include <ctime>
 #include <exception>
@@ -25,7 +25,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-void send_error(httplib::Response& res, const ApiError& e) {
+void send_error(http::Response& res, const ApiError& e) {
   res.status = e.status;
   res.set_content(error_body(e), "application/json");
 }
@@ -123,7 +123,7 @@ class ChatRoutes {
     c_.metrics.record_stage("total", sec(s.info.submitted_ns, s.replied_ns));
   }
 
-  void chat_completions(const httplib::Request& req, httplib::Response& res) {
+  void chat_completions(const http::Request& req, http::Response& res) {
     ChatRequest request;
     RequestInfo info;
     std::string id;
@@ -159,7 +159,7 @@ class ChatRoutes {
     // still a plain 400; what streams is the decode.
     auto events = std::make_shared<std::vector<std::string>>(completion_events(completion, request.include_usage));
     res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider("text/event-stream", [events](std::size_t, httplib::DataSink& sink) {
+    res.set_chunked_content_provider("text/event-stream", [events](std::size_t, http::DataSink& sink) {
       for (const auto& e : *events)
         if (!sink.write(e.data(), e.size())) return false;
       sink.done();
@@ -167,7 +167,7 @@ class ChatRoutes {
     });
   }
 
-  void submit_async(const httplib::Request& req, httplib::Response& res) {
+  void submit_async(const http::Request& req, http::Response& res) {
     ChatRequest request;
     RequestInfo info;
     try {
@@ -186,7 +186,7 @@ class ChatRoutes {
     }
   }
 
-  void request_status(const std::string& id, httplib::Response& res) {
+  void request_status(const std::string& id, http::Response& res) {
     const auto s = c_.replies.find(id);
     if (!s || !s->info.kept) {
       send_error(res, {404, "No request with id '" + id + "' (unknown, or no longer kept)", "invalid_request_error", "id", "not_found"});
@@ -220,12 +220,12 @@ class ChatRoutes {
 
 }  // namespace
 
-void add_chat_routes(httplib::Server& http, const ChatRouteContext& context) {
-  auto routes = std::make_shared<ChatRoutes>(context);
-  http.Post("/v1/chat/completions", [routes](const httplib::Request& req, httplib::Response& res) { routes->chat_completions(req, res); });
-  http.Post("/v1/requests", [routes](const httplib::Request& req, httplib::Response& res) { routes->submit_async(req, res); });
-  http.Get(R"(/v1/requests/([A-Za-z0-9_-]{1,64}))",
-           [routes](const httplib::Request& req, httplib::Response& res) { routes->request_status(req.matches[1], res); });
+void add_chat_routes(http::Routes& routes, const ChatRouteContext& context) {
+  auto chat = std::make_shared<ChatRoutes>(context);
+  routes.post("/v1/chat/completions", [chat](const http::Request& req, http::Response& res) { chat->chat_completions(req, res); });
+  routes.post("/v1/requests", [chat](const http::Request& req, http::Response& res) { chat->submit_async(req, res); });
+  routes.get("/v1/requests/{id}",
+             [chat](const http::Request& req, http::Response& res) { chat->request_status(req.path_params.at("id"), res); });
 }
 
 std::string pipeline_exposition(ChatPipeline& pipeline, const ReplyBox& replies) {

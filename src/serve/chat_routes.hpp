@@ -14,8 +14,8 @@
 #include "pipe/work_item.hpp"
 #include "serve/chat_request.hpp"
 
-namespace httplib {
-class Server;
+namespace overhead::serve::http {
+class Routes;
 }
 
 namespace overhead::serve {
@@ -52,7 +52,7 @@ struct ChatRouteContext {
 [[nodiscard]] std::string item_prompt_json(const nlohmann::ordered_json& messages);
 
 // `context` must outlive the server.
-void add_chat_routes(httplib::Server& http, const ChatRouteContext& context);
+void add_chat_routes(http::Routes& routes, const ChatRouteContext& context);
 
 // Prometheus lines for the pipeline: requests awaiting a reply, the input queue's depth and the
 // dead letters by kind.

@@ -1,6 +1,6 @@
 #include "serve/dashboard_routes.hpp"
 
-#include <httplib.h>
+#include "serve/http/routes.hpp"
 
 #include <string>
 
@@ -15,7 +15,7 @@ constexpr const char* kPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-void send(httplib::Response& res, std::string_view body, const char* type) {
+void send(http::Response& res, std::string_view body, const char* type) {
   res.set_header("Content-Security-Policy", kPolicy);
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_header("Referrer-Policy", "no-referrer");
@@ -27,24 +27,24 @@ void send(httplib::Response& res, std::string_view body, const char* type) {
 
 }  // namespace
 
-bool is_dashboard_path(std::string_view path) {
-  return path == "/" || path == "/dashboard" || path == "/dashboard.css" || path == "/dashboard.js" || path == "/favicon.ico";
-}
-
-void add_dashboard_routes(httplib::Server& http) {
-  const auto page = [](const httplib::Request&, httplib::Response& res) { send(res, dashboard_html(), "text/html; charset=utf-8"); };
-  http.Get("/", page);
-  http.Get("/dashboard", page);
-  // httplib's route patterns are regular expressions: the dots are escaped.
-  http.Get(R"(/dashboard\.css)", [](const httplib::Request&, httplib::Response& res) {
+void add_dashboard_routes(http::Routes& routes) {
+  // Open and outside the in-flight limit (see the header), and quick: served from the event loop.
+  http::RouteOptions document;
+  document.open = true;
+  document.operational = true;
+  document.on_event_loop = true;
+  const auto page = [](const http::Request&, http::Response& res) { send(res, dashboard_html(), "text/html; charset=utf-8"); };
+  routes.get("/", page, document);
+  routes.get("/dashboard", page, document);
+  routes.get("/dashboard.css", [](const http::Request&, http::Response& res) {
     send(res, dashboard_css(), "text/css; charset=utf-8");
-  });
-  http.Get(R"(/dashboard\.js)", [](const httplib::Request&, httplib::Response& res) {
+  }, document);
+  routes.get("/dashboard.js", [](const http::Request&, http::Response& res) {
     send(res, dashboard_js(), "text/javascript; charset=utf-8");
-  });
+  }, document);
   // Every browser asks for an icon; without this route each visit would add a 404 (a 401 under
   // auth) to the error counts the page itself shows.
-  http.Get(R"(/favicon\.ico)", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
+  routes.get("/favicon.ico", [](const http::Request&, http::Response& res) { res.status = 204; }, document);
 }
 
 }  // namespace overhead::serve

@@ -3,20 +3,16 @@
 // and an empty /favicon.ico.
 #pragma once
 
-#include <string_view>
-
-namespace httplib {
-class Server;
+namespace overhead::serve::http {
+class Routes;
 }
 
 namespace overhead::serve {
 
-// Whether `path` is one of the dashboard's documents. They are served without the bearer token:
-// they hold no data, and a browser cannot attach a token to a page it navigates to. The figures
-// come from /metrics, which still needs the token when one is set; the page asks for it and keeps
-// it in memory. Like /metrics they stay outside the in-flight limit, so the page loads under load.
-[[nodiscard]] bool is_dashboard_path(std::string_view path);
-
-void add_dashboard_routes(httplib::Server& http);
+// The documents are served without the bearer token: they hold no data, and a browser cannot
+// attach a token to a page it navigates to. The figures come from /metrics, which still needs the
+// token when one is set; the page asks for it and keeps it in memory. Like /metrics they stay
+// outside the in-flight limit, so the page loads under load.
+void add_dashboard_routes(http::Routes& routes);
 
 }  // namespace overhead::serve

@@ -6,13 +6,6 @@
 namespace overhead::serve {
 namespace {
 
-constexpr std::array<std::string_view, 9> kRoutes = {"/v1/tokenize", "/v1/detokenize", "/v1/render",          "/v1/models",
-                                                     "/healthz",     "/readyz",         "/metrics",            "/v1/chat/completions",
-                                                     "/v1/requests"};
-// Every id under /v1/requests/ counts under one label.
-constexpr std::string_view kRequestPrefix = "/v1/requests/";
-constexpr std::string_view kRequestLabel = "/v1/requests/{id}";
-
 void add(std::array<std::uint64_t, Metrics::kBuckets.size() + 1>& counts, double& sum, std::uint64_t& count, double seconds) {
   const auto bucket = std::lower_bound(Metrics::kBuckets.begin(), Metrics::kBuckets.end(), seconds) - Metrics::kBuckets.begin();
   ++counts[static_cast<std::size_t>(bucket)];
@@ -27,12 +20,6 @@ std::string number(double v) {
 }
 
 }  // namespace
-
-std::string_view Metrics::route_label(std::string_view path) {
-  if (path.substr(0, kRequestPrefix.size()) == kRequestPrefix && path.size() > kRequestPrefix.size()) return kRequestLabel;
-  const auto it = std::find(kRoutes.begin(), kRoutes.end(), path);
-  return it == kRoutes.end() ? std::string_view("other") : *it;
-}
 
 bool Metrics::is_timed(std::string_view route) { return route.substr(0, 4) == "/v1/"; }
 

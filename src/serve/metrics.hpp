@@ -19,14 +19,12 @@ class Metrics {
   static constexpr std::array<double, 13> kBuckets = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3,  2.5e-3, 5e-3,
                                                       10e-3, 25e-3,  50e-3,  100e-3, 250e-3, 1.0};
 
-  // The label a request path is counted under: a known route, else "other", so a client cannot
-  // grow the label set by asking for made-up paths.
-  [[nodiscard]] static std::string_view route_label(std::string_view path);
   // Whether a route's latency goes into a histogram (the /v1 routes that do work).
   [[nodiscard]] static bool is_timed(std::string_view route);
 
-  // One answered request; `seconds` < 0 when no start time was taken (a request httplib rejected
-  // before routing).
+  // One answered request under its route's label (registered with the route, http/routes.hpp;
+  // "other" for a path no route has, so a client cannot grow the label set by asking for made-up
+  // paths); `seconds` < 0 when no start time was taken (a request cut before its headers were read).
   void record(std::string_view route, int status, double seconds);
 
   // One pipeline stage of one request (queue, render, encode, publish, total); `seconds` < 0 is

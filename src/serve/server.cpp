@@ -1,36 +1,92 @@
+#include "serve/server.hpp"
 
-
+#include <chrono>
+#include <stdexcept>
 
 #include "serve/api_error.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/binding_cache.hpp"
-#include "serve/bounded_thread_pool.hpp"
 #include "serve/chat_routes.hpp"
 #include "serve/dashboard_routes.hpp"
 #include "serve/heap_policy.hpp"
+#include "serve/http/http_server.hpp"
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
-#include "serve/server.hpp"
 #include "serve/token_routes.hpp"
-#include <chrono>
-#include <httplib.h>
-#include <stdexcept>
 
 namespace overhead::serve {
 namespace {
 
-// httplib runs one request from routing to the logger call on one pool thread, so what the
-// pre-routing handler notes for a request can wait here for the logger to read it.
-struct RequestNote {
-  bool started = false;   // the pre-routing handler saw it (so `start` is set)
-  bool admitted = false;  // it counts in the in-flight gauge until the logger releases it
-  std::chrono::steady_clock::time_point start;
-};
-thread_local RequestNote tl_request;
+http::Response json_error(const ApiError& e) {
+  http::Response res;
+  res.status = e.status;
+  res.set_content(error_body(e), "application/json");
+  return res;
+}
 
-// Scrapes, health checks and the dashboard's documents neither count in flight nor wait behind the limit.
-bool is_operational(const std::string& path) {
-  return path == "/healthz" || path == "/readyz" || path == "/metrics" || is_dashboard_path(path);
+// What the gateway decides around every request: auth before routing (routes registered as open
+// need no token), the in-flight limit before the body is read, OpenAI's error shape, the metrics.
+class GatewayGate final : public http::Gatekeeper {
+ public:
+  GatewayGate(const ServerOptions& options, Metrics& metrics) : options_(options), metrics_(metrics) {}
+
+  std::optional<http::Response> authorize(const http::Request& req, const http::Route* route) override {
+    if (options_.auth_token.empty() || (route && route->options.open)) return std::nullopt;
+    if (bearer_matches(req.get_header_value("Authorization"), options_.auth_token)) return std::nullopt;
+    http::Response res = json_error({401, "Missing or invalid bearer token in the Authorization header", "invalid_request_error", "", "invalid_api_key"});
+    res.set_header("WWW-Authenticate", "Bearer");
+    return res;
+  }
+
+  std::optional<http::Response> admit(const http::Request&, const http::Route& route, bool& counted) override {
+    // Scrapes, health checks and the dashboard's documents neither count in flight nor wait behind the limit.
+    if (route.options.operational) return std::nullopt;
+    const std::int64_t in_flight = metrics_.enter();
+    counted = true;  // finished() releases it, refused or not
+    if (options_.max_inflight <= 0 || in_flight <= options_.max_inflight) return std::nullopt;
+    // Refused before the body is read, so overload costs a header parse, not a buffered body.
+    http::Response res = json_error({429, "The server is at its limit of " + std::to_string(options_.max_inflight) + " requests in flight; retry after " +
+                                              std::to_string(options_.retry_after_s) + " s",
+                                     "requests", "", "rate_limit_exceeded"});
+    res.set_header("Retry-After", std::to_string(options_.retry_after_s));
+    return res;
+  }
+
+  http::Response error(int status, const std::string& message, const std::string& code) override {
+    return json_error({status, message, status >= 500 ? "server_error" : "invalid_request_error", "", code});
+  }
+
+  void finished(std::string_view label, int status, double seconds, bool counted) override {
+    if (counted) metrics_.leave();
+    metrics_.record(label, status, seconds);
+  }
+
+ private:
+  const ServerOptions& options_;
+  Metrics& metrics_;
+};
+
+http::HttpServerOptions http_options(const ServerOptions& o) {
+  http::HttpServerOptions h;
+  h.host = o.host;
+  h.port = o.port;
+  h.event_loop_threads = o.io_threads > 0 ? static_cast<unsigned>(o.io_threads) : 0;
+  h.handler_threads = o.threads > 0 ? static_cast<unsigned>(o.threads) : 0;
+  h.max_waiting_requests = o.max_waiting_requests;
+  h.retry_after_s = o.retry_after_s;
+  h.limits.max_body_bytes = o.max_body_bytes;
+  h.limits.read_timeout = std::chrono::seconds(o.read_timeout_s);
+  h.limits.write_timeout = std::chrono::seconds(o.write_timeout_s);
+  h.limits.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
+  return h;
+}
+
+http::RouteOptions health_check() {
+  http::RouteOptions o;
+  o.open = true;
+  o.operational = true;
+  o.on_event_loop = true;  // answerable when every handler thread is busy
+  return o;
 }
 
 }  // namespace
@@ -39,83 +95,27 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)),
       bindings_(std::make_unique<BindingCache>(options_.models)),
       metrics_(std::make_unique<Metrics>()),
-      http_(std::make_unique<httplib::Server>()),
+      routes_(std::make_unique<http::Routes>()),
+      gate_(std::make_unique<GatewayGate>(options_, *metrics_)),
       memory_trim_(std::make_unique<PeriodicMemoryTrim>(options_.memory_trim_interval)) {
-  httplib::Server& http = *http_;
-  http.set_payload_max_length(options_.max_body_bytes);
-  http.set_read_timeout(options_.read_timeout_s, 0);
-  http.set_write_timeout(options_.write_timeout_s, 0);
-  http.set_keep_alive_timeout(options_.idle_timeout_s);
-  // httplib writes the headers and the body of an answer in separate sends; with Nagle on, the
-  // body then waits for the client's delayed ACK (about 40 ms on Linux) on a kept-alive connection.
-  http.set_tcp_nodelay(true);
-  // httplib closes a kept-alive connection after 5 requests by default; a client pool (wrk, the
-  // openai client) would then reconnect every few requests.
-  http.set_keep_alive_max_count(1000);
-  {
-    const std::size_t threads = options_.threads > 0 ? static_cast<std::size_t>(options_.threads) : CPPHTTPLIB_THREAD_POOL_COUNT;
-    const std::size_t pending = options_.max_pending_connections;
-    http.new_task_queue = [threads, pending] { return new BoundedThreadPool(threads, pending); };
-  }
-  // Auth runs before routing; health checks stay open so a load balancer needs no secret, and the
-  // dashboard's documents so a browser can load the page that asks for the token.
-  // It also starts the request's clock and admits it to the in-flight count; this runs before
-  // httplib reads the body, so a slow body counts as in flight.
-  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    tl_request = RequestNote{true, false, std::chrono::steady_clock::now()};
-    const bool open = options_.auth_token.empty() || req.path == "/healthz" || req.path == "/readyz" || is_dashboard_path(req.path);
-    if (open || bearer_matches(req.get_header_value("Authorization"), options_.auth_token)) {
-      if (is_operational(req.path)) return httplib::Server::HandlerResponse::Unhandled;
-      const std::int64_t in_flight = metrics_->enter();
-      tl_request.admitted = true;  // the logger releases it, refused or not
-      if (options_.max_inflight <= 0 || in_flight <= options_.max_inflight) return httplib::Server::HandlerResponse::Unhandled;
-      // Refused before the body is read, so overload costs a header parse, not a buffered body.
-      res.status = 429;
-      res.set_header("Retry-After", std::to_string(options_.retry_after_s));
-      res.set_content(error_body({429, "The server is at its limit of " + std::to_string(options_.max_inflight) +
-                                           " requests in flight; retry after " + std::to_string(options_.retry_after_s) + " s",
-                                  "requests", "", "rate_limit_exceeded"}),
-                      "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Bearer");
-    res.set_content(error_body({401, "Missing or invalid bearer token in the Authorization header",
-                                "invalid_request_error", "", "invalid_api_key"}),
-                    "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  // httplib answers an oversized body with a bare 413; give it OpenAI's shape, and the same for
-  // unknown paths.
-  http.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 413) {
-      res.set_content(error_body({413, "The request body is over the limit of " + std::to_string(options_.max_body_bytes) + " bytes",
-                                  "invalid_request_error", "", "request_too_large"}),
-                      "application/json");
-    } else if (res.status == 404) {
-      res.set_content(error_body({404, "No such route", "invalid_request_error", "", "not_found"}), "application/json");
-    }
-  });
-  // httplib calls the logger once per answered request, errors included, after the answer is
-  // written: the one place that sees every final status.
-  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    double seconds = -1;
-    if (tl_request.started)
-      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tl_request.start).count();
-    if (tl_request.admitted) metrics_->leave();
-    tl_request = RequestNote{};
-    metrics_->record(Metrics::route_label(req.path), res.status, seconds);
-  });
-  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  http::Routes& routes = *routes_;
+  http::RouteOptions scrape;
+  scrape.operational = true;
+  routes.get("/metrics", [this](const http::Request&, http::Response& res) {
     std::string text = metrics_->exposition();
+    text += "# HELP overhead_http_connections_open Client connections open (idle kept-alive ones included).\n";
+    text += "# TYPE overhead_http_connections_open gauge\n";
+    text += "overhead_http_connections_open " + std::to_string(http_->open_connections()) + "\n";
+    text += "# HELP overhead_http_requests_waiting Requests read and waiting for a free handler thread.\n";
+    text += "# TYPE overhead_http_requests_waiting gauge\n";
+    text += "overhead_http_requests_waiting " + std::to_string(http_->waiting_requests()) + "\n";
     if (pipeline_) text += pipeline_exposition(*pipeline_, *replies_);
     res.set_content(text, "text/plain; version=0.0.4");
-  });
-  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  http.Get("/readyz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ready\n", "text/plain"); });
-  add_token_routes(http, *bindings_, RouteLimits{options_.max_messages});
-  add_dashboard_routes(http);
+  }, scrape);
+  routes.get("/healthz", [](const http::Request&, http::Response& res) { res.set_content("ok\n", "text/plain"); }, health_check());
+  routes.get("/readyz", [](const http::Request&, http::Response& res) { res.set_content("ready\n", "text/plain"); }, health_check());
+  add_token_routes(routes, *bindings_, RouteLimits{options_.max_messages});
+  add_dashboard_routes(routes);
   if (options_.pipeline.input) {
     replies_ = std::make_unique<ReplyBox>();
     PipelineOptions po;
@@ -124,26 +124,20 @@ Server::Server(ServerOptions options)
     po.dead_letter_path = options_.dead_letter_path;
     po.decoder = options_.decoder;
     pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, po, *replies_);
-    add_chat_routes(http, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
-                                           ChatRouteLimits{options_.max_messages, options_.request_timeout,
-                                                           options_.max_queued, options_.retry_after_s,
-                                                           options_.max_log_backlog}});
+    add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
+                                             ChatRouteLimits{options_.max_messages, options_.request_timeout,
+                                                             options_.max_queued, options_.retry_after_s,
+                                                             options_.max_log_backlog}});
   }
+  http_ = std::make_unique<http::HttpServer>(http_options(options_), routes, *gate_);
 }
 
 Server::~Server() = default;
 
-void Server::bind() {
-  if (options_.port == 0) {
-    port_ = http_->bind_to_any_port(options_.host.c_str());
-  } else {
-    port_ = http_->bind_to_port(options_.host.c_str(), options_.port) ? options_.port : -1;
-  }
-  if (port_ < 0) throw std::runtime_error("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
-}
+void Server::bind() { port_ = http_->bind(); }
 
 void Server::run() {
-  http_->listen_after_bind();
+  http_->run();
   std::chrono::steady_clock::time_point deadline;
   {
     std::lock_guard lock(shutdown_mutex_);
@@ -160,10 +154,11 @@ void Server::shutdown(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(shutdown_mutex_);
   deadline_ = deadline;
   http_->stop();
-  if (!http_done_cv_.wait_until(lock, deadline, [&] { return http_done_; }) && replies_) {
-    // Past the deadline: answer whoever still waits for a worker (503), so run() can return.
-    replies_->cancel_all();
-  }
+  if (http_done_cv_.wait_until(lock, deadline, [&] { return http_done_; })) return;
+  // Past the deadline: answer whoever still waits for a worker (503), give those answers a moment
+  // to be written, then close what is still open so run() can return.
+  if (replies_) replies_->cancel_all();
+  if (!http_done_cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return http_done_; })) http_->abort();
 }
 
 }  // namespace overhead::serve

@@ -1,5 +1,7 @@
-// The gateway's HTTP server: limits, auth and routing around cpp-httplib. The routes themselves
-// live in their own files (token_routes.*); this file owns what every request passes through.
+// The gateway: the HTTP server (http/http_server.hpp) with the gateway's routes registered, and
+// what every request passes through (bearer auth, the in-flight limit, OpenAI-shaped errors, the
+// metrics). The routes themselves live in their own files (token_routes.*, chat_routes.*,
+// dashboard_routes.*).
 #pragma once
 
 #include <chrono>
@@ -13,11 +15,13 @@
 
 #include "serve/chat_pipeline.hpp"
 
-namespace httplib {
-class Server;
-}
-
 namespace overhead::serve {
+
+namespace http {
+class Gatekeeper;
+class HttpServer;
+class Routes;
+}  // namespace http
 
 class BindingCache;
 class PeriodicMemoryTrim;
@@ -31,13 +35,19 @@ struct ServerOptions {
   std::string auth_token;          // empty: no auth
   std::size_t max_body_bytes = 1u << 20;
   std::size_t max_messages = 1024;
-  int read_timeout_s = 10;   // slow-client protection: headers and body must arrive within this
+  // Slow-client protection: a request's headers and body must all arrive within this many seconds
+  // of its first byte (one deadline for the whole request, not one per read).
+  int read_timeout_s = 10;
   int write_timeout_s = 10;
-  int idle_timeout_s = 5;
-  int threads = 0;           // 0: httplib's default count (one per core, at least 8)
-  // Accepted connections waiting for a free thread past which accepting pauses (the kernel's
-  // listen backlog holds the rest): memory stays bounded under a connection flood.
-  std::size_t max_pending_connections = 1024;
+  // A kept-alive connection waiting for its next request closes after this many seconds. An idle
+  // connection costs no thread, so this can outlast the idle timeout of the clients' pools and
+  // load balancers in front (AWS ALB: 60 s).
+  int idle_timeout_s = 75;
+  int threads = 0;     // handler threads running the routes (0: one per core, at least 8)
+  int io_threads = 0;  // event-loop threads owning the connections (0: one per core, at most 4)
+  // Requests read and waiting for a free handler thread past which a request gets 503 with
+  // Retry-After: memory held by requests read ahead of the handlers stays bounded.
+  std::size_t max_waiting_requests = 1024;
   // How often freed heap memory is given back to the system (heap_policy.hpp); 0: never.
   std::chrono::milliseconds memory_trim_interval{5000};
   // Overload: past this many requests in flight a request gets 429 with Retry-After (0: no limit).
@@ -81,7 +91,9 @@ class Server {
   ServerOptions options_;
   std::unique_ptr<BindingCache> bindings_;
   std::unique_ptr<Metrics> metrics_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<http::Routes> routes_;
+  std::unique_ptr<http::Gatekeeper> gate_;
+  std::unique_ptr<http::HttpServer> http_;
   std::unique_ptr<ReplyBox> replies_;
   std::unique_ptr<ChatPipeline> pipeline_;
   std::unique_ptr<PeriodicMemoryTrim> memory_trim_;

@@ -1,6 +1,6 @@
 #include "serve/token_routes.hpp"
 
-#include <httplib.h>
+#include "serve/http/routes.hpp"
 
 #include <chrono>
 #include <functional>
@@ -15,13 +15,13 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-void send_json(httplib::Response& res, int status, const std::string& body) {
+void send_json(http::Response& res, int status, const std::string& body) {
   res.status = status;
   res.set_content(body, "application/json");
 }
 
 // Runs `handle` on the parsed body; any RequestError becomes OpenAI's error body.
-void json_route(const httplib::Request& req, httplib::Response& res, const std::function<Json(const Json&)>& handle) {
+void json_route(const http::Request& req, http::Response& res, const std::function<Json(const Json&)>& handle) {
   try {
     send_json(res, 200, handle(parse_body(req.body)).dump());
   } catch (const RequestError& e) {
@@ -131,17 +131,17 @@ Json render_response(BindingCache& bindings, const RouteLimits& limits, const Js
               {"model", b->name()}};
 }
 
-void add_token_routes(httplib::Server& http, BindingCache& bindings, const RouteLimits& limits) {
-  http.Post("/v1/tokenize", [&bindings, limits](const httplib::Request& req, httplib::Response& res) {
+void add_token_routes(http::Routes& routes, BindingCache& bindings, const RouteLimits& limits) {
+  routes.post("/v1/tokenize", [&bindings, limits](const http::Request& req, http::Response& res) {
     json_route(req, res, [&](const Json& body) { return tokenize_response(bindings, limits, body); });
   });
-  http.Post("/v1/detokenize", [&bindings](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/v1/detokenize", [&bindings](const http::Request& req, http::Response& res) {
     json_route(req, res, [&](const Json& body) { return detokenize_response(bindings, body); });
   });
-  http.Post("/v1/render", [&bindings, limits](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/v1/render", [&bindings, limits](const http::Request& req, http::Response& res) {
     json_route(req, res, [&](const Json& body) { return render_response(bindings, limits, body); });
   });
-  http.Get("/v1/models", [&bindings](const httplib::Request&, httplib::Response& res) {
+  routes.get("/v1/models", [&bindings](const http::Request&, http::Response& res) {
     Json data = Json::array();
     for (const auto& m : bindings.models())
       data.push_back(Json{{"id", m}, {"object", "model"}, {"created", 0}, {"owned_by", "overhead"}});

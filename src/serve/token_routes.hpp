@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-namespace httplib {
-class Server;
+namespace overhead::serve::http {
+class Routes;
 }
 
 namespace overhead::serve {
@@ -18,7 +18,7 @@ struct RouteLimits {
   std::size_t max_messages = 1024;
 };
 
-void add_token_routes(httplib::Server& http, BindingCache& bindings, const RouteLimits& limits);
+void add_token_routes(http::Routes& routes, BindingCache& bindings, const RouteLimits& limits);
 
 // Each route's work on a parsed body (serve/request_json.hpp parse_body), without HTTP: the answer,
 // or a RequestError naming the field. The routes above call them; so does the request fuzzer.

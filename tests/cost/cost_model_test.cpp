@@ -7,20 +7,26 @@
 namespace overhead::cost {
 namespace {
 
-// A roofline with round numbers, set field by field:
-//   weight pass 10e9 B / 1e12 B/s = 0.01 s; prefill compute of 500 tokens = 2 x 5e9 x 500 / 1e13 = 0.5 s;
-//   batch = max_concurrency 10 (free 100e9 x 0.9 - 10e9 = 80e9 holds 53 sequences of 1500 x 1e6 B);
-//   decode step at batch 10, context 500 + 1000 / 2 = 1000: (10e9 + 10 x 1000 x 1e6) / 1e12 = 0.02 s
-//   (compute 2 x 5e9 x 10 / 1e13 = 0.01 s is smaller).
-// For in = 500, out = 1000: amortized GPU seconds = 0.5 + 1000 x 0.02 / 10 = 2.5 s, so the replica's
-// capacity is 0.4 requests/s = 400 output tok/s; D = 0.5 + 1000 x 0.02 = 20.5 s.
+// A server model with round numbers, set field by field (no step overhead, no attention FLOPs):
+//   batch limit = max_concurrency 10 (0.9 x (100e9 - 15.005e9) / 1e6 B = 76,495 tokens of KV hold
+//   50 sequences of 1500).
+//   For in = 500, out = 1000 at 10 sequences: a request holds its slot 1 prefill step + 999 decode
+//   steps, so 10 / 1000 = 0.01 complete per step; a step runs 9.99 decodes of mean context
+//   500 + 1000 / 2 = 1000 and 5 prompt tokens, and moves 15.005e9 + (9990 + 5) x 1e6 = 25e9 bytes
+//   in 25e9 / 1e12 = 0.025 s on average: 1 step in 100 carries the 500-token prompt (15.005e9 +
+//   10490e6 bytes, 0.025495 s), 99 only decode (15.005e9 + 9990e6, 0.024995 s); compute is smaller.
+//   Capacity 0.01 / 0.025 = 0.4 requests/s = 400 output tok/s.
+// At U = 0.5 (0.2 requests/s): N sequences give a decode-only step of 0.015005 + 0.000999 N s, a
+// prompt step 0.0005 s longer, one in 1000 / N steps, so a mean step of 0.015005 + 0.0009995 N;
+// N / 1000 = 0.2 x step gives N = 0.003001 / 0.0008001 = 3.75078. TTFT = the prompt step plus the
+// wait for the boundary, E[step^2] / (2 E[step]); D = TTFT + 999 mean steps.
 Roofline round_roofline() {
   Roofline r;
   r.gpus = 1;
-  r.flops_per_s = 1e13;
+  r.flops_per_s = 1e15;
   r.bytes_per_s = 1e12;
   r.memory_bytes = 100e9;
-  r.weight_bytes = 10e9;
+  r.weight_bytes = 15.005e9;
   r.active_parameters = 5e9;
   r.kv_bytes_per_token = 1e6;
   r.max_concurrency = 10;
@@ -40,8 +46,14 @@ CostInputs inputs(double utilization) {
 
 TEST(CostModel, ThroughputAtUtilization) {
   const auto r = compute_cost(inputs(0.5), one_request());
-  EXPECT_EQ(r.batch, 10.0);
-  EXPECT_NEAR(r.d_s.mean, 20.5, 1e-9);
+  const double n = 0.003001 / 0.0008001, step = 0.015005 + 0.0009995 * n;
+  const double decode = 0.015005 + 0.000999 * n, prompt = decode + 0.0005, c = n / 1000;
+  const double ttft = prompt + (c * prompt * prompt + (1 - c) * decode * decode) / (2 * step);
+  EXPECT_NEAR(r.batch, n, 1e-6);
+  EXPECT_EQ(r.batch_limit, 10.0);
+  EXPECT_NEAR(r.tpot_s.mean, step, 1e-9);
+  EXPECT_NEAR(r.ttft_s.p99, ttft, 1e-9);
+  EXPECT_NEAR(r.d_s.mean, ttft + 999 * step, 1e-6);
   EXPECT_NEAR(r.requests_per_s, 0.2, 1e-12);       // 0.4 x 0.5
   EXPECT_NEAR(r.output_tokens_per_s, 200, 1e-9);   // 0.2 x 1000
   EXPECT_NEAR(r.input_tokens_per_s, 100, 1e-9);    // 0.2 x 500
@@ -67,8 +79,8 @@ TEST(CostModel, CpuSideIsPaidForE) {
   in.e = {1e6, 0, "typed in"};  // E = 1 s per request
   const auto r = compute_cost(in, one_request());
   EXPECT_NEAR(r.e_s.mean, 1.0, 1e-12);
-  EXPECT_NEAR(r.t_s.mean, 21.5, 1e-9);                  // 1 + 20.5
-  EXPECT_NEAR(r.e_share, 1.0 / 21.5, 1e-12);
+  EXPECT_NEAR(r.t_s.mean, 1 + r.d_s.mean, 1e-9);  // E + D
+  EXPECT_NEAR(r.e_share, 1.0 / r.t_s.mean, 1e-12);
   EXPECT_NEAR(r.cpu_workers, 0.2, 1e-12);               // 0.2 requests/s x 1 s
   EXPECT_NEAR(r.usd_per_request, 0.011, 1e-12);         // GPU 0.01 + CPU 0.001 $/s x 1 s
   EXPECT_NEAR(r.usd_per_1m_output_tokens, 11.0, 1e-9);  // 0.011 / 1000 x 1e6

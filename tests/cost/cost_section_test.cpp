@@ -18,10 +18,10 @@ namespace fs = std::filesystem;
 
 CostSectionOptions options() {
   CostSectionOptions o;
-  o.profiles_dir = (fs::path(OVERHEAD_DATA_DIR) / "profiles").string();
-  o.gpu = "h200";
-  o.gpus = 2;
-  o.model = "llama-3.3-70b";
+  o.spec.profiles_dir = (fs::path(OVERHEAD_DATA_DIR) / "profiles").string();
+  o.spec.gpu = "h200";
+  o.spec.gpus = 2;
+  o.spec.model = "llama-3.3-70b";
   o.utilization = 0.5;
   o.api_prices = {"llama-3.3-70b"};
   return o;
@@ -92,7 +92,7 @@ TEST(CostSection, DecodePlotPointsAreTheModelsValues) {
 TEST(CostSection, GpuTableHasEveryShippedProfile) {
   const auto v = cost_view(options(), {120, 0.2, "typed in"}, cost::parse_workload("in=200,out=400"));
   const Table t = gpu_profiles_table(v);
-  ASSERT_EQ(t.rows.size(), cost::list_profiles(options().profiles_dir, "gpu").size());
+  ASSERT_EQ(t.rows.size(), cost::list_profiles(options().spec.profiles_dir, "gpu").size());
   for (const auto& row : t.rows) {
     if (row[0] != "h200") continue;
     EXPECT_EQ(row[1], "2");

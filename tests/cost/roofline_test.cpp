@@ -1,7 +1,11 @@
-// The roofline D(y|x) against a worked example computed by hand: an 8B dense model in BF16 on a
-// made-up 80 GB GPU, plus the refusal of a 70B BF16 model on one 80 GB GPU.
+// The server model against worked examples computed by hand: step times (bandwidth-bound decode,
+// compute-bound prefill, the all-reduce of tensor parallelism, the experts an MoE step reads), the
+// steady state of a continuous-batching replica, the KV capacity, and the refusal of what cannot
+// fit, with the numbers in the message.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
 #include <string>
 
 #include "cost/roofline.hpp"
@@ -9,110 +13,161 @@
 namespace overhead::cost {
 namespace {
 
-Figure fig(double value) { return {value, "estimated", "worked example", "2025-06"}; }
+const std::filesystem::path kProfiles = std::filesystem::path(OVERHEAD_DATA_DIR) / "profiles";
 
-// 80 GB, 2000 GB/s at 80% = 1.6e12 B/s, 1000 TFLOP/s at 50% = 5e14 FLOP/s.
-GpuProfile example_gpu() {
-  GpuProfile g;
-  g.name = "example";
-  g.memory_gb = fig(80);
-  g.bandwidth_gb_per_s = fig(2000);
-  g.peak_tflops = fig(1000);
-  g.compute_efficiency = fig(0.5);
-  g.bandwidth_efficiency = fig(0.8);
-  return g;
+// 8e9 parameters in BF16 (16e9 bytes), 131072 B of KV per token, on 80 GB at 1.6e12 B/s and
+// 5e14 FLOP/s achieved; no attention FLOPs, no step overhead unless a test sets them.
+Roofline example() {
+  Roofline r;
+  r.flops_per_s = 5e14;
+  r.bytes_per_s = 1.6e12;
+  r.memory_bytes = 80e9;
+  r.weight_bytes = 16e9;
+  r.active_parameters = 8e9;
+  r.kv_bytes_per_token = 131072;
+  r.max_concurrency = 256;
+  return r;
 }
 
-// 8e9 parameters x 2 bytes = 16e9 bytes of weights; KV 2 x 32 layers x 8 heads x 128 x 2 B = 131072 B/token.
-ModelProfile example_8b() {
-  ModelProfile m;
-  m.name = "example-8b";
-  m.parameters = fig(8e9);
-  m.active_parameters = fig(8e9);
-  m.bytes_per_parameter = fig(2);
-  m.kv_bytes_per_token = fig(131072);
-  m.max_concurrency = fig(256);
-  return m;
-}
-
-TEST(Roofline, AchievedRatesAreScaledByEfficiencyAndGpus) {
-  const auto one = make_roofline(example_gpu(), example_8b(), 1);
-  EXPECT_DOUBLE_EQ(one.flops_per_s, 5e14);     // 1000e12 x 0.5
-  EXPECT_DOUBLE_EQ(one.bytes_per_s, 1.6e12);   // 2000e9 x 0.8
-  EXPECT_DOUBLE_EQ(one.memory_bytes, 80e9);
-  EXPECT_DOUBLE_EQ(one.weight_bytes, 16e9);    // 8e9 x 2
-  const auto two = make_roofline(example_gpu(), example_8b(), 2);
-  EXPECT_DOUBLE_EQ(two.flops_per_s, 1e15);
-  EXPECT_DOUBLE_EQ(two.bytes_per_s, 3.2e12);
-  EXPECT_DOUBLE_EQ(two.memory_bytes, 160e9);
-  EXPECT_DOUBLE_EQ(two.weight_bytes, 16e9);    // the weights are split, not copied
-  EXPECT_THROW(make_roofline(example_gpu(), example_8b(), 0), CostError);
-}
-
-TEST(Roofline, PrefillIsComputeBoundForLongPrompts) {
-  const auto r = make_roofline(example_gpu(), example_8b(), 1);
-  // compute = 2 x 8e9 x 1000 / 5e14 = 0.032 s; weight pass = 16e9 / 1.6e12 = 0.01 s; max = 0.032 s.
-  EXPECT_NEAR(prefill_seconds(r, 1000), 0.032, 1e-12);
-}
-
-TEST(Roofline, PrefillOfShortPromptsIsBoundByOneWeightPass) {
-  const auto r = make_roofline(example_gpu(), example_8b(), 1);
-  // compute = 2 x 8e9 x 100 / 5e14 = 0.0032 s < weight pass 0.01 s.
-  EXPECT_NEAR(prefill_seconds(r, 100), 0.01, 1e-12);
-  EXPECT_EQ(prefill_seconds(r, 0), 0.0);
-}
-
-TEST(Roofline, DecodeStepIsBandwidthBound) {
-  const auto r = make_roofline(example_gpu(), example_8b(), 1);
-  // bytes = 16e9 + 32 x 1000 x 131072 = 16e9 + 4.194304e9 = 20.194304e9; / 1.6e12 = 0.01262144 s.
+TEST(ServerModel, DecodeStepIsBandwidthBoundPlusOverhead) {
+  auto r = example();
+  r.step_overhead_s = 0.002;
+  // bytes = 16e9 + 32 x 1000 x 131072 = 20.194304e9; / 1.6e12 = 0.01262144 s.
   // compute = 2 x 8e9 x 32 / 5e14 = 0.001024 s, smaller.
-  EXPECT_NEAR(decode_step_seconds(r, 32, 1000), 0.01262144, 1e-12);
-  // batch 1, no context: one weight pass, 16e9 / 1.6e12 = 0.01 s.
-  EXPECT_NEAR(decode_step_seconds(r, 1, 0), 0.01, 1e-12);
+  EXPECT_NEAR(step_seconds(r, {32, 32000, 0, 0}), 0.002 + 0.01262144, 1e-12);
 }
 
-TEST(Roofline, DecodeStepTurnsComputeBoundAtLargeBatch) {
-  const auto r = make_roofline(example_gpu(), example_8b(), 1);
-  // batch 400, no context: memory = 0.01 s; compute = 2 x 8e9 x 400 / 5e14 = 0.0128 s.
-  EXPECT_NEAR(decode_step_seconds(r, 400, 0), 0.0128, 1e-12);
+TEST(ServerModel, PrefillInTheStepTurnsItComputeBound) {
+  const auto r = example();
+  // 4000 prompt tokens: bytes 16e9 + 4000 x 131072 = 16.524288e9 -> 0.01032768 s;
+  // compute 2 x 8e9 x 4000 / 5e14 = 0.128 s.
+  EXPECT_NEAR(step_seconds(r, {0, 0, 4000, 0}), 0.128, 1e-12);
+  // Attention FLOPs count the context: 4 x 32 layers x 32 heads x 128 = 524288 per context token.
+  auto a = r;
+  a.attention_flops_per_context_token = 524288;
+  // + 524288 x 4000 x 2000 / 5e14 = 0.00838861 s.
+  EXPECT_NEAR(step_seconds(a, {0, 0, 4000, 4000.0 * 2000}), 0.128 + 524288.0 * 8e6 / 5e14, 1e-12);
 }
 
-TEST(Roofline, ConcurrencyLimitIsFreeMemoryOverKvPerSequence) {
-  const auto r = make_roofline(example_gpu(), example_8b(), 1);
-  // free = 80e9 x 0.9 - 16e9 = 56e9; per sequence 2000 x 131072 = 262144000; 56e9 / that = 213.6 -> 213.
-  EXPECT_EQ(concurrency_limit(r, 2000), 213.0);
-  // 1000 tokens: 427.2 -> 427, capped at max_concurrency 256.
-  EXPECT_EQ(concurrency_limit(r, 1000), 256.0);
+TEST(ServerModel, TensorParallelStepPaysTwoAllReducesPerLayer) {
+  auto r = example();
+  r.gpus = 2;
+  r.layers = 32;
+  r.hidden_size = 4096;
+  r.allreduce_latency_s = 8e-6;
+  r.link_bytes_per_s = 450e9;
+  // 100 tokens: payload 100 x 4096 x 2 = 819200 B; one all-reduce 8e-6 + 2 x 1/2 x 819200 / 450e9.
+  const double one = 8e-6 + 819200.0 / 450e9;
+  const double plain = step_seconds(example(), {100, 0, 0, 0});
+  EXPECT_NEAR(step_seconds(r, {100, 0, 0, 0}), plain + 2 * 32 * one, 1e-12);
 }
 
-TEST(Roofline, RequestAndAmortizedSeconds) {
-  const auto r = make_roofline(example_gpu(), example_8b(), 1);
-  // in 1000, out 200, batch 32: context = 1000 + 100 = 1100.
-  // step = (16e9 + 32 x 1100 x 131072) / 1.6e12 = (16e9 + 4.6137344e9) / 1.6e12 = 0.012883584 s.
-  // request = prefill 0.032 + 200 x 0.012883584 = 0.032 + 2.5767168 = 2.6087168 s.
-  EXPECT_NEAR(request_seconds(r, 1000, 200, 32), 2.6087168, 1e-9);
-  // amortized = prefill compute 0.032 + 2.5767168 / 32 = 0.032 + 0.0805224 = 0.1125224 s.
-  EXPECT_NEAR(amortized_gpu_seconds(r, 1000, 200, 32), 0.1125224, 1e-9);
+TEST(ServerModel, MoeStepReadsOnlyTheExpertsItsTokensRoute) {
+  auto r = example();
+  r.experts = 8;
+  r.experts_per_token = 2;
+  r.expert_weight_bytes = 12e9;  // of the 16e9
+  // One token touches 1 - (6/8)^1 = 1/4 of the experts: 4e9 + 12e9 / 4 = 7e9 bytes.
+  EXPECT_NEAR(step_seconds(r, {1, 0, 0, 0}), 7e9 / 1.6e12, 1e-12);
+  // Many tokens touch them all.
+  EXPECT_NEAR(step_seconds(r, {200, 0, 0, 0}), std::max(16e9 / 1.6e12, 2 * 8e9 * 200 / 5e14), 1e-9);
 }
 
-TEST(Roofline, SeventyBillionBf16OnOne80GbGpuIsRefused) {
-  ModelProfile m = example_8b();
-  m.name = "example-70b";
-  m.parameters = fig(70.6e9);  // x 2 bytes = 141.2e9 bytes, over 80e9 x 0.9 = 72e9 usable
-  m.active_parameters = fig(70.6e9);
-  m.kv_bytes_per_token = fig(327680);
-  const auto one = make_roofline(example_gpu(), m, 1);
+TEST(ServerModel, SteadyStateOfContinuousBatching) {
+  const auto r = example();
+  // 10 sequences of in 1000, out 101: each holds its slot 1 prefill step + 100 decode steps, so
+  // c = 10 / 101 complete per step, and c x 100 = 9.90099 decode in every step, with a mean
+  // context of 1000 + 101 / 2 = 1050.5: 10400.99 tokens of KV.
+  //   decode-only step: (16e9 + 10400.99 x 131072) / 1.6e12 = 0.0108520 s (compute 0.0003 s);
+  //   a step with a 1000-token prompt: compute 2 x 8e9 x 1009.9 / 5e14 = 0.0323168 s (memory
+  //   0.0109340 s); one step in 1 / c carries a prompt.
+  const double c = 10.0 / 101, decodes = c * 100, context = decodes * 1050.5;
+  const double decode = (16e9 + context * 131072) / 1.6e12;
+  const double prompt = 2 * 8e9 * (decodes + 1000) / 5e14;
+  const double mean = c * prompt + (1 - c) * decode;
+  EXPECT_NEAR(decode, 0.0108520, 1e-7);
+  EXPECT_NEAR(prompt, 0.0323168, 1e-7);
+  const auto s = steady_state(r, 10, 1000, 101, false);
+  EXPECT_NEAR(s.step_s, mean, 1e-12);
+  EXPECT_NEAR(s.requests_per_s, c / mean, 1e-9);
+  EXPECT_NEAR(s.output_tokens_per_s, s.requests_per_s * 101, 1e-9);
+  EXPECT_NEAR(s.tpot_s, mean, 1e-12);
+  // Closed loop: the next request arrives at a boundary; its prompt step is its TTFT.
+  EXPECT_NEAR(s.ttft_s, prompt, 1e-12);
+  // Open loop: and the wait for the step in progress, E[step^2] / (2 E[step]).
+  const double residual = (c * prompt * prompt + (1 - c) * decode * decode) / (2 * mean);
+  EXPECT_NEAR(steady_state(r, 10, 1000, 101, true).ttft_s, prompt + residual, 1e-12);
+  // Twice the clients over a batch cap of 10 wait: TTFT = clients / rate - 100 mean steps.
+  auto capped = r;
+  capped.max_concurrency = 10;
+  const auto q = steady_state(capped, 20, 1000, 101, false);
+  EXPECT_NEAR(q.requests_per_s, s.requests_per_s, 1e-9);
+  EXPECT_NEAR(q.ttft_s, 20 / s.requests_per_s - 100 * mean, 1e-9);
+}
+
+TEST(ServerModel, PrefillBudgetBoundsTheRateOfLongPrompts) {
+  auto r = example();
+  r.prefill_chunk_tokens = 2048;
+  // 200 sequences of in 8192, out 2: 4 prefill steps + 1 decode step each would complete 40 per
+  // step, but the budget takes 2048 / 8192 = 0.25 prompts per step.
+  const auto s = steady_state(r, 200, 8192, 2, false);
+  EXPECT_TRUE(s.prefill_bound);
+  EXPECT_NEAR(s.completions_per_step, 0.25, 1e-12);
+}
+
+TEST(ServerModel, KvCapacityIsTheMemoryFractionOfWhatTheWeightsLeave) {
+  const auto r = example();
+  // 0.9 x (80e9 - 16e9) / 131072 = 439,453.1 tokens.
+  EXPECT_NEAR(kv_capacity_tokens(r), 0.9 * 64e9 / 131072, 1e-6);
+  EXPECT_EQ(concurrency_limit(r, 2000), 219.0);  // floor(219.7)
+  EXPECT_EQ(concurrency_limit(r, 1000), 256.0);  // 439 capped at 256
+}
+
+TEST(ServerModel, SequenceThatCannotFitIsRefusedWithTheNumbers) {
+  const auto r = example();
   try {
-    concurrency_limit(one, 1500);
-    FAIL() << "a 70B BF16 model on one 80 GB GPU was accepted";
+    concurrency_limit(r, 500000);
+    FAIL() << "a sequence larger than the KV cache was accepted";
   } catch (const CostError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("do not fit"), std::string::npos) << what;
-    EXPECT_NE(what.find("--gpus"), std::string::npos) << what;
+    EXPECT_NE(what.find("500000 tokens needs 65.5 GB"), std::string::npos) << what;
+    EXPECT_NE(what.find("57.6 GB for KV"), std::string::npos) << what;
   }
-  // Two GPUs: free = 160e9 x 0.9 - 141.2e9 = 2.8e9; per sequence 1500 x 327680 = 491.52e6 -> 5.7 -> 5.
-  const auto two = make_roofline(example_gpu(), m, 2);
-  EXPECT_EQ(concurrency_limit(two, 1500), 5.0);
+  auto heavy = example();
+  heavy.weight_bytes = 90e9;
+  EXPECT_THROW(kv_capacity_tokens(heavy), CostError);
+}
+
+TEST(ServerModel, ShippedProfilesBuildOneReplica) {
+  const auto gpu = load_gpu("h100-sxm", kProfiles);
+  const auto model = load_model("llama-3.3-70b", kProfiles);
+  ServingOptions o;
+  o.tp = 2;
+  o.precision = "fp8";
+  o.kv_dtype = "fp8";
+  const auto r = make_roofline(gpu, model, o);
+  EXPECT_EQ(r.gpus, 2);
+  // FP8 compute roof: 1979 TFLOP/s per GPU (not the BF16 peak halved).
+  EXPECT_NEAR(r.flops_per_s, 1979e12 * o.engine.compute_efficiency * 2, 1);
+  // FP8 linear weights, BF16 embeddings: 68.45e9 x 1 + 2.10e9 x 2 = 72.65e9 bytes.
+  EXPECT_NEAR(r.weight_bytes, 72.65e9, 0.05e9);
+  EXPECT_DOUBLE_EQ(r.kv_bytes_per_token, 2.0 * 80 * 8 * 128 * 1);
+  // A100 has no FP8 tensor cores: FP8 weights compute at its BF16 peak.
+  const auto a100 = make_roofline(load_gpu("a100-80g", kProfiles), model, o);
+  EXPECT_NEAR(a100.flops_per_s, 312e12 * o.engine.compute_efficiency * 2, 1);
+  ServingOptions zero;
+  zero.tp = 0;
+  EXPECT_THROW(make_roofline(gpu, model, zero), CostError);
+}
+
+TEST(ServerModel, SeventyBWithLongPromptsOnTwoH100sIsRefused) {
+  // 70B in BF16 on 2 x H100: 0.9 x (160e9 - 141.1e9) = 17.0e9 bytes of KV at 327680 B per token
+  // hold 51,900 tokens: 64,000 + 400 do not fit (the 32,000 + 400 do, at 10.6 GB).
+  ServingOptions o;
+  o.tp = 2;
+  const auto r = make_roofline(load_gpu("h100-sxm", kProfiles), load_model("llama-3.3-70b", kProfiles), o);
+  EXPECT_THROW(concurrency_limit(r, 64400), CostError);
+  EXPECT_NO_THROW(concurrency_limit(r, 32400));
 }
 
 }  // namespace

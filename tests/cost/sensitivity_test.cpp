@@ -16,10 +16,10 @@ const std::filesystem::path kProfiles = std::filesystem::path(OVERHEAD_DATA_DIR)
 CostInputs round_inputs() {
   CostInputs in;
   in.gpu.gpus = 1;
-  in.gpu.flops_per_s = 1e13;
+  in.gpu.flops_per_s = 1e15;
   in.gpu.bytes_per_s = 1e12;
   in.gpu.memory_bytes = 100e9;
-  in.gpu.weight_bytes = 10e9;
+  in.gpu.weight_bytes = 15.005e9;
   in.gpu.active_parameters = 5e9;
   in.gpu.kv_bytes_per_token = 1e6;
   in.gpu.max_concurrency = 10;
@@ -31,6 +31,12 @@ CostInputs round_inputs() {
 }
 
 const Workload kWork{{500}, {1000}};
+
+ServingOptions tp(int gpus) {
+  ServingOptions o;
+  o.tp = gpus;
+  return o;
+}
 
 ApiLine api(double in, double out) {
   Prices none;
@@ -108,12 +114,12 @@ TEST(Sensitivity, GpuTableUsesTheFewestGpusThatHoldTheModel) {
     ASSERT_TRUE(row.cost) << row.gpu << ": " << row.error;
     const auto gpu = load_gpu(row.gpu, kProfiles);
     // The row's GPU count holds the weights and half as many would not.
-    EXPECT_NO_THROW(concurrency_limit(make_roofline(gpu, model, row.gpus), 600)) << row.gpu;
+    EXPECT_NO_THROW(concurrency_limit(make_roofline(gpu, model, tp(row.gpus)), 600)) << row.gpu;
     if (row.gpus > 1) {
-      EXPECT_THROW(concurrency_limit(make_roofline(gpu, model, row.gpus / 2), 600), CostError) << row.gpu;
+      EXPECT_THROW(concurrency_limit(make_roofline(gpu, model, tp(row.gpus / 2)), 600), CostError) << row.gpu;
     }
     CostInputs in = base;
-    in.gpu = make_roofline(gpu, model, row.gpus);
+    in.gpu = make_roofline(gpu, model, tp(row.gpus));
     in.gpu_usd_per_hour = prices.instances.at(row.gpu).usd_per_hour;
     EXPECT_DOUBLE_EQ(row.cost->usd_per_1m_tokens_blended, compute_cost(in, w).usd_per_1m_tokens_blended) << row.gpu;
   }

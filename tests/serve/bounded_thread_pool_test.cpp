@@ -1,5 +1,6 @@
-// The gateway's connection pool: past `max_queued` waiting tasks, enqueue (httplib's accept loop)
-// waits for a place instead of queueing without limit; shutdown runs what is queued.
+// The gateway's handler pool: past `max_queued` waiting tasks, enqueue waits for a place and
+// try_enqueue (the event loop's, which must not block) refuses, instead of queueing without
+// limit; shutdown runs what is queued.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -36,6 +37,26 @@ TEST(BoundedThreadPool, PastTheBoundEnqueueWaitsForAPlace) {
   pool.shutdown();
   EXPECT_EQ(ran.load(), 3);
   EXPECT_EQ(pool.waits(), 1u);
+}
+
+TEST(BoundedThreadPool, PastTheBoundTryEnqueueRefusesAtOnce) {
+  BoundedThreadPool pool(1, 1);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> first_started;
+  std::atomic<int> ran{0};
+  ASSERT_TRUE(pool.try_enqueue([&, released] {
+    first_started.set_value();
+    released.wait();
+    ++ran;
+  }));
+  first_started.get_future().wait();
+  EXPECT_TRUE(pool.try_enqueue([&] { ++ran; }));   // the one place
+  EXPECT_FALSE(pool.try_enqueue([&] { ++ran; }));  // refused, not waited for
+  release.set_value();
+  pool.shutdown();
+  EXPECT_EQ(ran.load(), 2);
+  EXPECT_FALSE(pool.try_enqueue([&] { ++ran; }));  // after shutdown
 }
 
 TEST(BoundedThreadPool, ShutdownRunsWhatIsQueuedAndIsIdempotent) {

@@ -87,8 +87,8 @@ std::string requests(const std::string& route, int status) {
 
 TEST_F(MetricsTest, CountersAndHistogramsFollowTheRequests) {
   start({});
-  // httplib records a request after its answer is on the wire; over one kept-alive connection the
-  // same server thread records it before reading the next request, so a scrape sees every earlier one.
+  // The server records a request once its answer is on the wire, and over one kept-alive
+  // connection before it reads the next request, so a scrape sees every earlier one.
   client_->set_keep_alive(true);
   for (int i = 0; i < 3; ++i) post("/v1/tokenize", R"({"model":"phi-4","prompt":"hello there"})", 200);
   post("/v1/tokenize", R"({"prompt":"no model"})", 400);

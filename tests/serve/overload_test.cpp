@@ -1,11 +1,6 @@
 // --max-inflight: a client that sends its headers and holds back the body keeps a slot in flight;
 // the next request gets 429 with Retry-After and OpenAI's error body, and once the slot is freed
 // requests are served again.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <httplib.h>
 
 #include <gtest/gtest.h>
@@ -15,50 +10,14 @@
 #include <string>
 #include <thread>
 
+#include "raw_connection.hpp"
 #include "serve_fixture.hpp"
 
 namespace {
 
 using OverloadTest = overhead::serve::testing::ServeTest;
 using nlohmann::json;
-
-// A TCP connection written and read by hand, so the test decides when the body goes out.
-class RawConnection {
- public:
-  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawConnection() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
-  [[nodiscard]] bool connected() const { return connected_; }
-  bool send_all(const std::string& s) {
-    std::size_t done = 0;
-    while (done < s.size()) {
-      const ssize_t n = ::send(fd_, s.data() + done, s.size() - done, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      done += static_cast<std::size_t>(n);
-    }
-    return true;
-  }
-  // Reads until the peer closes (the request asks for Connection: close).
-  std::string read_all() {
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd_, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-    return out;
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
+using overhead::serve::testing::RawConnection;
 
 double in_flight(httplib::Client& client) {
   auto r = client.Get("/metrics");
@@ -73,7 +32,7 @@ TEST_F(OverloadTest, PastTheLimitA429WithRetryAfter) {
   o.max_inflight = 1;
   o.retry_after_s = 2;
   start(o);
-  client_->set_keep_alive(true);  // one server thread records each request before the next scrape
+  client_->set_keep_alive(true);  // each request is recorded before the next one on the connection is read
   const std::string body = R"({"model":"phi-4","prompt":"held back"})";
   RawConnection slow(server_->bound_port());
   ASSERT_TRUE(slow.connected());
@@ -114,7 +73,8 @@ TEST_F(OverloadTest, NoLimitByDefault) {
   start({});
   RawConnection slow(server_->bound_port());
   ASSERT_TRUE(slow.connected());
-  ASSERT_TRUE(slow.send_all("POST /v1/tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 10\r\n\r\n"));
+  ASSERT_TRUE(slow.send_all("POST /v1/tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                            "Content-Type: application/json\r\nContent-Length: 10\r\n\r\n"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (in_flight(*client_) != 1 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -1,0 +1,46 @@
+#include "cost/engine_params.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace overhead::cost {
+namespace {
+
+double field(const nlohmann::json& j, const char* key, const std::filesystem::path& file, double lo, double hi) {
+  if (!j.contains(key) || !j[key].is_object() || !j[key].contains("value") || !j[key]["value"].is_number())
+    throw CostError(file.string() + ": missing figure \"" + key + "\" (an object with a number \"value\")");
+  const double v = j[key]["value"].get<double>();
+  if (!(v >= lo && v <= hi))
+    throw CostError(file.string() + ": " + key + ".value must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+
+}  // namespace
+
+EngineParams load_engine_params(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw CostError(file.string() + ": cannot open");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw CostError(file.string() + ": " + e.what());
+  }
+  EngineParams p;
+  p.bandwidth_efficiency = field(j, "bandwidth_efficiency", file, 0.01, 1);
+  p.compute_efficiency = field(j, "compute_efficiency", file, 0.01, 1);
+  p.step_overhead_s = field(j, "step_overhead_ms", file, 0, 1000) / 1000;
+  p.memory_fraction = field(j, "memory_fraction", file, 0.01, 1);
+  p.max_batch = field(j, "max_batch", file, 1, 1e6);
+  p.prefill_chunk_tokens = field(j, "prefill_chunk_tokens", file, 1, 1e7);
+  p.origin = file.string();
+  return p;
+}
+
+std::filesystem::path default_engine_file(const std::filesystem::path& profiles_dir) {
+  std::filesystem::path dir = profiles_dir;
+  if (!dir.has_filename()) dir = dir.parent_path();  // "data/profiles/"
+  return dir.parent_path() / "calibration" / "engine.json";
+}
+
+}  // namespace overhead::cost

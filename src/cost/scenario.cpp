@@ -1,0 +1,48 @@
+#include "cost/scenario.hpp"
+
+namespace overhead::cost {
+
+Scenario make_scenario(const ScenarioSpec& spec) {
+  if (spec.gpu.empty() || spec.model.empty()) throw CostError("--gpu and --model are required (see `overhead cost --list`)");
+  if (spec.gpus < 1) throw CostError("--gpus must be at least 1");
+  const int tp = spec.tp > 0 ? spec.tp : spec.gpus;
+  if (spec.gpus % tp != 0)
+    throw CostError("--gpus " + std::to_string(spec.gpus) + " is not a multiple of --tp " + std::to_string(tp) +
+                    " (replicas = gpus / tp)");
+  Scenario s;
+  s.prices = load_prices(spec.profiles_dir / "price" / "prices.json");
+  s.gpu = load_gpu(spec.gpu, spec.profiles_dir);
+  s.model = load_model(spec.model, spec.profiles_dir);
+  const auto engine_file = spec.engine_file.empty() ? default_engine_file(spec.profiles_dir)
+                                                    : std::filesystem::path(spec.engine_file);
+  s.serving.engine = std::filesystem::exists(engine_file) || !spec.engine_file.empty() ? load_engine_params(engine_file)
+                                                                                         : EngineParams{};
+  if (spec.max_batch > 0) s.serving.engine.max_batch = spec.max_batch;
+  if (spec.prefill_chunk_tokens > 0) s.serving.engine.prefill_chunk_tokens = spec.prefill_chunk_tokens;
+  if (spec.memory_fraction > 0) s.serving.engine.memory_fraction = spec.memory_fraction;
+  s.serving.tp = tp;
+  s.serving.precision = spec.precision;
+  s.serving.kv_dtype = spec.kv_dtype;
+  s.replica = make_roofline(s.gpu, s.model, s.serving);
+  kv_capacity_tokens(s.replica);  // the weights must fit
+  s.replicas = spec.gpus / tp;
+  s.gpu_usd_per_hour = spec.gpu_usd_per_hour;
+  s.gpu_price_source = "--gpu-usd-per-hour";
+  if (s.gpu_usd_per_hour < 0) {
+    const auto it = s.prices.instances.find(s.gpu.name);
+    if (it == s.prices.instances.end()) throw CostError("no price preset for " + s.gpu.name + ": give --gpu-usd-per-hour");
+    s.gpu_usd_per_hour = it->second.usd_per_hour;
+    s.gpu_price_source = it->second.kind + ", " + it->second.source + " (" + it->second.date + ")";
+  }
+  s.cpu_usd_per_hour = spec.cpu_usd_per_hour;
+  s.cpu_price_source = "--cpu-usd-per-hour";
+  if (s.cpu_usd_per_hour < 0) {
+    const auto it = s.prices.instances.find("m7i.large");
+    if (it == s.prices.instances.end()) throw CostError("no price preset m7i.large: give --cpu-usd-per-hour");
+    s.cpu_usd_per_hour = it->second.usd_per_hour;
+    s.cpu_price_source = "m7i.large preset";
+  }
+  return s;
+}
+
+}  // namespace overhead::cost

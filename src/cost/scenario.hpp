@@ -1,0 +1,42 @@
+// One front door for pricing: what `cost`, `simulate` and the report's cost section are asked
+// (profile names, GPU count, tensor parallelism, precisions, engine settings, prices) turned into
+// the inputs of the server model: the profiles, one replica's Roofline, the number of replicas,
+// and the GPU and CPU prices with where they came from. The pricing lookup lives here only.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "cost/engine_params.hpp"
+#include "cost/profiles.hpp"
+#include "cost/roofline.hpp"
+
+namespace overhead::cost {
+
+struct ScenarioSpec {
+  std::filesystem::path profiles_dir;
+  std::string gpu, model;
+  int gpus = 1;                      // the whole fleet
+  int tp = 0;                        // GPUs per replica; 0: all of --gpus (one replica)
+  std::string precision, kv_dtype = "bf16";
+  std::string engine_file;           // empty: data/calibration/engine.json beside the profiles
+  double max_batch = 0, prefill_chunk_tokens = 0, memory_fraction = 0;  // 0: the engine file's
+  double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;                  // < 0: the presets
+};
+
+struct Scenario {
+  GpuProfile gpu;
+  ModelProfile model;
+  ServingOptions serving;
+  Roofline replica;
+  int replicas = 1;
+  double gpu_usd_per_hour = 0, cpu_usd_per_hour = 0;
+  std::string gpu_price_source, cpu_price_source;
+  Prices prices;
+};
+
+// Throws CostError: unknown profiles, --gpus not a multiple of --tp, weights that do not fit a
+// replica, no price preset for the GPU.
+Scenario make_scenario(const ScenarioSpec& spec);
+
+}  // namespace overhead::cost

@@ -1,0 +1,123 @@
+// The step-by-step engine simulation against the steady state `cost` prices (they must agree
+// within 2%), against hand-worked single requests, and its memory: the percentiles come from a
+// sketch whose error is stated, not from every request.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "cost/engine_sim.hpp"
+#include "cost/latency_sketch.hpp"
+#include "cost/scenario.hpp"
+
+namespace overhead::cost {
+namespace {
+
+const std::filesystem::path kProfiles = std::filesystem::path(OVERHEAD_DATA_DIR) / "profiles";
+
+Roofline shipped(const std::string& gpu, const std::string& model, int tp, const std::string& precision) {
+  ScenarioSpec spec;
+  spec.profiles_dir = kProfiles;
+  spec.gpu = gpu;
+  spec.model = model;
+  spec.gpus = tp;
+  spec.tp = tp;
+  spec.precision = precision;
+  spec.kv_dtype = precision == "bf16" ? "bf16" : "fp8";
+  return make_scenario(spec).replica;
+}
+
+EngineSimConfig closed(const Roofline& r, double clients, double in, double out, std::size_t requests) {
+  EngineSimConfig c;
+  c.replica = r;
+  c.closed_loop = true;
+  c.concurrency = clients;
+  c.requests = requests;
+  c.workload = {{in, out}};
+  return c;
+}
+
+// cost's steady state and simulate's saturated closed loop on the same inputs: throughput within
+// 2%; the mean TPOT within 5% (the simulation's steps vary with the prompts each carries).
+TEST(EngineSim, SaturatedRunAgreesWithTheSteadyState) {
+  struct Case {
+    const char *gpu, *model;
+    int tp;
+    const char* precision;
+    double in, out;
+  };
+  const Case cases[] = {{"h100-sxm", "llama-3.1-8b", 1, "fp8", 128, 128},
+                        {"h200", "llama-3.3-70b", 1, "fp8", 1000, 1000},
+                        {"h100-sxm", "llama-3.3-70b", 2, "fp8", 5000, 500},
+                        {"a100-80g", "mixtral-8x7b", 2, "bf16", 500, 200}};
+  for (const auto& k : cases) {
+    SCOPED_TRACE(std::string(k.gpu) + " " + k.model);
+    const auto r = shipped(k.gpu, k.model, k.tp, k.precision);
+    const double limit = concurrency_limit(r, k.in + k.out);
+    const auto s = steady_state(r, limit, k.in, k.out, false);
+    const auto sim = simulate_engine(closed(r, limit, k.in, k.out, 20000));
+    EXPECT_NEAR(sim.output_tokens_per_s / s.output_tokens_per_s, 1.0, 0.02);
+    EXPECT_NEAR(sim.tpot_s.mean / s.tpot_s, 1.0, 0.05);
+  }
+}
+
+TEST(EngineSim, OneRequestAloneTakesItsStepsByHand) {
+  Roofline r;
+  r.flops_per_s = 1e15;
+  r.bytes_per_s = 1e12;
+  r.memory_bytes = 100e9;
+  r.weight_bytes = 10e9;
+  r.active_parameters = 1e6;
+  r.kv_bytes_per_token = 1e6;
+  r.max_concurrency = 4;
+  r.prefill_chunk_tokens = 100;
+  // One client, in 250, out 3: prefill steps of 100, 100 and 50 tokens (10e9 + t x 1e6 bytes:
+  // 0.0101, 0.0101, 0.01005 s), the first token at their end; then 2 decode steps with contexts
+  // 251 and 252 (0.010251 and 0.010252 s).
+  const auto sim = simulate_engine(closed(r, 1, 250, 3, 1));
+  const double ttft = 0.0101 + 0.0101 + 0.01005;
+  EXPECT_NEAR(sim.ttft_s.mean, ttft, 1e-12);
+  EXPECT_NEAR(sim.latency_s.mean, ttft + 0.010251 + 0.010252, 1e-12);
+  EXPECT_NEAR(sim.tpot_s.mean, (0.010251 + 0.010252) / 2, 1e-12);
+  EXPECT_EQ(sim.steps, 5u);
+}
+
+TEST(EngineSim, BelowCapacityTheRateIsServedAndNothingSaturates) {
+  const auto r = shipped("h100-sxm", "llama-3.1-8b", 1, "fp8");
+  EngineSimConfig c;
+  c.replica = r;
+  c.replicas = 2;
+  c.arrival_rate = 20;
+  c.requests = 20000;
+  c.workload = {{200, 400}};
+  const auto sim = simulate_engine(c);
+  EXPECT_NEAR(sim.requests_per_s / 20, 1.0, 0.05);
+  EXPECT_TRUE(sim.saturated_stage.empty());
+  EXPECT_EQ(sim.requests, 20000u);
+}
+
+TEST(EngineSim, SequenceThatCannotFitIsRefused) {
+  const auto r = shipped("h100-sxm", "llama-3.3-70b", 2, "bf16");
+  EXPECT_THROW(simulate_engine(closed(r, 1, 64000, 400, 10)), CostError);
+}
+
+TEST(LatencySketch, QuantilesWithinTheStatedErrorOfTheExactOnes) {
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> d(-3, 1.5);
+  std::vector<double> v(200000);
+  LatencySketch s;
+  for (auto& x : v) {
+    x = d(rng);
+    s.add(x);
+  }
+  std::sort(v.begin(), v.end());
+  for (const double q : {0.5, 0.95, 0.99}) {
+    const double exact = v[static_cast<std::size_t>(std::ceil(q * v.size())) - 1];
+    EXPECT_NEAR(s.quantile(q) / exact, 1.0, LatencySketch::kRelativeError * 1.0001) << q;
+  }
+  EXPECT_EQ(s.count(), v.size());
+}
+
+}  // namespace
+}  // namespace overhead::cost
