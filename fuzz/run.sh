@@ -7,6 +7,9 @@
 #   jsonl_record_fuzz    seeds: the first 300 MT-Bench records, one line each (dictionary pipe_json.dict)
 #   queue_body_fuzz      seeds: their work-item bodies (first byte 0) and log-queue records and stamp
 #                        patches (first byte 1) (dictionary pipe_json.dict)
+#   gateway_request_fuzz seeds: request bodies made from the first 100 MT-Bench prompts for the chat,
+#                        tokenize, render and detokenize routes (first byte), with tools, content
+#                        parts and the refused parameters (dictionary gateway_json.dict); needs models/
 #
 #   bash fuzz/run.sh [SECONDS] [TARGET...]      env: BUILD_FUZZ (default build-fuzz), JOBS (default 2)
 #
@@ -17,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_PER_TARGET=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(tokenizer_json_fuzz encode_decode_fuzz chat_template_fuzz jsonl_record_fuzz queue_body_fuzz)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(tokenizer_json_fuzz encode_decode_fuzz chat_template_fuzz jsonl_record_fuzz queue_body_fuzz gateway_request_fuzz)
 B=${BUILD_FUZZ:-$ROOT/build-fuzz}
 JOBS=${JOBS:-2}
 
@@ -30,7 +33,7 @@ cmake --build "$B" -j "$JOBS" --target "${TARGETS[@]}"
 # Seeds are regenerated each run (cheap) so they follow the corpus and fixtures.
 SEEDS=$B/seeds
 rm -rf "$SEEDS" && mkdir -p "$SEEDS/tokenizer_json_fuzz" "$SEEDS/encode_decode_fuzz" "$SEEDS/chat_template_fuzz" \
-  "$SEEDS/jsonl_record_fuzz" "$SEEDS/queue_body_fuzz"
+  "$SEEDS/jsonl_record_fuzz" "$SEEDS/queue_body_fuzz" "$SEEDS/gateway_request_fuzz"
 for f in "$ROOT"/fuzz/tokenizers/*/tokenizer.json; do
   cp "$f" "$SEEDS/tokenizer_json_fuzz/$(basename "$(dirname "$f")").json"
 done
@@ -81,6 +84,31 @@ for i, line in enumerate(gzip.open(sys.argv[1], "rt", encoding="utf-8")):
             with open(os.path.join(sys.argv[3], "%s_%04d" % (name, i)), "wb") as f:
                 f.write(b"\1" + json.dumps(doc, separators=(",", ":")).encode("utf-8"))
 PY
+python3 - "$ROOT/data/jmtbench/records.jsonl.gz" "$SEEDS/gateway_request_fuzz" <<'PY'
+import gzip, json, os, sys
+# First byte: 0 chat/completions, 1 tokenize, 2 render, 3 detokenize; the rest is the raw body.
+tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+def write(name, route, body):
+    with open(os.path.join(sys.argv[2], name), "wb") as f:
+        f.write(bytes([route]) + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+for i, line in enumerate(gzip.open(sys.argv[1], "rt", encoding="utf-8")):
+    if i == 100:
+        break
+    messages = json.loads(line)["prompt"]
+    model = ("phi-4", "llama-3.3-70b-instruct", "microsoft/phi-4")[i % 3]
+    chat = {"model": model, "messages": messages}
+    if i % 4 == 1: chat["tools"] = tools
+    if i % 5 == 2: chat.update({"stream": True, "stream_options": {"include_usage": True}, "max_tokens": 16})
+    if i % 7 == 3: chat.update({"n": 1, "logprobs": False, "response_format": {"type": "text"}, "temperature": 0.5})
+    if i % 11 == 4: chat["messages"] = [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]}
+                                        if isinstance(m.get("content"), str) else m for m in messages]
+    write("chat_%03d" % i, 0, chat)
+    write("tokenize_%03d" % i, 1, {"model": model, "messages": messages, "add_generation_prompt": i % 2 == 0}
+          if i % 3 else {"model": model, "prompt": messages[0].get("content") or "", "add_special_tokens": i % 2 == 0})
+    write("render_%03d" % i, 2, {"model": model, "messages": messages, "tools": tools} if i % 4 == 1 else {"model": model, "messages": messages})
+    write("detokenize_%03d" % i, 3, {"model": model, "tokens": [(i * 7919 + k * 104729) % 100000 for k in range(i % 40)]})
+PY
 
 status=0
 for t in "${TARGETS[@]}"; do
@@ -92,6 +120,7 @@ for t in "${TARGETS[@]}"; do
     encode_decode_fuzz) args+=(-max_len=4096) ;;
     chat_template_fuzz) args+=(-max_len=16384) ;;
     jsonl_record_fuzz | queue_body_fuzz) args+=(-max_len=65536 -dict="$ROOT/fuzz/pipe_json.dict") ;;
+    gateway_request_fuzz) args+=(-max_len=65536 -dict="$ROOT/fuzz/gateway_json.dict") ;;
   esac
   echo "fuzz: $t for ${SECONDS_PER_TARGET}s"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
