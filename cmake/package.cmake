@@ -15,6 +15,14 @@ set(OVERHEAD_PACKAGE_MODULES util tok chat binding)
 # Imported targets a module found for itself are visible only in its folder: found again here.
 find_package(OpenSSL REQUIRED)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
+pkg_check_modules(PCRE2_SHARED REQUIRED IMPORTED_TARGET libpcre2-8)
+# What the executables link in their own way is linked plainly here: the lazily opened libcrypto
+# (src/lazy/) and the static C archives (cmake/OverheadCLibrary.cmake: not position-independent)
+# would not do inside a shared object or a user's program; the package links the shared libraries.
+set(OVERHEAD_PACKAGE_LINK_SWAPS
+  "overhead_libcrypto=OpenSSL::Crypto"
+  "overhead::pcre2=PkgConfig::PCRE2_SHARED"
+  "overhead::utf8proc=PkgConfig::UTF8PROC")
 set(OVERHEAD_PACKAGE_LIBRARIES "")
 foreach(module ${OVERHEAD_PACKAGE_MODULES})
   set(original overhead_${module})
@@ -23,6 +31,7 @@ foreach(module ${OVERHEAD_PACKAGE_MODULES})
   get_target_property(source_dir ${original} SOURCE_DIR)
   list(TRANSFORM sources PREPEND "${source_dir}/" REGEX "^[^/]")
   add_library(${copy} STATIC ${sources})
+  add_dependencies(${copy} ${original})  # its generated sources (tok's Unicode table) are made first
   foreach(property INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPILE_FEATURES
                    LINK_LIBRARIES INTERFACE_LINK_LIBRARIES INTERFACE_COMPILE_DEFINITIONS)
     get_target_property(value ${original} ${property})
@@ -30,6 +39,13 @@ foreach(module ${OVERHEAD_PACKAGE_MODULES})
       # Links to another module library go to its copy.
       list(TRANSFORM value REPLACE "^overhead_(util|tok|chat|binding)$" "overhead_\\1_pic")
       list(TRANSFORM value REPLACE "^\\$<LINK_ONLY:overhead_(util|tok|chat|binding)>$" "$<LINK_ONLY:overhead_\\1_pic>")
+      foreach(swap ${OVERHEAD_PACKAGE_LINK_SWAPS})
+        string(REPLACE "=" ";" pair "${swap}")
+        list(GET pair 0 from)
+        list(GET pair 1 to)
+        list(TRANSFORM value REPLACE "^${from}$" "${to}")
+        list(TRANSFORM value REPLACE "^\\$<LINK_ONLY:${from}>$" "$<LINK_ONLY:${to}>")
+      endforeach()
       set_property(TARGET ${copy} PROPERTY ${property} "${value}")
     endif()
   endforeach()
