@@ -69,6 +69,7 @@ class Worker::Generation final : public DecodeCallbacks, public std::enable_shar
     req.max_tokens = max_tokens_;
     req.tokenizer = tokenizer;
     req.stream_text = stream_;
+    req.sampling = sampling.get();
     (void)worker_.options_.decoder->start(req, shared_from_this());  // dropping the ticket does not cancel
   }
   void on_text(std::string_view text, std::int64_t) override {
@@ -108,6 +109,7 @@ class Worker::Generation final : public DecodeCallbacks, public std::enable_shar
 
  public:
   std::string attempt;
+  std::shared_ptr<const SamplingParams> sampling;  // the request's, null: the engine's defaults
   std::int64_t streamed = 0;  // bytes of text passed on
   int tries = 0;
   std::string last_error;
@@ -124,6 +126,7 @@ void Worker::start_generation(Batch& b, std::size_t i, Record r, const ProcessRe
   const bool stream = src->stream && options_.replies;
   auto g = std::make_shared<Generation>(*this, b, i, std::move(r), res.prompt, max_tokens, tokenizer, stream,
                                         attempt_prefix_ + std::to_string(attempts_.fetch_add(1)));
+  g->sampling = src->sampling;
   g->begin();
 }
 
@@ -392,6 +395,7 @@ DecodeResult Worker::decode_item(Record& r, const ProcessResult& res, const Sour
   req.prompt_tokens = res.token_count;
   req.max_tokens = res.answer_tokens ? *res.answer_tokens : src.max_tokens.value_or(0);
   req.tokenizer = tokenizer;
+  req.sampling = src.sampling.get();
   DecodeResult d;
   const RetryOutcome out = call_with_retries(options_.decoder_retry, [&] { d = options_.decoder->decode(req); }, [] {});
   if (!out.ok) {

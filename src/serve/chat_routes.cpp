@@ -73,6 +73,7 @@ pipe::SourceRecord work_item_source(const ChatRequest& request, const std::strin
   source.prompt_json = item_prompt_json(request.messages);
   if (!request.tools.is_null()) source.tools_json = request.tools.dump();  // the worker renders them
   source.max_tokens = request.max_tokens;  // the decoder stage's wanted length (no answer here)
+  source.sampling = request.sampling;      // passed through to the engine
   return source;
 }
 
