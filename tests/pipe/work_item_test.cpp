@@ -142,7 +142,9 @@ TEST(WorkItem, SamplingTravelsInTheBodyWhenSet) {
   EXPECT_EQ(back->stop, s->stop);
   EXPECT_EQ(back->user, s->user);
   // Only the set fields are written.
-  copy.sampling = std::make_shared<overhead::pipe::SamplingParams>(overhead::pipe::SamplingParams{.seed = 3});
+  auto seed_only = std::make_shared<overhead::pipe::SamplingParams>();
+  seed_only->seed = 3;
+  copy.sampling = seed_only;
   EXPECT_EQ(encode_item_body(copy, "phi-4"), plain.substr(0, plain.size() - 1) + ",\"sampling\":{\"seed\":3}}");
   // A hand-made body with a field of the wrong type is refused naming it.
   try {
