@@ -70,7 +70,16 @@ class Worker::Generation final : public DecodeCallbacks, public std::enable_shar
     req.tokenizer = tokenizer;
     req.stream_text = stream_;
     req.sampling = sampling.get();
-    (void)worker_.options_.decoder->start(req, shared_from_this());  // dropping the ticket does not cancel
+    auto ticket = worker_.options_.decoder->start(req, shared_from_this());  // dropping the ticket does not cancel
+    if (GenerationCancels* cancels = worker_.options_.cancels) {
+      cancels->started(record.id, std::move(ticket));
+      if (finished) cancels->ended(record.id);  // it ended before start() returned
+    }
+  }
+  // The generation's end: no more cancelling it.
+  void end() {
+    finished = true;
+    if (GenerationCancels* cancels = worker_.options_.cancels) cancels->ended(record.id);
   }
   void on_text(std::string_view text, std::int64_t) override {
     if (!stream_) return;
@@ -111,6 +120,7 @@ class Worker::Generation final : public DecodeCallbacks, public std::enable_shar
   std::string attempt;
   std::shared_ptr<const SamplingParams> sampling;  // the request's, null: the engine's defaults
   std::int64_t streamed = 0;  // bytes of text passed on
+  std::atomic<bool> finished{false};
   int tries = 0;
   std::string last_error;
 };
@@ -131,6 +141,7 @@ void Worker::start_generation(Batch& b, std::size_t i, Record r, const ProcessRe
 }
 
 void Worker::generation_done(Generation& g, DecodeResult d) {
+  g.end();
   Record& r = g.record;
   if (d.output_tokens < 0) {
     // The server did not say how many tokens it produced: count its text with the item's tokenizer.
@@ -156,6 +167,7 @@ void Worker::generation_done(Generation& g, DecodeResult d) {
 }
 
 void Worker::generation_failed(Generation& g, const std::string& reason) {
+  g.end();
   const std::string kind = kind_name(DeadLetterKind::decode_failed);
   refuse(g.record.id, kind, reason);
   dead_letter_item(g.batch, g.index, kind, reason, g.tokenizer);

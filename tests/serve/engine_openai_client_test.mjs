@@ -9,7 +9,7 @@
 //
 // Run: CTest sets OVERHEAD_BINARY, OPENAI_NODE_MODULES and the engine's variables
 // (tests/CMakeLists.txt: OVERHEAD_LLAMA_ENGINE_ENV).
-import {spawn} from 'node:child_process';
+import {spawn, spawnSync} from 'node:child_process';
 import {createRequire} from 'node:module';
 import {mkdtempSync, rmSync} from 'node:fs';
 import os from 'node:os';
@@ -147,3 +147,79 @@ test('async: /v1/requests keeps the engine\'s text in its response', async () =>
   assert.equal(s.record.finish_reason, want.finish_reason);
 });
 
+// Cancellation: the engine's /engine/stats counts a generation cancelled when its request closed.
+const engineStats = async () => (await fetch(engine.url + '/engine/stats')).json();
+
+async function untilCancelled(before) {
+  let now;
+  for (let i = 0; i < 200; ++i) {
+    now = await engineStats();
+    if (now.cancelled > before.cancelled && now.active === 0) return now;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.fail('the engine did not see the generation cancelled: ' + JSON.stringify({before, now}));
+}
+
+// The records a store holds whose finish_reason is "cancelled" (the consumer stores them shortly
+// after the worker published them).
+async function cancelledRecords(out, atLeast) {
+  let n = 0;
+  for (let i = 0; i < 200; ++i) {
+    const r = spawnSync('sqlite3', [path.join(out, 'serve.db'), "SELECT count(*) FROM records WHERE finish_reason = 'cancelled'"],
+                        {encoding: 'utf8'});
+    n = Number(r.stdout.trim() || 0);
+    if (n >= atLeast) return n;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  return n;
+}
+
+const LONG = 1500;  // far more tokens than a cancelled generation makes before it is stopped
+
+test('a streaming client that disconnects cancels the engine\'s generation; the record says cancelled', async () => {
+  const before = await engineStats();
+  const controller = new AbortController();
+  const stream = await client().chat.completions.create({...request, max_tokens: LONG, stream: true}, {signal: controller.signal});
+  let pieces = 0;
+  for await (const chunk of stream) {
+    if (chunk.choices[0]?.delta?.content && ++pieces === 3) {
+      controller.abort();  // the connection closes: the client has gone mid-stream
+      break;
+    }
+  }
+  assert.equal(pieces, 3);
+  const now = await untilCancelled(before);
+  assert.equal(now.cancelled, before.cancelled + 1);
+  const generated = now.generated_tokens - before.generated_tokens;
+  assert.ok(generated < LONG, `stopped after ${generated} of ${LONG} tokens`);
+  assert.ok(await cancelledRecords(dir, 1) >= 1, 'a record with finish_reason "cancelled"');
+});
+
+test('a synchronous client that disconnects cancels the engine\'s generation', async () => {
+  const before = await engineStats();
+  const controller = new AbortController();
+  const call = client().chat.completions.create({...request, max_tokens: LONG}, {signal: controller.signal});
+  for (let i = 0; i < 400 && (await engineStats()).active === 0; ++i) await new Promise((r) => setTimeout(r, 10));
+  controller.abort();
+  await assert.rejects(call);
+  const now = await untilCancelled(before);
+  assert.ok(now.generated_tokens - before.generated_tokens < LONG);
+  assert.ok(await cancelledRecords(dir, 2) >= 2, 'both records say cancelled');
+});
+
+test('--request-timeout answers 504 and cancels the engine\'s generation', async () => {
+  const out = mkdtempSync(path.join(os.tmpdir(), 'overhead-engine-timeout-'));
+  try {
+    const {child, url} = await startServe(out, ['--request-timeout', '0.5']);
+    const before = await engineStats();
+    const r = await fetch(url + '/v1/chat/completions', {method: 'POST', headers: {'Content-Type': 'application/json'},
+                                                         body: JSON.stringify({...request, max_tokens: LONG})});
+    assert.equal(r.status, 504, await r.text());
+    const now = await untilCancelled(before);
+    assert.ok(now.generated_tokens - before.generated_tokens < LONG);
+    assert.equal(await cancelledRecords(out, 1), 1, 'its record says cancelled');
+    child.kill('SIGKILL');
+  } finally {
+    rmSync(out, {recursive: true, force: true});
+  }
+});
