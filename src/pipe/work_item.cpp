@@ -78,6 +78,47 @@ std::optional<std::int64_t> optional_int(dom::object obj, const char* field) {
   return std::nullopt;
 }
 
+// "sampling" of a body, as append_sampling wrote it; a field of the wrong type is a bad_prompt
+// naming it (a gateway checked them all, so only a hand-made body gets here).
+std::shared_ptr<const SamplingParams> read_sampling(dom::element e, const std::string& where) {
+  const auto bad = [&](const std::string& what) { fail(kind_name(DeadLetterKind::bad_prompt), where, "\"sampling\"" + what); };
+  dom::object obj;
+  if (e.get(obj) != simdjson::SUCCESS) bad(" is not an object");
+  auto s = std::make_shared<SamplingParams>();
+  const auto number = [&](const char* key, std::optional<double>& out) {
+    dom::element v;
+    if (last_field(obj, key, v) != simdjson::SUCCESS || v.is_null()) return;
+    double d = 0;
+    if (v.get(d) != simdjson::SUCCESS) bad(std::string(".") + key + " is not a number");
+    out = d;
+  };
+  number("temperature", s->temperature);
+  number("top_p", s->top_p);
+  number("presence_penalty", s->presence_penalty);
+  number("frequency_penalty", s->frequency_penalty);
+  dom::element v;
+  if (last_field(obj, "seed", v) == simdjson::SUCCESS && !v.is_null()) {
+    std::int64_t seed = 0;
+    if (v.get(seed) != simdjson::SUCCESS) bad(".seed is not an integer");
+    s->seed = seed;
+  }
+  if (last_field(obj, "stop", v) == simdjson::SUCCESS && !v.is_null()) {
+    dom::array stops;
+    if (v.get(stops) != simdjson::SUCCESS || stops.size() > 4) bad(".stop is not a list of up to 4 strings");
+    for (dom::element x : stops) {
+      std::string_view t;
+      if (x.get(t) != simdjson::SUCCESS) bad(".stop is not a list of up to 4 strings");
+      s->stop.emplace_back(t);
+    }
+  }
+  if (last_field(obj, "user", v) == simdjson::SUCCESS && !v.is_null()) {
+    std::string_view u;
+    if (v.get(u) != simdjson::SUCCESS) bad(".user is not a string");
+    s->user = std::string(u);
+  }
+  return s;
+}
+
 // Fills everything but `line` from a parsed object of the record shape.
 void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
   rec.id = required_string(obj, "id", where);
@@ -142,6 +183,47 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
   if (last_field(obj, "answer", answer) == simdjson::SUCCESS && answer.get(answer_text) == simdjson::SUCCESS)
     rec.answer = std::string(answer_text);
   if (const auto m = optional_int(obj, "max_tokens"); m && *m > 0) rec.max_tokens = m;
+  dom::element sampling;
+  if (last_field(obj, "sampling", sampling) == simdjson::SUCCESS && !sampling.is_null()) rec.sampling = read_sampling(sampling, where);
+}
+
+void append_number(std::string& out, const char* key, const std::optional<double>& v) {
+  if (!v) return;
+  out += out.back() == '{' ? "\"" : ",\"";
+  out += key;
+  out += "\":";
+  out += nlohmann::json(*v).dump();  // shortest round-trip form
+}
+
+void append_sampling(std::string& out, const SamplingParams& s) {
+  out += ",\"sampling\":{";
+  append_number(out, "temperature", s.temperature);
+  append_number(out, "top_p", s.top_p);
+  append_number(out, "presence_penalty", s.presence_penalty);
+  append_number(out, "frequency_penalty", s.frequency_penalty);
+  const auto key = [&out](const char* k) {
+    out += out.back() == '{' ? "\"" : ",\"";
+    out += k;
+    out += "\":";
+  };
+  if (s.seed) {
+    key("seed");
+    out += std::to_string(*s.seed);
+  }
+  if (!s.stop.empty()) {
+    key("stop");
+    out += '[';
+    for (std::size_t i = 0; i < s.stop.size(); ++i) {
+      if (i) out += ',';
+      util::append_json_string(out, s.stop[i]);
+    }
+    out += ']';
+  }
+  if (!s.user.empty()) {
+    key("user");
+    util::append_json_string(out, s.user);
+  }
+  out += '}';
 }
 
 dom::object parse_object(std::string_view text, const std::string& where, const char* bad_kind) {
@@ -197,6 +279,7 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
   out += source.prompt_json;
   if (!source.tools_json.empty()) out += ",\"tools\":" + source.tools_json;
   if (source.max_tokens) out += ",\"max_tokens\":" + std::to_string(*source.max_tokens);
+  if (source.sampling) append_sampling(out, *source.sampling);
   if (with_answer && source.answer) {
     out += ",\"answer\":";
     util::append_json_string(out, *source.answer);

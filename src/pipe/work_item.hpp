@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/value.hpp"
+#include "pipe/decoder.hpp"
 
 namespace overhead::pipe {
 
@@ -47,6 +48,9 @@ struct SourceRecord {
   // item's tokenizer) is the wanted output length; else the request's max_tokens.
   std::optional<std::string> answer;
   std::optional<std::int64_t> max_tokens;
+  // A gateway's request's sampling and limits for the engine (temperature, top_p, stop, seed, ...);
+  // null when the request set none (the engine's defaults). Shared, immutable.
+  std::shared_ptr<const SamplingParams> sampling;
   // For a gateway's request over a shared queue: the name of the gateway's reply queue, a sibling
   // of the input queue on the same broker (backends/queue_siblings.hpp). Only queue bodies carry
   // it; a source file never does.
@@ -73,7 +77,8 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
                                                       std::shared_ptr<const std::string> file = nullptr);
 
 // The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]},
-// then "tools" and "max_tokens" when the source has them, and with `with_answer` (the decoder stage is on) the
+// then "tools", "max_tokens" and "sampling" ({"temperature","top_p","presence_penalty",
+// "frequency_penalty","seed","stop","user"}, each only when set) when the source has them, and with `with_answer` (the decoder stage is on) the
 // "answer" when it has one, "reply_to" when `reply_to` is not empty, and "stream":true when the
 // source wants its answer streamed; without them the body is as it always was.
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false,

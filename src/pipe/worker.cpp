@@ -69,7 +69,17 @@ class Worker::Generation final : public DecodeCallbacks, public std::enable_shar
     req.max_tokens = max_tokens_;
     req.tokenizer = tokenizer;
     req.stream_text = stream_;
-    (void)worker_.options_.decoder->start(req, shared_from_this());  // dropping the ticket does not cancel
+    req.sampling = sampling.get();
+    auto ticket = worker_.options_.decoder->start(req, shared_from_this());  // dropping the ticket does not cancel
+    if (GenerationCancels* cancels = worker_.options_.cancels) {
+      cancels->started(record.id, std::move(ticket));
+      if (finished) cancels->ended(record.id);  // it ended before start() returned
+    }
+  }
+  // The generation's end: no more cancelling it.
+  void end() {
+    finished = true;
+    if (GenerationCancels* cancels = worker_.options_.cancels) cancels->ended(record.id);
   }
   void on_text(std::string_view text, std::int64_t) override {
     if (!stream_) return;
@@ -108,7 +118,9 @@ class Worker::Generation final : public DecodeCallbacks, public std::enable_shar
 
  public:
   std::string attempt;
+  std::shared_ptr<const SamplingParams> sampling;  // the request's, null: the engine's defaults
   std::int64_t streamed = 0;  // bytes of text passed on
+  std::atomic<bool> finished{false};
   int tries = 0;
   std::string last_error;
 };
@@ -124,10 +136,12 @@ void Worker::start_generation(Batch& b, std::size_t i, Record r, const ProcessRe
   const bool stream = src->stream && options_.replies;
   auto g = std::make_shared<Generation>(*this, b, i, std::move(r), res.prompt, max_tokens, tokenizer, stream,
                                         attempt_prefix_ + std::to_string(attempts_.fetch_add(1)));
+  g->sampling = src->sampling;
   g->begin();
 }
 
 void Worker::generation_done(Generation& g, DecodeResult d) {
+  g.end();
   Record& r = g.record;
   if (d.output_tokens < 0) {
     // The server did not say how many tokens it produced: count its text with the item's tokenizer.
@@ -153,6 +167,7 @@ void Worker::generation_done(Generation& g, DecodeResult d) {
 }
 
 void Worker::generation_failed(Generation& g, const std::string& reason) {
+  g.end();
   const std::string kind = kind_name(DeadLetterKind::decode_failed);
   refuse(g.record.id, kind, reason);
   dead_letter_item(g.batch, g.index, kind, reason, g.tokenizer);
@@ -392,6 +407,7 @@ DecodeResult Worker::decode_item(Record& r, const ProcessResult& res, const Sour
   req.prompt_tokens = res.token_count;
   req.max_tokens = res.answer_tokens ? *res.answer_tokens : src.max_tokens.value_or(0);
   req.tokenizer = tokenizer;
+  req.sampling = src.sampling.get();
   DecodeResult d;
   const RetryOutcome out = call_with_retries(options_.decoder_retry, [&] { d = options_.decoder->decode(req); }, [] {});
   if (!out.ok) {

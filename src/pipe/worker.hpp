@@ -41,6 +41,7 @@
 
 #include "pipe/dead_letter.hpp"
 #include "pipe/decoder.hpp"
+#include "pipe/generation_cancels.hpp"
 #include "pipe/processor.hpp"
 #include "pipe/publisher.hpp"
 #include "pipe/record_sink.hpp"
@@ -89,6 +90,9 @@ struct WorkerOptions {
   // its input synchronously for that reason). Text is streamed to the replies of items that ask
   // for it. 0: decode() on the worker's thread, one item at a time (a batch run's exact timing).
   std::size_t max_decodes = 0;
+  // Where the generations started through Decoder::start (max_decodes > 0) are registered by
+  // request id, so an in-process gateway can cancel one (generation_cancels.hpp); null = nowhere.
+  GenerationCancels* cancels = nullptr;
   // Keep the generated text in the record (`--store-text`); by default only its finish reason.
   bool store_text = false;
   // Once true (a gateway's shutdown past its deadline), items received but not yet taken up are

@@ -23,7 +23,7 @@ constexpr std::chrono::hours kNeverIdle{24 * 365};
 constexpr std::chrono::seconds kDrainGrace{5};
 
 pipe::WorkerHostOptions host_options(const PipelineBackends& b, const PipelineOptions& o, reply::ReplyPath& replies,
-                                     const std::atomic<bool>& stop_workers) {
+                                     const std::atomic<bool>& stop_workers, pipe::GenerationCancels& cancels) {
   pipe::WorkerHostOptions h;
   // Without in-process workers nothing here renders, so no tokenizer is loaded.
   if (o.workers > 0) h.tokenizers = o.tokenizers;
@@ -35,6 +35,7 @@ pipe::WorkerHostOptions host_options(const PipelineBackends& b, const PipelineOp
   h.worker.max_decodes = o.max_decodes;
   h.worker.store_text = o.store_text;
   h.worker.abandon = &stop_workers;
+  h.worker.cancels = &cancels;
   if (!b.replies) {
     h.replies = &replies;
     return h;
@@ -52,7 +53,7 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, r
     : backends_(std::move(backends)),
       options_(std::move(options)),
       dead_letters_(options_.dead_letter_path),
-      host_(std::make_unique<pipe::WorkerHost>(host_options(backends_, options_, replies, stop_workers_))),
+      host_(std::make_unique<pipe::WorkerHost>(host_options(backends_, options_, replies, stop_workers_, cancels_))),
       log_sink_(backends_.log) {
   if (options_.workers == 0 && !backends_.replies)
     throw std::invalid_argument("a gateway without workers of its own needs a reply queue (a shared input queue)");

@@ -26,6 +26,7 @@
 #include "pipe/source.hpp"
 #include "pipe/store.hpp"
 #include "pipe/work_item.hpp"
+#include "pipe/generation_cancels.hpp"
 #include "pipe/worker_host.hpp"
 #include "reply/queue_replies.hpp"
 #include "reply/reply_path.hpp"
@@ -86,6 +87,13 @@ class ChatPipeline {
   // not start is left on the queue, WorkerOptions::abandon) and finish what they hold, waited for
   // until `until`. Returns whether they finished. The requests not answered by then get 503.
   bool stop_taking(std::chrono::steady_clock::time_point until);
+  // The client of request `id` went away, or its --request-timeout passed: an in-process worker's
+  // generation of it is cancelled (the engine's request closed, its record's finish_reason
+  // "cancelled"), now or as it starts. Over a shared queue a remote worker's generation is not
+  // reached: it runs to its end (its max_tokens) and its answer is dropped at the reply box.
+  void cancel(const std::string& id) {
+    if (options_.workers > 0) cancels_.cancel(id);
+  }
   // Whether the input queue is shared with other workers (a reply queue is used): an item this
   // gateway gave up on may still be processed elsewhere.
   [[nodiscard]] bool shared() const { return backends_.replies != nullptr; }
@@ -109,6 +117,7 @@ class ChatPipeline {
   // Set first at a shutdown: the source stops receiving and the workers leave what they did not
   // take up (declared before the host, which holds its address).
   std::atomic<bool> stop_workers_{false};
+  pipe::GenerationCancels cancels_;  // the in-process workers' generations (declared before the host)
   // Over a shared queue the in-process workers answer through the reply queue like any other
   // worker; else they answer the box.
   std::unique_ptr<pipe::WorkerHost> host_;

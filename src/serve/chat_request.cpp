@@ -1,7 +1,9 @@
 #include "serve/chat_request.hpp"
 
 #include <array>
+#include <sstream>
 #include <algorithm>
+#include <cstdint>
 #include <string_view>
 
 namespace overhead::serve {
@@ -45,6 +47,55 @@ std::optional<std::int64_t> optional_positive(const Json& body, const char* name
   return it->get<std::int64_t>();
 }
 
+std::optional<double> optional_number(const Json& body, const char* name, double low, double high) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number() || it->get<double>() < low || it->get<double>() > high) {
+    const auto bound = [](double v) {
+      std::ostringstream out;
+      out << v;
+      return out.str();
+    };
+    fail(name, "must be a number from " + bound(low) + " to " + bound(high));
+  }
+  return it->get<double>();
+}
+
+// The sampling fields the engine gets as sent (OpenAI's ranges); null when none is set.
+std::shared_ptr<const pipe::SamplingParams> parse_sampling(const Json& body) {
+  pipe::SamplingParams s;
+  s.temperature = optional_number(body, "temperature", 0, 2);
+  s.top_p = optional_number(body, "top_p", 0, 1);
+  s.presence_penalty = optional_number(body, "presence_penalty", -2, 2);
+  s.frequency_penalty = optional_number(body, "frequency_penalty", -2, 2);
+  if (const auto it = body.find("seed"); it != body.end() && !it->is_null()) {
+    if (!it->is_number_integer()) fail("seed", "must be an integer");
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t(INT64_MAX)) fail("seed", "must fit a signed 64-bit integer");
+    s.seed = it->get<std::int64_t>();
+  }
+  if (const auto it = body.find("stop"); it != body.end() && !it->is_null()) {
+    if (it->is_string()) {
+      s.stop.push_back(it->get<std::string>());
+    } else if (it->is_array()) {
+      if (it->size() > 4) fail("stop", "holds " + std::to_string(it->size()) + " sequences; the limit is 4", "invalid_value");
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        if (!(*it)[i].is_string()) fail("stop[" + std::to_string(i) + "]", "must be a string");
+        s.stop.push_back((*it)[i].get<std::string>());
+      }
+    } else {
+      fail("stop", "must be a string or an array of up to 4 strings");
+    }
+    for (std::size_t i = 0; i < s.stop.size(); ++i)
+      if (s.stop[i].empty()) fail(it->is_string() ? "stop" : "stop[" + std::to_string(i) + "]", "must not be empty", "invalid_value");
+  }
+  if (const auto it = body.find("user"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) fail("user", "must be a string");
+    s.user = it->get<std::string>();
+  }
+  const bool any = s.temperature || s.top_p || s.presence_penalty || s.frequency_penalty || s.seed || !s.stop.empty() || !s.user.empty();
+  return any ? std::make_shared<const pipe::SamplingParams>(std::move(s)) : nullptr;
+}
+
 // Parameters that change what an answer is made of, which this gateway cannot honour: refused by
 // name rather than ignored, so a client never takes one answer for n, or text for JSON.
 void refuse_unsupported(const Json& body) {
@@ -58,6 +109,17 @@ void refuse_unsupported(const Json& body) {
   }
   if (const auto t = body.find("top_logprobs"); t != body.end() && !t->is_null())
     fail("top_logprobs", "is not supported (no log probabilities are computed)", "unsupported_value");
+  // What the engine is not asked for: honouring these is not possible through /v1/completions.
+  if (const auto b = body.find("logit_bias"); b != body.end() && !b->is_null()) {
+    if (!b->is_object()) fail("logit_bias", "must be an object");
+    if (!b->empty()) fail("logit_bias", "is not supported (token biases are not passed to the engine)", "unsupported_value");
+  }
+  for (const char* name : {"audio", "prediction", "web_search_options", "functions", "function_call"})
+    if (const auto f = body.find(name); f != body.end() && !f->is_null())
+      fail(name, "is not supported by this gateway", "unsupported_value");
+  if (const auto m = body.find("modalities"); m != body.end() && !m->is_null()) {
+    if (*m != Json::array({"text"})) fail("modalities", "must be [\"text\"]: only text answers are supported", "unsupported_value");
+  }
   if (const auto f = body.find("response_format"); f != body.end() && !f->is_null()) {
     if (!f->is_object()) fail("response_format", "must be an object");
     const auto type = f->find("type");
@@ -121,9 +183,7 @@ ChatRequest parse_chat_request(const Json& body, std::size_t max_messages) {
   }
   r.max_tokens = optional_positive(body, "max_completion_tokens");
   if (!r.max_tokens) r.max_tokens = optional_positive(body, "max_tokens");
-  if (const auto t = body.find("temperature"); t != body.end() && !t->is_null()) {
-    if (!t->is_number() || t->get<double>() < 0 || t->get<double>() > 2) fail("temperature", "must be a number from 0 to 2");
-  }
+  r.sampling = parse_sampling(body);
   refuse_unsupported(body);
   r.tools = checked_tools(body);
   return r;

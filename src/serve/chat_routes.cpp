@@ -1,5 +1,6 @@
 #include "serve/chat_routes.hpp"
 
+#include "serve/http/exchange.hpp"
 #include "serve/http/routes.hpp"
 
 #include <ctime>
@@ -73,6 +74,7 @@ pipe::SourceRecord work_item_source(const ChatRequest& request, const std::strin
   source.prompt_json = item_prompt_json(request.messages);
   if (!request.tools.is_null()) source.tools_json = request.tools.dump();  // the worker renders them
   source.max_tokens = request.max_tokens;  // the decoder stage's wanted length (no answer here)
+  source.sampling = request.sampling;      // passed through to the engine
   return source;
 }
 
@@ -144,8 +146,22 @@ class ChatRoutes {
       stream_completion(id, info, request.include_usage, deadline, res);
       return;
     }
+    // Answered through a Responder so that a client that disconnects while its answer is being
+    // generated cancels the generation (its handler thread then wakes with the cancelled reply).
+    const auto responder = res.defer();
+    responder->on_cancel([this, id] {
+      if (!c_.replies.cancelled()) c_.pipeline.cancel(id);  // not at a shutdown, which lets requests finish
+    });
+    http::Response out;
+    sync_completion(id, info, deadline, out);
+    (void)responder->send(std::move(out));  // false: the client has gone
+  }
+
+  void sync_completion(const std::string& id, const RequestInfo& info, std::chrono::steady_clock::time_point deadline,
+                       http::Response& res) {
     const auto snapshot = c_.replies.wait(id, deadline);
     if (!snapshot) {
+      if (!c_.replies.cancelled()) c_.pipeline.cancel(id);  // --request-timeout: the engine stops too
       send_error(res, no_answer_error(id));
       c_.replies.forget(id);
       return;
@@ -186,7 +202,11 @@ class ChatRoutes {
             const auto done = pump_stream(c_.replies, id, *stream, 0, deadline, write, refusal_error);
             if (done) {
               if (const auto s = c_.replies.find(id)) record_stages(*s);
+            } else if (!c_.replies.cancelled()) {
+              c_.pipeline.cancel(id);  // the client went away or --request-timeout passed: the engine stops too
             }
+          } else if (!c_.replies.cancelled()) {
+            c_.pipeline.cancel(id);
           }
           c_.replies.forget(id);
           sink.done();

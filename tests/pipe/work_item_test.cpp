@@ -117,6 +117,44 @@ TEST(WorkItem, TheAnswerAndMaxTokensTravelOnlyWhenThereAndAsked) {
   EXPECT_FALSE(back.source->answer.has_value());
 }
 
+// A request's sampling travels in the body to the worker's decoder, exactly; none: no field.
+TEST(WorkItem, SamplingTravelsInTheBodyWhenSet) {
+  auto rec = parse_source_line(testing::source_line("1-1"), 3);
+  const std::string plain = encode_item_body(*rec, "phi-4");
+  EXPECT_EQ(decode_item_body(plain, "m").source->sampling, nullptr);
+  SourceRecord copy = *rec;
+  auto s = std::make_shared<overhead::pipe::SamplingParams>();
+  s->temperature = 0.0;
+  s->top_p = 0.1;
+  s->frequency_penalty = -0.25;
+  s->seed = -7;
+  s->stop = {"\n", "\"end\""};
+  s->user = "user-\u00e9";
+  copy.sampling = s;
+  const std::string body = encode_item_body(copy, "phi-4");
+  const auto back = decode_item_body(body, "m").source->sampling;
+  ASSERT_NE(back, nullptr) << body;
+  EXPECT_EQ(back->temperature, 0.0);
+  EXPECT_EQ(back->top_p, 0.1);
+  EXPECT_FALSE(back->presence_penalty.has_value());
+  EXPECT_EQ(back->frequency_penalty, -0.25);
+  EXPECT_EQ(back->seed, -7);
+  EXPECT_EQ(back->stop, s->stop);
+  EXPECT_EQ(back->user, s->user);
+  // Only the set fields are written.
+  auto seed_only = std::make_shared<overhead::pipe::SamplingParams>();
+  seed_only->seed = 3;
+  copy.sampling = seed_only;
+  EXPECT_EQ(encode_item_body(copy, "phi-4"), plain.substr(0, plain.size() - 1) + ",\"sampling\":{\"seed\":3}}");
+  // A hand-made body with a field of the wrong type is refused naming it.
+  try {
+    (void)decode_item_body(plain.substr(0, plain.size() - 1) + ",\"sampling\":{\"temperature\":\"hot\"}}", "message 4");
+    ADD_FAILURE() << "accepted";
+  } catch (const ItemError& e) {
+    EXPECT_NE(std::string(e.what()).find("sampling\".temperature"), std::string::npos) << e.what();
+  }
+}
+
 TEST(WorkItem, AReplyQueueTravelsOnlyInBodiesAndOnlyAsAPlainName) {
   auto rec = parse_source_line(testing::source_line("1-1"), 3);
   const std::string plain = encode_item_body(*rec, "phi-4");

@@ -32,6 +32,43 @@ TEST(ChatRequest, AValidRequestPassesThrough) {
   EXPECT_EQ(r.messages[1]["content"][0]["text"], "hi");
 }
 
+TEST(ChatRequest, SamplingFieldsPassThroughAsSent) {
+  const auto r = parse_chat_request(Json::parse(R"({"model":"m","max_completion_tokens":9,"max_tokens":3,"temperature":0,"top_p":0.5,
+    "stop":["\n\n","END"],"seed":-42,"presence_penalty":-1.5,"frequency_penalty":2,"user":"u-1",
+    "messages":[{"role":"user","content":"a"}]})"), 3);
+  EXPECT_EQ(r.max_tokens, 9);  // max_completion_tokens wins over the older max_tokens
+  ASSERT_NE(r.sampling, nullptr);
+  EXPECT_EQ(r.sampling->temperature, 0.0);
+  EXPECT_EQ(r.sampling->top_p, 0.5);
+  EXPECT_EQ(r.sampling->presence_penalty, -1.5);
+  EXPECT_EQ(r.sampling->frequency_penalty, 2.0);
+  EXPECT_EQ(r.sampling->seed, -42);
+  EXPECT_EQ(r.sampling->stop, (std::vector<std::string>{"\n\n", "END"}));
+  EXPECT_EQ(r.sampling->user, "u-1");
+  const auto one = parse_chat_request(Json::parse(R"({"model":"m","stop":"x","messages":[{"role":"user","content":"a"}]})"), 3);
+  ASSERT_NE(one.sampling, nullptr);
+  EXPECT_EQ(one.sampling->stop, std::vector<std::string>{"x"});
+  EXPECT_FALSE(one.sampling->temperature);
+  // None set: the engine's defaults, nothing sent.
+  EXPECT_EQ(parse_chat_request(Json::parse(R"({"model":"m","messages":[{"role":"user","content":"a"}]})"), 3).sampling, nullptr);
+}
+
+TEST(ChatRequest, UnsupportedFieldsAreRefusedByName) {
+  const std::string user = R"({"role":"user","content":"a"})";
+  for (const std::string field : {R"("logit_bias":{"50256":-100})", R"("audio":{"voice":"alloy","format":"wav"})",
+                                  R"("prediction":{"type":"content","content":"x"})", R"("web_search_options":{})",
+                                  R"("functions":[{"name":"f"}])", R"("function_call":"auto")", R"("modalities":["text","audio"])",
+                                  R"("n":2)", R"("logprobs":true)", R"("top_logprobs":2)", R"("response_format":{"type":"json_object"})"}) {
+    const auto e = error_of(R"({"model":"m",)" + field + R"(,"messages":[)" + user + "]}");
+    EXPECT_EQ(e.status, 400) << field;
+    EXPECT_EQ(e.code, "unsupported_value") << field;
+    EXPECT_NE(field.find("\"" + e.param + "\""), std::string::npos) << field << " named " << e.param;
+    EXPECT_NE(e.message.find(e.param), std::string::npos) << e.message;
+  }
+  // Their neutral values pass.
+  EXPECT_EQ(error_of(R"({"model":"m","logit_bias":{},"modalities":["text"],"n":1,"messages":[)" + user + "]}").status, 0);
+}
+
 TEST(ChatRequest, SchemaErrorsNameTheField) {
   const std::string user = R"({"role":"user","content":"a"})";
   struct Case {
@@ -54,6 +91,14 @@ TEST(ChatRequest, SchemaErrorsNameTheField) {
       {R"({"model":"m","max_tokens":0,"messages":[)" + user + "]}", "max_tokens", "invalid_type"},
       {R"({"model":"m","max_completion_tokens":1.5,"messages":[)" + user + "]}", "max_completion_tokens", "invalid_type"},
       {R"({"model":"m","temperature":3,"messages":[)" + user + "]}", "temperature", "invalid_type"},
+      {R"({"model":"m","top_p":1.5,"messages":[)" + user + "]}", "top_p", "invalid_type"},
+      {R"({"model":"m","presence_penalty":-3,"messages":[)" + user + "]}", "presence_penalty", "invalid_type"},
+      {R"({"model":"m","frequency_penalty":"0","messages":[)" + user + "]}", "frequency_penalty", "invalid_type"},
+      {R"({"model":"m","seed":1.5,"messages":[)" + user + "]}", "seed", "invalid_type"},
+      {R"({"model":"m","stop":["a","b","c","d","e"],"messages":[)" + user + "]}", "stop", "invalid_value"},
+      {R"({"model":"m","stop":["a",7],"messages":[)" + user + "]}", "stop[1]", "invalid_type"},
+      {R"({"model":"m","stop":"","messages":[)" + user + "]}", "stop", "invalid_value"},
+      {R"({"model":"m","user":7,"messages":[)" + user + "]}", "user", "invalid_type"},
   };
   for (const auto& c : cases) {
     const auto e = error_of(c.body);

@@ -1,0 +1,225 @@
+// The official `openai` npm client against `overhead serve --decoder openai:<engine>` in front of
+// the real engine (tests/engine: llama.cpp serving the tiny Llama-3-tokenizer model): synchronous,
+// streaming and asynchronous answers carry the engine's own text. The reference is the engine
+// asked directly (/v1/completions) with the prompt `overhead` renders (/v1/render) at
+// temperature 0: the content, the finish reason and completion_tokens equal it; the stream's
+// deltas concatenate to it byte for byte, and the first arrives well before the last (the text
+// streams while the engine generates it, not after). Generations run one at a time: batched with
+// others the random model's greedy answer may change (tests/engine/llama_server.mjs).
+//
+// Run: CTest sets OVERHEAD_BINARY, OPENAI_NODE_MODULES and the engine's variables
+// (tests/CMakeLists.txt: OVERHEAD_LLAMA_ENGINE_ENV).
+import {spawn, spawnSync} from 'node:child_process';
+import {createRequire} from 'node:module';
+import {mkdtempSync, rmSync} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {test, before, after} from 'node:test';
+import assert from 'node:assert/strict';
+import {startLlamaEngine} from '../engine/llama_engine.mjs';
+
+const BINARY = process.env.OVERHEAD_BINARY;
+const MODULES = process.env.OPENAI_NODE_MODULES;
+if (!BINARY || !MODULES) throw new Error('set OVERHEAD_BINARY and OPENAI_NODE_MODULES');
+const require = createRequire(path.join(path.resolve(MODULES), 'noop.js'));
+const OpenAI = require('openai').default;
+
+const MODEL = 'llama-3.3-70b-instruct';  // overhead's binding: the engine's tokenizer (the Llama-3 set)
+const MAX_TOKENS = 40;
+const MESSAGES = [
+  {role: 'system', content: 'Answer briefly.'},
+  {role: 'user', content: 'こんにちは、世界! Tell me about the sea.'},
+];
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'overhead-engine-'));
+let engine;
+let server;
+let base;
+const servers = [];
+
+// `overhead serve` in front of the engine, storing its records in `out`.
+async function startServe(out, extra = []) {
+  const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', out,
+                               '--decoder', `openai:${engine.baseUrl},model=${engine.modelName}`, '--max-decodes', '8',
+                               '--shutdown-timeout', '5', ...extra],
+                      {stdio: ['ignore', 'ignore', 'pipe']});
+  servers.push(child);
+  child.stderr.setEncoding('utf8');
+  let stderr = '';
+  const url = await new Promise((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const m = stderr.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error('overhead serve exited ' + code + ': ' + stderr)));
+  });
+  return {child, url};
+}
+
+before(async () => {
+  engine = await startLlamaEngine({sequences: 4});
+  ({child: server, url: base} = await startServe(dir));
+});
+
+after(async () => {
+  for (const child of servers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (engine) await engine.stop();
+  rmSync(dir, {recursive: true, force: true});
+});
+
+function client() {
+  return new OpenAI({apiKey: 'unused', baseURL: base + '/v1', maxRetries: 0, timeout: 60000});
+}
+
+async function postJson(url, body) {
+  const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
+  const text = await r.text();
+  assert.equal(r.status, 200, `${url}: ${text}`);
+  return JSON.parse(text);
+}
+
+// The engine's own completion of the prompt `overhead` renders and counts, at temperature 0.
+let expected;
+async function engineAnswer() {
+  if (expected) return expected;
+  const {prompt} = await postJson(base + '/v1/render', {model: MODEL, messages: MESSAGES, add_generation_prompt: true});
+  assert.match(prompt, /<\|start_header_id\|>assistant<\|end_header_id\|>\n\n$/);
+  const c = await postJson(engine.baseUrl + '/completions',
+                           {model: engine.modelName, prompt, max_tokens: MAX_TOKENS, temperature: 0});
+  const choice = c.choices[0];
+  assert.ok(choice.text.length > 0, 'the engine generated text');
+  expected = {text: choice.text, finish_reason: choice.finish_reason, completion_tokens: c.usage.completion_tokens};
+  return expected;
+}
+
+const request = {model: MODEL, messages: MESSAGES, max_tokens: MAX_TOKENS, temperature: 0};
+
+test('sync: message.content, finish_reason and completion_tokens are the engine\'s own', async () => {
+  const want = await engineAnswer();
+  const c = await client().chat.completions.create(request);
+  assert.equal(c.choices[0].message.content, want.text);
+  assert.equal(c.choices[0].finish_reason, want.finish_reason);
+  assert.equal(c.usage.completion_tokens, want.completion_tokens);
+  assert.ok(c.usage.prompt_tokens > 10);
+  assert.equal(c.usage.total_tokens, c.usage.prompt_tokens + c.usage.completion_tokens);
+});
+
+test('stream: the deltas concatenate to the engine\'s text and arrive while it generates', async () => {
+  const want = await engineAnswer();
+  const started = performance.now();
+  const stream = await client().chat.completions.create({...request, stream: true, stream_options: {include_usage: true}});
+  const deltas = [];  // [ms since the request, text]
+  let finish;
+  let usage;
+  for await (const chunk of stream) {
+    const choice = chunk.choices[0];
+    if (choice?.delta?.content) deltas.push([performance.now() - started, choice.delta.content]);
+    if (choice?.finish_reason) finish = choice.finish_reason;
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.equal(deltas.map(([, t]) => t).join(''), want.text);
+  assert.equal(finish, want.finish_reason);
+  assert.equal(usage.completion_tokens, want.completion_tokens);
+  assert.ok(deltas.length >= 5, `${deltas.length} content deltas`);
+  // Streamed while generated: the first delta comes in the first half of the stream's time, not
+  // with the last one (a text sent after the generation would put every delta at the end).
+  const first = deltas[0][0];
+  const last = deltas.at(-1)[0];
+  assert.ok(first < last / 2, `first delta at ${first.toFixed(1)} ms, last at ${last.toFixed(1)} ms`);
+});
+
+test('async: /v1/requests keeps the engine\'s text in its response', async () => {
+  const want = await engineAnswer();
+  const posted = await fetch(base + '/v1/requests', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(request)});
+  assert.equal(posted.status, 202);
+  const {id} = await posted.json();
+  let s;
+  const end = Date.now() + 30000;
+  do {
+    await new Promise((res) => setTimeout(res, 20));
+    s = await (await fetch(base + '/v1/requests/' + id)).json();
+  } while (s.status === 'queued' && Date.now() < end);
+  assert.equal(s.status, 'done', JSON.stringify(s));
+  assert.equal(s.response.choices[0].message.content, want.text);
+  assert.equal(s.response.choices[0].finish_reason, want.finish_reason);
+  assert.equal(s.response.usage.completion_tokens, want.completion_tokens);
+  assert.equal(s.record.finish_reason, want.finish_reason);
+});
+
+// Cancellation: the engine's /engine/stats counts a generation cancelled when its request closed.
+const engineStats = async () => (await fetch(engine.url + '/engine/stats')).json();
+
+async function untilCancelled(before) {
+  let now;
+  for (let i = 0; i < 200; ++i) {
+    now = await engineStats();
+    if (now.cancelled > before.cancelled && now.active === 0) return now;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.fail('the engine did not see the generation cancelled: ' + JSON.stringify({before, now}));
+}
+
+// The records a store holds whose finish_reason is "cancelled" (the consumer stores them shortly
+// after the worker published them).
+async function cancelledRecords(out, atLeast) {
+  let n = 0;
+  for (let i = 0; i < 200; ++i) {
+    const r = spawnSync('sqlite3', [path.join(out, 'serve.db'), "SELECT count(*) FROM records WHERE finish_reason = 'cancelled'"],
+                        {encoding: 'utf8'});
+    n = Number(r.stdout.trim() || 0);
+    if (n >= atLeast) return n;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  return n;
+}
+
+const LONG = 1500;  // far more tokens than a cancelled generation makes before it is stopped
+
+test('a streaming client that disconnects cancels the engine\'s generation; the record says cancelled', async () => {
+  const before = await engineStats();
+  const controller = new AbortController();
+  const stream = await client().chat.completions.create({...request, max_tokens: LONG, stream: true}, {signal: controller.signal});
+  let pieces = 0;
+  for await (const chunk of stream) {
+    if (chunk.choices[0]?.delta?.content && ++pieces === 3) {
+      controller.abort();  // the connection closes: the client has gone mid-stream
+      break;
+    }
+  }
+  assert.equal(pieces, 3);
+  const now = await untilCancelled(before);
+  assert.equal(now.cancelled, before.cancelled + 1);
+  const generated = now.generated_tokens - before.generated_tokens;
+  assert.ok(generated < LONG, `stopped after ${generated} of ${LONG} tokens`);
+  assert.ok(await cancelledRecords(dir, 1) >= 1, 'a record with finish_reason "cancelled"');
+});
+
+test('a synchronous client that disconnects cancels the engine\'s generation', async () => {
+  const before = await engineStats();
+  const controller = new AbortController();
+  const call = client().chat.completions.create({...request, max_tokens: LONG}, {signal: controller.signal});
+  for (let i = 0; i < 400 && (await engineStats()).active === 0; ++i) await new Promise((r) => setTimeout(r, 10));
+  controller.abort();
+  await assert.rejects(call);
+  const now = await untilCancelled(before);
+  assert.ok(now.generated_tokens - before.generated_tokens < LONG);
+  assert.ok(await cancelledRecords(dir, 2) >= 2, 'both records say cancelled');
+});
+
+test('--request-timeout answers 504 and cancels the engine\'s generation', async () => {
+  const out = mkdtempSync(path.join(os.tmpdir(), 'overhead-engine-timeout-'));
+  try {
+    const {child, url} = await startServe(out, ['--request-timeout', '0.5']);
+    const before = await engineStats();
+    const r = await fetch(url + '/v1/chat/completions', {method: 'POST', headers: {'Content-Type': 'application/json'},
+                                                         body: JSON.stringify({...request, max_tokens: LONG})});
+    assert.equal(r.status, 504, await r.text());
+    const now = await untilCancelled(before);
+    assert.ok(now.generated_tokens - before.generated_tokens < LONG);
+    assert.equal(await cancelledRecords(out, 1), 1, 'its record says cancelled');
+    child.kill('SIGKILL');
+  } finally {
+    rmSync(out, {recursive: true, force: true});
+  }
+});
