@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   overhead::cli::add_serve_command(app, exit_code);
   overhead::cli::add_cost_command(app, exit_code);
   overhead::cli::add_simulate_command(app, exit_code);
+  overhead::cli::add_calibrate_command(app, exit_code);
   overhead::cli::add_lambda_command(app, exit_code);
   overhead::cli::add_aws_init_command(app, exit_code);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks of single components");
