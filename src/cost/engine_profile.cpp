@@ -101,7 +101,11 @@ Roofline roofline_from_profile(const EngineProfile& p) {
   // A context token costs c seconds of the step; clamp a fitted negative to 0 (noise) so a step
   // never shrinks with more context.
   r.kv_bytes_per_token = std::max(0.0, p.fit.context_s_per_token);
-  r.active_parameters = 1 / (2 * p.fit.prefill_tokens_per_s);
+  // The prefill rate as a time per prompt token, less the context term the bytes already charge
+  // each prompt token (step_seconds counts prompt tokens' KV), so a step costs exactly
+  // a + b decodes + c (decode context) + prompt tokens / rate.
+  r.active_parameters = 0;
+  r.prefill_s_per_token = std::max(0.0, 1 / p.fit.prefill_tokens_per_s - r.kv_bytes_per_token);
   r.attention_flops_per_context_token = 0;
   r.max_concurrency = std::max(1.0, p.max_concurrency);
   r.prefill_chunk_tokens = p.prefill_chunk_tokens;

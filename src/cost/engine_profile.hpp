@@ -6,9 +6,9 @@
 //   TTFT(prompt)              = ttft_base + prompt / prefill_tokens_per_s
 //   step(batch, context)      = a + b * batch + c * batch * context     (time per output token)
 // both by ordinary least squares. The Roofline that reproduces them: step_overhead = a,
-// sequence_overhead = b, no weights, c "bytes" of KV per context token at 1 byte/s, and
-// 1 / (2 prefill_tokens_per_s) "parameters" per token at 1 FLOP/s, so a decode step costs
-// a + b batch + c (sum of contexts), and a prefill chunk costs its tokens / prefill rate.
+// sequence_overhead = b, no weights and no FLOPs, c "bytes" of KV per context token at 1 byte/s,
+// and the prefill rate as Roofline::prefill_s_per_token, so a step costs
+// a + b decodes + c (sum of their contexts) + prompt tokens / prefill rate.
 #pragma once
 
 #include <filesystem>
