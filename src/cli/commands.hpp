@@ -21,6 +21,8 @@ void add_serve_command(CLI::App& app, int& exit_code);
 void add_cost_command(CLI::App& app, int& exit_code);
 // `simulate`: the discrete-event capacity simulator over the same E fit and profiles (src/cost/).
 void add_simulate_command(CLI::App& app, int& exit_code);
+// `calibrate`: measures an OpenAI-compatible engine into a profile for --engine-profile.
+void add_calibrate_command(CLI::App& app, int& exit_code);
 
 // `lambda`: the consumer as an AWS Lambda custom runtime (lambda_command.cpp, aws/lambda_runtime.hpp).
 void add_lambda_command(CLI::App& app, int& exit_code);

@@ -14,6 +14,9 @@ void add_serving_flags(CLI::App& cmd, ServingFlags& f) {
       ->check(CLI::IsMember({"bf16", "fp8", "fp4"}));
   cmd.add_option("--kv-dtype", f.kv_dtype, "KV cache precision: bf16 or fp8")->check(CLI::IsMember({"bf16", "fp8"}))->capture_default_str();
   cmd.add_option("--engine", f.engine_file, "Engine parameters file (default: data/calibration/engine.json, the fit)");
+  cmd.add_option("--engine-profile", f.engine_profile,
+                 "A profile written by `overhead calibrate`: the measured engine in place of --gpu and --model (--gpus counts "
+                 "replicas; price from --gpu-usd-per-hour)");
   cmd.add_option("--max-batch", f.max_batch, "The engine's cap on running sequences per replica (default: the engine file's)")
       ->check(number_in(1, 1e6));
   cmd.add_option("--prefill-chunk", f.prefill_chunk, "The engine's prefill-token budget per step (default: the engine file's)")
@@ -34,6 +37,7 @@ cost::ScenarioSpec scenario_spec(const ServingFlags& f, const std::string& profi
   s.precision = f.precision;
   s.kv_dtype = f.kv_dtype;
   s.engine_file = f.engine_file;
+  s.engine_profile = f.engine_profile;
   s.max_batch = f.max_batch;
   s.prefill_chunk_tokens = f.prefill_chunk;
   s.memory_fraction = f.memory_fraction;

@@ -32,6 +32,7 @@ constexpr Registration kRegistrations[] = {
     {"serve", overhead::cli::add_serve_command},
     {"cost", overhead::cli::add_cost_command},
     {"simulate", overhead::cli::add_simulate_command},
+    {"calibrate", overhead::cli::add_calibrate_command},
     {"lambda", overhead::cli::add_lambda_command},
     {"aws-init", overhead::cli::add_aws_init_command},
     {"bench", add_bench_commands},

@@ -71,7 +71,7 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
     const double hops = 2 * (r.gpus - 1);
     comm = 2 * r.layers * (hops * r.allreduce_latency_s + hops / r.gpus * payload / r.link_bytes_per_s);
   }
-  return r.step_overhead_s + r.sequence_overhead_s * s.decodes + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
+  return r.step_overhead_s + r.sequence_overhead_s * s.decodes + r.prefill_s_per_token * s.prefill_tokens + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
 }
 
 double kv_capacity_tokens(const Roofline& r) {

@@ -32,6 +32,9 @@ struct Roofline {
   double memory_fraction = 0.9;       // share of the memory the weights leave that holds KV
   double step_overhead_s = 0;         // per step: scheduling, launches
   double sequence_overhead_s = 0;     // per decoding sequence per step: sampling, bookkeeping
+  // Per prompt token of the step, added outside the roofline: an engine measured by `overhead
+  // calibrate` (engine_profile.hpp), whose prefill rate is known but not its FLOPs. 0 otherwise.
+  double prefill_s_per_token = 0;
   double layers = 0, hidden_size = 0;
   double allreduce_latency_s = 0;     // one all-reduce
   double link_bytes_per_s = 0;        // per direction, per GPU

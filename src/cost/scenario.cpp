@@ -1,8 +1,56 @@
 #include "cost/scenario.hpp"
 
+#include "cost/engine_profile.hpp"
+
 namespace overhead::cost {
 
+namespace {
+
+// The CPU price: the flag, else the m7i.large preset.
+void set_cpu_price(Scenario& s, const ScenarioSpec& spec) {
+  s.cpu_usd_per_hour = spec.cpu_usd_per_hour;
+  s.cpu_price_source = "--cpu-usd-per-hour";
+  if (s.cpu_usd_per_hour < 0) {
+    const auto it = s.prices.instances.find("m7i.large");
+    if (it == s.prices.instances.end()) throw CostError("no price preset m7i.large: give --cpu-usd-per-hour");
+    s.cpu_usd_per_hour = it->second.usd_per_hour;
+    s.cpu_price_source = "m7i.large preset";
+  }
+}
+
+Scenario profile_scenario(const ScenarioSpec& spec) {
+  if (!spec.gpu.empty() || !spec.model.empty())
+    throw CostError("--engine-profile replaces --gpu and --model: give one or the other");
+  if (spec.tp > 1) throw CostError("--engine-profile is one measured replica: --tp does not apply");
+  if (spec.gpu_usd_per_hour < 0) throw CostError("--engine-profile needs the engine's price: give --gpu-usd-per-hour");
+  const EngineProfile p = load_engine_profile(spec.engine_profile);
+  Scenario s;
+  s.prices = load_prices(spec.profiles_dir / "price" / "prices.json");
+  s.gpu.name = "engine " + (p.engine_url.empty() ? spec.engine_profile : p.engine_url);
+  s.gpu.description = "measured by overhead calibrate (" + spec.engine_profile + ")";
+  s.model.name = p.model;
+  s.model.description = "as served by the measured engine";
+  s.serving.tp = 1;
+  s.serving.engine.origin = spec.engine_profile;
+  s.serving.engine.step_overhead_s = p.fit.step_overhead_s;
+  s.serving.engine.sequence_overhead_s = p.fit.sequence_overhead_s;
+  s.serving.engine.max_batch = p.max_concurrency;
+  s.serving.engine.prefill_chunk_tokens = p.prefill_chunk_tokens;
+  s.serving.engine.memory_fraction = 1;
+  s.replica = roofline_from_profile(p);
+  if (spec.max_batch > 0) s.replica.max_concurrency = s.serving.engine.max_batch = spec.max_batch;
+  if (spec.prefill_chunk_tokens > 0) s.replica.prefill_chunk_tokens = s.serving.engine.prefill_chunk_tokens = spec.prefill_chunk_tokens;
+  s.replicas = spec.gpus;
+  s.gpu_usd_per_hour = spec.gpu_usd_per_hour;
+  s.gpu_price_source = "--gpu-usd-per-hour";
+  set_cpu_price(s, spec);
+  return s;
+}
+
+}  // namespace
+
 Scenario make_scenario(const ScenarioSpec& spec) {
+  if (!spec.engine_profile.empty()) return profile_scenario(spec);
   if (spec.gpu.empty() || spec.model.empty()) throw CostError("--gpu and --model are required (see `overhead cost --list`)");
   if (spec.gpus < 1) throw CostError("--gpus must be at least 1");
   const int tp = spec.tp > 0 ? spec.tp : spec.gpus;
@@ -34,14 +82,7 @@ Scenario make_scenario(const ScenarioSpec& spec) {
     s.gpu_usd_per_hour = it->second.usd_per_hour;
     s.gpu_price_source = it->second.kind + ", " + it->second.source + " (" + it->second.date + ")";
   }
-  s.cpu_usd_per_hour = spec.cpu_usd_per_hour;
-  s.cpu_price_source = "--cpu-usd-per-hour";
-  if (s.cpu_usd_per_hour < 0) {
-    const auto it = s.prices.instances.find("m7i.large");
-    if (it == s.prices.instances.end()) throw CostError("no price preset m7i.large: give --cpu-usd-per-hour");
-    s.cpu_usd_per_hour = it->second.usd_per_hour;
-    s.cpu_price_source = "m7i.large preset";
-  }
+  set_cpu_price(s, spec);
   return s;
 }
 

@@ -20,6 +20,7 @@ struct ScenarioSpec {
   int tp = 0;                        // GPUs per replica; 0: all of --gpus (one replica)
   std::string precision, kv_dtype = "bf16";
   std::string engine_file;           // empty: data/calibration/engine.json beside the profiles
+  std::string engine_profile;        // `overhead calibrate`'s profile: in place of gpu and model
   double max_batch = 0, prefill_chunk_tokens = 0, memory_fraction = 0;  // 0: the engine file's
   double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;                  // < 0: the presets
 };
@@ -35,6 +36,8 @@ struct Scenario {
   Prices prices;
 };
 
+// With engine_profile, the replica is the measured engine (engine_profile.hpp): gpu and model
+// must be empty, --gpus counts replicas, and the GPU price must be given.
 // Throws CostError: unknown profiles, --gpus not a multiple of --tp, weights that do not fit a
 // replica, no price preset for the GPU.
 Scenario make_scenario(const ScenarioSpec& spec);

@@ -1,0 +1,147 @@
+// `overhead calibrate --engine URL[,model=NAME] --tokenizer T --out PROFILE.json
+// [--max-concurrency N] [--budget-s S]`: measures an OpenAI-compatible engine (calibrate_engine),
+// fits the server model to it (cost/engine_profile) and writes the profile `cost` and `simulate`
+// read with --engine-profile: the raw measurements, the fit and its residuals, the engine's
+// /v1/models, the date and the host. Progress goes to stderr when it is a terminal; the summary
+// table (measured against fitted) to stdout.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "backends/openai_decoder.hpp"
+#include "cli/calibrate_engine.hpp"
+#include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
+#include "cost/profiles.hpp"
+
+namespace overhead::cli {
+
+namespace {
+
+struct CalibrateOptions {
+  std::string engine, tokenizer, out;
+  int max_concurrency = 8;
+  double budget_s = 120;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
+void print_summary(const Calibration& c, const cost::EngineFit& fit) {
+  std::printf("engine model %s: %zu prefill and %zu decode measurements in %.1f s\n", c.model.c_str(), c.prefill.size(),
+              c.decode.size(), c.elapsed_s);
+  std::printf("fit: TTFT = %.2f ms + prompt / %.0f tokens/s (R^2 %.3f)\n", fit.ttft_base_s * 1e3,
+              fit.prefill_tokens_per_s, fit.prefill_r_squared);
+  std::printf("     step = %.3f ms + %.3f ms x batch + %.3g ms x batch x context (R^2 %.3f)\n", fit.step_overhead_s * 1e3,
+              fit.sequence_overhead_s * 1e3, fit.context_s_per_token * 1e3, fit.decode_r_squared);
+  std::printf("\n%-8s %8s %14s %14s %8s\n", "prompt", "n", "TTFT ms", "fitted ms", "error");
+  std::map<double, std::pair<double, int>> ttft;
+  for (const auto& s : c.prefill) {
+    ttft[s.prompt_tokens].first += s.ttft_s;
+    ++ttft[s.prompt_tokens].second;
+  }
+  for (const auto& [len, sum] : ttft) {
+    const double m = sum.first / sum.second, f = fit.ttft_s(len);
+    std::printf("%-8.0f %8d %14.2f %14.2f %7.1f%%\n", len, sum.second, m * 1e3, f * 1e3, 100 * (f - m) / m);
+  }
+  std::printf("\n%-8s %8s %8s %14s %14s %8s\n", "batch", "context", "n", "TPOT ms", "fitted ms", "error");
+  std::map<std::pair<double, double>, std::pair<double, int>> tpot;
+  std::map<std::pair<double, double>, double> context;
+  for (const auto& s : c.decode) {
+    // Group by concurrency and prompt length (the context less half the output, rounded).
+    const auto key = std::make_pair(s.batch, std::round(s.context_tokens / 64) * 64);
+    tpot[key].first += s.tpot_s;
+    ++tpot[key].second;
+    context[key] += s.context_tokens;
+  }
+  for (const auto& [key, sum] : tpot) {
+    const double m = sum.first / sum.second, ctx = context[key] / sum.second, f = fit.step_s(key.first, ctx);
+    std::printf("%-8.0f %8.0f %8d %14.3f %14.3f %7.1f%%\n", key.first, ctx, sum.second, m * 1e3, f * 1e3, 100 * (f - m) / m);
+  }
+}
+
+int run_calibrate(const CalibrateOptions& o) {
+  try {
+    const auto params = backends::parse_openai_decoder(o.engine);
+    CalibrationPlan plan;
+    plan.base_url = params.base_url;
+    plan.model = params.model;
+    plan.tokenizer = o.tokenizer;
+    plan.max_concurrency = o.max_concurrency;
+    plan.budget_s = o.budget_s;
+    const bool terminal = isatty(STDERR_FILENO) != 0;
+    const auto progress = [terminal](const std::string& line) {
+      if (terminal) std::fprintf(stderr, "calibrate: %s\n", line.c_str());
+    };
+    const Calibration c = measure_engine(plan, progress);
+    const cost::EngineFit fit = cost::fit_engine(c.prefill, c.decode);
+    nlohmann::json prefill = nlohmann::json::array(), decode = nlohmann::json::array();
+    for (const auto& s : c.prefill) prefill.push_back({{"prompt_tokens", s.prompt_tokens}, {"ttft_s", s.ttft_s}});
+    for (const auto& s : c.decode)
+      decode.push_back({{"batch", s.batch}, {"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
+    const nlohmann::json profile = {
+        {"kind", "overhead engine profile"},
+        {"engine", plan.base_url},
+        {"model", c.model},
+        {"tokenizer", o.tokenizer},
+        {"date", utc_now()},
+        {"host", host_name()},
+        {"budget_s", o.budget_s},
+        {"elapsed_s", c.elapsed_s},
+        {"max_concurrency", o.max_concurrency},
+        {"prefill_chunk_tokens", 2048},
+        {"v1_models", c.models},
+        {"fit", cost::engine_fit_json(fit)},
+        {"measurements", {{"prefill", prefill}, {"decode", decode}, {"requests", c.raw}}}};
+    std::ofstream out(o.out);
+    out << profile.dump(2) << "\n";
+    if (!out) throw std::runtime_error(o.out + ": cannot write");
+    print_summary(c, fit);
+    std::printf("\nwrote %s\n", o.out.c_str());
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "overhead calibrate: --engine: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "overhead calibrate: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand("calibrate",
+                                 "Measure an OpenAI-compatible engine and fit the server model: the profile `cost` and "
+                                 "`simulate` take with --engine-profile");
+  cmd->add_option("--engine", o->engine, "URL[,model=NAME]: the engine's API base, e.g. http://127.0.0.1:8000/v1")->required();
+  cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer that renders and counts the prompts (short name, folder or HF id)")
+      ->required();
+  cmd->add_option("--out", o->out, "The profile to write (JSON)")->required();
+  cmd->add_option("--max-concurrency", o->max_concurrency, "Most requests in flight (the engine's slots; at least 2, the fit needs two levels)")
+      ->check(integer_in(2, 4096))
+      ->capture_default_str();
+  cmd->add_option("--budget-s", o->budget_s, "Seconds of measuring")->check(number_in(1, 86400))->capture_default_str();
+  cmd->callback([o, &exit_code] { exit_code = run_calibrate(*o); });
+}
+
+}  // namespace overhead::cli

@@ -1,0 +1,223 @@
+#include "cli/calibrate_engine.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "backends/openai_decoder.hpp"
+#include "binding/chat_binding.hpp"
+#include "pipe/clock.hpp"
+
+namespace overhead::cli {
+
+namespace {
+
+std::size_t append_body(char* data, std::size_t size, std::size_t n, void* out) {
+  auto* body = static_cast<std::string*>(out);
+  // /v1/models is a short list: refuse a body past 4 MiB rather than hold whatever a server sends.
+  if (body->size() + size * n > (4u << 20)) return 0;
+  body->append(data, size * n);
+  return size * n;
+}
+
+// The prompt of exactly `tokens` tokens as the tokenizer counts it (special tokens included, as
+// the engine adds its BOS): a run of one common word, grown until the count is reached.
+std::string prompt_of(const tok::Tokenizer& t, int tokens) {
+  std::string text = "hello";
+  std::size_t n = t.count(text);
+  while (static_cast<int>(n) < tokens) {
+    text += " hello";
+    n = t.count(text);
+  }
+  return text;
+}
+
+struct Outcome {
+  pipe::DecodeResult result;
+  std::string error;
+  bool done = false;
+};
+
+struct Wave {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<Outcome> outcomes;
+  std::size_t pending = 0;
+};
+
+class WaveCallbacks final : public pipe::DecodeCallbacks {
+ public:
+  WaveCallbacks(std::shared_ptr<Wave> wave, std::size_t index) : wave_(std::move(wave)), index_(index) {}
+  void on_done(pipe::DecodeResult result) override { finish(std::move(result), ""); }
+  void on_error(const pipe::DecoderError& error) override { finish({}, error.what()); }
+
+ private:
+  void finish(pipe::DecodeResult result, std::string error) {
+    std::lock_guard lock(wave_->mutex);
+    auto& o = wave_->outcomes[index_];
+    o.result = std::move(result);
+    o.error = std::move(error);
+    o.done = true;
+    --wave_->pending;
+    wave_->cv.notify_all();
+  }
+  std::shared_ptr<Wave> wave_;
+  std::size_t index_;
+};
+
+// `concurrency` copies of one prompt started together; waits for all of them. Throws on the first
+// failed request with the engine's message.
+std::vector<Outcome> run_wave(const backends::OpenAiDecoder& decoder, const std::string& model, const std::string& prompt,
+                              int prompt_tokens, int max_tokens, int concurrency) {
+  auto wave = std::make_shared<Wave>();
+  wave->outcomes.resize(static_cast<std::size_t>(concurrency));
+  wave->pending = wave->outcomes.size();
+  std::vector<std::shared_ptr<pipe::DecodeTicket>> tickets;
+  for (int i = 0; i < concurrency; ++i) {
+    pipe::DecodeRequest r;
+    r.prompt = prompt;
+    r.prompt_tokens = prompt_tokens;
+    r.max_tokens = max_tokens;
+    r.tokenizer = model;
+    tickets.push_back(decoder.start(r, std::make_shared<WaveCallbacks>(wave, static_cast<std::size_t>(i))));
+  }
+  std::unique_lock lock(wave->mutex);
+  wave->cv.wait(lock, [&] { return wave->pending == 0; });
+  for (const auto& o : wave->outcomes)
+    if (!o.error.empty()) throw std::runtime_error("the engine failed a request of " + std::to_string(prompt_tokens) +
+                                                   " prompt tokens: " + o.error);
+  return wave->outcomes;
+}
+
+// Concurrency levels 1, 2, 4, ... up to max; the extremes first, so a short budget still spans them.
+std::vector<int> concurrency_order(int max_concurrency) {
+  std::vector<int> levels;
+  for (int c = 1; c < max_concurrency; c *= 2) levels.push_back(c);
+  levels.push_back(max_concurrency);
+  std::vector<int> order = {levels.front()};
+  if (levels.size() > 1) order.push_back(levels.back());
+  for (std::size_t i = 1; i + 1 < levels.size(); ++i) order.push_back(levels[i]);
+  return order;
+}
+
+double seconds(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+}  // namespace
+
+nlohmann::json fetch_models(const std::string& base_url, const std::string& model) {
+  const std::string url = base_url + "/models";
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), &curl_easy_cleanup);
+  if (!curl) throw std::runtime_error("cannot start libcurl");
+  std::string body;
+  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &append_body);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, 10000L);
+  curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+  const CURLcode rc = curl_easy_perform(curl.get());
+  if (rc != CURLE_OK)
+    throw std::runtime_error("the engine at " + base_url + " is unreachable: " + curl_easy_strerror(rc));
+  long status = 0;
+  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  const std::string not_openai = "the engine at " + base_url + " is not OpenAI-compatible: GET /models ";
+  if (status != 200) throw std::runtime_error(not_openai + "answered HTTP " + std::to_string(status));
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("data") || !j["data"].is_array() || j["data"].empty())
+    throw std::runtime_error(not_openai + "is not a model list ({\"data\": [{\"id\": ...}]})");
+  std::vector<std::string> ids;
+  for (const auto& m : j["data"])
+    if (m.is_object() && m.contains("id") && m["id"].is_string()) ids.push_back(m["id"].get<std::string>());
+  if (ids.empty()) throw std::runtime_error(not_openai + "lists no model id");
+  if (!model.empty() && std::find(ids.begin(), ids.end(), model) == ids.end()) {
+    std::string served;
+    for (const auto& id : ids) served += (served.empty() ? "" : ", ") + id;
+    throw std::runtime_error("the engine at " + base_url + " does not serve model '" + model + "' (it serves: " + served + ")");
+  }
+  return j;
+}
+
+Calibration measure_engine(const CalibrationPlan& plan, const std::function<void(const std::string&)>& progress) {
+  Calibration c;
+  c.models = fetch_models(plan.base_url, plan.model);
+  c.model = plan.model.empty() ? c.models["data"][0]["id"].get<std::string>() : plan.model;
+  const auto tokenizer = binding::load_tokenizer(plan.tokenizer);
+  backends::OpenAiDecoderParams params;
+  params.base_url = plan.base_url;
+  params.model = c.model;
+  params.usage_required = true;  // time per output token needs the engine's own count
+  params.timeout = std::chrono::milliseconds(static_cast<long long>(std::max(10.0, plan.budget_s) * 1000));
+  const backends::OpenAiDecoder decoder(params);
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+
+  // Prefill: one request at a time, one output token, rounds over the lengths until a third of
+  // the budget is spent (at least one round, at most five).
+  const double prefill_budget = plan.budget_s / 3;
+  double slowest = 0;
+  for (int round = 0; round < 5; ++round) {
+    for (const int length : plan.prefill_lengths) {
+      if (round > 0 && elapsed() + slowest > prefill_budget) break;
+      const auto t0 = elapsed();
+      const auto prompt = prompt_of(*tokenizer, length);
+      const auto outcomes = run_wave(decoder, c.model, prompt, length, 1, 1);
+      slowest = std::max(slowest, elapsed() - t0);
+      const auto& r = outcomes.front().result;
+      if (r.first_token == 0) continue;  // an empty answer has no first token to time
+      const double ttft = seconds(r.first_token - r.decode_start);
+      c.prefill.push_back({static_cast<double>(length), ttft});
+      c.raw.push_back({{"phase", "prefill"}, {"concurrency", 1}, {"prompt_tokens", length},
+                       {"output_tokens", r.output_tokens}, {"ttft_s", ttft}, {"e2e_s", seconds(r.decode_end - r.decode_start)}});
+      say("prefill " + std::to_string(length) + " tokens: TTFT " + std::to_string(ttft * 1000) + " ms");
+    }
+    if (elapsed() + slowest > prefill_budget) break;
+  }
+
+  // Decode: waves of `concurrency` equal requests, each length at each level, until the budget.
+  double last_wave = 0;
+  bool stop = false;
+  for (int round = 0; round < 10 && !stop; ++round) {
+    for (const int level : concurrency_order(plan.max_concurrency)) {
+      for (const int length : plan.decode_lengths) {
+        if (elapsed() + last_wave > plan.budget_s) {
+          stop = true;
+          break;
+        }
+        const auto t0 = elapsed();
+        const auto prompt = prompt_of(*tokenizer, length);
+        const auto outcomes = run_wave(decoder, c.model, prompt, length, plan.decode_tokens, level);
+        last_wave = elapsed() - t0;
+        double sum_tpot = 0;
+        int counted = 0;
+        for (const auto& o : outcomes) {
+          const auto& r = o.result;
+          const double ttft = r.first_token ? seconds(r.first_token - r.decode_start) : 0;
+          double tpot = 0;
+          if (r.first_token && r.output_tokens >= 3) {
+            tpot = seconds(r.decode_end - r.first_token) / static_cast<double>(r.output_tokens - 1);
+            c.decode.push_back({static_cast<double>(level), length + static_cast<double>(r.output_tokens) / 2, tpot});
+            sum_tpot += tpot;
+            ++counted;
+          }
+          c.raw.push_back({{"phase", "decode"}, {"concurrency", level}, {"prompt_tokens", length},
+                           {"output_tokens", r.output_tokens}, {"ttft_s", ttft}, {"tpot_s", tpot},
+                           {"e2e_s", seconds(r.decode_end - r.decode_start)}});
+        }
+        say("decode x" + std::to_string(level) + ", " + std::to_string(length) + " prompt tokens: TPOT " +
+            (counted ? std::to_string(sum_tpot / counted * 1000) + " ms" : std::string("n/a (answers under 3 tokens)")));
+      }
+      if (stop) break;
+    }
+  }
+  c.elapsed_s = elapsed();
+  return c;
+}
+
+}  // namespace overhead::cli

@@ -1,0 +1,46 @@
+// `overhead calibrate`'s measuring: drives an OpenAI-compatible engine through the asynchronous
+// openai decoder (one thread, every request of a wave in flight at once), with prompts of chosen
+// lengths rendered and counted with our tokenizer, first one at a time at rising prompt lengths
+// (TTFT against prompt length), then in waves of rising concurrency (time per output token
+// against sequences in flight and context). Stops at the budget; the fit is cost/engine_profile.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/engine_profile.hpp"
+
+namespace overhead::cli {
+
+struct CalibrationPlan {
+  std::string base_url;  // the API base, e.g. http://127.0.0.1:8000/v1
+  std::string model;     // empty: the first model /v1/models lists
+  std::string tokenizer;
+  int max_concurrency = 8;
+  double budget_s = 120;
+  std::vector<int> prefill_lengths = {16, 64, 128, 256, 512, 1024};
+  std::vector<int> decode_lengths = {32, 512};  // two contexts, so the per-context term is identified
+  int decode_tokens = 32;
+};
+
+struct Calibration {
+  nlohmann::json models;  // the engine's /v1/models
+  std::string model;
+  std::vector<cost::PrefillSample> prefill;
+  std::vector<cost::DecodeSample> decode;
+  nlohmann::json raw = nlohmann::json::array();  // every request: phase, concurrency, tokens, stamps
+  double elapsed_s = 0;
+};
+
+// GET base_url/models. Throws std::runtime_error: unreachable, not an OpenAI list, or `model`
+// (when not empty) not among its ids.
+nlohmann::json fetch_models(const std::string& base_url, const std::string& model);
+
+// Runs the plan. `progress` (may be empty) gets one line per wave. Throws std::runtime_error
+// naming the failure (the engine's message for a refused request; a stream without usage).
+Calibration measure_engine(const CalibrationPlan& plan, const std::function<void(const std::string&)>& progress);
+
+}  // namespace overhead::cli

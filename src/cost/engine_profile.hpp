@@ -1,0 +1,70 @@
+// A measured engine (`overhead calibrate`): the samples taken on it, the fit of the server model
+// to them, and the Roofline that fit stands for, so `cost` and `simulate` price an engine of
+// unknown hardware with the same step_seconds() they use for datasheet GPUs.
+//
+// The fit, per engine of unknown hardware:
+//   TTFT(prompt)              = ttft_base + prompt / prefill_tokens_per_s
+//   step(batch, context)      = a + b * batch + c * batch * context     (time per output token)
+// both by ordinary least squares. The Roofline that reproduces them: step_overhead = a,
+// sequence_overhead = b, no weights and no FLOPs, c "bytes" of KV per context token at 1 byte/s,
+// and the prefill rate as Roofline::prefill_s_per_token, so a step costs
+// a + b decodes + c (sum of their contexts) + prompt tokens / prefill rate.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "cost/roofline.hpp"
+
+namespace overhead::cost {
+
+// One prompt at concurrency 1: its tokens and the time to its first output token.
+struct PrefillSample {
+  double prompt_tokens = 0;
+  double ttft_s = 0;
+};
+
+// One generation measured while `batch` generations were in flight: its mean time per output
+// token after the first and the mean context (prompt + half the output) it decoded at.
+struct DecodeSample {
+  double batch = 0;
+  double context_tokens = 0;
+  double tpot_s = 0;
+};
+
+struct EngineFit {
+  double ttft_base_s = 0, prefill_tokens_per_s = 0;
+  double step_overhead_s = 0, sequence_overhead_s = 0, context_s_per_token = 0;  // a, b, c
+  double prefill_r_squared = 0, decode_r_squared = 0;
+  double prefill_resid_sd_s = 0, decode_resid_sd_s = 0;
+  std::vector<double> prefill_residuals_s, decode_residuals_s;  // in the samples' order
+
+  [[nodiscard]] double ttft_s(double prompt_tokens) const { return ttft_base_s + prompt_tokens / prefill_tokens_per_s; }
+  [[nodiscard]] double step_s(double batch, double context) const {
+    return step_overhead_s + sequence_overhead_s * batch + context_s_per_token * batch * context;
+  }
+};
+
+// Throws CostError when there are too few samples for a fit (3 prefill lengths, 4 decode samples
+// over at least two batch sizes and two contexts) or the fit gives no positive prefill rate.
+EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode);
+
+// What `cost` and `simulate` read from a profile file.
+struct EngineProfile {
+  std::string engine_url, model;
+  double max_concurrency = 1;       // the largest concurrency calibrated (the engine's slots, as far as known)
+  double prefill_chunk_tokens = 2048;
+  EngineFit fit;
+};
+
+// The Roofline described above (memory unbounded: the engine's own KV limit shows as its slots).
+Roofline roofline_from_profile(const EngineProfile& p);
+
+nlohmann::json engine_fit_json(const EngineFit& fit);
+// Reads a profile written by `overhead calibrate`. Errors (CostError) name the file and field.
+EngineProfile load_engine_profile(const std::filesystem::path& file);
+
+}  // namespace overhead::cost
