@@ -169,8 +169,10 @@ void Worker::generation_done(Generation& g, DecodeResult d) {
 void Worker::generation_failed(Generation& g, const std::string& reason) {
   g.end();
   const std::string kind = kind_name(DeadLetterKind::decode_failed);
-  refuse(g.record.id, kind, reason);
+  // Counted before answered: a client that got the refusal finds the dead letter counted.
+  const std::string id = g.record.id;
   dead_letter_item(g.batch, g.index, kind, reason, g.tokenizer);
+  refuse(id, kind, reason);
   release_generation();
 }
 
