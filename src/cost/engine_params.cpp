@@ -1,7 +1,8 @@
 #include "cost/engine_params.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "cost/json_file.hpp"
 
 namespace overhead::cost {
 namespace {
@@ -18,14 +19,7 @@ double field(const nlohmann::json& j, const char* key, const std::filesystem::pa
 }  // namespace
 
 EngineParams load_engine_params(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw CostError(file.string() + ": cannot open");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw CostError(file.string() + ": " + e.what());
-  }
+  const nlohmann::json j = read_json_file(file);
   EngineParams p;
   p.bandwidth_efficiency = field(j, "bandwidth_efficiency", file, 0.01, 1);
   p.compute_efficiency = field(j, "compute_efficiency", file, 0.01, 1);

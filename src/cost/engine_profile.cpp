@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cost/json_file.hpp"
 #include "stats/errors.hpp"
 #include "stats/ols.hpp"
 
@@ -130,14 +130,7 @@ nlohmann::json engine_fit_json(const EngineFit& f) {
 }
 
 EngineProfile load_engine_profile(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw CostError(file.string() + ": cannot open");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw CostError(file.string() + ": " + e.what());
-  }
+  const nlohmann::json j = read_json_file(file);
   EngineProfile p;
   if (j.contains("engine") && j["engine"].is_string()) p.engine_url = j["engine"].get<std::string>();
   if (j.contains("model") && j["model"].is_string()) p.model = j["model"].get<std::string>();

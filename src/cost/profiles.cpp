@@ -2,21 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "cost/json_file.hpp"
 
 namespace overhead::cost {
 namespace {
-
-nlohmann::json read_json(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw CostError(file.string() + ": cannot open");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw CostError(file.string() + ": " + e.what());
-  }
-}
 
 // `where`: the enclosing figure or entry ("memory_gb", "instances.NAME"), empty at the top level.
 std::string text_field(const nlohmann::json& j, const char* key, const std::filesystem::path& file,
@@ -133,7 +124,7 @@ double Architecture::kv_bytes_per_token(double bytes) const {
 
 GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path& profiles_dir) {
   const auto file = resolve(name_or_file, profiles_dir, "gpu");
-  const auto j = read_json(file);
+  const auto j = read_json_file(file);
   GpuProfile g;
   g.name = text_field(j, "name", file);
   g.description = j.value("description", "");
@@ -153,7 +144,7 @@ GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path
 
 ModelProfile load_model(const std::string& name_or_file, const std::filesystem::path& profiles_dir) {
   const auto file = resolve(name_or_file, profiles_dir, "model");
-  const auto j = read_json(file);
+  const auto j = read_json_file(file);
   ModelProfile m;
   m.name = text_field(j, "name", file);
   m.description = j.value("description", "");
@@ -172,7 +163,7 @@ ModelProfile load_model(const std::string& name_or_file, const std::filesystem::
 }
 
 Prices load_prices(const std::filesystem::path& file) {
-  const auto j = read_json(file);
+  const auto j = read_json_file(file);
   Prices p;
   if (j.contains("instances"))
     for (const auto& [name, e] : j["instances"].items()) {
