@@ -6,6 +6,11 @@ JOBS      ?= $(shell nproc)
 # ccache, when present (set-up installs it), makes rebuilds after a checkout or in a second clone
 # cheap. Recursive (=) so it is looked up when the recipe runs, after set-up.
 LAUNCHER   = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# ccache keys on the compiler's command line, which holds this checkout's absolute paths: rewriting
+# them relative to the checkout (and not hashing the build directory into debug info) lets a clone
+# in another directory reuse what an earlier clone compiled.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
 
 .PHONY: all setup setup-build configure build build-overhead run test test-faults test-asan bench fuzz goldens clean lambda-zip
 
