@@ -408,7 +408,7 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& 
   // After the cache (which holds whole-piece results either way): the vocabulary probe is a miss
   // into a table of megabytes, and a repeated piece never needs it again.
   if (config_.ignore_merges) {
-    if (auto id = encode_vocab().find(piece)) {
+    if (auto id = cacheable ? encode_vocab().find(piece, hash) : encode_vocab().find(piece)) {
       out.push_back(*id);
       if (cacheable) state.pieces.store(piece, hash, &*id, 1);
       return;

@@ -59,9 +59,10 @@ class StringIdMap {
     if (slots_.empty() || (size_ + 1) * 2 > slots_.size()) grow();
     place(key, id);
   }
-  std::optional<std::uint32_t> find(std::string_view key) const {
+  std::optional<std::uint32_t> find(std::string_view key) const { return find(key, hash_bytes(key)); }
+  // The same with `h` = hash_bytes(key) already in hand (the piece cache hashes every piece).
+  std::optional<std::uint32_t> find(std::string_view key, std::uint64_t h) const {
     if (slots_.empty()) return std::nullopt;
-    const std::uint64_t h = hash_bytes(key);
     const auto tag = static_cast<std::uint32_t>(h >> 32) | 1u;
     const Slot* slots = slots_.data();
     const char* arena = arena_.data();
