@@ -22,6 +22,7 @@ so far). Exit 0 when all holds, 1 otherwise.
 
 import argparse
 import glob
+import gzip
 import json
 import os
 import shutil
@@ -33,13 +34,21 @@ import threading
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "serve"))
-from mtbench_bodies import write_bodies  # noqa: E402 - the bench scripts' body writer, shared
 from services import Services, read_env, redact, stop_gracefully  # noqa: E402 - beside this file
 
 TOKENIZER = "phi-4"
+T0 = time.time()
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 POSTGRES_SH = os.path.join(ROOT, "scripts", "services", "postgres.sh")
+
+
+def write_bodies(data, model, out, limit):
+    """One chat request body per MT-Bench record, the first `limit` of them (wrk posts them in turn)."""
+    with gzip.open(data, "rt", encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+        for n, line in enumerate(f):
+            if n == limit:
+                break
+            o.write(json.dumps({"model": model, "messages": json.loads(line)["prompt"]}, ensure_ascii=False) + "\n")
 
 
 def rss_mb(pid):
@@ -123,7 +132,12 @@ def main():
     shutil.rmtree(a.work_dir, ignore_errors=True)
     os.makedirs(a.work_dir)
     pg_dir = os.path.join(a.work_dir, "pg")
-    subprocess.run(["bash", POSTGRES_SH, "start", pg_dir], check=True, stdout=subprocess.DEVNULL)
+    # initdb takes seconds on a busy machine: the request bodies are written meanwhile.
+    pg_start = subprocess.Popen(["bash", POSTGRES_SH, "start", pg_dir], stdout=subprocess.DEVNULL)
+    write_bodies(a.data, TOKENIZER, os.path.join(a.work_dir, "bodies.jsonl"), limit=1000)
+    if pg_start.wait() != 0:
+        print("FAIL: PostgreSQL did not start")
+        return 1
     procs = {}
     try:
         return run(a, pg_dir, procs)
@@ -132,7 +146,12 @@ def main():
             if p.poll() is None:
                 p.kill()
                 p.wait()
+        # Its data is thrown away: an immediate shutdown (no checkpoint) before the clean-up.
+        pid = read_env(os.path.join(pg_dir, "postgres.env")).get("PG_PID") if os.path.exists(os.path.join(pg_dir, "postgres.env")) else None
+        if pid and alive(int(pid)):
+            os.kill(int(pid), signal.SIGQUIT)
         subprocess.run(["bash", POSTGRES_SH, "clean", pg_dir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print(f"{time.time() - T0:.1f} s in all", flush=True)
 
 
 def run(a, pg_dir, procs):
@@ -150,7 +169,6 @@ def run(a, pg_dir, procs):
     log_url = f"{svc.redis_env['REDIS_URL']}/{log_stream}?{params}"
     store_url = f"{svc.pg['PG_URL']}?table={tbl}"
     bodies = os.path.join(a.work_dir, "bodies.jsonl")
-    write_bodies(a.data, TOKENIZER, bodies)
 
     procs["gateway"], url = start_gateway(a, in_url, log_url, store_url, os.path.join(a.work_dir, "serve.log"))
     logs = {}
@@ -197,19 +215,23 @@ def run(a, pg_dir, procs):
                 f" {backlog:10d}  {dict(sorted(statuses.items()))}")
             stop_sampling.wait(a.sample_every)
 
+    say(f"load starts {start - T0:.1f} s after the test began")
     sampler = threading.Thread(target=sample)
     sampler.start()
     time.sleep(a.warmup)
 
     pg_pid = int(read_env(pg_env)["PG_PID"])
     pg_port = int(svc.pg["PG_PORT"])
-    subprocess.run(["bash", POSTGRES_SH, "stop", pg_dir], check=True, stdout=subprocess.DEVNULL)
+    # The fast shutdown ends every session at once and then checkpoints: the store is down from
+    # the signal on, so the outage is counted from there.
     down_at = time.time()
+    subprocess.run(["bash", POSTGRES_SH, "stop", pg_dir], check=True, stdout=subprocess.DEVNULL)
     phase[0] = "outage"
     if alive(pg_pid) or port_open("127.0.0.1", pg_port):
         failures.append(f"PostgreSQL (pid {pg_pid}) still runs or its port {pg_port} still answers after the stop")
-    say(f"-- PostgreSQL stopped (pid {pg_pid} gone, port {pg_port} refusing) at t={down_at - start:.1f} s")
-    time.sleep(a.outage)
+    say(f"-- PostgreSQL stopped (pid {pg_pid} gone, port {pg_port} refusing {time.time() - down_at:.1f} s after the signal) "
+        f"at t={down_at - start:.1f} s")
+    time.sleep(max(0.0, a.outage - (time.time() - down_at)))
     if alive(pg_pid) or port_open("127.0.0.1", pg_port):
         failures.append("PostgreSQL came back during the outage")
     subprocess.run(["bash", POSTGRES_SH, "start", pg_dir], check=True, stdout=subprocess.DEVNULL)
@@ -320,7 +342,10 @@ def run(a, pg_dir, procs):
         failures.append(f"{len(rows) - len(stored)} ids stored twice")
 
     # Queues.
-    say(f"drained {drained_at - up_at:.1f} s after the store came back")
+    caught_up = next((t for t, ph, _, backlog, _ in samples if t >= up_at - start and 0 <= backlog <= a.max_log_backlog // 100), None)
+    say(f"log stream back under 1% of --max-log-backlog {'%.1f' % (caught_up - (up_at - start)) if caught_up is not None else '?'} s "
+        f"after the store came back (sampled; under load); streams empty {drained_at - up_at:.1f} s after it (load stopped "
+        f"{a.after:.0f} s after it)")
     for s in (in_stream, log_stream):
         if busy(s):
             failures.append(f"{s}: {svc.xlen(s)} entries, {svc.xpending(s, 'overhead')} pending {a.drain_timeout:.0f} s after the load")
