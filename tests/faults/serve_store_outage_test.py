@@ -201,12 +201,13 @@ def run(a, pg_dir, procs):
     stop_sampling = threading.Event()
 
     def sample():
+        own = Services(a.redis_env, pg_env)  # its own Redis connection: one connection is not shared by two threads
         names = ("gateway", "worker", "consumer")
         say(f"{'t (s)':>6} {'phase':>8} " + " ".join(f"{n + ' MiB':>12}" for n in names) + f" {'log stream':>10}  answers")
         while not stop_sampling.is_set():
             rss = {n: rss_mb(procs[n].pid) for n in names}
             try:
-                backlog = svc.xlen(log_stream)
+                backlog = own.xlen(log_stream)
             except Exception:  # noqa: BLE001 - a sample is skipped, not the test
                 backlog = -1
             statuses = answers_so_far(url)
