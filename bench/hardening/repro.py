@@ -56,8 +56,9 @@ def parse_time_v(text):
 def timed(cmd, timeout=120, stdin=None, env=None, keep_stdout=True):
     """Runs cmd under /usr/bin/time -v: (exit code or 'signal N' or 'timeout', seconds, peak kB, output)."""
     t0 = time.time()
-    p = subprocess.Popen(["/usr/bin/time", "-v"] + cmd, stdin=stdin, stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, env=env)
+    # A command whose output may be large writes it to a file, of which the first bytes are kept.
+    sink = subprocess.PIPE if keep_stdout else tempfile.TemporaryFile()
+    p = subprocess.Popen(["/usr/bin/time", "-v"] + cmd, stdin=stdin, stdout=sink, stderr=subprocess.PIPE, env=env)
     try:
         out, err = p.communicate(timeout=timeout)
         timed_out = False
@@ -70,6 +71,10 @@ def timed(cmd, timeout=120, stdin=None, env=None, keep_stdout=True):
     err = err.decode(errors="replace")
     kb, sig = parse_time_v(err)
     report_at = err.find("\tCommand being timed")
+    if not keep_stdout:
+        sink.seek(0)
+        out = sink.read(300)
+        sink.close()
     output = (out or b"").decode(errors="replace") + (err[:report_at] if report_at >= 0 else err)
     rc = "timeout" if timed_out else (f"signal {sig}" if sig else p.returncode)
     if isinstance(rc, int) and rc != 0:
@@ -295,7 +300,7 @@ def d7(b, w):
 
 
 def gist(out, n=70):
-    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    lines = [line.strip() for line in out.splitlines() if line.strip() and not line.startswith("Command exited")]
     text = next((line for line in lines if re.search(r"error|must|cannot|not|refus|\$", line, re.I)), lines[0] if lines else "")
     return text[:n]
 
