@@ -714,6 +714,16 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--replications", replay->replications, "With --residuals: simulated repetitions (total = their mean)")
       ->check(integer_in(1, 10000))->capture_default_str();
   cmd->add_option("--residuals-experiment", replay->residuals_experiment, "The experiment of --residuals on a store");
+  cmd->add_option("--cores", replay->cores,
+                  "With --replay: CPU cores the workers share with the consumer and publishers (default: this machine's)")
+      ->check(number_in(1e-3, 1e6));
+  cmd->add_option("--other-cpu", replay->other_cpu,
+                  "With --replay: the consumer's and publishers' CPU per item as a multiple of the worker's (a run's "
+                  "summary.json: process_cpu_us_per_item / worker_cpu_us_per_item - 1)")
+      ->check(number_in(0, 1e6))->capture_default_str();
+  cmd->add_option("--fitted-workers", replay->fitted_workers,
+                  "With --replay: the workers of the run --fits was made on (default: the --residuals run's, else 1)")
+      ->check(integer_in(1, 1'000'000));
   cmd->add_flag("--measured-only", replay->measured_only, "With --replay: the run's measured total and cycle percentiles only");
   cmd->add_option("--write-timeline", replay->write_timeline, "With --replay: write the run's timeline CSV and stop");
   cmd->callback([o, replay, workers, batch, &exit_code] {
