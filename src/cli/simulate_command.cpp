@@ -28,6 +28,7 @@
 #include "cli/cost_command_workload.hpp"
 #include "cli/simulate_command_arrivals.hpp"
 #include "cli/simulate_command_replay.hpp"
+#include "cost/pricing.hpp"
 #include "cost/capacity.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/fits_select.hpp"
@@ -39,17 +40,18 @@ namespace overhead::cli {
 
 namespace {
 
+// The deployment, the workload, --max-rate's targets and the requests and seed of every
+// simulation live in `pricing`, the cost family's one struct; the rest is the simulator's own.
 struct SimulateOptions {
-  std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
+  cost::PricingOptions pricing;
   std::vector<std::string> fits;
-  std::string backend, tokenizer, workload_tokenizer = "llama-3.3-70b-instruct", e_us, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
-  ServingFlags serving;
+  std::string backend, tokenizer, workload_tokenizer = "llama-3.3-70b-instruct", e_us, e_dist = "fixed", d_dist = "fixed";
   int case_number = 5, workers = 1, gpu_slots = 0;
   double rate = 0, burst_cv = 0, target_p99_ms = 0, concurrency = 0;
-  bool max_rate = false;
-  double ttft_p99_ms = 0, tpot_p99_ms = 0;
-  std::size_t requests = 100000;
-  std::uint64_t seed = 1;
+  bool max_rate() const { return pricing.load.mode == cost::Load::max_rate; }
+  const cost::LatencyTargets& targets() const { return pricing.load.targets; }
+  std::size_t requests() const { return pricing.load.requests; }
+  std::uint64_t seed() const { return pricing.load.seed; }
   bool json = false;
   std::string plots;  // --plots DIR: the run's figures as SVG
   // Arrivals replayed from a store's records.
@@ -81,7 +83,7 @@ bool exponential_flag(const std::string& value, const char* flag) {
 
 // --plots DIR: queue depth over time and the latency percentiles, as SVG files.
 void write_simulation_plots(const SimulateOptions& o, const cost::SimResult& r) {
-  const std::string title = o.serving.gpu + " x" + std::to_string(o.serving.gpus) + " serving " + o.serving.model + ", " +
+  const std::string title = o.pricing.scenario.gpu + " x" + std::to_string(o.pricing.scenario.gpus) + " serving " + o.pricing.scenario.model + ", " +
                             std::to_string(o.workers) + " CPU worker(s), " + std::to_string(r.requests) + " requests";
   for (const auto& f : report::simulation_figures(r, title)) write_output_file(o.plots, f.name + ".svg", report::svg_file(f));
 }
@@ -93,7 +95,7 @@ nlohmann::json percentiles_json(const cost::Percentiles& p) {
 void print_text(const SimulateOptions& o, const std::string& arrivals, const std::string& around, const cost::ELinear& e,
                 const cost::SimResult& r) {
   std::printf("%zu requests, %s (seed %llu); E(x) = %.3f + %.5f*x us (%s)\n", r.requests, arrivals.c_str(),
-              static_cast<unsigned long long>(o.seed), e.alpha_us, e.beta_us_per_token, e.origin.c_str());
+              static_cast<unsigned long long>(o.seed()), e.alpha_us, e.beta_us_per_token, e.origin.c_str());
   if (!around.empty()) std::printf("%s\n", around.c_str());
   std::printf("completed %.4g requests/s over %.4g s simulated\n\n", r.throughput_per_s, r.span_s);
   bool branch = false, blocked = false, rounds = false;
@@ -257,8 +259,8 @@ cost::EngineSimConfig engine_config(const SimulateOptions& o, const cost::Scenar
   cost::EngineSimConfig c;
   c.replica = sc.replica;
   c.replicas = sc.replicas;
-  c.requests = o.requests;
-  c.seed = o.seed;
+  c.requests = o.requests();
+  c.seed = o.seed();
   c.workload = requests;
   c.workers = o.workers;
   c.cpu = [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) { return draw(e.at(q.input_tokens) / 1e6, e_exp, rng); };
@@ -275,56 +277,16 @@ cost::EngineSimConfig engine_config(const SimulateOptions& o, const cost::Scenar
   return c;
 }
 
-// --max-rate: the highest Poisson rate whose simulated TTFT and TPOT p99 meet the targets
-// (MLPerf's server scenario), by bisection between 0 and the fleet's capacity.
-struct MaxRate {
-  double rate = 0;
-  cost::SimResult at;
-  int simulations = 0;
-  bool met = false;
-};
-MaxRate find_max_rate(const SimulateOptions& o, cost::EngineSimConfig c) {
-  auto meets = [&](const cost::SimResult& r) {
-    return (o.ttft_p99_ms <= 0 || r.ttft_s.p99 * 1000 <= o.ttft_p99_ms) &&
-           (o.tpot_p99_ms <= 0 || r.tpot_s.p99 * 1000 <= o.tpot_p99_ms);
-  };
-  double in = 0, out = 0;
-  for (const auto& q : c.workload) {
-    in += q.input_tokens;
-    out += q.output_tokens;
-  }
-  in /= static_cast<double>(c.workload.size());
-  out /= static_cast<double>(c.workload.size());
-  const double limit = cost::concurrency_limit(c.replica, in + std::max(1.0, out));
-  const double capacity = cost::steady_state(c.replica, limit, in, out, true).requests_per_s * c.replicas;
-  MaxRate m;
-  double lo = 0, hi = capacity;
-  for (int i = 0; i < 14; ++i) {
-    c.arrival_rate = (lo + hi) / 2;
-    const auto r = cost::simulate_engine(c);
-    ++m.simulations;
-    if (meets(r)) {
-      lo = c.arrival_rate;
-      m.at = r;
-      m.met = true;
-    } else {
-      hi = c.arrival_rate;
-    }
-  }
-  m.rate = lo;
-  return m;
-}
-
 int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::ELinear& e, bool e_exp,
                const std::vector<cost::SimRequest>& requests) {
   auto config = engine_config(o, sc, e, e_exp, requests);
-  MaxRate max_rate;
+  cost::MaxRate max_rate;
   cost::SimResult r;
-  if (o.max_rate) {
-    max_rate = find_max_rate(o, config);
+  if (o.max_rate()) {
+    max_rate = cost::find_max_rate(config, o.targets());
     if (!max_rate.met) {
-      std::fprintf(stderr, "overhead simulate: no rate meets TTFT p99 <= %g ms and TPOT p99 <= %g ms\n", o.ttft_p99_ms,
-                   o.tpot_p99_ms);
+      std::fprintf(stderr, "overhead simulate: no rate meets TTFT p99 <= %g ms and TPOT p99 <= %g ms\n",
+                   o.targets().ttft_p99_ms, o.targets().tpot_p99_ms);
       return 1;
     }
     r = max_rate.at;
@@ -332,7 +294,7 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
     r = cost::simulate_engine(config);
   }
   if (!o.plots.empty()) write_simulation_plots(o, r);
-  const auto c = fleet_cost(sc, o.serving.gpus, o.workers, r.requests_per_s);
+  const auto c = fleet_cost(sc, o.pricing.scenario.gpus, o.workers, r.requests_per_s);
   double mean_in = 0, mean_out = 0;
   for (const auto& q : requests) {
     mean_in += q.input_tokens;
@@ -351,14 +313,14 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
     else if (o.burst_cv > 0)
       std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g", config.arrival_rate, o.burst_cv);
     else
-      std::snprintf(text, sizeof text, "Poisson at %.4g/s%s", o.max_rate ? max_rate.rate : config.arrival_rate,
-                    o.max_rate ? " (the highest meeting the p99 targets)" : "");
+      std::snprintf(text, sizeof text, "Poisson at %.4g/s%s", o.max_rate() ? max_rate.rate : config.arrival_rate,
+                    o.max_rate() ? " (the highest meeting the p99 targets)" : "");
     arrivals = text;
   }
   if (!o.json) {
     print_text(o, arrivals, "", e, r);
     std::printf("\nengine: %s x%d as %d replica(s) of tp %d, %s weights, %s KV, batch cap %.0f, prefill budget %.0f tokens\n",
-                sc.gpu.name.c_str(), o.serving.gpus, sc.replicas, sc.serving.tp, precision.c_str(), sc.serving.kv_dtype.c_str(),
+                sc.gpu.name.c_str(), o.pricing.scenario.gpus, sc.replicas, sc.serving.tp, precision.c_str(), sc.serving.kv_dtype.c_str(),
                 sc.replica.max_concurrency, sc.replica.prefill_chunk_tokens);
     std::printf("%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
     std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TTFT", r.ttft_s.mean, r.ttft_s.p50, r.ttft_s.p95, r.ttft_s.p99);
@@ -366,7 +328,7 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
     std::printf("fleet: %.4g requests/s, %.4g output tokens/s, mean batch %.1f per replica\n", r.requests_per_s,
                 r.output_tokens_per_s, r.mean_batch);
     std::printf("cost: $%.4f/hour (%d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request, $%.4f per 1M output tokens\n",
-                c.usd_per_hour, o.serving.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request,
+                c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request,
                 usd_per_1m_out);
     return 0;
   }
@@ -377,10 +339,10 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
                       {"mean_queue_length", st.mean_queue_length}, {"max_queue_length", st.max_queue_length},
                       {"saturated", st.saturated}, {"wait_s", latency_json(st.wait_s)},
                       {"service_s", latency_json(st.service_s)}, {"request_path", true}});
-  nlohmann::json j = {{"requests", r.requests}, {"seed", o.seed}, {"arrivals", o.concurrency > 0 ? "closed" : o.burst_cv > 0 ? "gamma" : "poisson"},
+  nlohmann::json j = {{"requests", r.requests}, {"seed", o.seed()}, {"arrivals", o.concurrency > 0 ? "closed" : o.burst_cv > 0 ? "gamma" : "poisson"},
                       {"arrival_rate", o.concurrency > 0 ? r.requests_per_s : config.arrival_rate},
                       {"arrival_cv", o.burst_cv > 0 ? o.burst_cv : 1.0},
-                      {"gpu", sc.gpu.name}, {"model", sc.model.name}, {"gpus", o.serving.gpus}, {"tp", sc.serving.tp},
+                      {"gpu", sc.gpu.name}, {"model", sc.model.name}, {"gpus", o.pricing.scenario.gpus}, {"tp", sc.serving.tp},
                       {"replicas", sc.replicas}, {"precision", precision}, {"kv_dtype", sc.serving.kv_dtype},
                       {"engine", engine_json(sc.serving.engine, sc.replica)}, {"workers", o.workers},
                       {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us}, {"e_beta_us_per_token", e.beta_us_per_token},
@@ -394,8 +356,8 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
                       {"cost", cost_json(c)}, {"usd_per_request", c.usd_per_request},
                       {"usd_per_1m_output_tokens", usd_per_1m_out}, {"usd_per_1m_tokens_blended", usd_per_1m_blended}};
   if (o.concurrency > 0) j["concurrency"] = o.concurrency;
-  if (o.max_rate)
-    j["max_rate"] = {{"requests_per_s", max_rate.rate}, {"ttft_p99_ms", o.ttft_p99_ms}, {"tpot_p99_ms", o.tpot_p99_ms},
+  if (o.max_rate())
+    j["max_rate"] = {{"requests_per_s", max_rate.rate}, {"ttft_p99_ms", o.targets().ttft_p99_ms}, {"tpot_p99_ms", o.targets().tpot_p99_ms},
                      {"simulations", max_rate.simulations}};
   nlohmann::json depth = {{"t_s", r.depth_times}};
   for (const auto& st : r.stages) depth[st.name] = st.depth;
@@ -414,12 +376,12 @@ int run_simulate(const SimulateOptions& o) {
   try {
     const bool replaying = !o.replay_arrivals.empty();
     const bool closed = o.concurrency > 0;
-    if (closed && (o.rate > 0 || replaying || o.max_rate))
+    if (closed && (o.rate > 0 || replaying || o.max_rate()))
       throw cost::CostError("--concurrency (a closed loop) excludes --rate, --max-rate and --replay-arrivals");
-    if (o.max_rate && (o.rate > 0 || replaying)) throw cost::CostError("--max-rate searches the rate: drop --rate");
-    if (o.max_rate && !(o.ttft_p99_ms > 0 || o.tpot_p99_ms > 0))
+    if (o.max_rate() && (o.rate > 0 || replaying)) throw cost::CostError("--max-rate searches the rate: drop --rate");
+    if (o.max_rate() && !(o.targets().ttft_p99_ms > 0 || o.targets().tpot_p99_ms > 0))
       throw cost::CostError("--max-rate needs --ttft-p99-ms and/or --tpot-p99-ms");
-    if (!replaying && !closed && !o.max_rate && !(o.rate > 0))
+    if (!replaying && !closed && !o.max_rate() && !(o.rate > 0))
       throw cost::CostError("--rate must be > 0 (requests per second), or give --concurrency, --max-rate, --replay or --replay-arrivals");
     if (replaying && (o.rate > 0 || o.burst_cv > 0))
       throw cost::CostError("--replay-arrivals takes the arrivals from the records: drop --rate and --burst-cv");
@@ -436,10 +398,10 @@ int run_simulate(const SimulateOptions& o) {
     } else if (!o.backend.empty()) {
       throw cost::CostError("--backend needs --fits (one fits.json per backend)");
     }
-    const cost::Scenario scenario = cost::make_scenario(scenario_spec(o.serving, o.profiles_dir));
+    const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
     const cost::Roofline roofline = scenario.replica;
-    const auto workload = is_records_workload(o.workload) ? workload_from_records(o.workload, o.workload_tokenizer).workload
-                                                          : cost::parse_workload(o.workload);
+    const auto workload = is_records_workload(o.pricing.workload) ? workload_from_records(o.pricing.workload, o.workload_tokenizer).workload
+                                                          : cost::parse_workload(o.pricing.workload);
     ArrivalReplay replayed;
     std::vector<cost::SimRequest> requests;
     if (replaying) {
@@ -460,7 +422,7 @@ int run_simulate(const SimulateOptions& o) {
       return run_engine(o, scenario, e, e_exp, requests);
     // The per-request stage chain (the pipeline's parts, replays, planning) holds every request:
     // its --requests is bounded.
-    if (o.requests > kMaxChainRequests)
+    if (o.requests() > kMaxChainRequests)
       throw cost::CostError("--requests above " + std::to_string(kMaxChainRequests) +
                             " needs the engine simulation (drop --replay-arrivals, --batch, --publishers, the consumer's "
                             "flags, --target-p99, --gpu-slots and --d-dist exp)");
@@ -472,8 +434,8 @@ int run_simulate(const SimulateOptions& o) {
       config.arrivals = cost::Arrivals::gamma;
       config.arrival_cv = o.burst_cv;
     }
-    config.requests = o.requests;
-    config.seed = o.seed;
+    config.requests = o.requests();
+    config.seed = o.seed();
     config.workload = std::move(requests);
     if (replaying) {
       config.arrivals = cost::Arrivals::replay;
@@ -497,22 +459,17 @@ int run_simulate(const SimulateOptions& o) {
         throw cost::CostError("--target-p99 plans workers and GPUs under --rate alone: drop --replay-arrivals, --batch, "
                               "--publishers and the consumer's flags");
       cost::CapacityQuery q;
-      q.rate = o.rate;
-      q.arrivals = config.arrivals;
-      q.arrival_cv = config.arrival_cv;
+      q.traffic = config;
       q.target_p99_s = o.target_p99_ms / 1000;
-      q.requests = o.requests;
-      q.seed = o.seed;
-      q.workload = config.workload;
       q.cpu = config.stages[0].service_s;
       q.gpu = config.stages[1].service_s;
       q.gpu_slots = slots;
       const auto plan = cost::plan_capacity(q);
-      const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.serving.gpus, plan.workers, plan.result.throughput_per_s)
+      const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.pricing.scenario.gpus, plan.workers, plan.result.throughput_per_s)
                               : FleetCost{};
       if (o.json) {
         nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
-                            {"simulations", plan.simulations}, {"gpus_per_instance", o.serving.gpus}, {"gpu_slots", slots}};
+                            {"simulations", plan.simulations}, {"gpus_per_instance", o.pricing.scenario.gpus}, {"gpu_slots", slots}};
         if (plan.met) {
           j["gpu_instances"] = plan.instances;
           j["cpu_workers"] = plan.workers;
@@ -526,8 +483,8 @@ int run_simulate(const SimulateOptions& o) {
         std::printf("target p99 %.4g ms at %.4g requests/s: %d GPU instance(s) of %d GPU(s) (%d slots each) and %d CPU "
                     "worker(s)\n  simulated p50 %.4g s, p99 %.4g s (%d simulations of %zu requests)\n"
                     "  $%.4f/hour, $%.6g per request\n",
-                    o.target_p99_ms, o.rate, plan.instances, o.serving.gpus, slots, plan.workers, plan.result.latency_s.p50,
-                    plan.result.latency_s.p99, plan.simulations, o.requests, c.usd_per_hour, c.usd_per_request);
+                    o.target_p99_ms, o.rate, plan.instances, o.pricing.scenario.gpus, slots, plan.workers, plan.result.latency_s.p50,
+                    plan.result.latency_s.p99, plan.simulations, o.requests(), c.usd_per_hour, c.usd_per_request);
       } else {
         std::printf("target p99 %.4g ms at %.4g requests/s: not met: %s\n", o.target_p99_ms, o.rate, plan.reason.c_str());
       }
@@ -535,7 +492,7 @@ int run_simulate(const SimulateOptions& o) {
     }
     const auto r = cost::simulate(config);
     if (!o.plots.empty()) write_simulation_plots(o, r);
-    const auto c = fleet_cost(scenario, o.serving.gpus, o.workers, r.throughput_per_s);
+    const auto c = fleet_cost(scenario, o.pricing.scenario.gpus, o.workers, r.throughput_per_s);
 
     std::string arrivals;
     {
@@ -558,7 +515,7 @@ int run_simulate(const SimulateOptions& o) {
                     "decoder stamps, the rest from --workload\n",
                     replayed.times.size(), replayed.unstamped, replayed.decoded);
       std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
-                  c.usd_per_hour, o.serving.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
+                  c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
       return 0;
     }
     nlohmann::json stages = nlohmann::json::array();
@@ -580,10 +537,10 @@ int run_simulate(const SimulateOptions& o) {
       stages.push_back(std::move(st));
     }
     const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";
-    nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed},
+    nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed()},
                         {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
                         {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
-                        {"gpu", o.serving.gpu}, {"model", o.serving.model}, {"gpus", o.serving.gpus}, {"workers", o.workers},
+                        {"gpu", o.pricing.scenario.gpu}, {"model", o.pricing.scenario.model}, {"gpus", o.pricing.scenario.gpus}, {"workers", o.workers},
                         {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
                         {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
                         {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
@@ -633,19 +590,16 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--concurrency", o->concurrency,
                   "Closed loop: this many clients, each sending its next request when one ends (instead of --rate)")
       ->check(number_in(1, 1e7));
-  cmd->add_flag("--max-rate", o->max_rate,
-                "Find the highest Poisson rate whose TTFT and TPOT p99 meet --ttft-p99-ms and --tpot-p99-ms, and price it");
-  cmd->add_option("--ttft-p99-ms", o->ttft_p99_ms, "With --max-rate: the TTFT p99 target")->check(number_in(1e-6, 1e9));
-  cmd->add_option("--tpot-p99-ms", o->tpot_p99_ms, "With --max-rate: the TPOT p99 target")->check(number_in(1e-6, 1e9));
+  add_max_rate_flags(*cmd, o->pricing.load, "Max rate");
   cmd->add_option("--burst-cv", o->burst_cv,
                   "Bursts: gamma inter-arrival gaps with this coefficient of variation at the same mean --rate (> 1 = burstier)")
       ->check(number_in(1e-3, 1e3));
   cmd->add_option("--target-p99", o->target_p99_ms,
                   "Capacity planning: the fewest GPU instances, then CPU workers, whose end-to-end p99 (ms) meets this at --rate")
       ->check(number_in(1e-6, 1e12));
-  cmd->add_option("--requests", o->requests, "Requests to simulate (memory does not grow with it)")
+  cmd->add_option("--requests", o->pricing.load.requests, "Requests to simulate (memory does not grow with it)")
       ->check(integer_in(1, 1'000'000'000'000))->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->check(integer_in(0, INT64_MAX))->capture_default_str();
+  cmd->add_option("--seed", o->pricing.load.seed, "Random seed (same seed, same result)")->check(integer_in(0, INT64_MAX))->capture_default_str();
   CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")
                              ->check(integer_in(1, 1'000'000))->capture_default_str();
   cmd->add_option("--fits", o->fits,
@@ -658,12 +612,11 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       ->check(number_pair_check());
   cmd->add_option("--e-dist", o->e_dist, "E around its mean: fixed or exp")->capture_default_str();
   cmd->add_option("--d-dist", o->d_dist, "D around the roofline: fixed or exp")->capture_default_str();
-  add_serving_flags(*cmd, o->serving);
+  add_serving_flags(*cmd, o->pricing.scenario);
   cmd->add_option("--gpu-slots", o->gpu_slots,
                   "The per-request stage chain with this many GPU slots in all (default: the engine simulation)")
       ->check(integer_in(1, 10'000'000));
-  cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
-  cmd->add_option("--workload", o->workload,
+  cmd->add_option("--workload", o->pricing.workload,
                   "Tokens per request: in=N,out=M, or the seed's JSONL records (used in turn; input: the rendered prompt, "
                   "output: the answer)")
       ->capture_default_str();
@@ -742,7 +695,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
         return;
       }
       replay->case_number = o->case_number;
-      replay->seed = o->seed;
+      replay->seed = o->seed();
       replay->json = o->json;
       replay->workers = workers->count() ? o->workers : 0;
       if (!batch->count()) replay->batch = 0;
