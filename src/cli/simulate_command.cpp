@@ -372,36 +372,203 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
   return 0;
 }
 
+// The flags that exclude or need each other, refused with what to drop or add.
+void check_modes(const SimulateOptions& o) {
+  const bool replaying = !o.replay_arrivals.empty();
+  const bool closed = o.concurrency > 0;
+  if (closed && (o.rate > 0 || replaying || o.max_rate()))
+    throw cost::CostError("--concurrency (a closed loop) excludes --rate, --max-rate and --replay-arrivals");
+  if (o.max_rate() && (o.rate > 0 || replaying)) throw cost::CostError("--max-rate searches the rate: drop --rate");
+  if (o.max_rate() && !(o.targets().ttft_p99_ms > 0 || o.targets().tpot_p99_ms > 0))
+    throw cost::CostError("--max-rate needs --ttft-p99-ms and/or --tpot-p99-ms");
+  if (!replaying && !closed && !o.max_rate() && !(o.rate > 0))
+    throw cost::CostError("--rate must be > 0 (requests per second), or give --concurrency, --max-rate, --replay or --replay-arrivals");
+  if (replaying && (o.rate > 0 || o.burst_cv > 0))
+    throw cost::CostError("--replay-arrivals takes the arrivals from the records: drop --rate and --burst-cv");
+  if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
+  if (o.burst_cv < 0) throw cost::CostError("--burst-cv must be > 0 (1 = Poisson-like, above 1 = bursts)");
+}
+
+// E typed in, from a fit, or 0.
+cost::ELinear e_of(const SimulateOptions& o) {
+  if (!o.e_us.empty()) {
+    const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
+    return {a, b, "typed in"};
+  }
+  if (!o.fits.empty()) return cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
+  if (!o.backend.empty()) throw cost::CostError("--backend needs --fits (one fits.json per backend)");
+  return {0, 0, "none given (E = 0)"};
+}
+
+// The per-request stage chain: the arrivals (drawn, or replayed from records), the pipeline's
+// parts around the workers (`around` says which), the workers with E and the GPU slots with D.
+cost::SimConfig chain_config(const SimulateOptions& o, std::vector<cost::SimRequest> requests, const ArrivalReplay& replayed,
+                             const cost::Scenario& scenario, const cost::ELinear& e, int slots, std::string& around) {
+  const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
+  const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
+  cost::SimConfig config;
+  config.arrival_rate = o.rate;
+  if (o.burst_cv > 0) {
+    config.arrivals = cost::Arrivals::gamma;
+    config.arrival_cv = o.burst_cv;
+  }
+  config.requests = o.requests();
+  config.seed = o.seed();
+  config.workload = std::move(requests);
+  if (!o.replay_arrivals.empty()) {
+    config.arrivals = cost::Arrivals::replay;
+    config.arrival_times = replayed.times;
+    config.requests = replayed.times.size();
+  }
+  around = pipeline_around(o, config);
+  config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
+                             return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
+                           }});
+  // Here a request keeps the step time of the batch it found when it started (the engine
+  // simulation does not; see engine_sim.hpp): its prefill steps and out - 1 decode steps.
+  const cost::Roofline roofline = scenario.replica;
+  const int replicas = scenario.replicas;
+  config.stages.push_back({"gpu", slots, [roofline, d_exp, replicas](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
+                             const double per_replica = std::max(1.0, std::ceil(batch / replicas));
+                             const auto s = cost::steady_state(roofline, per_replica, q.input_tokens, q.output_tokens, true);
+                             return draw((s.prefill_steps + std::max(1.0, q.output_tokens) - 1) * s.step_s, d_exp, rng);
+                           }});
+  return config;
+}
+
+// --target-p99: the fewest GPU instances, then workers, meeting the p99 at --rate (capacity.hpp).
+int plan_for_target(const SimulateOptions& o, const cost::Scenario& scenario, const cost::SimConfig& config, int slots,
+                    bool replaying) {
+  if (replaying || config.input.on() || config.publish.publishers > 0)
+    throw cost::CostError("--target-p99 plans workers and GPUs under --rate alone: drop --replay-arrivals, --batch, "
+                          "--publishers and the consumer's flags");
+  cost::CapacityQuery q;
+  q.traffic = config;
+  q.target_p99_s = o.target_p99_ms / 1000;
+  q.cpu = config.stages[0].service_s;
+  q.gpu = config.stages[1].service_s;
+  q.gpu_slots = slots;
+  const auto plan = cost::plan_capacity(q);
+  const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.pricing.scenario.gpus, plan.workers, plan.result.throughput_per_s)
+                          : FleetCost{};
+  if (o.json) {
+    nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
+                        {"simulations", plan.simulations}, {"gpus_per_instance", o.pricing.scenario.gpus}, {"gpu_slots", slots}};
+    if (plan.met) {
+      j["gpu_instances"] = plan.instances;
+      j["cpu_workers"] = plan.workers;
+      j["latency_s"] = percentiles_json(plan.result.latency_s);
+      j["cost"] = cost_json(c);
+    } else {
+      j["reason"] = plan.reason;
+    }
+    std::printf("%s\n", j.dump(1).c_str());
+  } else if (plan.met) {
+    std::printf("target p99 %.4g ms at %.4g requests/s: %d GPU instance(s) of %d GPU(s) (%d slots each) and %d CPU "
+                "worker(s)\n  simulated p50 %.4g s, p99 %.4g s (%d simulations of %zu requests)\n"
+                "  $%.4f/hour, $%.6g per request\n",
+                o.target_p99_ms, o.rate, plan.instances, o.pricing.scenario.gpus, slots, plan.workers, plan.result.latency_s.p50,
+                plan.result.latency_s.p99, plan.simulations, o.requests(), c.usd_per_hour, c.usd_per_request);
+  } else {
+    std::printf("target p99 %.4g ms at %.4g requests/s: not met: %s\n", o.target_p99_ms, o.rate, plan.reason.c_str());
+  }
+  return plan.met ? 0 : 1;
+}
+
+// How the requests arrived, for the text output.
+std::string chain_arrivals_text(const SimulateOptions& o, const ArrivalReplay& replayed, const cost::SimResult& r) {
+  char text[160];
+  if (!o.replay_arrivals.empty())
+    std::snprintf(text, sizeof text, "arrivals replayed from %s (%s, %s stamps, speedup %.4g; %.4g/s, CV %.3g)",
+                  o.replay_arrivals.c_str(), o.experiment.c_str(), replayed.stamp.c_str(), o.speedup, r.arrival_rate,
+                  r.arrival_cv);
+  else if (o.burst_cv > 0)
+    std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g (drawn: %.4g/s, CV %.3g)", o.rate, o.burst_cv,
+                  r.arrival_rate, r.arrival_cv);
+  else
+    std::snprintf(text, sizeof text, "Poisson at %.4g/s", o.rate);
+  return text;
+}
+
+// Every stage of the chain's run, with the pipeline's parts where they ran.
+nlohmann::json chain_stages_json(const cost::SimConfig& config, const cost::SimResult& r) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : r.stages) {
+    nlohmann::json st = {{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
+                         {"offered_load", s.offered_load}, {"mean_batch", s.mean_batch},
+                         {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
+                         {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
+                         {"service_s", percentiles_json(s.service_s)}, {"request_path", s.request_path}};
+    if (s.name == "cpu" && config.publish.publishers > 0) {
+      st["blocked_share"] = s.blocked_share;
+      st["blocked_s"] = percentiles_json(s.blocked_s);
+    }
+    if (s.rounds > 0) {
+      st["rounds"] = s.rounds;
+      st["mean_round_size"] = s.mean_round_size;
+    }
+    if (s.name == "cpu" && config.input.on()) st["io_share"] = s.io_share;
+    stages.push_back(std::move(st));
+  }
+  return stages;
+}
+
+// The stage chain's run as JSON.
+void print_chain_json(const SimulateOptions& o, const cost::SimConfig& config, const cost::SimResult& r,
+                      const ArrivalReplay& replayed, const cost::ELinear& e, int slots, const FleetCost& c,
+                      std::size_t requests_in_workload) {
+  const bool replaying = !o.replay_arrivals.empty();
+  const nlohmann::json stages = chain_stages_json(config, r);
+  const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";
+  nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed()},
+                      {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
+                      {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
+                      {"gpu", o.pricing.scenario.gpu}, {"model", o.pricing.scenario.model}, {"gpus", o.pricing.scenario.gpus}, {"workers", o.workers},
+                      {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
+                      {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
+                      {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
+                      {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
+                      {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
+                      {"cost", cost_json(c)}};
+  nlohmann::json depth = {{"t_s", r.depth_times}};
+  for (const auto& s : r.stages) depth[s.name] = s.depth;
+  j["queue_depth_over_time"] = depth;
+  j["requests_in_workload"] = requests_in_workload;
+  for (const auto& s : r.stages) {
+    if (s.name == "cpu") j["e_s"] = percentiles_json(s.service_s);
+    if (s.name == "gpu") j["d_s"] = percentiles_json(s.service_s);
+  }
+  if (replaying)
+    j["replay"] = {{"source", o.replay_arrivals}, {"experiment", o.experiment}, {"arrival_stamp", replayed.stamp},
+                   {"speedup", o.speedup}, {"records", replayed.times.size()}, {"unstamped", replayed.unstamped},
+                   {"decoded", replayed.decoded}};
+  if (config.input.on())
+    j["input_queue"] = {{"batch", config.input.batch}, {"receive_s", config.input.receive_s},
+                        {"delete_s", config.input.delete_s}, {"prefetch", config.input.prefetch}};
+  if (config.publish.publishers > 0)
+    j["publish"] = {{"publishers", config.publish.publishers}, {"capacity", config.publish.capacity},
+                    {"publish_s", o.publish_ms / 1000}};
+  if (config.consumer.consumers > 0) {
+    j["consumer"] = {{"consumers", config.consumer.consumers}, {"batch", config.consumer.batch},
+                     {"linger_s", config.consumer.linger_s}, {"write_s", config.consumer.write_s},
+                     {"write_per_record_s", config.consumer.write_per_record_s}};
+    j["stored_latency_s"] = percentiles_json(r.stored_latency_s);
+  }
+  j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
+  std::printf("%s\n", j.dump(1).c_str());
+}
+
 int run_simulate(const SimulateOptions& o) {
   try {
+    check_modes(o);
     const bool replaying = !o.replay_arrivals.empty();
-    const bool closed = o.concurrency > 0;
-    if (closed && (o.rate > 0 || replaying || o.max_rate()))
-      throw cost::CostError("--concurrency (a closed loop) excludes --rate, --max-rate and --replay-arrivals");
-    if (o.max_rate() && (o.rate > 0 || replaying)) throw cost::CostError("--max-rate searches the rate: drop --rate");
-    if (o.max_rate() && !(o.targets().ttft_p99_ms > 0 || o.targets().tpot_p99_ms > 0))
-      throw cost::CostError("--max-rate needs --ttft-p99-ms and/or --tpot-p99-ms");
-    if (!replaying && !closed && !o.max_rate() && !(o.rate > 0))
-      throw cost::CostError("--rate must be > 0 (requests per second), or give --concurrency, --max-rate, --replay or --replay-arrivals");
-    if (replaying && (o.rate > 0 || o.burst_cv > 0))
-      throw cost::CostError("--replay-arrivals takes the arrivals from the records: drop --rate and --burst-cv");
-    if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
     const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
-
-    cost::ELinear e{0, 0, "none given (E = 0)"};
-    if (!o.e_us.empty()) {
-      const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
-      e = {a, b, "typed in"};
-    } else if (!o.fits.empty()) {
-      e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
-    } else if (!o.backend.empty()) {
-      throw cost::CostError("--backend needs --fits (one fits.json per backend)");
-    }
+    const cost::ELinear e = e_of(o);
     const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
-    const cost::Roofline roofline = scenario.replica;
-    const auto workload = is_records_workload(o.pricing.workload) ? workload_from_records(o.pricing.workload, o.workload_tokenizer).workload
-                                                          : cost::parse_workload(o.pricing.workload);
+    const auto workload = is_records_workload(o.pricing.workload)
+                              ? workload_from_records(o.pricing.workload, o.workload_tokenizer).workload
+                              : cost::parse_workload(o.pricing.workload);
     ArrivalReplay replayed;
     std::vector<cost::SimRequest> requests;
     if (replaying) {
@@ -411,168 +578,38 @@ int run_simulate(const SimulateOptions& o) {
       for (std::size_t i = 0; i < workload.input_tokens.size(); ++i)
         requests.push_back({workload.input_tokens[i], workload.output_tokens[i]});
     }
-    double mean_tokens = 0;
-    for (const auto& q : requests) mean_tokens += q.input_tokens + q.output_tokens;
-    mean_tokens /= static_cast<double>(requests.size());
-    int slots = o.gpu_slots;
-    if (slots <= 0) slots = static_cast<int>(cost::concurrency_limit(roofline, mean_tokens)) * scenario.replicas;
     const bool pipeline = replaying || o.batch > 0 || o.publishers > 0 || o.consumers > 0 || !o.store_write_ms.empty() ||
                           o.target_p99_ms > 0 || o.gpu_slots > 0 || d_exp;
-    if (!pipeline)
-      return run_engine(o, scenario, e, e_exp, requests);
+    if (!pipeline) return run_engine(o, scenario, e, e_exp, requests);
     // The per-request stage chain (the pipeline's parts, replays, planning) holds every request:
     // its --requests is bounded.
     if (o.requests() > kMaxChainRequests)
       throw cost::CostError("--requests above " + std::to_string(kMaxChainRequests) +
                             " needs the engine simulation (drop --replay-arrivals, --batch, --publishers, the consumer's "
                             "flags, --target-p99, --gpu-slots and --d-dist exp)");
+    double mean_tokens = 0;
+    for (const auto& q : requests) mean_tokens += q.input_tokens + q.output_tokens;
+    mean_tokens /= static_cast<double>(requests.size());
+    const int slots = o.gpu_slots > 0 ? o.gpu_slots
+                                      : static_cast<int>(cost::concurrency_limit(scenario.replica, mean_tokens)) * scenario.replicas;
+    std::string around;
+    const cost::SimConfig config = chain_config(o, std::move(requests), replayed, scenario, e, slots, around);
+    if (o.target_p99_ms > 0) return plan_for_target(o, scenario, config, slots, replaying);
 
-    cost::SimConfig config;
-    config.arrival_rate = o.rate;
-    if (o.burst_cv < 0) throw cost::CostError("--burst-cv must be > 0 (1 = Poisson-like, above 1 = bursts)");
-    if (o.burst_cv > 0) {
-      config.arrivals = cost::Arrivals::gamma;
-      config.arrival_cv = o.burst_cv;
-    }
-    config.requests = o.requests();
-    config.seed = o.seed();
-    config.workload = std::move(requests);
-    if (replaying) {
-      config.arrivals = cost::Arrivals::replay;
-      config.arrival_times = replayed.times;
-      config.requests = replayed.times.size();
-    }
-    const std::string around = pipeline_around(o, config);
-    config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
-                               return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
-                             }});
-    // Here a request keeps the step time of the batch it found when it started (the engine
-    // simulation does not; see engine_sim.hpp): its prefill steps and out - 1 decode steps.
-    const int replicas = scenario.replicas;
-    config.stages.push_back({"gpu", slots, [roofline, d_exp, replicas](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
-                               const double per_replica = std::max(1.0, std::ceil(batch / replicas));
-                               const auto s = cost::steady_state(roofline, per_replica, q.input_tokens, q.output_tokens, true);
-                               return draw((s.prefill_steps + std::max(1.0, q.output_tokens) - 1) * s.step_s, d_exp, rng);
-                             }});
-    if (o.target_p99_ms > 0) {
-      if (replaying || config.input.on() || config.publish.publishers > 0)
-        throw cost::CostError("--target-p99 plans workers and GPUs under --rate alone: drop --replay-arrivals, --batch, "
-                              "--publishers and the consumer's flags");
-      cost::CapacityQuery q;
-      q.traffic = config;
-      q.target_p99_s = o.target_p99_ms / 1000;
-      q.cpu = config.stages[0].service_s;
-      q.gpu = config.stages[1].service_s;
-      q.gpu_slots = slots;
-      const auto plan = cost::plan_capacity(q);
-      const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.pricing.scenario.gpus, plan.workers, plan.result.throughput_per_s)
-                              : FleetCost{};
-      if (o.json) {
-        nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
-                            {"simulations", plan.simulations}, {"gpus_per_instance", o.pricing.scenario.gpus}, {"gpu_slots", slots}};
-        if (plan.met) {
-          j["gpu_instances"] = plan.instances;
-          j["cpu_workers"] = plan.workers;
-          j["latency_s"] = percentiles_json(plan.result.latency_s);
-          j["cost"] = cost_json(c);
-        } else {
-          j["reason"] = plan.reason;
-        }
-        std::printf("%s\n", j.dump(1).c_str());
-      } else if (plan.met) {
-        std::printf("target p99 %.4g ms at %.4g requests/s: %d GPU instance(s) of %d GPU(s) (%d slots each) and %d CPU "
-                    "worker(s)\n  simulated p50 %.4g s, p99 %.4g s (%d simulations of %zu requests)\n"
-                    "  $%.4f/hour, $%.6g per request\n",
-                    o.target_p99_ms, o.rate, plan.instances, o.pricing.scenario.gpus, slots, plan.workers, plan.result.latency_s.p50,
-                    plan.result.latency_s.p99, plan.simulations, o.requests(), c.usd_per_hour, c.usd_per_request);
-      } else {
-        std::printf("target p99 %.4g ms at %.4g requests/s: not met: %s\n", o.target_p99_ms, o.rate, plan.reason.c_str());
-      }
-      return plan.met ? 0 : 1;
-    }
     const auto r = cost::simulate(config);
     if (!o.plots.empty()) write_simulation_plots(o, r);
     const auto c = fleet_cost(scenario, o.pricing.scenario.gpus, o.workers, r.throughput_per_s);
-
-    std::string arrivals;
-    {
-      char text[160];
-      if (replaying)
-        std::snprintf(text, sizeof text, "arrivals replayed from %s (%s, %s stamps, speedup %.4g; %.4g/s, CV %.3g)",
-                      o.replay_arrivals.c_str(), o.experiment.c_str(), replayed.stamp.c_str(), o.speedup, r.arrival_rate,
-                      r.arrival_cv);
-      else if (o.burst_cv > 0)
-        std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g (drawn: %.4g/s, CV %.3g)", o.rate, o.burst_cv,
-                      r.arrival_rate, r.arrival_cv);
-      else
-        std::snprintf(text, sizeof text, "Poisson at %.4g/s", o.rate);
-      arrivals = text;
-    }
-    if (!o.json) {
-      print_text(o, arrivals, around, e, r);
-      if (replaying)
-        std::printf("replayed %zu records (%zu without a received stamp left out); output tokens: %zu from the records' "
-                    "decoder stamps, the rest from --workload\n",
-                    replayed.times.size(), replayed.unstamped, replayed.decoded);
-      std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
-                  c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
+    if (o.json) {
+      print_chain_json(o, config, r, replayed, e, slots, c, replaying ? replayed.times.size() : workload.input_tokens.size());
       return 0;
     }
-    nlohmann::json stages = nlohmann::json::array();
-    for (const auto& s : r.stages) {
-      nlohmann::json st = {{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
-                           {"offered_load", s.offered_load}, {"mean_batch", s.mean_batch},
-                           {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
-                           {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
-                           {"service_s", percentiles_json(s.service_s)}, {"request_path", s.request_path}};
-      if (s.name == "cpu" && config.publish.publishers > 0) {
-        st["blocked_share"] = s.blocked_share;
-        st["blocked_s"] = percentiles_json(s.blocked_s);
-      }
-      if (s.rounds > 0) {
-        st["rounds"] = s.rounds;
-        st["mean_round_size"] = s.mean_round_size;
-      }
-      if (s.name == "cpu" && config.input.on()) st["io_share"] = s.io_share;
-      stages.push_back(std::move(st));
-    }
-    const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";
-    nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed()},
-                        {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
-                        {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
-                        {"gpu", o.pricing.scenario.gpu}, {"model", o.pricing.scenario.model}, {"gpus", o.pricing.scenario.gpus}, {"workers", o.workers},
-                        {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
-                        {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
-                        {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
-                        {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
-                        {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
-                        {"cost", cost_json(c)}};
-    nlohmann::json depth = {{"t_s", r.depth_times}};
-    for (const auto& s : r.stages) depth[s.name] = s.depth;
-    j["queue_depth_over_time"] = depth;
-    j["requests_in_workload"] = replaying ? replayed.times.size() : workload.input_tokens.size();
-    for (const auto& s : r.stages) {
-      if (s.name == "cpu") j["e_s"] = percentiles_json(s.service_s);
-      if (s.name == "gpu") j["d_s"] = percentiles_json(s.service_s);
-    }
+    print_text(o, chain_arrivals_text(o, replayed, r), around, e, r);
     if (replaying)
-      j["replay"] = {{"source", o.replay_arrivals}, {"experiment", o.experiment}, {"arrival_stamp", replayed.stamp},
-                     {"speedup", o.speedup}, {"records", replayed.times.size()}, {"unstamped", replayed.unstamped},
-                     {"decoded", replayed.decoded}};
-    if (config.input.on())
-      j["input_queue"] = {{"batch", config.input.batch}, {"receive_s", config.input.receive_s},
-                          {"delete_s", config.input.delete_s}, {"prefetch", config.input.prefetch}};
-    if (config.publish.publishers > 0)
-      j["publish"] = {{"publishers", config.publish.publishers}, {"capacity", config.publish.capacity},
-                      {"publish_s", o.publish_ms / 1000}};
-    if (config.consumer.consumers > 0) {
-      j["consumer"] = {{"consumers", config.consumer.consumers}, {"batch", config.consumer.batch},
-                       {"linger_s", config.consumer.linger_s}, {"write_s", config.consumer.write_s},
-                       {"write_per_record_s", config.consumer.write_per_record_s}};
-      j["stored_latency_s"] = percentiles_json(r.stored_latency_s);
-    }
-    j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
-    std::printf("%s\n", j.dump(1).c_str());
+      std::printf("replayed %zu records (%zu without a received stamp left out); output tokens: %zu from the records' "
+                  "decoder stamps, the rest from --workload\n",
+                  replayed.times.size(), replayed.unstamped, replayed.decoded);
+    std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
+                c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
     return 0;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "overhead simulate: %s\n", ex.what());
