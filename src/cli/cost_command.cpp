@@ -15,42 +15,43 @@
 #include "cli/cost_command_workload.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/fits_select.hpp"
+#include "cost/pricing.hpp"
 #include "report/cost_section.hpp"
 
 namespace overhead::cli {
 
 namespace {
 
+// The deployment, the load, the workload and the API prices live in `pricing`, which the plots
+// (the report's cost section) read as they are; the rest says where E comes from.
 struct CostOptions {
-  std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
+  cost::PricingOptions pricing;
   std::vector<std::string> fits;
-  std::string backend, tokenizer, e_us, api_price, plots, workload = "in=200,out=400",
-      workload_tokenizer = "llama-3.3-70b-instruct";
+  std::string backend, tokenizer, e_us, plots, workload_tokenizer = "llama-3.3-70b-instruct";
   int case_number = 5;
-  ServingFlags serving;
-  double utilization = 0.5, concurrency = 0;
-  bool max_throughput = false, utilization_given = false;
   bool json = false, list = false;
+  std::size_t load_modes = 0;  // load flags given (at most one)
 };
 
 void print_list(const CostOptions& o) {
+  const auto& profiles_dir = o.pricing.scenario.profiles_dir;
   for (const char* kind : {"gpu", "model"}) {
     std::printf("%s profiles:\n", kind);
-    for (const auto& name : cost::list_profiles(o.profiles_dir, kind)) {
+    for (const auto& name : cost::list_profiles(profiles_dir, kind)) {
       if (std::string(kind) == "gpu") {
-        const auto g = cost::load_gpu(name, o.profiles_dir);
+        const auto g = cost::load_gpu(name, profiles_dir);
         std::printf("  %-14s %6.0f GB %7.0f GB/s %6.0f/%5.0f/%5.0f TFLOP/s (BF16/FP8/FP4 dense)  %s\n", name.c_str(),
                     g.memory_gb.value, g.bandwidth_gb_per_s.value, g.peak_tflops.value, g.peak_for("fp8"),
                     g.peak_for("fp4"), g.description.c_str());
       } else {
-        const auto m = cost::load_model(name, o.profiles_dir);
+        const auto m = cost::load_model(name, profiles_dir);
         std::printf("  %-14s %6.1fB params (%5.1fB active) %7.0f KV B/token  %s\n", name.c_str(),
                     m.parameters.value / 1e9, m.active_parameters.value / 1e9, m.kv_bytes_per_token.value,
                     m.description.c_str());
       }
     }
   }
-  const auto prices = cost::load_prices(std::filesystem::path(o.profiles_dir) / "price" / "prices.json");
+  const auto prices = cost::load_prices(profiles_dir / "price" / "prices.json");
   std::printf("instance prices ($/hour):\n");
   for (const auto& [name, p] : prices.instances)
     std::printf("  %-14s %8.4f  %s, %s (%s)\n", name.c_str(), p.usd_per_hour, p.kind.c_str(), p.source.c_str(),
@@ -62,16 +63,27 @@ void print_list(const CostOptions& o) {
 }
 
 // --plots DIR: the sensitivity plots and the GPU table (the report's cost section) as files.
-void write_plots(const CostOptions& o, const cost::CostInputs& in, const cost::Workload& w, const std::string& workload_origin) {
-  report::CostSectionOptions so;
-  so.spec = scenario_spec(o.serving, o.profiles_dir);
-  so.utilization = o.utilization;
-  so.workload = workload_origin;
-  if (!o.api_price.empty()) so.api_prices = {o.api_price};
-  const auto section = report::cost_section(report::cost_view(so, in.e, w));
+void write_plots(const CostOptions& o, const cost::ELinear& e, const cost::Workload& w, const std::string& workload_origin) {
+  const auto section = report::cost_section(report::cost_view(o.pricing, e, w, workload_origin));
   for (const auto& f : section.figures) write_output_file(o.plots, f.name + ".svg", report::svg_file(f));
   for (const auto& t : section.tables) write_output_file(o.plots, t.name + ".csv", report::to_csv(t));
   write_output_file(o.plots, "cost.md", section.markdown);
+}
+
+// The inputs with the first API price (a preset name or IN,OUT), for the break-even; `source`
+// says where it came from.
+cost::CostInputs api_priced(cost::CostInputs in, const std::vector<std::string>& api_prices, const cost::Prices& prices,
+                            std::string& source) {
+  if (api_prices.empty()) return in;
+  const std::string& api = api_prices.front();
+  if (const auto preset = prices.apis.find(api); preset != prices.apis.end()) {
+    in.api_usd_per_1m = {preset->second.usd_per_1m_input, preset->second.usd_per_1m_output};
+    source = preset->second.kind + ", " + preset->second.source + " (" + preset->second.date + ")";
+  } else {
+    in.api_usd_per_1m = cost::parse_number_pair(api, "--api-price");
+    source = "--api-price";
+  }
+  return in;
 }
 
 nlohmann::json percentiles_json(const cost::Percentiles& p) {
@@ -81,70 +93,59 @@ nlohmann::json percentiles_json(const cost::Percentiles& p) {
 // The steady state's TTFT or TPOT: mean, p50 and p99 (one value for a single-request workload).
 nlohmann::json steady_json(const cost::Percentiles& p) { return {{"mean", p.mean}, {"p50", p.p50}, {"p99", p.p99}}; }
 
+// --max-rate: the rate found (the same search as `simulate --max-rate`) and the simulated
+// latencies there, beside the steady state that prices it.
+nlohmann::json max_rate_json(const cost::MaxRate& m, const cost::LoadSpec& load) {
+  return {{"requests_per_s", m.rate}, {"ttft_p99_ms", load.targets.ttft_p99_ms}, {"tpot_p99_ms", load.targets.tpot_p99_ms},
+          {"simulations", m.simulations}, {"requests", load.requests}, {"seed", load.seed},
+          {"simulated_requests_per_s", m.at.requests_per_s}, {"simulated_output_tokens_per_s", m.at.output_tokens_per_s},
+          {"simulated_ttft_s", percentiles_json(m.at.ttft_s)}, {"simulated_tpot_s", percentiles_json(m.at.tpot_s)}};
+}
+
 int run_cost(const CostOptions& o) {
   try {
     if (o.list) {
       print_list(o);
       return 0;
     }
-    const int modes = (o.utilization_given ? 1 : 0) + (o.max_throughput ? 1 : 0) + (o.concurrency > 0 ? 1 : 0);
-    if (modes > 1) throw cost::CostError("give one of --utilization, --max-throughput and --concurrency");
-    const cost::Scenario scenario = cost::make_scenario(scenario_spec(o.serving, o.profiles_dir));
+    if (o.load_modes > 1) throw cost::CostError("give one of --utilization, --max-throughput, --concurrency and --max-rate");
+    const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
     const auto& gpu = scenario.gpu;
     const auto& model = scenario.model;
     const auto& prices = scenario.prices;
 
-    cost::CostInputs in;
-    in.gpu = scenario.replica;
-    in.replicas = scenario.replicas;
-    in.serving = scenario.serving;
-    if (o.max_throughput) in.mode = cost::LoadMode::max_throughput;
-    if (o.concurrency > 0) {
-      in.mode = cost::LoadMode::concurrency;
-      in.concurrency = o.concurrency;
-    }
+    cost::ELinear e;
     if (!o.e_us.empty()) {
       const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
-      in.e = {a, b, "typed in"};
+      e = {a, b, "typed in"};
     } else if (!o.fits.empty()) {
-      in.e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
+      e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
     } else if (!o.backend.empty()) {
       throw cost::CostError("--backend needs --fits (one fits.json per backend)");
     } else {
-      in.e = {0, 0, "none given (E = 0)"};
+      e = {0, 0, "none given (E = 0)"};
     }
-    in.gpu_usd_per_hour = scenario.gpu_usd_per_hour;
     const std::string& gpu_price_source = scenario.gpu_price_source;
-    in.cpu_usd_per_hour = scenario.cpu_usd_per_hour;
-    in.utilization = o.utilization;
     std::string api_source;
-    if (!o.api_price.empty()) {
-      const auto preset = prices.apis.find(o.api_price);
-      if (preset != prices.apis.end()) {
-        in.api_usd_per_1m = {preset->second.usd_per_1m_input, preset->second.usd_per_1m_output};
-        api_source = preset->second.kind + ", " + preset->second.source + " (" + preset->second.date + ")";
-      } else {
-        in.api_usd_per_1m = cost::parse_number_pair(o.api_price, "--api-price");
-        api_source = "--api-price";
-      }
-    }
     cost::Workload workload;
-    std::string workload_origin = o.workload;
-    if (is_records_workload(o.workload)) {
-      const auto w = workload_from_records(o.workload, o.workload_tokenizer);
+    const std::string& workload_text = o.pricing.workload;
+    std::string workload_origin = workload_text;
+    if (is_records_workload(workload_text)) {
+      const auto w = workload_from_records(workload_text, o.workload_tokenizer);
       workload = w.workload;
-      workload_origin = o.workload + " (" + std::to_string(workload.input_tokens.size()) + " records counted with " +
+      workload_origin = workload_text + " (" + std::to_string(workload.input_tokens.size()) + " records counted with " +
                         o.workload_tokenizer + ", " + std::to_string(w.left_out) + " left out)";
     } else {
-      workload = cost::parse_workload(o.workload);
+      workload = cost::parse_workload(workload_text);
     }
+    const cost::PricedLoad priced = cost::price_load(scenario, o.pricing.load, e, workload);
+    const cost::CostInputs in = api_priced(priced.inputs, o.pricing.api_prices, prices, api_source);
     const auto r = cost::compute_cost(in, workload);
-    if (!o.plots.empty()) write_plots(o, in, workload, workload_origin);
+    if (!o.plots.empty()) write_plots(o, e, workload, workload_origin);
 
     if (o.json) {
-      const char* mode = in.mode == cost::LoadMode::max_throughput ? "max_throughput"
-                         : in.mode == cost::LoadMode::concurrency ? "concurrency" : "utilization";
-      nlohmann::json j = {{"gpu", gpu.name}, {"model", model.name}, {"gpus", o.serving.gpus},
+      const char* mode = cost::load_name(o.pricing.load.mode);
+      nlohmann::json j = {{"gpu", gpu.name}, {"model", model.name}, {"gpus", o.pricing.scenario.gpus},
                           {"tp", scenario.serving.tp}, {"replicas", scenario.replicas},
                           {"precision", scenario.serving.precision.empty() ? model.precision : scenario.serving.precision},
                           {"kv_dtype", scenario.serving.kv_dtype}, {"mode", mode},
@@ -165,6 +166,7 @@ int run_cost(const CostOptions& o) {
                           {"usd_per_1m_output_tokens", r.usd_per_1m_output_tokens},
                           {"usd_per_1m_tokens_blended", r.usd_per_1m_tokens_blended},
                           {"break_even_api_price", r.break_even_api_price}};
+      if (priced.max_rate) j["max_rate"] = max_rate_json(*priced.max_rate, o.pricing.load);
       if (r.api_usd_per_1m_tokens_blended) j["api_usd_per_1m_tokens_blended"] = *r.api_usd_per_1m_tokens_blended;
       if (r.break_even_utilization) j["break_even_utilization"] = *r.break_even_utilization;
       else if (in.api_usd_per_1m) j["break_even_utilization"] = nullptr;
@@ -172,9 +174,15 @@ int run_cost(const CostOptions& o) {
       return 0;
     }
     std::printf("%s x%d (%d replica(s) of tp %d) serving %s, %.0f in / %.0f out tokens per request, utilization %.2f\n",
-                gpu.name.c_str(), o.serving.gpus, scenario.replicas, scenario.serving.tp, model.name.c_str(),
+                gpu.name.c_str(), o.pricing.scenario.gpus, scenario.replicas, scenario.serving.tp, model.name.c_str(),
                 r.mean_input_tokens, r.mean_output_tokens, r.utilization);
     std::printf("workload: %s\n", workload_origin.c_str());
+    if (priced.max_rate)
+      std::printf("load: %.4g requests/s, the highest whose simulated TTFT p99 (%.4g ms) and TPOT p99 (%.4g ms) meet "
+                  "%g ms and %g ms (%d simulations of %zu requests)\n",
+                  priced.max_rate->rate, priced.max_rate->at.ttft_s.p99 * 1000, priced.max_rate->at.tpot_s.p99 * 1000,
+                  o.pricing.load.targets.ttft_p99_ms, o.pricing.load.targets.tpot_p99_ms, priced.max_rate->simulations,
+                  o.pricing.load.requests);
     std::printf("E(x) = %.3f + %.5f*x us (%s)\n", in.e.alpha_us, in.e.beta_us_per_token, in.e.origin.c_str());
     std::printf("GPU $%.4f/h (%s); CPU worker $%.4f/h\n", in.gpu_usd_per_hour, gpu_price_source.c_str(),
                 in.cpu_usd_per_hour);
@@ -212,7 +220,6 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CostOptions>();
   CLI::App* cmd = app.add_subcommand("cost", "$ per request and per 1M tokens, T = E(x) + D(y|x), and the break-even");
   cmd->add_flag("--list", o->list, "Print the shipped GPU, model and price profiles");
-  cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
   cmd->add_option("--fits", o->fits,
                   "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
   cmd->add_option("--backend", o->backend,
@@ -221,16 +228,16 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
   cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)")
       ->check(number_pair_check());
-  add_serving_flags(*cmd, o->serving);
-  cmd->add_option("--utilization", o->utilization, "Share of the fleet's capacity in use, (0, 1] (the default load)")
-      ->check(number_in(1e-9, 1))->capture_default_str()
-      ->each([o](const std::string&) { o->utilization_given = true; });
-  cmd->add_flag("--max-throughput", o->max_throughput, "Price the fleet at its capacity: every replica at its batch limit");
-  cmd->add_option("--concurrency", o->concurrency,
-                  "Price the fleet with this many requests in flight (clients that send their next when one ends)")
-      ->check(number_in(1, 1e7));
-  cmd->add_option("--api-price", o->api_price, "API price IN_PER_1M,OUT_PER_1M or a preset name (see --list)");
-  cmd->add_option("--workload", o->workload,
+  add_serving_flags(*cmd, o->pricing.scenario);
+  add_load_flags(*cmd, o->pricing.load);
+  cmd->add_option("--requests", o->pricing.load.requests, "With --max-rate: requests simulated per candidate rate")
+      ->check(integer_in(100, 1'000'000'000))->capture_default_str();
+  cmd->add_option("--seed", o->pricing.load.seed, "With --max-rate: the simulation's random seed")
+      ->check(integer_in(0, INT64_MAX))->capture_default_str();
+  cmd->add_option("--api-price", o->pricing.api_prices,
+                  "API price IN_PER_1M,OUT_PER_1M or a preset name (see --list); repeat for more lines on the plots "
+                  "(the first prices the break-even)");
+  cmd->add_option("--workload", o->pricing.workload,
                   "Tokens per request: in=N,out=M, or the seed's JSONL records (input: the rendered prompt; output: the answer)")
       ->capture_default_str();
   cmd->add_option("--workload-tokenizer", o->workload_tokenizer, "Tokenizer that counts a records workload")
@@ -238,7 +245,10 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plots", o->plots,
                   "Write the sensitivity plots (cost against utilization and decode speed, SVG), the GPU table and cost.md here");
   cmd->add_flag("--json", o->json, "JSON output");
-  cmd->callback([o, &exit_code] { exit_code = run_cost(*o); });
+  cmd->callback([o, cmd, &exit_code] {
+    o->load_modes = load_modes_given(*cmd);
+    exit_code = run_cost(*o);
+  });
 }
 
 }  // namespace overhead::cli

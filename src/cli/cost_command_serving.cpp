@@ -1,11 +1,14 @@
 #include "cli/cost_command_serving.hpp"
 
+#include <string>
+
 #include "cli/option_checks.hpp"
 #include "cost/cost_model.hpp"
 
 namespace overhead::cli {
 
-void add_serving_flags(CLI::App& cmd, ServingFlags& f) {
+void add_serving_flags(CLI::App& cmd, cost::ScenarioSpec& f) {
+  if (f.profiles_dir.empty()) f.profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
   cmd.add_option("--gpu", f.gpu, "GPU profile name or JSON file");
   cmd.add_option("--model", f.model, "Model profile name or JSON file");
   cmd.add_option("--gpus", f.gpus, "GPUs in the fleet (replicas = gpus / tp)")->check(integer_in(1, 100000))->capture_default_str();
@@ -19,31 +22,42 @@ void add_serving_flags(CLI::App& cmd, ServingFlags& f) {
                  "replicas; price from --gpu-usd-per-hour)");
   cmd.add_option("--max-batch", f.max_batch, "The engine's cap on running sequences per replica (default: the engine file's)")
       ->check(number_in(1, 1e6));
-  cmd.add_option("--prefill-chunk", f.prefill_chunk, "The engine's prefill-token budget per step (default: the engine file's)")
+  cmd.add_option("--prefill-chunk", f.prefill_chunk_tokens, "The engine's prefill-token budget per step (default: the engine file's)")
       ->check(number_in(1, 1e7));
   cmd.add_option("--memory-fraction", f.memory_fraction, "Share of the memory the weights leave that holds KV (default: the engine file's)")
       ->check(number_in(0.01, 1));
   cmd.add_option("--gpu-usd-per-hour", f.gpu_usd_per_hour, "Price of one GPU (default: the preset)")->check(number_in(0, 1e6));
   cmd.add_option("--cpu-usd-per-hour", f.cpu_usd_per_hour, "Price of one CPU worker (default: m7i.large preset)")->check(number_in(0, 1e6));
+  cmd.add_option("--profiles", f.profiles_dir, "Folder of profiles")->capture_default_str();
 }
 
-cost::ScenarioSpec scenario_spec(const ServingFlags& f, const std::string& profiles_dir) {
-  cost::ScenarioSpec s;
-  s.profiles_dir = profiles_dir;
-  s.gpu = f.gpu;
-  s.model = f.model;
-  s.gpus = f.gpus;
-  s.tp = f.tp;
-  s.precision = f.precision;
-  s.kv_dtype = f.kv_dtype;
-  s.engine_file = f.engine_file;
-  s.engine_profile = f.engine_profile;
-  s.max_batch = f.max_batch;
-  s.prefill_chunk_tokens = f.prefill_chunk;
-  s.memory_fraction = f.memory_fraction;
-  s.gpu_usd_per_hour = f.gpu_usd_per_hour;
-  s.cpu_usd_per_hour = f.cpu_usd_per_hour;
-  return s;
+void add_load_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& group) {
+  cmd.add_option("--utilization", load.utilization, "Share of the fleet's capacity in use, (0, 1] (the default load)")
+      ->check(number_in(1e-9, 1))->capture_default_str()->group(group)
+      ->each([&load](const std::string&) { load.mode = cost::Load::utilization; });
+  cmd.add_flag_callback("--max-throughput", [&load] { load.mode = cost::Load::max_throughput; },
+                        "Price the fleet at its capacity: every replica at its batch limit")->group(group);
+  cmd.add_option("--concurrency", load.concurrency,
+                 "Price the fleet with this many requests in flight (clients that send their next when one ends)")
+      ->check(number_in(1, 1e7))->group(group)->each([&load](const std::string&) { load.mode = cost::Load::concurrency; });
+  add_max_rate_flags(cmd, load, group);
+}
+
+void add_max_rate_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& group) {
+  cmd.add_flag_callback("--max-rate", [&load] { load.mode = cost::Load::max_rate; },
+                        "Find the highest Poisson rate whose TTFT and TPOT p99 meet --ttft-p99-ms and --tpot-p99-ms, and price it")
+      ->group(group);
+  cmd.add_option("--ttft-p99-ms", load.targets.ttft_p99_ms, "With --max-rate: the TTFT p99 target")
+      ->check(number_in(1e-6, 1e9))->group(group);
+  cmd.add_option("--tpot-p99-ms", load.targets.tpot_p99_ms, "With --max-rate: the TPOT p99 target")
+      ->check(number_in(1e-6, 1e9))->group(group);
+}
+
+std::size_t load_modes_given(const CLI::App& cmd) {
+  std::size_t n = 0;
+  for (const char* flag : {"--utilization", "--max-throughput", "--concurrency", "--max-rate"})
+    if (const CLI::Option* option = cmd.get_option_no_throw(flag); option && option->count() > 0) ++n;
+  return n;
 }
 
 CLI::Validator number_pair_check() {

@@ -1,25 +1,30 @@
 // The flags `cost` and `simulate` share to describe a deployment (--gpu, --model, --gpus, --tp,
-// --precision, --kv-dtype, the engine's settings and the prices), each checked as typed (finite,
-// in range, else a usage error naming the flag), and their conversion to a cost::ScenarioSpec.
+// --precision, --kv-dtype, the engine's settings and the prices) and how the fleet is loaded, each
+// checked as typed (finite, in range, else a usage error naming the flag) and bound straight to
+// the command's one cost::PricingOptions (never copied field by field).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cost/pricing.hpp"
 #include "cost/scenario.hpp"
 
 namespace overhead::cli {
 
-struct ServingFlags {
-  std::string gpu, model, precision, kv_dtype = "bf16", engine_file, engine_profile;
-  int gpus = 1, tp = 0;
-  double max_batch = 0, prefill_chunk = 0, memory_fraction = 0;
-  double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;
-};
+// Binds the deployment's flags (and --profiles) to the one ScenarioSpec the command reads.
+void add_serving_flags(CLI::App& cmd, cost::ScenarioSpec& f);
 
-void add_serving_flags(CLI::App& cmd, ServingFlags& f);
-cost::ScenarioSpec scenario_spec(const ServingFlags& f, const std::string& profiles_dir);
+// How the fleet is loaded when priced: --utilization, --max-throughput, --concurrency or --max-rate
+// (with --ttft-p99-ms, --tpot-p99-ms), each setting load.mode as it is parsed. `load` must outlive
+// the parse (the options struct's own member).
+void add_load_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& group = "Load");
+// --max-rate (setting load.mode) and its two targets alone: simulate's other loads are its own
+// --rate and --concurrency.
+void add_max_rate_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& group = "Load");
+// How many of the load flags were given (more than one is a usage error).
+std::size_t load_modes_given(const CLI::App& cmd);
 
 // "A,B": exactly two finite numbers (a third value is refused, not dropped).
 CLI::Validator number_pair_check();

@@ -28,6 +28,7 @@
 #include "cli/cost_command_workload.hpp"
 #include "cli/simulate_command_arrivals.hpp"
 #include "cli/simulate_command_replay.hpp"
+#include "cost/pricing.hpp"
 #include "cost/capacity.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/fits_select.hpp"
@@ -39,17 +40,18 @@ namespace overhead::cli {
 
 namespace {
 
+// The deployment, the workload, --max-rate's targets and the requests and seed of every
+// simulation live in `pricing`, the cost family's one struct; the rest is the simulator's own.
 struct SimulateOptions {
-  std::string profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
+  cost::PricingOptions pricing;
   std::vector<std::string> fits;
-  std::string backend, tokenizer, workload_tokenizer = "llama-3.3-70b-instruct", e_us, workload = "in=200,out=400", e_dist = "fixed", d_dist = "fixed";
-  ServingFlags serving;
+  std::string backend, tokenizer, workload_tokenizer = "llama-3.3-70b-instruct", e_us, e_dist = "fixed", d_dist = "fixed";
   int case_number = 5, workers = 1, gpu_slots = 0;
   double rate = 0, burst_cv = 0, target_p99_ms = 0, concurrency = 0;
-  bool max_rate = false;
-  double ttft_p99_ms = 0, tpot_p99_ms = 0;
-  std::size_t requests = 100000;
-  std::uint64_t seed = 1;
+  bool max_rate() const { return pricing.load.mode == cost::Load::max_rate; }
+  const cost::LatencyTargets& targets() const { return pricing.load.targets; }
+  std::size_t requests() const { return pricing.load.requests; }
+  std::uint64_t seed() const { return pricing.load.seed; }
   bool json = false;
   std::string plots;  // --plots DIR: the run's figures as SVG
   // Arrivals replayed from a store's records.
@@ -81,7 +83,7 @@ bool exponential_flag(const std::string& value, const char* flag) {
 
 // --plots DIR: queue depth over time and the latency percentiles, as SVG files.
 void write_simulation_plots(const SimulateOptions& o, const cost::SimResult& r) {
-  const std::string title = o.serving.gpu + " x" + std::to_string(o.serving.gpus) + " serving " + o.serving.model + ", " +
+  const std::string title = o.pricing.scenario.gpu + " x" + std::to_string(o.pricing.scenario.gpus) + " serving " + o.pricing.scenario.model + ", " +
                             std::to_string(o.workers) + " CPU worker(s), " + std::to_string(r.requests) + " requests";
   for (const auto& f : report::simulation_figures(r, title)) write_output_file(o.plots, f.name + ".svg", report::svg_file(f));
 }
@@ -93,7 +95,7 @@ nlohmann::json percentiles_json(const cost::Percentiles& p) {
 void print_text(const SimulateOptions& o, const std::string& arrivals, const std::string& around, const cost::ELinear& e,
                 const cost::SimResult& r) {
   std::printf("%zu requests, %s (seed %llu); E(x) = %.3f + %.5f*x us (%s)\n", r.requests, arrivals.c_str(),
-              static_cast<unsigned long long>(o.seed), e.alpha_us, e.beta_us_per_token, e.origin.c_str());
+              static_cast<unsigned long long>(o.seed()), e.alpha_us, e.beta_us_per_token, e.origin.c_str());
   if (!around.empty()) std::printf("%s\n", around.c_str());
   std::printf("completed %.4g requests/s over %.4g s simulated\n\n", r.throughput_per_s, r.span_s);
   bool branch = false, blocked = false, rounds = false;
@@ -257,8 +259,8 @@ cost::EngineSimConfig engine_config(const SimulateOptions& o, const cost::Scenar
   cost::EngineSimConfig c;
   c.replica = sc.replica;
   c.replicas = sc.replicas;
-  c.requests = o.requests;
-  c.seed = o.seed;
+  c.requests = o.requests();
+  c.seed = o.seed();
   c.workload = requests;
   c.workers = o.workers;
   c.cpu = [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) { return draw(e.at(q.input_tokens) / 1e6, e_exp, rng); };
@@ -275,56 +277,16 @@ cost::EngineSimConfig engine_config(const SimulateOptions& o, const cost::Scenar
   return c;
 }
 
-// --max-rate: the highest Poisson rate whose simulated TTFT and TPOT p99 meet the targets
-// (MLPerf's server scenario), by bisection between 0 and the fleet's capacity.
-struct MaxRate {
-  double rate = 0;
-  cost::SimResult at;
-  int simulations = 0;
-  bool met = false;
-};
-MaxRate find_max_rate(const SimulateOptions& o, cost::EngineSimConfig c) {
-  auto meets = [&](const cost::SimResult& r) {
-    return (o.ttft_p99_ms <= 0 || r.ttft_s.p99 * 1000 <= o.ttft_p99_ms) &&
-           (o.tpot_p99_ms <= 0 || r.tpot_s.p99 * 1000 <= o.tpot_p99_ms);
-  };
-  double in = 0, out = 0;
-  for (const auto& q : c.workload) {
-    in += q.input_tokens;
-    out += q.output_tokens;
-  }
-  in /= static_cast<double>(c.workload.size());
-  out /= static_cast<double>(c.workload.size());
-  const double limit = cost::concurrency_limit(c.replica, in + std::max(1.0, out));
-  const double capacity = cost::steady_state(c.replica, limit, in, out, true).requests_per_s * c.replicas;
-  MaxRate m;
-  double lo = 0, hi = capacity;
-  for (int i = 0; i < 14; ++i) {
-    c.arrival_rate = (lo + hi) / 2;
-    const auto r = cost::simulate_engine(c);
-    ++m.simulations;
-    if (meets(r)) {
-      lo = c.arrival_rate;
-      m.at = r;
-      m.met = true;
-    } else {
-      hi = c.arrival_rate;
-    }
-  }
-  m.rate = lo;
-  return m;
-}
-
 int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::ELinear& e, bool e_exp,
                const std::vector<cost::SimRequest>& requests) {
   auto config = engine_config(o, sc, e, e_exp, requests);
-  MaxRate max_rate;
+  cost::MaxRate max_rate;
   cost::SimResult r;
-  if (o.max_rate) {
-    max_rate = find_max_rate(o, config);
+  if (o.max_rate()) {
+    max_rate = cost::find_max_rate(config, o.targets());
     if (!max_rate.met) {
-      std::fprintf(stderr, "overhead simulate: no rate meets TTFT p99 <= %g ms and TPOT p99 <= %g ms\n", o.ttft_p99_ms,
-                   o.tpot_p99_ms);
+      std::fprintf(stderr, "overhead simulate: no rate meets TTFT p99 <= %g ms and TPOT p99 <= %g ms\n",
+                   o.targets().ttft_p99_ms, o.targets().tpot_p99_ms);
       return 1;
     }
     r = max_rate.at;
@@ -332,7 +294,7 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
     r = cost::simulate_engine(config);
   }
   if (!o.plots.empty()) write_simulation_plots(o, r);
-  const auto c = fleet_cost(sc, o.serving.gpus, o.workers, r.requests_per_s);
+  const auto c = fleet_cost(sc, o.pricing.scenario.gpus, o.workers, r.requests_per_s);
   double mean_in = 0, mean_out = 0;
   for (const auto& q : requests) {
     mean_in += q.input_tokens;
@@ -351,14 +313,14 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
     else if (o.burst_cv > 0)
       std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g", config.arrival_rate, o.burst_cv);
     else
-      std::snprintf(text, sizeof text, "Poisson at %.4g/s%s", o.max_rate ? max_rate.rate : config.arrival_rate,
-                    o.max_rate ? " (the highest meeting the p99 targets)" : "");
+      std::snprintf(text, sizeof text, "Poisson at %.4g/s%s", o.max_rate() ? max_rate.rate : config.arrival_rate,
+                    o.max_rate() ? " (the highest meeting the p99 targets)" : "");
     arrivals = text;
   }
   if (!o.json) {
     print_text(o, arrivals, "", e, r);
     std::printf("\nengine: %s x%d as %d replica(s) of tp %d, %s weights, %s KV, batch cap %.0f, prefill budget %.0f tokens\n",
-                sc.gpu.name.c_str(), o.serving.gpus, sc.replicas, sc.serving.tp, precision.c_str(), sc.serving.kv_dtype.c_str(),
+                sc.gpu.name.c_str(), o.pricing.scenario.gpus, sc.replicas, sc.serving.tp, precision.c_str(), sc.serving.kv_dtype.c_str(),
                 sc.replica.max_concurrency, sc.replica.prefill_chunk_tokens);
     std::printf("%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
     std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TTFT", r.ttft_s.mean, r.ttft_s.p50, r.ttft_s.p95, r.ttft_s.p99);
@@ -366,7 +328,7 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
     std::printf("fleet: %.4g requests/s, %.4g output tokens/s, mean batch %.1f per replica\n", r.requests_per_s,
                 r.output_tokens_per_s, r.mean_batch);
     std::printf("cost: $%.4f/hour (%d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request, $%.4f per 1M output tokens\n",
-                c.usd_per_hour, o.serving.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request,
+                c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request,
                 usd_per_1m_out);
     return 0;
   }
@@ -377,10 +339,10 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
                       {"mean_queue_length", st.mean_queue_length}, {"max_queue_length", st.max_queue_length},
                       {"saturated", st.saturated}, {"wait_s", latency_json(st.wait_s)},
                       {"service_s", latency_json(st.service_s)}, {"request_path", true}});
-  nlohmann::json j = {{"requests", r.requests}, {"seed", o.seed}, {"arrivals", o.concurrency > 0 ? "closed" : o.burst_cv > 0 ? "gamma" : "poisson"},
+  nlohmann::json j = {{"requests", r.requests}, {"seed", o.seed()}, {"arrivals", o.concurrency > 0 ? "closed" : o.burst_cv > 0 ? "gamma" : "poisson"},
                       {"arrival_rate", o.concurrency > 0 ? r.requests_per_s : config.arrival_rate},
                       {"arrival_cv", o.burst_cv > 0 ? o.burst_cv : 1.0},
-                      {"gpu", sc.gpu.name}, {"model", sc.model.name}, {"gpus", o.serving.gpus}, {"tp", sc.serving.tp},
+                      {"gpu", sc.gpu.name}, {"model", sc.model.name}, {"gpus", o.pricing.scenario.gpus}, {"tp", sc.serving.tp},
                       {"replicas", sc.replicas}, {"precision", precision}, {"kv_dtype", sc.serving.kv_dtype},
                       {"engine", engine_json(sc.serving.engine, sc.replica)}, {"workers", o.workers},
                       {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us}, {"e_beta_us_per_token", e.beta_us_per_token},
@@ -394,8 +356,8 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
                       {"cost", cost_json(c)}, {"usd_per_request", c.usd_per_request},
                       {"usd_per_1m_output_tokens", usd_per_1m_out}, {"usd_per_1m_tokens_blended", usd_per_1m_blended}};
   if (o.concurrency > 0) j["concurrency"] = o.concurrency;
-  if (o.max_rate)
-    j["max_rate"] = {{"requests_per_s", max_rate.rate}, {"ttft_p99_ms", o.ttft_p99_ms}, {"tpot_p99_ms", o.tpot_p99_ms},
+  if (o.max_rate())
+    j["max_rate"] = {{"requests_per_s", max_rate.rate}, {"ttft_p99_ms", o.targets().ttft_p99_ms}, {"tpot_p99_ms", o.targets().tpot_p99_ms},
                      {"simulations", max_rate.simulations}};
   nlohmann::json depth = {{"t_s", r.depth_times}};
   for (const auto& st : r.stages) depth[st.name] = st.depth;
@@ -410,36 +372,203 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
   return 0;
 }
 
+// The flags that exclude or need each other, refused with what to drop or add.
+void check_modes(const SimulateOptions& o) {
+  const bool replaying = !o.replay_arrivals.empty();
+  const bool closed = o.concurrency > 0;
+  if (closed && (o.rate > 0 || replaying || o.max_rate()))
+    throw cost::CostError("--concurrency (a closed loop) excludes --rate, --max-rate and --replay-arrivals");
+  if (o.max_rate() && (o.rate > 0 || replaying)) throw cost::CostError("--max-rate searches the rate: drop --rate");
+  if (o.max_rate() && !(o.targets().ttft_p99_ms > 0 || o.targets().tpot_p99_ms > 0))
+    throw cost::CostError("--max-rate needs --ttft-p99-ms and/or --tpot-p99-ms");
+  if (!replaying && !closed && !o.max_rate() && !(o.rate > 0))
+    throw cost::CostError("--rate must be > 0 (requests per second), or give --concurrency, --max-rate, --replay or --replay-arrivals");
+  if (replaying && (o.rate > 0 || o.burst_cv > 0))
+    throw cost::CostError("--replay-arrivals takes the arrivals from the records: drop --rate and --burst-cv");
+  if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
+  if (o.burst_cv < 0) throw cost::CostError("--burst-cv must be > 0 (1 = Poisson-like, above 1 = bursts)");
+}
+
+// E typed in, from a fit, or 0.
+cost::ELinear e_of(const SimulateOptions& o) {
+  if (!o.e_us.empty()) {
+    const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
+    return {a, b, "typed in"};
+  }
+  if (!o.fits.empty()) return cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
+  if (!o.backend.empty()) throw cost::CostError("--backend needs --fits (one fits.json per backend)");
+  return {0, 0, "none given (E = 0)"};
+}
+
+// The per-request stage chain: the arrivals (drawn, or replayed from records), the pipeline's
+// parts around the workers (`around` says which), the workers with E and the GPU slots with D.
+cost::SimConfig chain_config(const SimulateOptions& o, std::vector<cost::SimRequest> requests, const ArrivalReplay& replayed,
+                             const cost::Scenario& scenario, const cost::ELinear& e, int slots, std::string& around) {
+  const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
+  const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
+  cost::SimConfig config;
+  config.arrival_rate = o.rate;
+  if (o.burst_cv > 0) {
+    config.arrivals = cost::Arrivals::gamma;
+    config.arrival_cv = o.burst_cv;
+  }
+  config.requests = o.requests();
+  config.seed = o.seed();
+  config.workload = std::move(requests);
+  if (!o.replay_arrivals.empty()) {
+    config.arrivals = cost::Arrivals::replay;
+    config.arrival_times = replayed.times;
+    config.requests = replayed.times.size();
+  }
+  around = pipeline_around(o, config);
+  config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
+                             return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
+                           }});
+  // Here a request keeps the step time of the batch it found when it started (the engine
+  // simulation does not; see engine_sim.hpp): its prefill steps and out - 1 decode steps.
+  const cost::Roofline roofline = scenario.replica;
+  const int replicas = scenario.replicas;
+  config.stages.push_back({"gpu", slots, [roofline, d_exp, replicas](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
+                             const double per_replica = std::max(1.0, std::ceil(batch / replicas));
+                             const auto s = cost::steady_state(roofline, per_replica, q.input_tokens, q.output_tokens, true);
+                             return draw((s.prefill_steps + std::max(1.0, q.output_tokens) - 1) * s.step_s, d_exp, rng);
+                           }});
+  return config;
+}
+
+// --target-p99: the fewest GPU instances, then workers, meeting the p99 at --rate (capacity.hpp).
+int plan_for_target(const SimulateOptions& o, const cost::Scenario& scenario, const cost::SimConfig& config, int slots,
+                    bool replaying) {
+  if (replaying || config.input.on() || config.publish.publishers > 0)
+    throw cost::CostError("--target-p99 plans workers and GPUs under --rate alone: drop --replay-arrivals, --batch, "
+                          "--publishers and the consumer's flags");
+  cost::CapacityQuery q;
+  q.traffic = config;
+  q.target_p99_s = o.target_p99_ms / 1000;
+  q.cpu = config.stages[0].service_s;
+  q.gpu = config.stages[1].service_s;
+  q.gpu_slots = slots;
+  const auto plan = cost::plan_capacity(q);
+  const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.pricing.scenario.gpus, plan.workers, plan.result.throughput_per_s)
+                          : FleetCost{};
+  if (o.json) {
+    nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
+                        {"simulations", plan.simulations}, {"gpus_per_instance", o.pricing.scenario.gpus}, {"gpu_slots", slots}};
+    if (plan.met) {
+      j["gpu_instances"] = plan.instances;
+      j["cpu_workers"] = plan.workers;
+      j["latency_s"] = percentiles_json(plan.result.latency_s);
+      j["cost"] = cost_json(c);
+    } else {
+      j["reason"] = plan.reason;
+    }
+    std::printf("%s\n", j.dump(1).c_str());
+  } else if (plan.met) {
+    std::printf("target p99 %.4g ms at %.4g requests/s: %d GPU instance(s) of %d GPU(s) (%d slots each) and %d CPU "
+                "worker(s)\n  simulated p50 %.4g s, p99 %.4g s (%d simulations of %zu requests)\n"
+                "  $%.4f/hour, $%.6g per request\n",
+                o.target_p99_ms, o.rate, plan.instances, o.pricing.scenario.gpus, slots, plan.workers, plan.result.latency_s.p50,
+                plan.result.latency_s.p99, plan.simulations, o.requests(), c.usd_per_hour, c.usd_per_request);
+  } else {
+    std::printf("target p99 %.4g ms at %.4g requests/s: not met: %s\n", o.target_p99_ms, o.rate, plan.reason.c_str());
+  }
+  return plan.met ? 0 : 1;
+}
+
+// How the requests arrived, for the text output.
+std::string chain_arrivals_text(const SimulateOptions& o, const ArrivalReplay& replayed, const cost::SimResult& r) {
+  char text[160];
+  if (!o.replay_arrivals.empty())
+    std::snprintf(text, sizeof text, "arrivals replayed from %s (%s, %s stamps, speedup %.4g; %.4g/s, CV %.3g)",
+                  o.replay_arrivals.c_str(), o.experiment.c_str(), replayed.stamp.c_str(), o.speedup, r.arrival_rate,
+                  r.arrival_cv);
+  else if (o.burst_cv > 0)
+    std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g (drawn: %.4g/s, CV %.3g)", o.rate, o.burst_cv,
+                  r.arrival_rate, r.arrival_cv);
+  else
+    std::snprintf(text, sizeof text, "Poisson at %.4g/s", o.rate);
+  return text;
+}
+
+// Every stage of the chain's run, with the pipeline's parts where they ran.
+nlohmann::json chain_stages_json(const cost::SimConfig& config, const cost::SimResult& r) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : r.stages) {
+    nlohmann::json st = {{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
+                         {"offered_load", s.offered_load}, {"mean_batch", s.mean_batch},
+                         {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
+                         {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
+                         {"service_s", percentiles_json(s.service_s)}, {"request_path", s.request_path}};
+    if (s.name == "cpu" && config.publish.publishers > 0) {
+      st["blocked_share"] = s.blocked_share;
+      st["blocked_s"] = percentiles_json(s.blocked_s);
+    }
+    if (s.rounds > 0) {
+      st["rounds"] = s.rounds;
+      st["mean_round_size"] = s.mean_round_size;
+    }
+    if (s.name == "cpu" && config.input.on()) st["io_share"] = s.io_share;
+    stages.push_back(std::move(st));
+  }
+  return stages;
+}
+
+// The stage chain's run as JSON.
+void print_chain_json(const SimulateOptions& o, const cost::SimConfig& config, const cost::SimResult& r,
+                      const ArrivalReplay& replayed, const cost::ELinear& e, int slots, const FleetCost& c,
+                      std::size_t requests_in_workload) {
+  const bool replaying = !o.replay_arrivals.empty();
+  const nlohmann::json stages = chain_stages_json(config, r);
+  const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";
+  nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed()},
+                      {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
+                      {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
+                      {"gpu", o.pricing.scenario.gpu}, {"model", o.pricing.scenario.model}, {"gpus", o.pricing.scenario.gpus}, {"workers", o.workers},
+                      {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
+                      {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
+                      {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
+                      {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
+                      {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
+                      {"cost", cost_json(c)}};
+  nlohmann::json depth = {{"t_s", r.depth_times}};
+  for (const auto& s : r.stages) depth[s.name] = s.depth;
+  j["queue_depth_over_time"] = depth;
+  j["requests_in_workload"] = requests_in_workload;
+  for (const auto& s : r.stages) {
+    if (s.name == "cpu") j["e_s"] = percentiles_json(s.service_s);
+    if (s.name == "gpu") j["d_s"] = percentiles_json(s.service_s);
+  }
+  if (replaying)
+    j["replay"] = {{"source", o.replay_arrivals}, {"experiment", o.experiment}, {"arrival_stamp", replayed.stamp},
+                   {"speedup", o.speedup}, {"records", replayed.times.size()}, {"unstamped", replayed.unstamped},
+                   {"decoded", replayed.decoded}};
+  if (config.input.on())
+    j["input_queue"] = {{"batch", config.input.batch}, {"receive_s", config.input.receive_s},
+                        {"delete_s", config.input.delete_s}, {"prefetch", config.input.prefetch}};
+  if (config.publish.publishers > 0)
+    j["publish"] = {{"publishers", config.publish.publishers}, {"capacity", config.publish.capacity},
+                    {"publish_s", o.publish_ms / 1000}};
+  if (config.consumer.consumers > 0) {
+    j["consumer"] = {{"consumers", config.consumer.consumers}, {"batch", config.consumer.batch},
+                     {"linger_s", config.consumer.linger_s}, {"write_s", config.consumer.write_s},
+                     {"write_per_record_s", config.consumer.write_per_record_s}};
+    j["stored_latency_s"] = percentiles_json(r.stored_latency_s);
+  }
+  j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
+  std::printf("%s\n", j.dump(1).c_str());
+}
+
 int run_simulate(const SimulateOptions& o) {
   try {
+    check_modes(o);
     const bool replaying = !o.replay_arrivals.empty();
-    const bool closed = o.concurrency > 0;
-    if (closed && (o.rate > 0 || replaying || o.max_rate))
-      throw cost::CostError("--concurrency (a closed loop) excludes --rate, --max-rate and --replay-arrivals");
-    if (o.max_rate && (o.rate > 0 || replaying)) throw cost::CostError("--max-rate searches the rate: drop --rate");
-    if (o.max_rate && !(o.ttft_p99_ms > 0 || o.tpot_p99_ms > 0))
-      throw cost::CostError("--max-rate needs --ttft-p99-ms and/or --tpot-p99-ms");
-    if (!replaying && !closed && !o.max_rate && !(o.rate > 0))
-      throw cost::CostError("--rate must be > 0 (requests per second), or give --concurrency, --max-rate, --replay or --replay-arrivals");
-    if (replaying && (o.rate > 0 || o.burst_cv > 0))
-      throw cost::CostError("--replay-arrivals takes the arrivals from the records: drop --rate and --burst-cv");
-    if (o.workers < 1) throw cost::CostError("--workers must be at least 1");
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
     const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
-
-    cost::ELinear e{0, 0, "none given (E = 0)"};
-    if (!o.e_us.empty()) {
-      const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
-      e = {a, b, "typed in"};
-    } else if (!o.fits.empty()) {
-      e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
-    } else if (!o.backend.empty()) {
-      throw cost::CostError("--backend needs --fits (one fits.json per backend)");
-    }
-    const cost::Scenario scenario = cost::make_scenario(scenario_spec(o.serving, o.profiles_dir));
-    const cost::Roofline roofline = scenario.replica;
-    const auto workload = is_records_workload(o.workload) ? workload_from_records(o.workload, o.workload_tokenizer).workload
-                                                          : cost::parse_workload(o.workload);
+    const cost::ELinear e = e_of(o);
+    const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
+    const auto workload = is_records_workload(o.pricing.workload)
+                              ? workload_from_records(o.pricing.workload, o.workload_tokenizer).workload
+                              : cost::parse_workload(o.pricing.workload);
     ArrivalReplay replayed;
     std::vector<cost::SimRequest> requests;
     if (replaying) {
@@ -449,173 +578,38 @@ int run_simulate(const SimulateOptions& o) {
       for (std::size_t i = 0; i < workload.input_tokens.size(); ++i)
         requests.push_back({workload.input_tokens[i], workload.output_tokens[i]});
     }
-    double mean_tokens = 0;
-    for (const auto& q : requests) mean_tokens += q.input_tokens + q.output_tokens;
-    mean_tokens /= static_cast<double>(requests.size());
-    int slots = o.gpu_slots;
-    if (slots <= 0) slots = static_cast<int>(cost::concurrency_limit(roofline, mean_tokens)) * scenario.replicas;
     const bool pipeline = replaying || o.batch > 0 || o.publishers > 0 || o.consumers > 0 || !o.store_write_ms.empty() ||
                           o.target_p99_ms > 0 || o.gpu_slots > 0 || d_exp;
-    if (!pipeline)
-      return run_engine(o, scenario, e, e_exp, requests);
+    if (!pipeline) return run_engine(o, scenario, e, e_exp, requests);
     // The per-request stage chain (the pipeline's parts, replays, planning) holds every request:
     // its --requests is bounded.
-    if (o.requests > kMaxChainRequests)
+    if (o.requests() > kMaxChainRequests)
       throw cost::CostError("--requests above " + std::to_string(kMaxChainRequests) +
                             " needs the engine simulation (drop --replay-arrivals, --batch, --publishers, the consumer's "
                             "flags, --target-p99, --gpu-slots and --d-dist exp)");
+    double mean_tokens = 0;
+    for (const auto& q : requests) mean_tokens += q.input_tokens + q.output_tokens;
+    mean_tokens /= static_cast<double>(requests.size());
+    const int slots = o.gpu_slots > 0 ? o.gpu_slots
+                                      : static_cast<int>(cost::concurrency_limit(scenario.replica, mean_tokens)) * scenario.replicas;
+    std::string around;
+    const cost::SimConfig config = chain_config(o, std::move(requests), replayed, scenario, e, slots, around);
+    if (o.target_p99_ms > 0) return plan_for_target(o, scenario, config, slots, replaying);
 
-    cost::SimConfig config;
-    config.arrival_rate = o.rate;
-    if (o.burst_cv < 0) throw cost::CostError("--burst-cv must be > 0 (1 = Poisson-like, above 1 = bursts)");
-    if (o.burst_cv > 0) {
-      config.arrivals = cost::Arrivals::gamma;
-      config.arrival_cv = o.burst_cv;
-    }
-    config.requests = o.requests;
-    config.seed = o.seed;
-    config.workload = std::move(requests);
-    if (replaying) {
-      config.arrivals = cost::Arrivals::replay;
-      config.arrival_times = replayed.times;
-      config.requests = replayed.times.size();
-    }
-    const std::string around = pipeline_around(o, config);
-    config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
-                               return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
-                             }});
-    // Here a request keeps the step time of the batch it found when it started (the engine
-    // simulation does not; see engine_sim.hpp): its prefill steps and out - 1 decode steps.
-    const int replicas = scenario.replicas;
-    config.stages.push_back({"gpu", slots, [roofline, d_exp, replicas](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
-                               const double per_replica = std::max(1.0, std::ceil(batch / replicas));
-                               const auto s = cost::steady_state(roofline, per_replica, q.input_tokens, q.output_tokens, true);
-                               return draw((s.prefill_steps + std::max(1.0, q.output_tokens) - 1) * s.step_s, d_exp, rng);
-                             }});
-    if (o.target_p99_ms > 0) {
-      if (replaying || config.input.on() || config.publish.publishers > 0)
-        throw cost::CostError("--target-p99 plans workers and GPUs under --rate alone: drop --replay-arrivals, --batch, "
-                              "--publishers and the consumer's flags");
-      cost::CapacityQuery q;
-      q.rate = o.rate;
-      q.arrivals = config.arrivals;
-      q.arrival_cv = config.arrival_cv;
-      q.target_p99_s = o.target_p99_ms / 1000;
-      q.requests = o.requests;
-      q.seed = o.seed;
-      q.workload = config.workload;
-      q.cpu = config.stages[0].service_s;
-      q.gpu = config.stages[1].service_s;
-      q.gpu_slots = slots;
-      const auto plan = cost::plan_capacity(q);
-      const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.serving.gpus, plan.workers, plan.result.throughput_per_s)
-                              : FleetCost{};
-      if (o.json) {
-        nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
-                            {"simulations", plan.simulations}, {"gpus_per_instance", o.serving.gpus}, {"gpu_slots", slots}};
-        if (plan.met) {
-          j["gpu_instances"] = plan.instances;
-          j["cpu_workers"] = plan.workers;
-          j["latency_s"] = percentiles_json(plan.result.latency_s);
-          j["cost"] = cost_json(c);
-        } else {
-          j["reason"] = plan.reason;
-        }
-        std::printf("%s\n", j.dump(1).c_str());
-      } else if (plan.met) {
-        std::printf("target p99 %.4g ms at %.4g requests/s: %d GPU instance(s) of %d GPU(s) (%d slots each) and %d CPU "
-                    "worker(s)\n  simulated p50 %.4g s, p99 %.4g s (%d simulations of %zu requests)\n"
-                    "  $%.4f/hour, $%.6g per request\n",
-                    o.target_p99_ms, o.rate, plan.instances, o.serving.gpus, slots, plan.workers, plan.result.latency_s.p50,
-                    plan.result.latency_s.p99, plan.simulations, o.requests, c.usd_per_hour, c.usd_per_request);
-      } else {
-        std::printf("target p99 %.4g ms at %.4g requests/s: not met: %s\n", o.target_p99_ms, o.rate, plan.reason.c_str());
-      }
-      return plan.met ? 0 : 1;
-    }
     const auto r = cost::simulate(config);
     if (!o.plots.empty()) write_simulation_plots(o, r);
-    const auto c = fleet_cost(scenario, o.serving.gpus, o.workers, r.throughput_per_s);
-
-    std::string arrivals;
-    {
-      char text[160];
-      if (replaying)
-        std::snprintf(text, sizeof text, "arrivals replayed from %s (%s, %s stamps, speedup %.4g; %.4g/s, CV %.3g)",
-                      o.replay_arrivals.c_str(), o.experiment.c_str(), replayed.stamp.c_str(), o.speedup, r.arrival_rate,
-                      r.arrival_cv);
-      else if (o.burst_cv > 0)
-        std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g (drawn: %.4g/s, CV %.3g)", o.rate, o.burst_cv,
-                      r.arrival_rate, r.arrival_cv);
-      else
-        std::snprintf(text, sizeof text, "Poisson at %.4g/s", o.rate);
-      arrivals = text;
-    }
-    if (!o.json) {
-      print_text(o, arrivals, around, e, r);
-      if (replaying)
-        std::printf("replayed %zu records (%zu without a received stamp left out); output tokens: %zu from the records' "
-                    "decoder stamps, the rest from --workload\n",
-                    replayed.times.size(), replayed.unstamped, replayed.decoded);
-      std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
-                  c.usd_per_hour, o.serving.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
+    const auto c = fleet_cost(scenario, o.pricing.scenario.gpus, o.workers, r.throughput_per_s);
+    if (o.json) {
+      print_chain_json(o, config, r, replayed, e, slots, c, replaying ? replayed.times.size() : workload.input_tokens.size());
       return 0;
     }
-    nlohmann::json stages = nlohmann::json::array();
-    for (const auto& s : r.stages) {
-      nlohmann::json st = {{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
-                           {"offered_load", s.offered_load}, {"mean_batch", s.mean_batch},
-                           {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
-                           {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
-                           {"service_s", percentiles_json(s.service_s)}, {"request_path", s.request_path}};
-      if (s.name == "cpu" && config.publish.publishers > 0) {
-        st["blocked_share"] = s.blocked_share;
-        st["blocked_s"] = percentiles_json(s.blocked_s);
-      }
-      if (s.rounds > 0) {
-        st["rounds"] = s.rounds;
-        st["mean_round_size"] = s.mean_round_size;
-      }
-      if (s.name == "cpu" && config.input.on()) st["io_share"] = s.io_share;
-      stages.push_back(std::move(st));
-    }
-    const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";
-    nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed},
-                        {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
-                        {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
-                        {"gpu", o.serving.gpu}, {"model", o.serving.model}, {"gpus", o.serving.gpus}, {"workers", o.workers},
-                        {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
-                        {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
-                        {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
-                        {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
-                        {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
-                        {"cost", cost_json(c)}};
-    nlohmann::json depth = {{"t_s", r.depth_times}};
-    for (const auto& s : r.stages) depth[s.name] = s.depth;
-    j["queue_depth_over_time"] = depth;
-    j["requests_in_workload"] = replaying ? replayed.times.size() : workload.input_tokens.size();
-    for (const auto& s : r.stages) {
-      if (s.name == "cpu") j["e_s"] = percentiles_json(s.service_s);
-      if (s.name == "gpu") j["d_s"] = percentiles_json(s.service_s);
-    }
+    print_text(o, chain_arrivals_text(o, replayed, r), around, e, r);
     if (replaying)
-      j["replay"] = {{"source", o.replay_arrivals}, {"experiment", o.experiment}, {"arrival_stamp", replayed.stamp},
-                     {"speedup", o.speedup}, {"records", replayed.times.size()}, {"unstamped", replayed.unstamped},
-                     {"decoded", replayed.decoded}};
-    if (config.input.on())
-      j["input_queue"] = {{"batch", config.input.batch}, {"receive_s", config.input.receive_s},
-                          {"delete_s", config.input.delete_s}, {"prefetch", config.input.prefetch}};
-    if (config.publish.publishers > 0)
-      j["publish"] = {{"publishers", config.publish.publishers}, {"capacity", config.publish.capacity},
-                      {"publish_s", o.publish_ms / 1000}};
-    if (config.consumer.consumers > 0) {
-      j["consumer"] = {{"consumers", config.consumer.consumers}, {"batch", config.consumer.batch},
-                       {"linger_s", config.consumer.linger_s}, {"write_s", config.consumer.write_s},
-                       {"write_per_record_s", config.consumer.write_per_record_s}};
-      j["stored_latency_s"] = percentiles_json(r.stored_latency_s);
-    }
-    j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
-    std::printf("%s\n", j.dump(1).c_str());
+      std::printf("replayed %zu records (%zu without a received stamp left out); output tokens: %zu from the records' "
+                  "decoder stamps, the rest from --workload\n",
+                  replayed.times.size(), replayed.unstamped, replayed.decoded);
+    std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
+                c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
     return 0;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "overhead simulate: %s\n", ex.what());
@@ -633,19 +627,16 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--concurrency", o->concurrency,
                   "Closed loop: this many clients, each sending its next request when one ends (instead of --rate)")
       ->check(number_in(1, 1e7));
-  cmd->add_flag("--max-rate", o->max_rate,
-                "Find the highest Poisson rate whose TTFT and TPOT p99 meet --ttft-p99-ms and --tpot-p99-ms, and price it");
-  cmd->add_option("--ttft-p99-ms", o->ttft_p99_ms, "With --max-rate: the TTFT p99 target")->check(number_in(1e-6, 1e9));
-  cmd->add_option("--tpot-p99-ms", o->tpot_p99_ms, "With --max-rate: the TPOT p99 target")->check(number_in(1e-6, 1e9));
+  add_max_rate_flags(*cmd, o->pricing.load, "Max rate");
   cmd->add_option("--burst-cv", o->burst_cv,
                   "Bursts: gamma inter-arrival gaps with this coefficient of variation at the same mean --rate (> 1 = burstier)")
       ->check(number_in(1e-3, 1e3));
   cmd->add_option("--target-p99", o->target_p99_ms,
                   "Capacity planning: the fewest GPU instances, then CPU workers, whose end-to-end p99 (ms) meets this at --rate")
       ->check(number_in(1e-6, 1e12));
-  cmd->add_option("--requests", o->requests, "Requests to simulate (memory does not grow with it)")
+  cmd->add_option("--requests", o->pricing.load.requests, "Requests to simulate (memory does not grow with it)")
       ->check(integer_in(1, 1'000'000'000'000))->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->check(integer_in(0, INT64_MAX))->capture_default_str();
+  cmd->add_option("--seed", o->pricing.load.seed, "Random seed (same seed, same result)")->check(integer_in(0, INT64_MAX))->capture_default_str();
   CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")
                              ->check(integer_in(1, 1'000'000))->capture_default_str();
   cmd->add_option("--fits", o->fits,
@@ -658,12 +649,11 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       ->check(number_pair_check());
   cmd->add_option("--e-dist", o->e_dist, "E around its mean: fixed or exp")->capture_default_str();
   cmd->add_option("--d-dist", o->d_dist, "D around the roofline: fixed or exp")->capture_default_str();
-  add_serving_flags(*cmd, o->serving);
+  add_serving_flags(*cmd, o->pricing.scenario);
   cmd->add_option("--gpu-slots", o->gpu_slots,
                   "The per-request stage chain with this many GPU slots in all (default: the engine simulation)")
       ->check(integer_in(1, 10'000'000));
-  cmd->add_option("--profiles", o->profiles_dir, "Folder of profiles")->capture_default_str();
-  cmd->add_option("--workload", o->workload,
+  cmd->add_option("--workload", o->pricing.workload,
                   "Tokens per request: in=N,out=M, or the seed's JSONL records (used in turn; input: the rendered prompt, "
                   "output: the answer)")
       ->capture_default_str();
@@ -714,6 +704,16 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--replications", replay->replications, "With --residuals: simulated repetitions (total = their mean)")
       ->check(integer_in(1, 10000))->capture_default_str();
   cmd->add_option("--residuals-experiment", replay->residuals_experiment, "The experiment of --residuals on a store");
+  cmd->add_option("--cores", replay->cores,
+                  "With --replay: CPU cores the workers share with the consumer and publishers (default: this machine's)")
+      ->check(number_in(1e-3, 1e6));
+  cmd->add_option("--other-cpu", replay->other_cpu,
+                  "With --replay: the consumer's and publishers' CPU per item as a multiple of the worker's (a run's "
+                  "summary.json: process_cpu_us_per_item / worker_cpu_us_per_item - 1)")
+      ->check(number_in(0, 1e6))->capture_default_str();
+  cmd->add_option("--fitted-workers", replay->fitted_workers,
+                  "With --replay: the workers of the run --fits was made on (default: the --residuals run's, else 1)")
+      ->check(integer_in(1, 1'000'000));
   cmd->add_flag("--measured-only", replay->measured_only, "With --replay: the run's measured total and cycle percentiles only");
   cmd->add_option("--write-timeline", replay->write_timeline, "With --replay: write the run's timeline CSV and stop");
   cmd->callback([o, replay, workers, batch, &exit_code] {
@@ -732,7 +732,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
         return;
       }
       replay->case_number = o->case_number;
-      replay->seed = o->seed;
+      replay->seed = o->seed();
       replay->json = o->json;
       replay->workers = workers->count() ? o->workers : 0;
       if (!batch->count()) replay->batch = 0;

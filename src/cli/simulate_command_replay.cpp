@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "backends/open.hpp"
@@ -93,10 +94,15 @@ int run_simulate_replay(const ReplayOptions& o) {
     config.max_in_flight = o.max_in_flight;
     config.seed = o.seed;
     config.replications = o.replications;
+    config.cpu.cores = o.cores > 0 ? o.cores : std::max(1u, std::thread::hardware_concurrency());
+    config.cpu.other_per_item = o.other_cpu;
+    config.cpu.fitted_workers = o.fitted_workers > 0 ? o.fitted_workers : 1;
     std::string spread = "none (E as fitted)";
     if (!o.residuals.empty()) {
       std::size_t ignored = 0;
-      const auto pools = cost::spread_pools(load(o.residuals, o.residuals_experiment, ignored), fits);
+      const auto fitted_run = load(o.residuals, o.residuals_experiment, ignored);
+      if (o.fitted_workers <= 0) config.cpu.fitted_workers = static_cast<int>(std::max<std::size_t>(1, cost::measure(fitted_run).workers));
+      const auto pools = cost::spread_pools(fitted_run, fits);
       config.spread = pools.plain;
       config.turnover_spread = pools.turnover;
       spread = "measured/fitted ratios of " + o.residuals + " (" + std::to_string(pools.plain.ratios.size()) +
@@ -108,7 +114,9 @@ int run_simulate_replay(const ReplayOptions& o) {
     if (o.json) {
       nlohmann::json j = {{"source", o.source}, {"items", run.size()}, {"workers", config.workers},
                           {"batch", config.batch}, {"prefetch", config.prefetch}, {"fits", o.fits},
-                          {"spread", spread}, {"seed", o.seed}, {"replications", config.replications}, {"batches", p.batches},
+                          {"spread", spread}, {"seed", o.seed},
+                          {"cpu", {{"cores", config.cpu.cores}, {"other_per_item", config.cpu.other_per_item},
+                                   {"fitted_workers", config.cpu.fitted_workers}, {"stretch", p.cpu_stretch}}}, {"replications", config.replications}, {"batches", p.batches},
                           {"predicted_total_s", p.total_s}, {"predicted_cycle_us", percentiles_json(p.cycle_us)},
                           {"measured_total_s", measured.total_s}, {"measured_cycle_us", percentiles_json(measured.cycle_us)},
                           {"measured_workers", measured.workers}, {"measured_batch", measured.batch},
@@ -122,6 +130,9 @@ int run_simulate_replay(const ReplayOptions& o) {
                 config.workers, config.batch, config.prefetch ? "on" : "off");
     std::printf("E from %s (model b per tokenizer); spread: %s%s\n", o.fits.c_str(), spread.c_str(),
                 o.residuals.empty() ? "" : (", " + std::to_string(config.replications) + " replications").c_str());
+    std::printf("CPU: %.4g cores shared with the consumer and publishers (%.3g x the worker's CPU per item); "
+                "fitted on %d worker(s): each item's E x %.3f\n",
+                config.cpu.cores, config.cpu.other_per_item, config.cpu.fitted_workers, p.cpu_stretch);
     std::printf("replayed run: %zu worker(s), batches of up to %zu\n\n", measured.workers, measured.batch);
     std::printf("%-12s %12s %12s %12s\n", "", "predicted", "measured", "error");
     const auto row = [](const char* name, double pr, double me) {

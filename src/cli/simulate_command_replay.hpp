@@ -18,6 +18,11 @@ struct ReplayOptions {
   std::size_t max_in_flight = 0;
   std::uint64_t seed = 1;
   std::size_t replications = 20;  // with --residuals
+  // The CPU share (cost/closed_batch.hpp CpuShare): cores of the machine the prediction is for
+  // (0: this machine's), the consumer's and publishers' CPU per item as a multiple of the
+  // worker's, and the workers of the fitted run (0: the --residuals run's, else 1).
+  double cores = 0, other_cpu = 0;
+  int fitted_workers = 0;
   bool json = false;
   bool measured_only = false;  // print the run's measured figures only (no fit needed)
 };

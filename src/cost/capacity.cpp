@@ -6,13 +6,8 @@
 namespace overhead::cost {
 
 SimResult simulate_fleet(const CapacityQuery& q, int workers, int instances) {
-  SimConfig c;
-  c.arrival_rate = q.rate;
-  c.arrivals = q.arrivals;
-  c.arrival_cv = q.arrival_cv;
-  c.requests = q.requests;
-  c.seed = q.seed;
-  c.workload = q.workload;
+  SimConfig c = q.traffic;
+  c.stages.clear();
   c.stages.push_back({"cpu", workers, q.cpu});
   const GpuTime gpu = q.gpu;
   c.stages.push_back({"gpu", instances * q.gpu_slots, [gpu, instances](const SimRequest& r, double busy, std::mt19937_64& rng) {
@@ -46,22 +41,22 @@ int least(int lo, int limit, Ok ok) {
 }  // namespace
 
 CapacityPlan plan_capacity(const CapacityQuery& q) {
-  if (!(q.rate > 0)) throw CostError("capacity: --rate must be > 0");
+  if (!(q.traffic.arrival_rate > 0)) throw CostError("capacity: --rate must be > 0");
   if (!(q.target_p99_s > 0)) throw CostError("capacity: --target-p99 must be > 0");
-  if (q.workload.empty() || !q.cpu || !q.gpu || q.gpu_slots < 1) throw CostError("capacity: incomplete query");
+  if (q.traffic.workload.empty() || !q.cpu || !q.gpu || q.gpu_slots < 1) throw CostError("capacity: incomplete query");
   CapacityPlan plan;
   // Mean E and D of the workload, for the lower bounds: below rate x mean service per server the
   // queue grows without bound.
-  std::mt19937_64 rng(q.seed);
+  std::mt19937_64 rng(q.traffic.seed);
   double e = 0, d = 0;
-  for (const auto& r : q.workload) {
+  for (const auto& r : q.traffic.workload) {
     e += q.cpu(r, 1, rng);
     d += q.gpu(r, q.gpu_slots, rng);
   }
-  e /= static_cast<double>(q.workload.size());
-  d /= static_cast<double>(q.workload.size());
-  const int min_workers = std::max(1, static_cast<int>(std::floor(q.rate * e)) + 1);
-  const int min_instances = std::max(1, static_cast<int>(std::floor(q.rate * d / q.gpu_slots)) + 1);
+  e /= static_cast<double>(q.traffic.workload.size());
+  d /= static_cast<double>(q.traffic.workload.size());
+  const int min_workers = std::max(1, static_cast<int>(std::floor(q.traffic.arrival_rate * e)) + 1);
+  const int min_instances = std::max(1, static_cast<int>(std::floor(q.traffic.arrival_rate * d / q.gpu_slots)) + 1);
   // "Ample" workers while the instances are searched: enough that the CPU queue is negligible.
   const int ample = std::min(q.max_workers, 2 * min_workers + 16);
 

@@ -19,13 +19,10 @@ namespace overhead::cost {
 using GpuTime = std::function<double(const SimRequest&, double batch, std::mt19937_64& rng)>;
 
 struct CapacityQuery {
-  double rate = 1;           // requests per second (mean)
-  Arrivals arrivals = Arrivals::poisson;
-  double arrival_cv = 1;     // with gamma bursts
+  // The arrivals (rate, process, CV, requests, seed) and the workload every candidate sees: the
+  // simulation's own config, read as it is; its stages are set per candidate.
+  SimConfig traffic;
   double target_p99_s = 1;   // end-to-end
-  std::size_t requests = 200000;
-  std::uint64_t seed = 1;
-  std::vector<SimRequest> workload;
   ServiceTime cpu;           // one worker's E
   int gpu_slots = 1;         // concurrent sequences per instance
   GpuTime gpu;

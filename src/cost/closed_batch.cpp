@@ -23,6 +23,12 @@ struct Worker {
 
 }  // namespace
 
+double CpuShare::stretch(int workers) const {
+  if (!(cores > 0)) return 1;
+  const double demand = static_cast<double>(workers) * (1 + other_per_item);
+  return std::max(1.0, demand / cores);
+}
+
 double EmpiricalSpread::draw(double fitted_us, std::mt19937_64& rng) const {
   if (ratios.empty()) return 1;
   const std::size_t bin = std::min<std::size_t>(
@@ -68,6 +74,9 @@ namespace {
 ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const std::vector<EBatch>& fits,
                                 const ClosedBatchConfig& config, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
+  // Every busy thread of the process runs this much slower than in the fitted run: the items'
+  // E and the receive and delete round trips alike (on one machine they are CPU too).
+  const double stretch = config.cpu.relative(config.workers);
   const EmpiricalSpread& plain = config.spread;
   const EmpiricalSpread& turnover = config.turnover_spread.empty() ? config.spread : config.turnover_spread;
   const std::size_t in_flight = config.max_in_flight ? std::max(config.max_in_flight, config.batch) : 4 * config.batch;
@@ -79,7 +88,7 @@ ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const
   using Request = std::tuple<double, std::uint64_t, std::size_t>;
   std::priority_queue<Request, std::vector<Request>, std::greater<>> requests;
   std::uint64_t asked = 0;
-  auto round_trip = [&](std::size_t item) { return std::max(0.0, fits[items[item].fit].turnover_us); };
+  auto round_trip = [&](std::size_t item) { return stretch * std::max(0.0, fits[items[item].fit].turnover_us); };
   for (std::size_t w = 0; w < workers.size(); ++w) {
     // The first receive is in hand at 0 (the measured clock starts at the first item's start);
     // a prefetching worker asks for `ahead` batches back to back.
@@ -109,7 +118,7 @@ ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const
       const bool pays_turnover = !config.prefetch && i + 1 == last;
       const EBatch& e = fits[items[i].fit];
       const double fitted = std::max(0.0, e.at(items[i].tokens, pays_turnover));
-      const double cycle = fitted * (pays_turnover ? turnover : plain).draw(fitted, rng);
+      const double cycle = stretch * fitted * (pays_turnover ? turnover : plain).draw(fitted, rng);
       wk.items.push_back(i);
       wk.starts.push_back(t);
       t += cycle;
@@ -154,6 +163,11 @@ ClosedBatchResult simulate_closed_batch(const std::vector<ClosedBatchItem>& item
   if (config.batch < 1) throw CostError("closed batch: batch must be >= 1");
   for (const auto& it : items)
     if (it.fit >= fits.size()) throw CostError("closed batch: an item names a fit that was not given");
+  if (!std::isfinite(config.cpu.cores) || config.cpu.cores < 0)
+    throw CostError("closed batch: cores must be a finite number >= 0");
+  if (!std::isfinite(config.cpu.other_per_item) || config.cpu.other_per_item < 0)
+    throw CostError("closed batch: the other threads' CPU per item must be a finite number >= 0");
+  if (config.cpu.fitted_workers < 1) throw CostError("closed batch: the fitted run's workers must be >= 1");
   const bool random = !config.spread.empty() || !config.turnover_spread.empty();
   const std::size_t runs = random ? std::max<std::size_t>(1, config.replications) : 1;
   ClosedBatchResult r = simulate_once(items, fits, config, config.seed);
@@ -165,6 +179,7 @@ ClosedBatchResult simulate_closed_batch(const std::vector<ClosedBatchItem>& item
     total += more.total_s;
   }
   r.total_s = total / static_cast<double>(runs);
+  r.cpu_stretch = config.cpu.relative(config.workers);
   const double qs[] = {0.5, 0.95, 0.99};
   const auto q = stats::quantiles(all, qs);
   r.cycle_us = {std::accumulate(all.begin(), all.end(), 0.0) / static_cast<double>(all.size()), q[0], q[1], q[2]};

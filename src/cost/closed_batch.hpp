@@ -9,7 +9,10 @@
 //     alpha2 (split evenly between the two) up to max_in_flight / B batches ahead, so the
 //     processing thread pays it only when they fall behind; a batch's receive waits for the
 //     delete that freed its place under the bound;
-//   - several workers share the queue: a batch goes to whichever worker asks first.
+//   - several workers share the queue: a batch goes to whichever worker asks first;
+//   - the workers share `cores` CPU cores with the consumer and the publisher threads: when the
+//     CPU they all need is more than the cores give, every item's service stretches (see
+//     CpuShare below).
 // The figures are the measured ones' (cost/timeline.hpp): per-item cycle from one start to the
 // next on a worker, the last to the worker's end, and the total from the first start to the end.
 #pragma once
@@ -44,6 +47,23 @@ struct EmpiricalSpread {
 EmpiricalSpread make_spread(std::vector<std::pair<double, double>> fitted_measured, std::size_t bins = 10,
                             std::size_t min_per_bin = 50);
 
+// The CPU the rest of the process needs beside the workers, and the cores they all share. A run
+// of W busy workers costs, per item, the worker's own E plus `other_per_item` x E on the consumer
+// and publisher threads (the run's summary.json gives it: process_cpu_us_per_item /
+// worker_cpu_us_per_item - 1). W x (1 + other) cores are wanted; when that is more than `cores`
+// the scheduler shares them and every thread runs (W x (1 + other)) / cores times slower (work is
+// conserved: the run then takes the CPU it needs over the cores it has). The fit itself was made
+// under its own run's share, so a prediction scales by the target's stretch over the fit's.
+struct CpuShare {
+  double cores = 0;           // 0: no contention modelled
+  double other_per_item = 0;  // consumer + publishers' CPU per item, as a multiple of the worker's
+  int fitted_workers = 1;     // the workers of the run the fit was made on
+  // How much slower each thread runs with `workers` busy workers: max(1, demand / cores).
+  double stretch(int workers) const;
+  // The target's stretch over the fitted run's (1 when off).
+  double relative(int workers) const { return stretch(workers) / stretch(fitted_workers); }
+};
+
 struct ClosedBatchConfig {
   int workers = 1;
   std::size_t batch = 10;
@@ -58,6 +78,7 @@ struct ClosedBatchConfig {
   // first, turnover items (prefetch off) from the second (the first when it is empty). Both
   // empty: E exactly as fitted.
   EmpiricalSpread spread, turnover_spread;
+  CpuShare cpu;  // off by default
 };
 
 struct ClosedBatchResult {
@@ -66,9 +87,11 @@ struct ClosedBatchResult {
   std::vector<double> cycles_us;   // per item, in the order given (the first replication)
   std::size_t batches = 0;
   std::vector<std::size_t> items_per_worker;
+  double cpu_stretch = 1;  // the factor every item's E was multiplied by (CpuShare::relative)
 };
 
-// Throws CostError on an empty item list, workers < 1, batch < 1 or a fit index out of range.
+// Throws CostError on an empty item list, workers < 1, batch < 1, a fit index out of range, or a
+// CPU share with negative or non-finite cores or other CPU.
 ClosedBatchResult simulate_closed_batch(const std::vector<ClosedBatchItem>& items, const std::vector<EBatch>& fits,
                                         const ClosedBatchConfig& config);
 

@@ -30,7 +30,7 @@ std::string money(double v) {
 std::string header_line(const CostView& v) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%s x%d serving %s, workload %s, utilization %.2f", v.gpu.c_str(), v.gpus,
-                v.model.c_str(), v.workload.c_str(), v.inputs.utilization);
+                v.model.c_str(), v.workload.c_str(), v.result.utilization);
   return buf;
 }
 
@@ -97,32 +97,32 @@ std::string format(const char* f, double v) {
 
 }  // namespace
 
-CostView cost_view(const CostSectionOptions& o, const cost::ELinear& e, const cost::Workload& w) {
-  const cost::Scenario scenario = cost::make_scenario(o.spec);
+CostView cost_view(const cost::PricingOptions& o, const cost::ELinear& e, const cost::Workload& w,
+                   const std::string& workload_label) {
+  const cost::Scenario scenario = cost::make_scenario(o.scenario);
   const auto& prices = scenario.prices;
   const auto& model = scenario.model;
   CostView v;
   v.gpu = scenario.gpu.name;
   v.model = model.name;
-  v.gpus = o.spec.gpus;
+  v.gpus = o.scenario.gpus;
   v.e_origin = e.origin;
-  v.workload = o.workload;
+  v.workload = workload_label.empty() ? o.workload : workload_label;
   v.w = w;
-  v.inputs.gpu = scenario.replica;
-  v.inputs.replicas = scenario.replicas;
-  v.inputs.serving = scenario.serving;
-  v.inputs.e = e;
-  v.inputs.utilization = o.utilization;
-  v.inputs.gpu_usd_per_hour = scenario.gpu_usd_per_hour;
-  v.inputs.cpu_usd_per_hour = scenario.cpu_usd_per_hour;
+  v.inputs = cost::price_load(scenario, o.load, e, w).inputs;
   std::vector<cost::ApiLine> apis;
   for (const auto& a : o.api_prices) apis.push_back(cost::api_line(a, prices, w));
   if (!apis.empty()) v.inputs.api_usd_per_1m = {apis.front().usd_per_1m_in, apis.front().usd_per_1m_out};
   v.result = cost::compute_cost(v.inputs, w);
-  v.sensitivity = cost::sensitivity(v.inputs, w, apis);
+  // The plots sweep utilization: whatever the load, they are drawn around the utilization it came
+  // to (the capacity is 1, a concurrency or a max rate their share of it).
+  cost::CostInputs at = v.inputs;
+  at.mode = cost::LoadMode::utilization;
+  at.utilization = v.result.utilization;
+  v.sensitivity = cost::sensitivity(at, w, apis);
   // Every row at its own preset price (a typed-in --gpu-usd-per-hour is for --gpu only), with the
   // first API price, so each row carries its break-even utilization.
-  v.gpus_table = cost::gpu_table(o.spec.profiles_dir, model, v.inputs, w, prices);
+  v.gpus_table = cost::gpu_table(o.scenario.profiles_dir, model, at, w, prices);
   return v;
 }
 
@@ -253,7 +253,7 @@ SectionMaker cost_section_maker(const CostSectionOptions& o) {
                               (o.tokenizer.empty() ? std::string() : " and tokenizer " + o.tokenizer) + " in this analysis");
       cost::ELinear e{fit->ols->coefficients[0].estimate, fit->ols->coefficients[1].estimate,
                       "this analysis: case " + std::to_string(o.case_number) + ", " + fit->tokenizer + ", OLS on cycle"};
-      return cost_section(cost_view(o, e, cost::parse_workload(o.workload)));
+      return cost_section(cost_view(o.pricing, e, cost::parse_workload(o.pricing.workload)));
     } catch (const std::exception& ex) {
       ReportSection s;
       s.markdown = "## Cost: T = E(x) + D(y|x)\n\nNot computed: " + std::string(ex.what()) + "\n\n";

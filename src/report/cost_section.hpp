@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "cost/pricing.hpp"
 #include "cost/scenario.hpp"
 #include "cost/sensitivity.hpp"
 #include "report/section.hpp"
 
 namespace overhead::report {
 
-// What the section prices: everything `overhead cost` takes, E aside (that comes from the fits).
+// What the section prices: the cost family's one PricingOptions (the deployment, the load --
+// a utilization, the capacity, a concurrency or the max rate -- the workload, the API prices), and
+// which of the analysis' own E fits prices the requests.
 struct CostSectionOptions {
-  cost::ScenarioSpec spec;              // profiles, GPUs, tp, precisions, engine, prices
-  double utilization = 0.5;
-  std::string workload = "in=200,out=400";
-  std::vector<std::string> api_prices;  // preset names or IN,OUT pairs
+  cost::PricingOptions pricing;
   int case_number = 5;                  // whose E fit (OLS, model a, cycle) to use
   std::string tokenizer;                // empty: the first tokenizer of that case with a fit
 };
@@ -34,8 +34,11 @@ struct CostView {
   std::vector<cost::GpuRow> gpus_table;
 };
 
-// Loads the profiles and prices and computes the view with E as given. Throws cost::CostError.
-CostView cost_view(const CostSectionOptions& o, const cost::ELinear& e, const cost::Workload& w);
+// Loads the profiles and prices and computes the view with E as given, the fleet loaded as
+// `o.load` asks (cost::price_load); `workload_label` (empty: o.workload) heads the plots.
+// Throws cost::CostError.
+CostView cost_view(const cost::PricingOptions& o, const cost::ELinear& e, const cost::Workload& w,
+                   const std::string& workload_label = "");
 
 // The two figures ("cost_utilization", "cost_decode"); each point carries data-x/data-y with the
 // model's value, so a test can read back what was drawn.

@@ -40,11 +40,11 @@ ServiceTime exponential_cpu() {
 
 CapacityQuery query(double target) {
   CapacityQuery q;
-  q.rate = kLambda;
+  q.traffic.arrival_rate = kLambda;
   q.target_p99_s = target;
-  q.requests = 150'000;
-  q.seed = 11;
-  q.workload = {{200, 400}};
+  q.traffic.requests = 150'000;
+  q.traffic.seed = 11;
+  q.traffic.workload = {{200, 400}};
   return q;
 }
 
@@ -79,7 +79,7 @@ TEST(Capacity, FewestGpuInstancesMatchErlangC) {
     EXPECT_EQ(batch, 1.0);  // one slot per instance: never a batch of two
     return std::exponential_distribution<double>(kMu)(rng);
   };
-  q.requests = 100'000;
+  q.traffic.requests = 100'000;
   const auto plan = plan_capacity(q);
   ASSERT_TRUE(plan.met) << plan.reason;
   EXPECT_EQ(plan.instances, 4);
@@ -89,7 +89,7 @@ TEST(Capacity, FewestGpuInstancesMatchErlangC) {
 TEST(Capacity, SaysSoWhenNoFleetWithinTheLimitsMeetsTheTarget) {
   // A target below the service time itself can never be met.
   CapacityQuery q = query(0.5);
-  q.requests = 20'000;
+  q.traffic.requests = 20'000;
   q.cpu = [](const SimRequest&, double, std::mt19937_64&) { return 1.0; };
   q.gpu = [](const SimRequest&, double, std::mt19937_64&) { return 0.0; };
   q.max_instances = 8;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 namespace overhead::cost {
@@ -98,6 +99,35 @@ TEST(ClosedBatch, RejectsWhatCannotRun) {
   EXPECT_THROW(simulate_closed_batch({{10, 3}}, kFits, c), CostError);
   c.workers = 0;
   EXPECT_THROW(simulate_closed_batch(items(3), kFits, c), CostError);
+  c.workers = 1;
+  c.cpu.cores = -1;
+  EXPECT_THROW(simulate_closed_batch(items(3), kFits, c), CostError);
+  c.cpu.cores = 2;
+  c.cpu.other_per_item = std::nan("");
+  EXPECT_THROW(simulate_closed_batch(items(3), kFits, c), CostError);
+}
+
+TEST(ClosedBatch, WorkersShareTheCoresWithTheOtherThreads) {
+  // Two workers, the other threads needing half a worker's CPU per item: 2 x 1.5 = 3 cores wanted
+  // of 2, so every thread runs 1.5 times slower than alone; the fit came from one worker, which
+  // wanted 1.5 of 2 and was not slowed. The run of TwoWorkersTakeBatchesInTurn (2300 us) takes
+  // 1.5 x 2300 = 3450 us.
+  ClosedBatchConfig c;
+  c.prefetch = false;
+  c.workers = 2;
+  c.cpu = {2, 0.5, 1};
+  const auto r = simulate_closed_batch(items(40), kFits, c);
+  EXPECT_DOUBLE_EQ(r.cpu_stretch, 1.5);
+  EXPECT_NEAR(r.total_s, 3450e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(r.cycles_us[0], 165);
+  // Four cores: 3 wanted, nobody waits.
+  c.cpu.cores = 4;
+  EXPECT_DOUBLE_EQ(simulate_closed_batch(items(40), kFits, c).total_s, 2300e-6);
+  // A fit made with two workers on one core already ran 3 times slower; one worker on that core
+  // wants 1.5 and runs at 1.5 / 3 of the fit's E.
+  c.cpu = {1, 0.5, 2};
+  c.workers = 1;
+  EXPECT_DOUBLE_EQ(simulate_closed_batch(items(10), kFits, c).cycles_us[0], 110 * 1.5 / 3);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cost/pricing.hpp"
 #include "report/cost_section.hpp"
 #include "report/table.hpp"
 #include "report/write_report.hpp"
@@ -18,12 +19,12 @@ namespace fs = std::filesystem;
 
 CostSectionOptions options() {
   CostSectionOptions o;
-  o.spec.profiles_dir = (fs::path(OVERHEAD_DATA_DIR) / "profiles").string();
-  o.spec.gpu = "h200";
-  o.spec.gpus = 2;
-  o.spec.model = "llama-3.3-70b";
-  o.utilization = 0.5;
-  o.api_prices = {"llama-3.3-70b"};
+  o.pricing.scenario.profiles_dir = (fs::path(OVERHEAD_DATA_DIR) / "profiles").string();
+  o.pricing.scenario.gpu = "h200";
+  o.pricing.scenario.gpus = 2;
+  o.pricing.scenario.model = "llama-3.3-70b";
+  o.pricing.load.utilization = 0.5;
+  o.pricing.api_prices = {"llama-3.3-70b"};
   return o;
 }
 
@@ -55,7 +56,7 @@ std::string slurp(const fs::path& p) {
 
 TEST(CostSection, UtilizationPlotPointsAreTheModelsValues) {
   const cost::ELinear e{120, 0.2, "typed in"};
-  const auto v = cost_view(options(), e, cost::parse_workload("in=200,out=400"));
+  const auto v = cost_view(options().pricing, e, cost::parse_workload("in=200,out=400"));
   const auto points = marks(cost_utilization_figure(v).svg, "point");
   ASSERT_EQ(points.size(), v.sensitivity.by_utilization.size());
   for (const auto& [u, usd] : points) {
@@ -74,8 +75,37 @@ TEST(CostSection, UtilizationPlotPointsAreTheModelsValues) {
   EXPECT_DOUBLE_EQ(here[0].second, v.result.usd_per_1m_tokens_blended);
 }
 
+// The section prices the fleet under any of `cost`'s loads, read from the same PricingOptions, and
+// draws its marker at the utilization that load came to.
+TEST(CostSection, TakesEveryLoadOfCost) {
+  const cost::ELinear e{120, 0.2, "typed in"};
+  const auto w = cost::parse_workload("in=200,out=400");
+  auto o = options();
+  o.pricing.load.mode = cost::Load::max_throughput;
+  const auto full = cost_view(o.pricing, e, w);
+  EXPECT_DOUBLE_EQ(full.result.utilization, 1);
+  EXPECT_DOUBLE_EQ(marks(cost_utilization_figure(full).svg, "here")[0].first, 1);
+
+  o.pricing.load.mode = cost::Load::concurrency;
+  o.pricing.load.concurrency = 40;
+  const auto closed = cost_view(o.pricing, e, w);
+  EXPECT_EQ(closed.inputs.mode, cost::LoadMode::concurrency);
+  EXPECT_LT(closed.result.utilization, 1);
+  EXPECT_DOUBLE_EQ(marks(cost_utilization_figure(closed).svg, "here")[0].first, closed.result.utilization);
+
+  o.pricing.load.mode = cost::Load::max_rate;
+  o.pricing.load.targets.tpot_p99_ms = 40;
+  o.pricing.load.requests = 5000;
+  const auto scenario = cost::make_scenario(o.pricing.scenario);
+  const auto priced = cost::price_load(scenario, o.pricing.load, e, w);
+  ASSERT_TRUE(priced.max_rate);
+  const auto at_rate = cost_view(o.pricing, e, w);
+  EXPECT_NEAR(at_rate.result.requests_per_s, priced.max_rate->rate, 1e-9 * priced.max_rate->rate);
+  EXPECT_LT(at_rate.result.utilization, 1);
+}
+
 TEST(CostSection, DecodePlotPointsAreTheModelsValues) {
-  const auto v = cost_view(options(), {120, 0.2, "typed in"}, cost::parse_workload("in=200,out=400"));
+  const auto v = cost_view(options().pricing, {120, 0.2, "typed in"}, cost::parse_workload("in=200,out=400"));
   const auto svg = cost_decode_figure(v).svg;
   const auto points = marks(svg, "point");
   ASSERT_EQ(points.size(), v.sensitivity.by_decode.size());
@@ -90,9 +120,9 @@ TEST(CostSection, DecodePlotPointsAreTheModelsValues) {
 }
 
 TEST(CostSection, GpuTableHasEveryShippedProfile) {
-  const auto v = cost_view(options(), {120, 0.2, "typed in"}, cost::parse_workload("in=200,out=400"));
+  const auto v = cost_view(options().pricing, {120, 0.2, "typed in"}, cost::parse_workload("in=200,out=400"));
   const Table t = gpu_profiles_table(v);
-  ASSERT_EQ(t.rows.size(), cost::list_profiles(options().spec.profiles_dir, "gpu").size());
+  ASSERT_EQ(t.rows.size(), cost::list_profiles(options().pricing.scenario.profiles_dir, "gpu").size());
   for (const auto& row : t.rows) {
     if (row[0] != "h200") continue;
     EXPECT_EQ(row[1], "2");
@@ -114,7 +144,7 @@ TEST(CostSection, AnalysisReportCarriesTheSectionWithItsOwnFit) {
   // The section's E is the report's own OLS fit of case 5 for the first tokenizer.
   const auto& h = summary.headline.front();
   ASSERT_EQ(h.case_number, 5);
-  const auto v = cost_view(options(), {h.alpha, h.beta, "x"}, cost::parse_workload("in=200,out=400"));
+  const auto v = cost_view(options().pricing, {h.alpha, h.beta, "x"}, cost::parse_workload("in=200,out=400"));
   const std::string md = slurp(summary.markdown_path);
   EXPECT_NE(md.find("## Cost: T = E(x) + D(y|x)"), std::string::npos);
   EXPECT_NE(md.find("| usd_per_1m_tokens_blended | " + fixed(v.result.usd_per_1m_tokens_blended, 4) + " |"),

@@ -1,0 +1,118 @@
+#include "cost/pricing.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace overhead::cost {
+
+bool LatencyTargets::met_by(const SimResult& r) const {
+  return (ttft_p99_ms <= 0 || r.ttft_s.p99 * 1000 <= ttft_p99_ms) && (tpot_p99_ms <= 0 || r.tpot_s.p99 * 1000 <= tpot_p99_ms);
+}
+
+const char* load_name(Load mode) {
+  switch (mode) {
+    case Load::max_throughput: return "max_throughput";
+    case Load::concurrency: return "concurrency";
+    case Load::max_rate: return "max_rate";
+    case Load::utilization: break;
+  }
+  return "utilization";
+}
+
+namespace {
+
+struct MeanTokens {
+  double in = 0, out = 0;
+};
+MeanTokens mean_tokens(const std::vector<SimRequest>& w) {
+  MeanTokens m;
+  for (const auto& q : w) {
+    m.in += q.input_tokens;
+    m.out += q.output_tokens;
+  }
+  m.in /= static_cast<double>(w.size());
+  m.out /= static_cast<double>(w.size());
+  return m;
+}
+
+// The fleet's requests/s with every replica at the most sequences that fit.
+double fleet_capacity(const Roofline& replica, int replicas, const MeanTokens& m) {
+  const double limit = concurrency_limit(replica, m.in + std::max(1.0, m.out));
+  return steady_state(replica, limit, m.in, m.out, true).requests_per_s * replicas;
+}
+
+}  // namespace
+
+MaxRate find_max_rate(EngineSimConfig c, const LatencyTargets& targets) {
+  if (!targets.any()) throw CostError("--max-rate needs --ttft-p99-ms and/or --tpot-p99-ms");
+  if (c.workload.empty()) throw CostError("--max-rate needs a workload");
+  c.closed_loop = false;
+  c.arrivals = Arrivals::poisson;
+  MaxRate m;
+  double lo = 0, hi = fleet_capacity(c.replica, c.replicas, mean_tokens(c.workload));
+  for (int i = 0; i < 14; ++i) {
+    c.arrival_rate = (lo + hi) / 2;
+    const auto r = simulate_engine(c);
+    ++m.simulations;
+    if (targets.met_by(r)) {
+      lo = c.arrival_rate;
+      m.at = r;
+      m.met = true;
+    } else {
+      hi = c.arrival_rate;
+    }
+  }
+  m.rate = lo;
+  return m;
+}
+
+EngineSimConfig engine_sim_config(const Scenario& s, const Workload& w, const ELinear& e, int workers,
+                                  std::size_t requests, std::uint64_t seed) {
+  EngineSimConfig c;
+  c.replica = s.replica;
+  c.replicas = s.replicas;
+  c.requests = requests;
+  c.seed = seed;
+  for (std::size_t i = 0; i < w.input_tokens.size(); ++i) c.workload.push_back({w.input_tokens[i], w.output_tokens[i]});
+  c.workers = workers;
+  c.cpu = [e](const SimRequest& q, double, std::mt19937_64&) { return e.at(q.input_tokens) / 1e6; };
+  return c;
+}
+
+PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e, const Workload& w) {
+  PricedLoad p;
+  CostInputs& in = p.inputs;
+  in.gpu = s.replica;
+  in.replicas = s.replicas;
+  in.serving = s.serving;
+  in.e = e;
+  in.gpu_usd_per_hour = s.gpu_usd_per_hour;
+  in.cpu_usd_per_hour = s.cpu_usd_per_hour;
+  in.utilization = load.utilization;
+  switch (load.mode) {
+    case Load::utilization: break;
+    case Load::max_throughput: in.mode = LoadMode::max_throughput; break;
+    case Load::concurrency:
+      in.mode = LoadMode::concurrency;
+      in.concurrency = load.concurrency;
+      break;
+    case Load::max_rate: {
+      // Enough workers that E never queues: the fleet's capacity times the largest E, plus one.
+      auto c = engine_sim_config(s, w, e, 1, load.requests, load.seed);
+      const MeanTokens m = mean_tokens(c.workload);
+      const double capacity = fleet_capacity(s.replica, s.replicas, m);
+      double e_max = 0;
+      for (double x : w.input_tokens) e_max = std::max(e_max, e.at(x) / 1e6);
+      c.workers = 1 + static_cast<int>(std::ceil(std::min(1e6, capacity * e_max)));
+      p.max_rate = find_max_rate(c, load.targets);
+      if (!p.max_rate->met)
+        throw CostError("no rate meets TTFT p99 <= " + std::to_string(load.targets.ttft_p99_ms) + " ms and TPOT p99 <= " +
+                        std::to_string(load.targets.tpot_p99_ms) + " ms");
+      in.utilization = std::clamp(p.max_rate->rate / capacity, 1e-9, 1.0);
+      break;
+    }
+  }
+  return p;
+}
+
+}  // namespace overhead::cost
