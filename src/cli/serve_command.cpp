@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backends/open.hpp"
+#include "backends/queue_schemes.hpp"
 #include "backends/queue_siblings.hpp"
 #include "ports/backend_url.hpp"
 #include "cli/commands.hpp"
@@ -62,8 +63,12 @@ constexpr std::int64_t kMaxThreads = 1024;
 // own, a sibling of the input queue that every work item names, so that any worker on the broker
 // can answer it (backends/queue_siblings.hpp). Over mem: the workers are in this process.
 void open_reply_path(const ServeArgs& a, serve::PipelineBackends& b) {
-  if (pipe::parse_backend_url(a.queue).scheme == "mem") {
-    if (a.workers == 0) throw CLI::ValidationError("--workers", "0 needs a shared --queue (redis://, sqs://, sqlite-queue:): over mem: only this process can work");
+  const backends::QueueScheme* scheme = backends::find_queue_scheme(pipe::parse_backend_url(a.queue).scheme);
+  if (scheme != nullptr && !scheme->shared) {
+    if (a.workers == 0)
+      throw CLI::ValidationError("--workers", "0 needs a shared --queue (" + backends::shared_queue_prefixes() +
+                                                  "): over " + std::string(scheme->scheme) +
+                                                  ": only this process can work");
     if (!a.reply_queue.empty()) throw CLI::ValidationError("--reply-queue", "needs a shared --queue (over mem: the workers answer in-process)");
     return;
   }
