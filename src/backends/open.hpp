@@ -2,8 +2,10 @@
 // front) opens the queues, the store and the object store here and hands them to the pipeline,
 // which sees only the ports (ports/queue.hpp, ports/store.hpp, ports/object_store.hpp).
 //
-// Each function is one file (open_queue.cpp, open_store.cpp, open_object_store.cpp) holding a
-// table with one arm per scheme; a new backend is its adapter file plus one arm there. The URL
+// Each function is one file (open_queue.cpp, open_store.cpp, open_object_store.cpp); the stores'
+// files hold a table with one arm per scheme, the queue schemes are registered once, with their
+// URL forms and sibling-name rules, in queue_schemes.cpp. A new backend is its adapter file plus
+// one arm or entry there. The URL
 // is parsed once (pipe::BackendUrl) and the adapter checks its own parameters, so an unknown
 // parameter is an error naming it. Errors never show a password.
 #pragma once
@@ -29,10 +31,8 @@ namespace overhead::backends {
 // no journal mode set). Network stores are opened as with `existing`.
 enum class Access { create, existing, read_only };
 
-// mem:[NAME][?visibility_ms=30000&max_receives=0]
-// sqlite-queue:PATH[?name=queue&visibility_ms=30000&max_receives=0]
-// redis://[USER:PASSWORD@]HOST[:PORT]/STREAM[?group=overhead&visibility_ms=30000&max_receives=0&db=0]
-// sqs://QUEUE_NAME[?region=R&endpoint=URL&visibility_ms=30000&wait_s=20&max_receives=0&create=0]
+// The queue schemes, their URL forms and parameters are registered in queue_schemes.cpp
+// (queue_url_forms() lists them; docs/backends.md shows the same forms, checked by a test).
 // `clock` replaces the backend's millisecond clock (tests); empty = the real one.
 // Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter, and
 // pipe::QueueError when `access` is `existing` and the queue's file is not there.
@@ -52,7 +52,7 @@ enum class Access { create, existing, read_only };
 [[nodiscard]] std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url);
 
 // The URL form of each scheme the functions above open, in their tables' order (for --help).
-[[nodiscard]] std::vector<std::string_view> queue_url_forms();
+[[nodiscard]] std::vector<std::string> queue_url_forms();
 [[nodiscard]] std::vector<std::string_view> store_url_forms();
 [[nodiscard]] std::vector<std::string_view> object_store_url_forms();
 

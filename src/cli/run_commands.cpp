@@ -238,9 +238,9 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
-std::string joined_forms(const std::vector<std::string_view>& forms) {
+std::string joined_forms(const auto& forms) {
   std::string out;
-  for (const auto f : forms) out += "\n    " + std::string(f);
+  for (const auto& f : forms) out += "\n    " + std::string(f);
   return out;
 }
 

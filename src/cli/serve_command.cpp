@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backends/open.hpp"
+#include "backends/queue_schemes.hpp"
 #include "backends/queue_siblings.hpp"
 #include "ports/backend_url.hpp"
 #include "cli/commands.hpp"
@@ -25,31 +26,21 @@
 namespace overhead::cli {
 namespace {
 
+// What `overhead serve` is told. The server's own options are bound straight into the
+// ServerOptions the server reads (their defaults are the server's); the rest are what this command
+// turns into parts of it (the listen address, the token file, the URLs it opens, seconds).
 struct ServeArgs {
+  serve::ServerOptions server;
   std::string listen = "127.0.0.1:8000";
-  std::vector<std::string> tokenizers;
   std::string auth_token_file;
-  std::size_t max_body_bytes = 1u << 20;
-  std::size_t max_messages = 1024;
-  int read_timeout_s = 10;
-  int threads = 0;
-  int io_threads = 0;
-  int idle_timeout_s = 75;
-  std::size_t max_pending_connections = 1024;
-  std::int64_t max_inflight = 0;
   std::string queue = "mem:";
   std::string log_queue = "mem:";
   std::string store;
   std::string out = "out";
-  unsigned workers = 1;
   std::string decoder = "none";
   double request_timeout_s = 30;
   double shutdown_timeout_s = 10;
-  std::size_t max_queued = 1024;
-  std::size_t max_log_backlog = 20000;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
-  std::size_t max_decodes = 64;
-  bool store_text = false;
 };
 
 // Upper bounds of the size and count options: far above anything useful, they catch typing slips
@@ -62,8 +53,12 @@ constexpr std::int64_t kMaxThreads = 1024;
 // own, a sibling of the input queue that every work item names, so that any worker on the broker
 // can answer it (backends/queue_siblings.hpp). Over mem: the workers are in this process.
 void open_reply_path(const ServeArgs& a, serve::PipelineBackends& b) {
-  if (pipe::parse_backend_url(a.queue).scheme == "mem") {
-    if (a.workers == 0) throw CLI::ValidationError("--workers", "0 needs a shared --queue (redis://, sqs://, sqlite-queue:): over mem: only this process can work");
+  const backends::QueueScheme* scheme = backends::find_queue_scheme(pipe::parse_backend_url(a.queue).scheme);
+  if (scheme != nullptr && !scheme->shared) {
+    if (a.server.workers == 0)
+      throw CLI::ValidationError("--workers", "0 needs a shared --queue (" + backends::shared_queue_prefixes() +
+                                                  "): over " + std::string(scheme->scheme) +
+                                                  ": only this process can work");
     if (!a.reply_queue.empty()) throw CLI::ValidationError("--reply-queue", "needs a shared --queue (over mem: the workers answer in-process)");
     return;
   }
@@ -96,8 +91,8 @@ auto open_option(const char* option, const std::string& url, Open open) {
   }
 }
 
-int run_serve(const ServeArgs& a) {
-  serve::ServerOptions o;
+int run_serve(ServeArgs& a) {
+  serve::ServerOptions& o = a.server;
   const auto colon = a.listen.rfind(':');
   if (colon == std::string::npos) throw CLI::ValidationError("--listen", "expected HOST:PORT, got '" + a.listen + "'");
   o.host = a.listen.substr(0, colon);
@@ -106,20 +101,8 @@ int run_serve(const ServeArgs& a) {
   } catch (const std::exception&) {
     throw CLI::ValidationError("--listen", "the port in '" + a.listen + "' is not a number");
   }
-  o.models = a.tokenizers;
   o.auth_token = serve::load_token(a.auth_token_file, "OVERHEAD_AUTH_TOKEN");
-  o.max_body_bytes = a.max_body_bytes;
-  o.max_messages = a.max_messages;
-  o.read_timeout_s = a.read_timeout_s;
-  o.write_timeout_s = a.read_timeout_s;
-  o.threads = a.threads;
-  o.io_threads = a.io_threads;
-  o.idle_timeout_s = a.idle_timeout_s;
-  o.max_waiting_requests = a.max_pending_connections;
-  o.max_inflight = a.max_inflight;
-  o.workers = a.workers;
-  o.max_queued = a.max_queued;
-  o.max_log_backlog = a.max_log_backlog;
+  o.write_timeout_s = o.read_timeout_s;  // one --read-timeout bounds both directions
   o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.request_timeout_s * 1000));
   std::filesystem::create_directories(a.out);
   const std::string store_url = a.store.empty() ? "sqlite:" + (std::filesystem::path(a.out) / "serve.db").string() : a.store;
@@ -128,8 +111,6 @@ int run_serve(const ServeArgs& a) {
   o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
   o.decoder = open_option("--decoder", a.decoder, [](const std::string& d) { return backends::open_decoder(d); });
-  o.max_decodes = a.max_decodes;
-  o.store_text = a.store_text;
   open_reply_path(a, o.pipeline);
 
   // Block the stop signals in every thread; one thread waits for them and stops the server, so no
@@ -188,34 +169,34 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("serve", "Serve an OpenAI-compatible HTTP API (chat completions over the pipeline, tokenize, detokenize, render, models)");
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (loopback unless told otherwise; port 0 picks one)")
       ->capture_default_str();
-  cmd->add_option("--tokenizers", args->tokenizers, "Model names to offer (short names or HF ids); default: the seed's three");
+  cmd->add_option("--tokenizers", args->server.models, "Model names to offer (short names or HF ids); default: the seed's three");
   cmd->add_option("--auth-token-file", args->auth_token_file,
                   "File whose first line is the bearer token clients must send (else $OVERHEAD_AUTH_TOKEN; unset: no auth)");
-  cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")
+  cmd->add_option("--max-body-bytes", args->server.max_body_bytes, "Largest request body accepted")
       ->capture_default_str()->check(integer_in(1, kMaxBodyBytes));
-  cmd->add_option("--max-messages", args->max_messages, "Most messages one request may hold")
+  cmd->add_option("--max-messages", args->server.max_messages, "Most messages one request may hold")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
-  cmd->add_option("--read-timeout", args->read_timeout_s,
+  cmd->add_option("--read-timeout", args->server.read_timeout_s,
                   "Seconds a client may take to send a request's headers and body, from its first byte (one deadline for the whole request)")
       ->capture_default_str()->check(integer_in(1, 3600));
-  cmd->add_option("--threads", args->threads,
+  cmd->add_option("--threads", args->server.threads,
                   "Handler threads running the routes (0: one per core, at least 8); connections take none, idle or not")
       ->capture_default_str()->check(integer_in(0, kMaxThreads));
-  cmd->add_option("--io-threads", args->io_threads, "Event-loop threads owning the connections (0: one per core, at most 4)")
+  cmd->add_option("--io-threads", args->server.io_threads, "Event-loop threads owning the connections (0: one per core, at most 4)")
       ->capture_default_str()->check(integer_in(0, 64));
-  cmd->add_option("--idle-timeout", args->idle_timeout_s, "Seconds a kept-alive connection may wait for its next request")
+  cmd->add_option("--idle-timeout", args->server.idle_timeout_s, "Seconds a kept-alive connection may wait for its next request")
       ->capture_default_str()->check(integer_in(1, 3600));
-  cmd->add_option("--max-pending-connections", args->max_pending_connections,
+  cmd->add_option("--max-pending-connections", args->server.max_waiting_requests,
                   "Requests read and waiting for a free handler thread past which a request gets 503 with Retry-After")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
-  cmd->add_option("--max-inflight", args->max_inflight,
+  cmd->add_option("--max-inflight", args->server.max_inflight,
                   "Requests in flight past which a request gets 429 with Retry-After (0: no limit)")
       ->capture_default_str()->check(integer_in(0, kMaxCount));
   cmd->add_option("--queue", args->queue, "Input queue URL the gateway sends chat requests to (mem: = in-process)")->capture_default_str();
   cmd->add_option("--log-queue", args->log_queue, "Log queue URL from the workers to the consumer")->capture_default_str();
   cmd->add_option("--store", args->store, "Record store URL (default sqlite:<out>/serve.db)");
   cmd->add_option("--out", args->out, "Folder for the default store and the dead letters")->capture_default_str();
-  cmd->add_option("--workers", args->workers,
+  cmd->add_option("--workers", args->server.workers,
                   "In-process workers taking chat requests off the input queue (0: none; `overhead worker` and "
                   "`overhead consume` processes on the same broker do the work)")
       ->capture_default_str()->check(integer_in(0, 64));
@@ -227,18 +208,18 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "length), sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] (waits the modelled D; completion_tokens = "
                   "max_tokens), or openai:URL[,model=NAME][,timeout_ms=MS] (an OpenAI-compatible server)")
       ->capture_default_str();
-  cmd->add_option("--max-decodes", args->max_decodes,
+  cmd->add_option("--max-decodes", args->server.max_decodes,
                   "Generations in flight at once in this process's workers (the decoder streams them; 0: one at a time)")
       ->capture_default_str()->check(CLI::Range(0, 1000000));
-  cmd->add_flag("--store-text", args->store_text,
+  cmd->add_flag("--store-text", args->server.store_text,
                 "Keep each answer's generated text in its stored record (by default only its finish reason)");
   cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a synchronous chat request waits for its worker's reply")
       ->capture_default_str()->check(number_in(0.001, 3600));
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout_s, "Seconds SIGTERM waits for requests in flight before answering 503")
       ->capture_default_str()->check(number_in(0, 3600));
-  cmd->add_option("--max-queued", args->max_queued, "Chat requests awaiting a worker past which a request gets 429 with Retry-After")
+  cmd->add_option("--max-queued", args->server.max_queued, "Chat requests awaiting a worker past which a request gets 429 with Retry-After")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
-  cmd->add_option("--max-log-backlog", args->max_log_backlog,
+  cmd->add_option("--max-log-backlog", args->server.max_log_backlog,
                   "Records awaiting the consumer (the log queue's depth) past which a chat request gets 429 with "
                   "Retry-After, so a slow store cannot grow the backlog without bound (0: no limit)")
       ->capture_default_str()->check(integer_in(0, kMaxCount));

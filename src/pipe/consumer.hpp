@@ -58,8 +58,27 @@ class Consumer {
   ConsumerStats run();
 
  private:
+  // What one round holds: its records and stamp patches, their receipts, and what is settled.
+  struct Round;
+
   // One round: receive up to max_records_per_write, store, delete. Returns messages received.
   std::size_t round(ConsumerStats& stats);
+  // The round's steps, in order.
+  // Receives until the round has max_records_per_write records or the linger ends; a body that
+  // is no log message is dead-lettered (and its message settled).
+  void receive(Round& r, ConsumerStats& stats);
+  // Writes the stamps whose record is in this round into that record (one upsert, no UPDATE).
+  void fold_patches_into_records(Round& r) const;
+  // Stores the round's records and patches, holding the round while the store is down.
+  void settle(Round& r, ConsumerStats& stats);
+  // Stores the records not settled yet; sets `store_down` as store_records does.
+  void store_pending_records(Round& r, ConsumerStats& stats, bool& store_down);
+  // Applies the patches not settled yet; sets `store_down` when a call failed retryably.
+  void store_pending_patches(Round& r, ConsumerStats& stats, bool& store_down);
+  // Extends the visibility of the messages a round holds through a store outage.
+  void extend_held(const Round& r) const;
+  // Deletes the messages of every settled record and patch.
+  void delete_settled(Round& r) const;
   // Stores `records`; returns, per record, whether it is settled (stored, or dead-lettered as
   // refused). Unsettled records keep their messages. Sets `store_down` when a store call failed
   // after its retries with an error a later retry may pass.

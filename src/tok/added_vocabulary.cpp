@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "tok/unicode_class.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 
@@ -66,7 +66,7 @@ namespace {
 
 bool is_space_at_end(std::string_view s, std::size_t end, std::size_t& start) {
   if (end == 0) return false;
-  return unicode::is(utf8::previous(s, end, start), unicode::kSpace);
+  return unicode::is(util::utf8::previous(s, end, start), unicode::kSpace);
 }
 
 }  // namespace
@@ -98,9 +98,9 @@ void AddedVocabulary::split(const TokenTrie& trie, std::string_view text, std::s
       // HF: \w$ before and ^\w after must both fail.
       std::size_t prev_start;
       const bool word_before =
-          start > begin && unicode::is(utf8::previous(window, start, prev_start), unicode::kWord);
+          start > begin && unicode::is(util::utf8::previous(window, start, prev_start), unicode::kWord);
       std::size_t after = stop;
-      const bool word_after = stop < end && unicode::is(utf8::next(window, after), unicode::kWord);
+      const bool word_after = stop < end && unicode::is(util::utf8::next(window, after), unicode::kWord);
       if (word_before || word_after) continue;
     }
     if (token.lstrip) {
@@ -111,7 +111,7 @@ void AddedVocabulary::split(const TokenTrie& trie, std::string_view text, std::s
     if (token.rstrip) {
       while (stop < end) {
         std::size_t next = stop;
-        if (!unicode::is(utf8::next(window, next), unicode::kSpace)) break;
+        if (!unicode::is(util::utf8::next(window, next), unicode::kSpace)) break;
         stop = next;
       }
     }

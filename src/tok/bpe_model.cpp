@@ -10,7 +10,7 @@
 
 #include "tok/byte_level.hpp"
 #include "tok/piece_cache.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 
@@ -130,7 +130,7 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string_view, std::uint32_t>>
     for (char32_t c = 0; c < 0x10000; ++c) {
       if (c >= 0xD800 && c <= 0xDFFF) continue;
       ch.clear();
-      utf8::append(ch, c);
+      util::utf8::append(ch, c);
       if (auto id = encode_vocab().find(ch)) chars[c] = *id;
     }
     bmp_char_ids_.seal();
@@ -280,7 +280,7 @@ void BpeModel::initial_symbols(std::string_view piece, std::vector<Symbol>& symb
     std::size_t i = 0;
     while (i < piece.size()) {
       const std::size_t start = i;
-      const char32_t c = utf8::next(piece, i);
+      const char32_t c = util::utf8::next(piece, i);
       const auto length = static_cast<std::uint32_t>(i - start);
       std::uint32_t id = kNone;
       if (c < 0x10000) {
@@ -444,9 +444,9 @@ void BpeModel::encode_chunked(std::string_view piece, ThreadState& state, std::v
   while (i < n) {
     const std::size_t start = i;
     const auto b0 = static_cast<unsigned char>(p[i]);
-    const std::size_t length = utf8::sequence_length(b0);
+    const std::size_t length = util::utf8::sequence_length(b0);
     std::size_t next = i;
-    const char32_t cp = utf8::next(piece, next);
+    const char32_t cp = util::utf8::next(piece, next);
     i += length;
     std::uint32_t id = kNone;  // character-level only: the character's own token
     bool known = true;

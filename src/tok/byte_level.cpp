@@ -1,6 +1,6 @@
 #include "tok/byte_level.hpp"
 
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok::byte_level {
 
@@ -41,7 +41,7 @@ std::optional<std::string> to_bytes(std::string_view mapped) {
   out.reserve(mapped.size());
   std::size_t i = 0;
   while (i < mapped.size()) {
-    const auto b = char_to_byte(utf8::next(mapped, i));
+    const auto b = char_to_byte(util::utf8::next(mapped, i));
     if (!b) return std::nullopt;
     out.push_back(static_cast<char>(*b));
   }

@@ -1,7 +1,7 @@
 #include "tok/decoder.hpp"
 
 #include "tok/byte_level.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 
@@ -16,7 +16,7 @@ void ByteLevelDecoder::decode_chain(std::vector<std::string>& tokens) const {
       bytes += t;
     }
   }
-  tokens.assign(1, utf8::repair(bytes));
+  tokens.assign(1, util::utf8::repair(bytes));
 }
 
 void ReplaceDecoder::decode_chain(std::vector<std::string>& tokens) const {
@@ -49,7 +49,7 @@ void ByteFallbackDecoder::decode_chain(std::vector<std::string>& tokens) const {
   std::string pending;
   auto flush = [&] {
     if (pending.empty()) return;
-    if (utf8::is_valid(pending)) {
+    if (util::utf8::is_valid(pending)) {
       out.push_back(pending);
     } else {
       for (std::size_t k = 0; k < pending.size(); ++k) out.emplace_back("\xEF\xBF\xBD");
@@ -82,7 +82,7 @@ void StripDecoder::decode_chain(std::vector<std::string>& tokens) const {
     std::size_t i = 0;
     while (i < t.size()) {
       const std::size_t at = i;
-      chars.emplace_back(at, utf8::next(t, i));
+      chars.emplace_back(at, util::utf8::next(t, i));
     }
     std::size_t skip_front = 0;
     while (skip_front < start_ && skip_front < chars.size() && chars[skip_front].second == content_) ++skip_front;
@@ -102,11 +102,11 @@ void MetaspaceDecoder::decode_chain(std::vector<std::string>& tokens) const {
     std::string out;
     std::size_t i = 0;
     while (i < t.size()) {
-      const char32_t c = utf8::next(t, i);
+      const char32_t c = util::utf8::next(t, i);
       if (c == replacement_) {
         if (!(k == 0 && strip_first_)) out.push_back(' ');
       } else {
-        utf8::append(out, c);
+        util::utf8::append(out, c);
       }
     }
     tokens[k] = std::move(out);

@@ -13,7 +13,7 @@
 
 #include "tok/errors.hpp"
 #include "tok/tokenizer_impl.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 
@@ -130,7 +130,7 @@ class Loader {
 
   std::string single_char(element obj, const std::string& path, const char* key) const {
     std::string s = string_field(obj, path, key);
-    if (utf8::count_code_points(s) != 1) fail(path + "." + key, "expected exactly one character");
+    if (util::utf8::count_code_points(s) != 1) fail(path + "." + key, "expected exactly one character");
     return s;
   }
 
@@ -193,12 +193,13 @@ class Loader {
     if (type == "Strip") {
       const std::string c = single_char(obj, path, "content");
       std::size_t i = 0;
-      return std::make_unique<StripDecoder>(utf8::next(c, i), uint_field(obj, path, "start"), uint_field(obj, path, "stop"));
+      return std::make_unique<StripDecoder>(util::utf8::next(c, i), uint_field(obj, path, "start"),
+                                            uint_field(obj, path, "stop"));
     }
     if (type == "Metaspace") {
       const std::string r = single_char(obj, path, "replacement");
       std::size_t i = 0;
-      return std::make_unique<MetaspaceDecoder>(utf8::next(r, i),
+      return std::make_unique<MetaspaceDecoder>(util::utf8::next(r, i),
                                                 prepend_scheme(obj, path) != MetaspacePreTokenizer::Prepend::kNever);
     }
     fail(path + ".type", "unsupported decoder \"" + type + "\"");

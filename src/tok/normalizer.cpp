@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "tok/unicode_class.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 
@@ -43,14 +43,14 @@ void StripNormalizer::normalize(std::string& text) const {
   if (left_) {
     while (b < e) {
       std::size_t n = b;
-      if (!unicode::is(utf8::next(text, n), unicode::kSpace)) break;
+      if (!unicode::is(util::utf8::next(text, n), unicode::kSpace)) break;
       b = n;
     }
   }
   if (right_) {
     while (e > b) {
       std::size_t start;
-      if (!unicode::is(utf8::previous(text, e, start), unicode::kSpace)) break;
+      if (!unicode::is(util::utf8::previous(text, e, start), unicode::kSpace)) break;
       e = start;
     }
   }
@@ -79,12 +79,12 @@ void LowercaseNormalizer::normalize(std::string& text) const {
   out.reserve(text.size());
   std::size_t i = 0;
   while (i < text.size()) {
-    const char32_t c = utf8::next(text, i);
+    const char32_t c = util::utf8::next(text, i);
     if (c == 0x130) {
       out += "i\xCC\x87";  // full lowercase mapping of U+0130 is two code points (Rust's to_lowercase)
       continue;
     }
-    utf8::append(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
+    util::utf8::append(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
   }
   text.swap(out);
 }

@@ -1,7 +1,7 @@
 #include "tok/pre_tokenizer.hpp"
 
 #include "tok/unicode_class.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 
@@ -201,7 +201,7 @@ void DigitsPreTokenizer::apply(std::string& buffer, std::vector<Piece>& pieces) 
         std::size_t i = b;
         while (i < e) {
           std::size_t n = i;
-          const char32_t c = utf8::next(buffer, n);
+          const char32_t c = util::utf8::next(buffer, n);
           if (unicode::is(c, unicode::kNumber)) out.emplace_back(i, n);
           i = n;
         }

@@ -1,7 +1,7 @@
 #include "tok/split_scanner.hpp"
 
 #include "tok/unicode_class.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 
@@ -24,7 +24,7 @@ inline std::uint16_t class_at(std::string_view s, std::size_t i, std::size_t& ne
     c = b;
   } else {
     next = i;
-    c = utf8::next(s, next);
+    c = util::utf8::next(s, next);
   }
   return unicode::classes(c);
 }
@@ -178,7 +178,7 @@ std::size_t upper_then_lower(std::string_view s, std::size_t j, std::size_t end)
   std::size_t p = k;
   while (p > j) {
     std::size_t start;
-    const char32_t c = utf8::previous(s, p, start);
+    const char32_t c = util::utf8::previous(s, p, start);
     if (unicode::classes(c) & kW) return with_contraction(s, p, end);  // W+ is that one char
     p = start;
   }

@@ -9,7 +9,7 @@
 #include "tok/resolve.hpp"
 #include "tok/tokenizer_cache.hpp"
 #include "tok/tokenizer_impl.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 #include "util/thread_pool.hpp"
 
 namespace overhead::tok {
@@ -43,7 +43,7 @@ void Tokenizer::encode_into(std::string_view text, Ids& out, bool add_special) c
   if (simdjson::validate_utf8(text.data(), text.size())) {
     impl_->encode(text, out, add_special);
   } else {
-    impl_->encode(utf8::repair(text), out, add_special);
+    impl_->encode(util::utf8::repair(text), out, add_special);
   }
 }
 

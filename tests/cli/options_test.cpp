@@ -104,7 +104,9 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"aws-init --region r --prefix p --endpoint http://127.0.0.1:9 --visibility-s nan", "--visibility-s", "0..43200"},
         UsageCase{"bench template --input DATA --passes -1", "--passes", "1..1000"},
         UsageCase{"bench tokenize --tokenizer no-such --input DATA --threads -1", "--threads", "0..1024"},
-        UsageCase{"lambda --max-invocations -1", "--max-invocations", "0..1000000000"}),
+        UsageCase{"lambda --max-invocations -1", "--max-invocations", "0..1000000000"},
+        // The shared schemes come from the queue-scheme registry (backends/queue_schemes.cpp).
+        UsageCase{kServe + "--workers 0", "--workers", "0 needs a shared --queue (sqlite-queue:, redis://, sqs://)"}),
     [](const ::testing::TestParamInfo<UsageCase>& p) { return "case" + std::to_string(p.index); });
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "tok/byte_level.hpp"
 #include "tok/cache_format.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok::cache_test {
 
@@ -29,7 +29,7 @@ TempDir::~TempDir() {
 namespace {
 std::string mapped(std::string_view raw) {
   std::string out;
-  for (const char c : raw) utf8::append(out, byte_level::byte_to_char(static_cast<std::uint8_t>(c)));
+  for (const char c : raw) util::utf8::append(out, byte_level::byte_to_char(static_cast<std::uint8_t>(c)));
   return out;
 }
 }  // namespace

@@ -17,7 +17,7 @@
 #include "reference_bpe.hpp"
 #include "tok/tokenizer.hpp"
 #include "tok/tokenizer_impl.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 namespace {
@@ -29,7 +29,7 @@ std::vector<char32_t> mtbench_characters() {
   for (const auto& m : golden::mtbench_messages()) {
     std::size_t i = 0;
     while (i < m.text.size()) {
-      const char32_t c = utf8::next(m.text, i);
+      const char32_t c = util::utf8::next(m.text, i);
       if (c < seen.size() && !seen[c]) seen[c] = true, out.push_back(c);
     }
   }
@@ -47,10 +47,10 @@ class PieceGenerator {
     if (shape == 9 && pick(2) == 0) {
       // A run of one or two characters: no cut inside, so the heap merge does the work.
       const char32_t a = any_char(), b = pick(2) ? a : any_char();
-      for (std::size_t k = 0; k < length; ++k) utf8::append(s, k % 3 == 2 ? b : a);
+      for (std::size_t k = 0; k < length; ++k) util::utf8::append(s, k % 3 == 2 ? b : a);
       return s;
     }
-    while (utf8::count_code_points(s) < length) utf8::append(s, any_char());
+    while (util::utf8::count_code_points(s) < length) util::utf8::append(s, any_char());
     return s;
   }
 

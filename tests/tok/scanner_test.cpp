@@ -9,7 +9,7 @@
 
 #include "tok/regex.hpp"
 #include "tok/split_scanner.hpp"
-#include "tok/utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 namespace {
@@ -41,7 +41,7 @@ void expect_same_as_regex(ScannerKind kind) {
   std::vector<Span> expected, got;
   for (int round = 0; round < 20000; ++round) {
     const std::string text = random_text(rng, 1 + round % 40);
-    ASSERT_TRUE(utf8::is_valid(text));
+    ASSERT_TRUE(util::utf8::is_valid(text));
     expected.clear();
     got.clear();
     reference.find_all(text, 0, text.size(), expected);
