@@ -4,7 +4,9 @@
 # content of data/jmtbench/records.jsonl.gz, add_special_tokens=true, median of PASSES passes.
 #
 #   bash bench/tokenize_vs_hf.sh [TOKENIZER...]   (default: the three seed tokenizers)
-#   env: BUILD (default build), PASSES (default 5), OVERHEAD_MODELS, REF_PREFIX
+#   env: BUILD (default build), PASSES (default 5), OVERHEAD_MODELS, REF_PREFIX,
+#        BASELINE (another `overhead` binary, e.g. of an older commit: measured in the same run
+#        against the same HF figure, a row "NAME@baseline" each, for before/after ratios)
 #
 # Prints a table: MB/s ours, MB/s HF, ratio, us/item, tokens (both sides must agree).
 set -euo pipefail
@@ -47,18 +49,22 @@ for name in "${NAMES[@]}"; do
   ours=$("$BIN" bench tokenize --tokenizer "$name" --input "$TEXTS" --passes "$PASSES" --json | tail -1)
   hf=$(node "$ROOT/bench/hf_tokenize_bench.mjs" --dir "$(dir_of "$name")" --input "$TEXTS" --passes "$PASSES")
   printf '%s\t%s\t%s\n' "$name" "$ours" "$hf"
+  if [ -n "${BASELINE:-}" ]; then
+    base=$("$BASELINE" bench tokenize --tokenizer "$name" --input "$TEXTS" --passes "$PASSES" --json | tail -1)
+    printf '%s\t%s\t%s\n' "$name@baseline" "$base" "$hf"
+  fi
 done > "$TMP/results.tsv"
 
 python3 - "$TMP/results.tsv" <<'PY'
 import json, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-print(f"{'tokenizer':<24} {'MB/s ours':>10} {'MB/s HF':>9} {'ratio':>7} {'us/item ours':>13} {'us/item HF':>11} {'tokens ours':>12} {'tokens HF':>10}")
+print(f"{'tokenizer':<32} {'MB/s ours':>10} {'MB/s HF':>9} {'ratio':>7} {'us/item ours':>13} {'us/item HF':>11} {'tokens ours':>12} {'tokens HF':>10}")
 bad = False
 for name, o, h in rows:
     o, h = json.loads(o), json.loads(h)
     same = o["tokens"] == h["tokens"]
     bad |= not same
-    print(f"{name:<24} {o['mb_per_s']:>10.2f} {h['mb_per_s']:>9.2f} {o['mb_per_s'] / h['mb_per_s']:>6.1f}x "
+    print(f"{name:<32} {o['mb_per_s']:>10.2f} {h['mb_per_s']:>9.2f} {o['mb_per_s'] / h['mb_per_s']:>6.1f}x "
           f"{o['us_per_item']:>13.2f} {h['us_per_item']:>11.2f} {o['tokens']:>12} {h['tokens']:>10}{'' if same else '  TOKEN COUNTS DIFFER'}")
 print(f"# HF: {json.loads(rows[0][2]).get('impl', '?')}, encodeBatch, TOKENIZERS_PARALLELISM=false RAYON_NUM_THREADS=1")
 sys.exit(1 if bad else 0)

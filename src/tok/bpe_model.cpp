@@ -177,7 +177,12 @@ std::optional<std::string_view> BpeModel::id_to_token(std::uint32_t id) const {
     if (it == ids.end() || *it != id) return std::nullopt;
     k = static_cast<std::size_t>(it - ids.begin());
   }
-  return std::string_view(token_text_.data() + token_offsets_[k], token_offsets_[k + 1] - token_offsets_[k]);
+  // A table read from a cache is checked here, entry by entry, rather than walked in full at
+  // load: an entry that points outside the text (a file edited on purpose) is no token.
+  if (k >= token_ids_.size()) return std::nullopt;
+  const std::uint32_t begin = token_offsets_[k], end = token_offsets_[k + 1];
+  if (begin > end || end > token_text_.size()) return std::nullopt;
+  return std::string_view(token_text_.data() + begin, end - begin);
 }
 
 std::uint64_t BpeModel::layout_fingerprint() {
@@ -213,22 +218,15 @@ std::unique_ptr<BpeModel> BpeModel::read(CacheReader& r, BpeConfig config, std::
   m->token_text_.view(r.array<char>());
   m->dense_index_.view(r.array<std::uint32_t>());
   m->id_bound_ = r.u64_below(std::uint64_t{1} << 32, "id bound");
-  // What id_to_token relies on: one offset more than ids, ascending ids below the bound,
-  // offsets ascending within the text, a dense index (if any) pointing at real entries.
+  // What id_to_token relies on that one look settles: one offset more than ids, the last at the
+  // end of the text, a dense index (if any) with one entry per id. The entries themselves are
+  // checked where id_to_token reads them, not walked here (a walk would read megabytes at start).
   const auto ids = m->token_ids_.span();
   const auto offsets = m->token_offsets_.span();
   if (offsets.size() != ids.size() + 1 || offsets[0] != 0 || offsets.back() != m->token_text_.size())
     throw CacheFormatError("token offsets do not match the token text");
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    if (offsets[k] > offsets[k + 1]) throw CacheFormatError("token offsets are not ascending");
-    if (ids[k] >= m->id_bound_ || (k > 0 && ids[k] <= ids[k - 1])) throw CacheFormatError("token ids are not ascending");
-  }
-  const auto dense = m->dense_index_.span();
-  if (!dense.empty()) {
-    if (dense.size() != m->id_bound_) throw CacheFormatError("dense index size differs from the id bound");
-    for (const std::uint32_t k : dense)
-      if (k != kNone && k >= ids.size()) throw CacheFormatError("dense index points past the tokens");
-  }
+  if (!m->dense_index_.empty() && m->dense_index_.size() != m->id_bound_)
+    throw CacheFormatError("dense index size differs from the id bound");
   m->merges_.read(r);
   const auto bytes = r.array<std::uint32_t>();
   if (bytes.size() != m->byte_ids_.size()) throw CacheFormatError("byte table has the wrong size");
@@ -410,7 +408,7 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& 
   // After the cache (which holds whole-piece results either way): the vocabulary probe is a miss
   // into a table of megabytes, and a repeated piece never needs it again.
   if (config_.ignore_merges) {
-    if (auto id = encode_vocab().find(piece)) {
+    if (auto id = cacheable ? encode_vocab().find(piece, hash) : encode_vocab().find(piece)) {
       out.push_back(*id);
       if (cacheable) state.pieces.store(piece, hash, &*id, 1);
       return;

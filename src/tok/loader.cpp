@@ -431,7 +431,8 @@ std::unique_ptr<TokenizerImpl> load_tokenizer_files(const std::string& dir, cons
 
 std::unique_ptr<TokenizerImpl> load_tokenizer_json(const std::string& dir, const std::string& file,
                                                    const simdjson::padded_string& json, ModelSource model,
-                                                   std::optional<std::string_view> config_json, std::string* skeleton) {
+                                                   std::optional<std::string_view> config_json, std::string* skeleton,
+                                                   bool config_known_valid) {
   Loader L(file, std::move(model));
   simdjson::dom::parser parser;
   element root;
@@ -471,13 +472,17 @@ std::unique_ptr<TokenizerImpl> load_tokenizer_json(const std::string& dir, const
     if (!in.good() && !in.eof()) throw LoadError(config_path, "", "cannot read the file");
     config_json = config_text;
   }
-  if (config_json) {
+  if (config_json && config_known_valid) {
+    impl->defer_config(std::string(*config_json), config_path);
+  } else if (config_json) {
+    nlohmann::json parsed;
     try {
-      impl->config = nlohmann::json::parse(*config_json);
+      parsed = nlohmann::json::parse(*config_json);
     } catch (const std::exception& e) {
       throw LoadError(config_path, "", std::string("invalid JSON: ") + e.what());
     }
-    if (!impl->config.is_object()) throw LoadError(config_path, "$", "expected an object");
+    if (!parsed.is_object()) throw LoadError(config_path, "$", "expected an object");
+    impl->set_config(std::move(parsed));
   }
   if (skeleton) *skeleton = skeleton_of(root);
   return impl;

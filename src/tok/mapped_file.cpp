@@ -2,12 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace overhead::tok {
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, Populate populate) {
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
   struct stat st {};
@@ -16,11 +15,18 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, Popu
     return nullptr;
   }
   const auto size = static_cast<std::size_t>(st.st_size);
-  const int flags = MAP_PRIVATE | (populate == Populate::kYes ? MAP_POPULATE : 0);
-  void* p = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);  // the mapping keeps the file open
   if (p == MAP_FAILED) return nullptr;
-  return std::shared_ptr<const MappedFile>(new MappedFile(static_cast<const unsigned char*>(p), size));
+  return std::shared_ptr<const MappedFile>(new MappedFile(static_cast<const unsigned char*>(p), size, st));
+}
+
+void MappedFile::prefault() const {
+  void* p = const_cast<unsigned char*>(data_);
+#ifdef MADV_POPULATE_READ
+  if (::madvise(p, size_, MADV_POPULATE_READ) == 0) return;
+#endif
+  ::madvise(p, size_, MADV_WILLNEED);  // kernels before 5.14: read-ahead, faults stay
 }
 
 MappedFile::~MappedFile() { ::munmap(const_cast<unsigned char*>(data_), size_); }

@@ -32,7 +32,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::load(const std::string& path, const 
   }
   std::optional<std::string> cache_dir = options.cache_dir ? options.cache_dir : default_tokenizer_cache_dir();
   if (cache_dir && cache_dir->empty()) cache_dir.reset();
-  auto impl = load_through_cache(dir, file, cache_dir, status);
+  auto impl = load_through_cache(dir, file, cache_dir, status, options.verify_cache || verify_cache_from_environment());
   // A short name or model id is the friendlier display name than the folder's.
   if (!fs::exists(path)) impl->name = path;
   return std::shared_ptr<const Tokenizer>(new Tokenizer(std::move(impl)));
@@ -94,11 +94,11 @@ bool Tokenizer::is_special(TokenId id) const {
   return a != nullptr && a->special;
 }
 
-const nlohmann::json& Tokenizer::config() const { return impl_->config; }
+const nlohmann::json& Tokenizer::config() const { return impl_->config(); }
 
 std::optional<std::string> Tokenizer::special_token(std::string_view key) const {
-  const auto it = impl_->config.find(std::string(key));
-  if (it == impl_->config.end()) return std::nullopt;
+  const auto it = impl_->config().find(std::string(key));
+  if (it == impl_->config().end()) return std::nullopt;
   if (it->is_string()) return it->get<std::string>();
   if (it->is_object()) {
     const auto content = it->find("content");

@@ -35,6 +35,9 @@ struct CacheStatus {
   Kind kind = Kind::kOff;
   std::string file;    // the cache file's path (empty when off)
   std::string reason;  // why a file was refused or could not be written
+  // On a hit: the payload checksum was recomputed (the file changed since it last matched, it was
+  // never verified under a settled stamp, or LoadOptions::verify_cache), rather than trusted.
+  bool payload_verified = false;
 };
 
 struct LoadOptions {
@@ -42,6 +45,10 @@ struct LoadOptions {
   // tokenizer_cache.hpp: $OVERHEAD_TOKENIZER_CACHE, $XDG_CACHE_HOME/overhead/tokenizers or
   // ~/.cache/overhead/tokenizers), "" = load from JSON without a cache.
   std::optional<std::string> cache_dir;
+  // Recompute the cache file's payload checksum even when the file is unchanged since it last
+  // matched (otherwise only the header is checked and the tables are read as used;
+  // $OVERHEAD_TOKENIZER_CACHE_VERIFY=1 does the same for every load).
+  bool verify_cache = false;
 };
 
 class Tokenizer {

@@ -29,7 +29,11 @@ constexpr char kMagic[8] = {'O', 'V', 'H', 'D', 'T', 'O', 'K', 'C'};
 // Bump when anything written by BpeModel::write, the skeleton or this header changes meaning.
 // 2: the stamp of tokenizer.json (and its check) in the header; tokenizer_config.json by checksum;
 //    the checksum is XXH3.
-constexpr std::uint32_t kFormatVersion = 2;
+// 3: the stamp's check covers the whole header before it; the tables are no longer walked at
+//    load (their entries are checked where they are read), so an older file is not trusted.
+constexpr std::uint32_t kFormatVersion = 3;
+// The record beside a cache file of the stamp it had when its payload checksum was verified.
+constexpr char kVerifiedMagic[8] = {'O', 'V', 'H', 'D', 'T', 'O', 'K', 'V'};
 
 using Digest = std::array<unsigned char, 32>;
 
@@ -52,11 +56,9 @@ struct Stamp {
 // clock tick (1-10 ms) that file times are taken from.
 constexpr std::int64_t kStampSettleNs = 2'000'000'000;
 
-// The stamp of `path` (the untrusted zero stamp if it was changed less than kStampSettleNs ago),
-// or nullopt when it cannot be stat'ed.
-std::optional<Stamp> stamp_of(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+// The stamp of a stat'ed file (the untrusted zero stamp if it was changed less than
+// kStampSettleNs ago).
+Stamp stamp_of(const struct stat& st) {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   const auto ns = [](const timespec& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; };
@@ -67,8 +69,11 @@ std::optional<Stamp> stamp_of(const std::string& path) {
   return s;
 }
 
-std::uint64_t stamp_check(const Stamp& s) {
-  return cache_checksum(reinterpret_cast<const unsigned char*>(&s), sizeof s);
+// The stamp of `path`, or nullopt when it cannot be stat'ed.
+std::optional<Stamp> stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return stamp_of(st);
 }
 
 // The fixed header; 8-byte fields only, so the payload after it stays 8-byte aligned.
@@ -81,12 +86,77 @@ struct Header {
   std::uint64_t config_checksum;
   std::uint64_t has_config;
   Stamp tokenizer_stamp;
-  std::uint64_t stamp_check;  // a flipped stamp byte is refused like any other
+  // Of every byte above: a flipped header byte is refused even when the payload is not read in
+  // full. (Payload size and checksum, below, are checked against the payload itself.)
+  std::uint64_t header_check;
   std::uint64_t payload_size;
   std::uint64_t payload_checksum;
 };
 static_assert(sizeof(Header) % 8 == 0);
 static_assert(sizeof(Stamp) == 40, "Stamp is written as is: no padding");
+
+std::uint64_t header_check(const Header& h) {
+  return cache_checksum(reinterpret_cast<const unsigned char*>(&h), offsetof(Header, header_check));
+}
+
+// `<cache file>.verified`: the cache file's own stamp when its payload checksum last matched
+// (with the checksum it matched). While the file keeps that stamp its bytes are the ones
+// verified -- any write, truncation or replacement changes its size, ctime or inode, and ctime
+// cannot be set back -- so a load checks the header and maps the payload without reading it all
+// (16-33 MB for the seed tokenizers: most of a cold start). A stamp is recorded only once
+// settled (stamp_of), so a write within the clock tick of the verification is never hidden.
+// The record is not what keeps a load in bounds (the readers check every entry they use); it
+// only says the payload checksum need not be recomputed.
+struct VerifiedRecord {
+  char magic[8];
+  Stamp cache_stamp;
+  std::uint64_t payload_checksum;
+  std::uint64_t check;
+};
+static_assert(sizeof(VerifiedRecord) == 64, "written as is: no padding");
+
+std::uint64_t record_check(const VerifiedRecord& v) {
+  return cache_checksum(reinterpret_cast<const unsigned char*>(&v), offsetof(VerifiedRecord, check));
+}
+
+std::string verified_record_path(const std::string& cache_file) { return cache_file + ".verified"; }
+
+// True if `cache_file` (stamp `stamp`, payload checksum `checksum` in its header) was verified
+// under exactly this stamp.
+bool verified_before(const std::string& cache_file, const Stamp& stamp, std::uint64_t checksum) {
+  if (!stamp.trusted()) return false;
+  VerifiedRecord v{};
+  std::ifstream in(verified_record_path(cache_file), std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(&v), sizeof v) || in.peek() != std::char_traits<char>::eof()) return false;
+  return std::memcmp(v.magic, kVerifiedMagic, sizeof kVerifiedMagic) == 0 && v.check == record_check(v) &&
+         v.cache_stamp == stamp && v.payload_checksum == checksum;
+}
+
+// Records that `cache_file` was verified under `stamp` (best effort, through a temporary and a
+// rename like the cache file itself; a record that cannot be written only means verifying again).
+void record_verified(const std::string& cache_file, const Stamp& stamp, std::uint64_t checksum) {
+  if (!stamp.trusted()) return;
+  VerifiedRecord v{};
+  std::memcpy(v.magic, kVerifiedMagic, sizeof kVerifiedMagic);
+  v.cache_stamp = stamp;
+  v.payload_checksum = checksum;
+  v.check = record_check(v);
+  static std::atomic<unsigned> counter{0};
+  const std::string path = verified_record_path(cache_file);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  std::error_code ec;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&v), sizeof v);
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+}
 
 Digest sha256(std::string_view bytes) {
   Digest d{};
@@ -109,6 +179,7 @@ struct Key {
     if (!tokenizer_sha) {
       const auto source = MappedFile::open(tokenizer_file);
       if (!source && !fs::is_regular_file(tokenizer_file)) throw LoadError(tokenizer_file, "", "cannot read the file");
+      if (source) source->prefault();
       tokenizer_sha = source ? sha256(std::string_view(reinterpret_cast<const char*>(source->data()), source->size()))
                              : sha256("");
     }
@@ -118,30 +189,38 @@ struct Key {
 
 // Checks the mapped file against `key` and loads from it; throws CacheFormatError (or LoadError
 // for a skeleton that no longer loads) when it cannot be used. `stamp_matched` says whether the
-// file was accepted on its stamp (else on tokenizer.json's hash).
-std::unique_ptr<TokenizerImpl> load_cache_file(const std::shared_ptr<const MappedFile>& map, Key& key, bool& stamp_matched,
-                                               const std::string& dir, const std::string& file,
-                                               std::optional<std::string_view> config_json) {
+// file was accepted on its stamp (else on tokenizer.json's hash). The payload checksum is
+// recomputed when `verify`, or unless the file at `cache_file` is unchanged since it last matched
+// (VerifiedRecord); `verified_checksum` receives the checksum when it was recomputed.
+std::unique_ptr<TokenizerImpl> load_cache_file(const std::shared_ptr<const MappedFile>& map, const std::string& cache_file,
+                                               bool verify, Key& key, bool& stamp_matched, const std::string& dir,
+                                               const std::string& file, std::optional<std::string_view> config_json,
+                                               std::optional<std::uint64_t>& verified_checksum) {
   if (map->size() < sizeof(Header)) throw CacheFormatError("shorter than its header");
   Header h;
   std::memcpy(&h, map->data(), sizeof h);
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw CacheFormatError("not a tokenizer cache file");
   if (h.version != kFormatVersion || h.header_size != sizeof(Header)) throw CacheFormatError("another format version");
   if (h.layout != BpeModel::layout_fingerprint()) throw CacheFormatError("written by a build with other table hashing");
-  if (h.stamp_check != stamp_check(h.tokenizer_stamp)) throw CacheFormatError("stamp check mismatch");
+  if (h.header_check != header_check(h)) throw CacheFormatError("header check mismatch");
   stamp_matched = key.tokenizer_stamp.trusted() && h.tokenizer_stamp == key.tokenizer_stamp;
   if (!stamp_matched && h.tokenizer_sha != key.tokenizer_digest()) throw CacheFormatError("tokenizer.json has changed");
   if (h.has_config != key.has_config || h.config_checksum != key.config_checksum)
     throw CacheFormatError("tokenizer_config.json has changed");
   if (h.payload_size != map->size() - sizeof(Header)) throw CacheFormatError("size differs from its header (truncated?)");
   const unsigned char* payload = map->data() + sizeof(Header);
-  if (cache_checksum(payload, h.payload_size) != h.payload_checksum) throw CacheFormatError("checksum mismatch");
+  if (verify || !verified_before(cache_file, stamp_of(map->status()), h.payload_checksum)) {
+    map->prefault();
+    if (cache_checksum(payload, h.payload_size) != h.payload_checksum) throw CacheFormatError("checksum mismatch");
+    verified_checksum = h.payload_checksum;
+  }
 
   CacheReader r(payload, h.payload_size);
   const simdjson::padded_string skeleton(r.bytes());
   auto impl = load_tokenizer_json(
       dir, file, skeleton,
-      [&](const BpeConfig& config) { return BpeModel::read(r, config, map); }, config_json, nullptr);
+      [&](const BpeConfig& config) { return BpeModel::read(r, config, map); }, config_json, nullptr,
+      /*config_known_valid=*/true);  // the config checksum matched a text that loaded when written
   if (!r.at_end()) throw CacheFormatError("bytes after the last table");
   return impl;
 }
@@ -158,7 +237,7 @@ std::string write_cache_file(const std::string& path, const Key& key, std::strin
   h.config_checksum = key.config_checksum;
   h.has_config = key.has_config;
   h.tokenizer_stamp = key.tokenizer_stamp;
-  h.stamp_check = stamp_check(h.tokenizer_stamp);
+  h.header_check = header_check(h);
   h.payload_size = payload.size();
   h.payload_checksum = cache_checksum(reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
 
@@ -222,8 +301,14 @@ std::string tokenizer_cache_path(const std::string& cache_dir, const std::string
   return (fs::path(cache_dir) / (name + "-" + util::text_digest(where) + ".tokc")).string();
 }
 
+bool verify_cache_from_environment() {
+  const char* v = std::getenv("OVERHEAD_TOKENIZER_CACHE_VERIFY");
+  return v && *v && std::string_view(v) != "0";
+}
+
 std::unique_ptr<TokenizerImpl> load_through_cache(const std::string& dir, const std::string& file,
-                                                  const std::optional<std::string>& cache_dir, CacheStatus* status) {
+                                                  const std::optional<std::string>& cache_dir, CacheStatus* status,
+                                                  bool verify) {
   CacheStatus local;
   CacheStatus& st = status ? *status : local;
   st = CacheStatus{};
@@ -237,10 +322,13 @@ std::unique_ptr<TokenizerImpl> load_through_cache(const std::string& dir, const 
   else throw LoadError(file, "", "cannot read the file");
   const std::string config_path = (fs::path(dir) / "tokenizer_config.json").string();
   std::string config_text;
-  if (fs::exists(config_path)) {
-    std::ifstream in(config_path, std::ios::binary);
-    config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) throw LoadError(config_path, "", "cannot read the file");
+  if (std::ifstream in(config_path, std::ios::binary | std::ios::ate); in) {
+    // One read of the whole file (a character-by-character copy cost ~0.7 M instructions).
+    const std::streamoff size = in.tellg();
+    if (size < 0) throw LoadError(config_path, "", "cannot read the file");
+    config_text.resize(static_cast<std::size_t>(size));
+    in.seekg(0);
+    if (!in.read(config_text.data(), size)) throw LoadError(config_path, "", "cannot read the file");
     key.has_config = true;
     // Read in full anyway (it is parsed), and a few KB: the payload's checksum is enough to see
     // a change, and keeps libcrypto unloaded on a hit.
@@ -251,14 +339,17 @@ std::unique_ptr<TokenizerImpl> load_through_cache(const std::string& dir, const 
 
   st.file = tokenizer_cache_path(*cache_dir, file);
   bool existed = false;
-  // Populated: every page is read below (checksum, bounds walk), and one mapping call is far
-  // cheaper than a page fault for each of its thousands of pages.
-  if (auto map = MappedFile::open(st.file, MappedFile::Populate::kYes)) {
+  // Mapped lazily: a file verified under its present stamp is read only where the tables are
+  // looked up; one that is not is read in full (and prefaulted) by its checksum.
+  if (auto map = MappedFile::open(st.file)) {
     existed = true;
     try {
       bool stamp_matched = false;
-      auto impl = load_cache_file(map, key, stamp_matched, dir, file, config_json);
+      std::optional<std::uint64_t> verified_checksum;
+      auto impl = load_cache_file(map, st.file, verify, key, stamp_matched, dir, file, config_json, verified_checksum);
       st.kind = CacheStatus::Kind::kHit;
+      st.payload_verified = verified_checksum.has_value();
+      if (verified_checksum) record_verified(st.file, stamp_of(map->status()), *verified_checksum);
       // Accepted on the hash (a copied or re-fetched but identical tokenizer.json): write the
       // same payload under the new stamp, once, so the next loads skip the hash. Best effort.
       if (!stamp_matched && key.tokenizer_stamp.trusted())

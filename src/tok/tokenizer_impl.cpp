@@ -1,6 +1,28 @@
 #include "tok/tokenizer_impl.hpp"
 
+#include "tok/errors.hpp"
+
 namespace overhead::tok {
+
+void TokenizerImpl::defer_config(std::string text, std::string path) {
+  deferred_config_ = std::move(text);
+  deferred_config_path_ = std::move(path);
+}
+
+const nlohmann::json& TokenizerImpl::config() const {
+  std::call_once(config_parsed_, [this] {
+    if (deferred_config_.empty()) return;
+    nlohmann::json parsed;
+    try {
+      parsed = nlohmann::json::parse(deferred_config_);
+    } catch (const std::exception& e) {
+      throw LoadError(deferred_config_path_, "", std::string("invalid JSON: ") + e.what());
+    }
+    if (!parsed.is_object()) throw LoadError(deferred_config_path_, "$", "expected an object");
+    config_ = std::move(parsed);
+  });
+  return config_;
+}
 
 void TokenizerImpl::encode(std::string_view text, std::vector<std::uint32_t>& out, bool add_special) const {
   thread_local std::vector<Segment> segments;

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +30,14 @@ class TokenizerImpl {
   std::string name;
   std::string dir;
   std::string file;  // path of tokenizer.json
-  nlohmann::json config = nlohmann::json::object();
+
+  // tokenizer_config.json (an empty object when there is none).
+  const nlohmann::json& config() const;
+  void set_config(nlohmann::json parsed) { config_ = std::move(parsed); }
+  // Keeps the text of a tokenizer_config.json already known to parse to an object (a compiled
+  // cache keyed by its checksum was written only after it did) and parses it on first use:
+  // a command that never asks for it (most: tokenize, count) never pays the parse.
+  void defer_config(std::string text, std::string path);
 
   std::unique_ptr<Normalizer> normalizer;      // may be null
   std::unique_ptr<PreTokenizer> pre_tokenizer; // may be null
@@ -46,6 +54,11 @@ class TokenizerImpl {
   void encode_segment(std::string_view text, std::size_t begin, std::size_t end, std::vector<std::uint32_t>& out) const;
   void encode_normalized(std::string& buffer, std::size_t begin, std::size_t end, bool at_origin,
                          std::vector<std::uint32_t>& out) const;
+
+  mutable nlohmann::json config_ = nlohmann::json::object();
+  mutable std::once_flag config_parsed_;
+  std::string deferred_config_;       // empty: config_ is final
+  std::string deferred_config_path_;
 };
 
 // Parses tokenizer.json at `file` (and tokenizer_config.json beside it, when present).
@@ -56,10 +69,12 @@ using ModelSource = std::function<std::unique_ptr<BpeModel>(const BpeConfig&)>;
 
 // The same from tokenizer.json's bytes already in memory (`json`, padded for simdjson). With
 // `model` set, the BPE model comes from it and `json` needs no model.vocab or model.merges.
-// `config_json` is tokenizer_config.json's text (nullopt: read it from `dir` when present).
+// `config_json` is tokenizer_config.json's text (nullopt: read it from `dir` when present); with
+// `config_known_valid` it is parsed on first use instead of now (see TokenizerImpl::defer_config).
 // `skeleton`, when given, receives the document without model.vocab and model.merges.
 std::unique_ptr<TokenizerImpl> load_tokenizer_json(const std::string& dir, const std::string& file,
                                                    const simdjson::padded_string& json, ModelSource model,
-                                                   std::optional<std::string_view> config_json, std::string* skeleton);
+                                                   std::optional<std::string_view> config_json, std::string* skeleton,
+                                                   bool config_known_valid = false);
 
 }  // namespace overhead::tok

@@ -5,7 +5,8 @@
 // or tokenizer_config.json is refused and rebuilt (also when an edit keeps tokenizer.json's size
 // and mtime, which the stat stamp that spares the hash would otherwise miss); a payload edited on purpose (checksum
 // recomputed) loads or is refused but is never read out of bounds (run under ASan in CI); an
-// unwritable cache folder only means loading from JSON.
+// unwritable cache folder only means loading from JSON. A file unchanged since it was verified
+// is trusted without recomputing its checksum, and any change to it ends that trust.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -223,6 +224,72 @@ TEST_P(CacheTest, StampSkipsTheHashButNeverHidesAnEdit) {
   EXPECT_EQ(after.kind, Kind::kRebuilt);
   EXPECT_NE(after.reason.find("tokenizer.json has changed"), std::string::npos) << after.reason;
   EXPECT_EQ(behaviour(*tok), expected);
+}
+
+// A cache file unchanged since its payload checksum last matched is loaded without recomputing
+// it (the payload is mapped, not read): the record of its stamp beside it says so. Every change
+// to the file -- a flipped payload byte even with its mtime set back, a truncation, a foreign
+// file renamed into place -- changes that stamp, so the checksum is recomputed and the file
+// refused; LoadOptions::verify_cache recomputes it regardless. The waits let the stamps settle.
+TEST_P(CacheTest, UnchangedFileSkipsTheChecksumButNeverHidesAChange) {
+  const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2200)); };
+  settle();  // tokenizer.json too: else the cache file is restamped (rewritten) once it settles
+  const std::string good = built_cache();
+  CacheStatus fresh;
+  load(fresh);  // written just now: not settled, so verified and not recorded
+  ASSERT_EQ(fresh.kind, Kind::kHit) << fresh.reason;
+  EXPECT_TRUE(fresh.payload_verified);
+  EXPECT_FALSE(fs::exists(file_ + ".verified"));
+  settle();
+  CacheStatus first;
+  load(first);
+  ASSERT_EQ(first.kind, Kind::kHit) << first.reason;
+  EXPECT_TRUE(first.payload_verified);
+  EXPECT_TRUE(fs::exists(file_ + ".verified"));
+  CacheStatus trusted;
+  EXPECT_EQ(behaviour(*load(trusted)), reference_);
+  ASSERT_EQ(trusted.kind, Kind::kHit) << trusted.reason;
+  EXPECT_FALSE(trusted.payload_verified) << "an unchanged, verified file was checksummed again";
+  LoadOptions verify = options();
+  verify.verify_cache = true;
+  CacheStatus asked;
+  Tokenizer::load(dir(), verify, &asked);
+  EXPECT_EQ(asked.kind, Kind::kHit) << asked.reason;
+  EXPECT_TRUE(asked.payload_verified);
+
+  // A flipped byte deep in the tables (never looked up by the probe texts), mtime set back.
+  const std::size_t header = cache_test::header_size(good);
+  std::string flipped = good;
+  flipped[header + (good.size() - header) * 3 / 4] ^= 0x10;
+  const auto mtime = fs::last_write_time(file_);
+  cache_test::write_file(file_, flipped);
+  fs::last_write_time(file_, mtime);
+  settle();  // even once the edit has settled, its stamp is not the recorded one
+  CacheStatus after_flip;
+  const auto tok = load(after_flip);
+  ASSERT_EQ(after_flip.kind, Kind::kRebuilt) << "a file edited after its verification was trusted";
+  EXPECT_NE(after_flip.reason.find("checksum"), std::string::npos) << after_flip.reason;
+  EXPECT_EQ(behaviour(*tok), reference_);
+
+  // The rebuilt file verified and recorded, then replaced by a truncated copy and by a foreign file.
+  settle();
+  CacheStatus recorded;
+  load(recorded);
+  ASSERT_TRUE(recorded.payload_verified);
+  const std::string rebuilt = cache_test::read_file(file_);
+  const fs::path elsewhere = cache_dir_->path() / "elsewhere";
+  cache_test::write_file(elsewhere, rebuilt.substr(0, rebuilt.size() - 8));
+  fs::rename(elsewhere, file_);
+  settle();
+  CacheStatus after_cut;
+  load(after_cut);
+  EXPECT_EQ(after_cut.kind, Kind::kRebuilt) << "a truncated file was trusted";
+  cache_test::write_file(elsewhere, std::string(rebuilt.size(), 'x'));
+  fs::rename(elsewhere, file_);
+  CacheStatus after_foreign;
+  load(after_foreign);
+  EXPECT_EQ(after_foreign.kind, Kind::kRebuilt) << "a foreign file was trusted";
+  EXPECT_NE(after_foreign.reason.find("not a tokenizer cache file"), std::string::npos) << after_foreign.reason;
 }
 
 // A payload edited with the checksum recomputed passes the checksum; the bounds checks are then
