@@ -3,6 +3,10 @@
 BUILD     ?= build
 BUILD_SAN ?= build-asan
 JOBS      ?= $(shell nproc)
+# Unity build of src/ (CMakeLists.txt, OVERHEAD_UNITY): a clean build of `overhead` takes about half
+# the CPU (docs/benchmarks/build.md), which is what a fresh machine's `make run` waits for. An edit
+# then recompiles its batch of 8 files: `make UNITY=OFF` for per-file builds while developing.
+UNITY     ?= ON
 # ccache, when present (set-up installs it), makes rebuilds after a checkout or in a second clone
 # cheap. Recursive (=) so it is looked up when the recipe runs, after set-up.
 LAUNCHER   = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -27,7 +31,7 @@ setup-build:
 # Tests and benchmarks are configured when GoogleTest and Google Benchmark are installed (after
 # `make setup`); `make run` builds the `overhead` target alone either way.
 configure:
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERHEAD_WERROR=ON $(LAUNCHER) >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERHEAD_WERROR=ON -DOVERHEAD_UNITY=$(UNITY) $(LAUNCHER) >/dev/null
 
 build: setup
 	@$(MAKE) --no-print-directory configure

@@ -16,13 +16,13 @@ void init_curl_once() {
   if (!ok) throw std::runtime_error("libcurl could not be initialised");
 }
 
-std::string lower(std::string_view s) {
+std::string lower_header_name(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_header_text(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
   return s;
@@ -39,7 +39,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
   if (line.starts_with("HTTP/")) {
     headers->clear();  // a new status line (after 100 Continue or a redirect) starts over
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
-    headers->emplace_back(lower(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
+    headers->emplace_back(lower_header_name(trim_header_text(line.substr(0, colon))), std::string(trim_header_text(line.substr(colon + 1))));
   }
   return size * n;
 }

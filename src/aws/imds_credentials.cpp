@@ -12,7 +12,7 @@
 namespace overhead::aws {
 namespace {
 
-std::string lower(std::string s) {
+std::string lowered(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
@@ -64,7 +64,7 @@ std::string required_string(const nlohmann::json& doc, const char* field, const 
 
 bool imds_enabled(const EnvLookup& env) {
   auto disabled = env("AWS_EC2_METADATA_DISABLED");
-  return !(disabled && lower(*disabled) == "true");
+  return !(disabled && lowered(*disabled) == "true");
 }
 
 ImdsOptions imds_options_from(const EnvLookup& env) {

@@ -8,7 +8,7 @@
 namespace overhead::aws {
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_ini_text(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
@@ -29,11 +29,11 @@ IniFile parse_ini(std::string_view text, const std::string& file_name) {
     std::string_view raw = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     ++line_no;
-    std::string_view line = trim(raw);
+    std::string_view line = trim_ini_text(raw);
     if (line.empty() || line.front() == '#' || line.front() == ';') continue;
     if (line.front() == '[') {
       if (line.back() != ']') fail(file_name, line_no, "section header without a closing ']'");
-      std::string_view name = trim(line.substr(1, line.size() - 2));
+      std::string_view name = trim_ini_text(line.substr(1, line.size() - 2));
       if (name.empty()) fail(file_name, line_no, "empty section name");
       section = &out[std::string(name)];
       continue;
@@ -42,11 +42,11 @@ IniFile parse_ini(std::string_view text, const std::string& file_name) {
     if (eq == std::string_view::npos) {
       fail(file_name, line_no, "expected 'key = value' or a [section] header");
     }
-    std::string_view key = trim(line.substr(0, eq));
+    std::string_view key = trim_ini_text(line.substr(0, eq));
     if (key.empty()) fail(file_name, line_no, "a value without a key");
     if (section == nullptr) fail(file_name, line_no, "a key before any [section] header");
     // Indented lines are sub-keys of a nested block such as `s3 =`; they stay keys of the section.
-    (*section)[std::string(key)] = std::string(trim(line.substr(eq + 1)));
+    (*section)[std::string(key)] = std::string(trim_ini_text(line.substr(eq + 1)));
   }
   return out;
 }

@@ -50,6 +50,11 @@ SqliteStatement& SqliteStatement::bind(int index, std::string_view v) {
   return *this;
 }
 
+SqliteStatement& SqliteStatement::bind_borrowed(int index, std::string_view v) {
+  sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  return *this;
+}
+
 SqliteStatement& SqliteStatement::bind_null(int index) {
   sqlite3_bind_null(stmt_, index);
   return *this;

@@ -16,7 +16,7 @@ namespace {
 
 // The schema and statements, from the record field table (ports/record_fields.hpp). Columns named
 // in `absent` (a reader's view of an older table) are read as NULL.
-std::string column_list(const std::set<std::string>& absent = {}) {
+std::string record_columns(const std::set<std::string>& absent = {}) {
   std::string out;
   for (const auto& f : kRecordFields) {
     const std::string c(f.column);
@@ -69,7 +69,7 @@ std::string upsert_sql() {
     if (f.patched) updates += c + "=CASE WHEN excluded." + c + "<>0 THEN excluded." + c + " ELSE records." + c + " END";
     else updates += c + "=excluded." + c;
   }
-  return "INSERT INTO records(" + column_list() + ") VALUES(" + values + ") ON CONFLICT(" + keys + ") DO UPDATE SET" + updates;
+  return "INSERT INTO records(" + record_columns() + ") VALUES(" + values + ") ON CONFLICT(" + keys + ") DO UPDATE SET" + updates;
 }
 
 template <class Fn>
@@ -96,8 +96,8 @@ SqliteStore::SqliteStore(std::string url, const std::string& path, std::chrono::
   stamps_ = db_.prepare(
       "UPDATE records SET publish_acked=CASE WHEN ?3<>0 THEN ?3 ELSE publish_acked END,"
       " input_deleted=CASE WHEN ?4<>0 THEN ?4 ELSE input_deleted END WHERE experiment_tokenizer=?1 AND id=?2");
-  scan_all_ = db_.prepare("SELECT " + column_list() + " FROM records ORDER BY experiment_tokenizer, id");
-  scan_one_ = db_.prepare("SELECT " + column_list() +
+  scan_all_ = db_.prepare("SELECT " + record_columns() + " FROM records ORDER BY experiment_tokenizer, id");
+  scan_one_ = db_.prepare("SELECT " + record_columns() +
                           " FROM records WHERE experiment=?1 ORDER BY experiment_tokenizer, id");
 }
 
@@ -110,8 +110,8 @@ SqliteStore::SqliteStore(ReadOnly, std::string url, const std::string& path, std
   if (!found) throw StoreError(url_ + ": no table 'records': not a record store (give the store a run wrote)");
   std::set<std::string> absent;
   for (const RecordField* f : missing_columns(db_)) absent.insert(std::string(f->column));
-  scan_all_ = db_.prepare("SELECT " + column_list(absent) + " FROM records ORDER BY experiment_tokenizer, id");
-  scan_one_ = db_.prepare("SELECT " + column_list(absent) + " FROM records WHERE experiment=?1 ORDER BY experiment_tokenizer, id");
+  scan_all_ = db_.prepare("SELECT " + record_columns(absent) + " FROM records ORDER BY experiment_tokenizer, id");
+  scan_one_ = db_.prepare("SELECT " + record_columns(absent) + " FROM records WHERE experiment=?1 ORDER BY experiment_tokenizer, id");
 }
 
 void SqliteStore::upsert_locked(const Record& r) {
@@ -119,7 +119,8 @@ void SqliteStore::upsert_locked(const Record& r) {
   for (std::size_t k = 0; k < kRecordFields.size(); ++k) {
     const int index = static_cast<int>(k + 1);
     const FieldValue v = kRecordFields[k].get(r);
-    if (const auto* s = std::get_if<std::string_view>(&v)) upsert_.bind(index, *s);
+    // The record outlives run(), which resets the statement: its strings need no copy.
+    if (const auto* s = std::get_if<std::string_view>(&v)) upsert_.bind_borrowed(index, *s);
     else if (const auto* i = std::get_if<std::int64_t>(&v)) upsert_.bind(index, *i);
     else upsert_.bind_null(index);
   }

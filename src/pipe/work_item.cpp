@@ -1,6 +1,7 @@
 #include "pipe/work_item.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include "chat/json_value.hpp"
 
@@ -44,6 +45,60 @@ nlohmann::json to_nlohmann(dom::element e) {
     case dom::element_type::NULL_VALUE: return nullptr;
   }
   return nullptr;
+}
+
+// The element as compact JSON, byte for byte what simdjson::minify writes (strings escaped the
+// same way: `"`, `\\` and the bytes below 0x20, \b \t \n \f \r by name, the rest as \u00xx),
+// but strings are copied a run at a time: simdjson's formatter copies every byte after a string's
+// first escape one by one, and a prompt's text is full of newlines (it was half of a work item's
+// decoding).
+void append_minified(std::string& out, dom::element e) {
+  switch (e.type()) {
+    case dom::element_type::ARRAY: {
+      out += '[';
+      bool first = true;
+      for (dom::element x : dom::array(e)) {
+        if (!first) out += ',';
+        first = false;
+        append_minified(out, x);
+      }
+      out += ']';
+      return;
+    }
+    case dom::element_type::OBJECT: {
+      out += '{';
+      bool first = true;
+      for (dom::key_value_pair kv : dom::object(e)) {
+        if (!first) out += ',';
+        first = false;
+        util::append_json_string(out, kv.key, util::kPythonJsonDumps);
+        out += ':';
+        append_minified(out, kv.value);
+      }
+      out += '}';
+      return;
+    }
+    case dom::element_type::STRING: util::append_json_string(out, std::string_view(e), util::kPythonJsonDumps); return;
+    case dom::element_type::INT64: {
+      char buf[24];
+      out.append(buf, std::to_chars(buf, buf + sizeof buf, std::int64_t(e)).ptr);
+      return;
+    }
+    case dom::element_type::UINT64: {
+      char buf[24];
+      out.append(buf, std::to_chars(buf, buf + sizeof buf, std::uint64_t(e)).ptr);
+      return;
+    }
+    case dom::element_type::DOUBLE: out += simdjson::minify(e); return;  // rare: simdjson's shortest form
+    case dom::element_type::BOOL: out += bool(e) ? "true" : "false"; return;
+    case dom::element_type::NULL_VALUE: out += "null"; return;
+  }
+}
+
+std::string minified(dom::element e) {
+  std::string out;
+  append_minified(out, e);
+  return out;
 }
 
 // obj[key] with the last of duplicate keys, as Python's json.loads and the prompt's conversion
@@ -160,11 +215,11 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
   }
   rec.prompt = to_nlohmann(prompt);
   rec.prompt_value = chat::value_from_json(rec.prompt);
-  rec.prompt_json = simdjson::minify(prompt);
+  rec.prompt_json = minified(prompt);
   dom::element tools;
   if (last_field(obj, "tools", tools) == simdjson::SUCCESS && !tools.is_null()) {
     if (!tools.is_array()) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"tools\" is not a list of tool definitions");
-    rec.tools_json = simdjson::minify(tools);
+    rec.tools_json = minified(tools);
     // Parsed again in order: tojson prints a tool's schema keys as sent, as Python keeps them.
     auto extra = std::make_shared<TemplateExtra>();
     extra->json = nlohmann::ordered_json::object();

@@ -1,5 +1,6 @@
 #include "ports/record_codec.hpp"
 
+#include <array>
 #include <charconv>
 #include <stdexcept>
 
@@ -51,19 +52,6 @@ std::int64_t get_int(dom::object o, const char* k) {
   std::int64_t v = 0;
   if (o[k].get(v) != simdjson::SUCCESS) throw std::runtime_error(std::string("missing integer field \"") + k + "\"");
   return v;
-}
-
-// An integer field added later: absent or null reads as 0; any other non-integer is refused.
-std::int64_t get_added_int(dom::object o, const char* k) {
-  dom::element e;
-  if (o[k].get(e) != simdjson::SUCCESS || e.is_null()) return 0;
-  return get_int(o, k);
-}
-
-std::optional<std::int64_t> get_opt(dom::object o, const char* k) {
-  std::int64_t v = 0;
-  if (o[k].get(v) == simdjson::SUCCESS) return v;
-  return std::nullopt;
 }
 
 void csv_field(std::ostream& out, std::string_view s) {
@@ -130,36 +118,59 @@ LogMessage parse_log_message(std::string_view body, const std::string& origin) {
       }
       return out;
     }
+    // One pass over the object's keys, instead of a lookup (a scan of every key) per field: a
+    // body written by append_record_json has the fields in the table's order, so the expected
+    // field is tried first. The first of duplicate keys counts, as o[k] would take it.
+    std::array<dom::element, kRecordFields.size()> value;
+    std::array<bool, kRecordFields.size()> found{};
+    std::size_t expected = 0;
+    for (dom::key_value_pair kv : o) {
+      std::size_t at = kRecordFields.size();
+      if (expected < kRecordFields.size() && kRecordFields[expected].name == kv.key) at = expected;
+      else
+        for (std::size_t k = 0; k < kRecordFields.size(); ++k)
+          if (kRecordFields[k].name == kv.key) {
+            at = k;
+            break;
+          }
+      if (at == kRecordFields.size()) continue;  // a key of no field: ignored, as before
+      expected = at + 1;
+      if (found[at]) continue;
+      found[at] = true;
+      value[at] = kv.value;
+    }
     Record r;
-    for (const auto& f : kRecordFields) {
-      const char* k = f.name.data();  // the table's names are string literals: NUL-terminated
+    for (std::size_t k = 0; k < kRecordFields.size(); ++k) {
+      const auto& f = kRecordFields[k];
+      const char* name = f.name.data();  // the table's names are string literals: NUL-terminated
+      // Absent, or null: only a field added later may be (a message from an older worker).
+      const bool absent = !found[k] || value[k].is_null();
       switch (f.type) {
         case FieldType::text: {
           std::string_view v;
-          if (o[k].get(v) != simdjson::SUCCESS) {
-            // A field added later may be absent (a message from an older worker) or null.
-            dom::element e;
-            const auto found = o[k].get(e);
-            if (!f.added_later || (found == simdjson::SUCCESS && !e.is_null()))
-              throw std::runtime_error(std::string("missing string field \"") + k + "\"");
+          if (!found[k] || value[k].get(v) != simdjson::SUCCESS) {
+            if (!f.added_later || !absent) throw std::runtime_error(std::string("missing string field \"") + name + "\"");
+            v = {};
           }
           f.set(r, v);
           break;
         }
         case FieldType::integer: {
-          // A field added later may be absent (a message from an older worker) or null: 0.
-          const auto v = f.added_later ? get_added_int(o, k) : get_int(o, k);
+          std::int64_t v = 0;
+          if (!(f.added_later && absent) && (!found[k] || value[k].get(v) != simdjson::SUCCESS))
+            throw std::runtime_error(std::string("missing integer field \"") + name + "\"");
           f.set(r, v);
           break;
         }
         case FieldType::optional_integer: {
-          const auto v = get_opt(o, k);
-          f.set(r, v ? FieldValue(*v) : FieldValue());
+          std::int64_t v = 0;
+          f.set(r, found[k] && value[k].get(v) == simdjson::SUCCESS ? FieldValue(v) : FieldValue());
           break;
         }
         case FieldType::boolean: {
           bool b = false;
-          if (o[k].get(b) != simdjson::SUCCESS) throw std::runtime_error(std::string("missing boolean field \"") + k + "\"");
+          if (!found[k] || value[k].get(b) != simdjson::SUCCESS)
+            throw std::runtime_error(std::string("missing boolean field \"") + name + "\"");
           f.set(r, std::int64_t(b));
           break;
         }

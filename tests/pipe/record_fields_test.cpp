@@ -85,6 +85,22 @@ TEST(RecordFields, CodecsFollowTheTable) {
             "publish_acked,input_deleted,prompt_chars,prompt_bytes,run_id,decode_start,first_token,decode_end,output_tokens,finish_reason,text");
 }
 
+// The parser reads the object in one pass, trying the table's order first: fields in another
+// order still parse, and of duplicate keys the first counts (as simdjson's lookup took it).
+TEST(RecordFields, ALogMessageParsesInAnyOrderAndTakesTheFirstOfDuplicateKeys) {
+  const Record r = distinct_record();
+  std::string json;
+  append_record_json(json, r);
+  // Move "model" to the end and repeat "worker" with another value after the first.
+  const auto at = json.find(",\"model\":");
+  const auto end = json.find(',', at + 1);
+  const std::string model = json.substr(at, end - at);
+  std::string moved = json.substr(0, at) + json.substr(end);
+  moved.insert(moved.size() - 1, model + ",\"worker\":\"someone else\",\"unknown\":[1,{\"a\":2}]");
+  const auto back = std::get<Record>(parse_log_message(moved, "moved"));
+  for (const auto& f : kRecordFields) EXPECT_EQ(f.get(back), f.get(r)) << f.name;
+}
+
 // run_id was added after log messages without it existed: a message from an older worker (no
 // run_id, or null) still parses, with an empty run id; a run_id of another type is refused.
 TEST(RecordFields, AFieldAddedLaterMayBeAbsentFromALogMessage) {

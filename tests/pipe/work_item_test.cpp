@@ -2,6 +2,8 @@
 // its kind naming the line or message.
 #include <gtest/gtest.h>
 
+#include <simdjson.h>
+
 #include "ports/errors.hpp"
 #include "pipe/work_item.hpp"
 #include "fake_processor.hpp"
@@ -176,6 +178,23 @@ TEST(WorkItem, AReplyQueueTravelsOnlyInBodiesAndOnlyAsAPlainName) {
     }
   }
   EXPECT_TRUE(is_plain_queue_name(std::string(80, 'a')));
+}
+
+// prompt_json and tools_json are written by our own minifier (simdjson's was half of a queue
+// body's decoding): byte for byte what simdjson::minify writes, escapes and numbers included.
+TEST(WorkItem, PromptJsonIsWhatSimdjsonMinifyWrites) {
+  const std::string prompt =
+      R"([ {"role" : "user", "content": "line\none\ttab \"q\" back\\slash \u0001\u001f\u007f\b\f\r / \u00e9 \ud83d\ude00",)"
+      R"( "z": [1, -2, 18446744073709551615, 1.5, 1e300, -0.0, 2.50, true, false, null, {}, []], "a\nkey": {"k": "v"}} ])";
+  const std::string tools = R"([{"type": "function", "function": {"name": "f", "parameters": {"x": 0.1, "y": "\n"}}}])";
+  const std::string line = R"({"id":"a","model":"m","prompt":)" + prompt + R"(,"tools":)" + tools + "}";
+  const auto rec = parse_source_line(line, 1);
+  simdjson::dom::parser parser;
+  EXPECT_EQ(rec->prompt_json, simdjson::minify(parser.parse(prompt).value()));
+  EXPECT_EQ(rec->tools_json, simdjson::minify(parser.parse(tools).value()));
+  const WorkItem item = decode_item_body(encode_item_body(*rec, "phi-4"), "message 1");
+  EXPECT_EQ(item.source->prompt_json, rec->prompt_json);
+  EXPECT_EQ(item.source->tools_json, rec->tools_json);
 }
 
 }  // namespace
