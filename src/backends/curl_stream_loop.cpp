@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::backends {
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
 
 namespace overhead::backends {
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <thread>
 
-#include "pipe/queue.hpp"
+#include "ports/queue.hpp"
 #include "reply/reply_path.hpp"
 
 namespace overhead::reply {

@@ -39,7 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 #include "reply/reply_path.hpp"
 
 namespace overhead::serve {
