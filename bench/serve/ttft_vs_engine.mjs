@@ -1,90 +1,156 @@
-// TTFT added by the front: the time to the first content byte of a streamed chat completion through
-// `overhead serve --decoder openai:<engine>` (mem: queues, SQLite store, in-process worker) minus
-// the same for the engine's /v1/completions called directly with the prompt overhead renders, same
-// run, one request at a time, alternating the two so that both see the same machine. Prints p50,
-// p90 and mean of each and of the difference, as JSON.
+// TTFT and TPOT added by the front: a streamed request to the real engine of the tests (llama.cpp
+// via node-llama-cpp, /v1/completions with the prompt overhead renders) against the same request
+// through `overhead serve --decoder openai:<engine>` (/v1/chat/completions), same run, same prompt,
+// temperature 0, one request at a time, the three kinds in turn so that all see the same machine:
+//   direct  the engine itself
+//   mem     `overhead serve` with mem: queues, a SQLite store and 1 in-process worker
+//   redis   a routing-only gateway (`serve --workers 0`) and one remote `overhead worker` on a
+//           private redis-server (scripts/services/redis.sh), answering on the gateway's reply queue
+// TTFT: from sending the request to the first text-carrying `data:` event. TPOT: from the first
+// text event to the last, over (completion_tokens - 1). "added" is each front's figure minus the
+// direct call's just before it (paired). Prints p50, p90 and mean of each, as JSON.
 //
 //   LLAMA_ENGINE_MODEL=build/engine/tiny-llama3.gguf \
 //   LLAMA_ENGINE_NODE_MODULES=.cache/llama_engine/node_modules \
-//   node bench/serve/ttft_vs_engine.mjs build/overhead [requests=200] [max_tokens=8]
-import {spawn} from 'node:child_process';
-import {mkdtempSync, rmSync} from 'node:fs';
+//   node bench/serve/ttft_vs_engine.mjs build/overhead [requests=200] [max_tokens=16] [modes=mem,redis]
+import {spawn, execFileSync} from 'node:child_process';
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import {fileURLToPath} from 'node:url';
 import {startLlamaEngine} from '../../tests/engine/llama_engine.mjs';
 
-const [binary, requestsArg = '200', maxTokensArg = '8'] = process.argv.slice(2);
-if (!binary) throw new Error('usage: node bench/serve/ttft_vs_engine.mjs OVERHEAD_BINARY [requests] [max_tokens]');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const [binary, requestsArg = '200', maxTokensArg = '16', modesArg = 'mem,redis'] = process.argv.slice(2);
+if (!binary) throw new Error('usage: node bench/serve/ttft_vs_engine.mjs OVERHEAD_BINARY [requests] [max_tokens] [modes]');
 const REQUESTS = Number(requestsArg);
 const MAX_TOKENS = Number(maxTokensArg);
+const MODES = modesArg.split(',').filter(Boolean);
 const MODEL = 'llama-3.3-70b-instruct';
 const MESSAGES = [{role: 'system', content: 'Answer briefly.'}, {role: 'user', content: 'What is the capital of France?'}];
 
-// ms from sending the request to the first `data:` event that carries text.
-async function firstTextMs(url, body, hasText) {
+// {ttft, tpot} in ms for one streamed request.
+async function timeStream(url, body, textOf) {
   const t0 = performance.now();
   const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
   if (r.status !== 200) throw new Error(`${url}: ${r.status} ${await r.text()}`);
   const decoder = new TextDecoder();
-  let buffered = '';
-  let first = -1;
+  let buffered = '', first = -1, last = -1, tokens = -1;
   for await (const bytes of r.body) {
     buffered += decoder.decode(bytes, {stream: true});
     let end;
-    while (first < 0 && (end = buffered.indexOf('\n\n')) >= 0) {
+    while ((end = buffered.indexOf('\n\n')) >= 0) {
       const event = buffered.slice(0, end);
       buffered = buffered.slice(end + 2);
       if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
-      if (hasText(JSON.parse(event.slice(6)))) first = performance.now() - t0;
+      const j = JSON.parse(event.slice(6));
+      if (j.error) throw new Error(`${url}: ${JSON.stringify(j.error)}`);
+      if (textOf(j)) {
+        last = performance.now() - t0;
+        if (first < 0) first = last;
+      }
+      if (j.usage?.completion_tokens) tokens = j.usage.completion_tokens;
     }
   }
   if (first < 0) throw new Error(`${url}: no text`);
-  return first;
+  return {ttft: first, tpot: tokens > 1 ? (last - first) / (tokens - 1) : NaN};
 }
 
 function summary(xs) {
-  const s = [...xs].sort((a, b) => a - b);
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
   const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
   return {p50: +q(0.5).toFixed(3), p90: +q(0.9).toFixed(3), mean: +(s.reduce((a, b) => a + b, 0) / s.length).toFixed(3)};
 }
 
-const engine = await startLlamaEngine({sequences: 4});
-const out = mkdtempSync(path.join(os.tmpdir(), 'overhead-ttft-'));
-const serve = spawn(binary, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', out,
-                             '--decoder', `openai:${engine.baseUrl},model=${engine.modelName}`],
-                    {stdio: ['ignore', 'ignore', 'pipe']});
-try {
-  let stderr = '';
-  serve.stderr.setEncoding('utf8');
-  const base = await new Promise((resolve, reject) => {
-    serve.stderr.on('data', (d) => {
-      stderr += d;
-      const m = stderr.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+function startProcess(args, ready) {
+  const child = spawn(args[0], args.slice(1), {stdio: ['ignore', 'ignore', 'pipe']});
+  let err = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => { err += d; });
+  if (!ready) return {child, up: Promise.resolve()};
+  const up = new Promise((resolve, reject) => {
+    child.stderr.on('data', () => {
+      const m = err.match(ready);
       if (m) resolve(m[1]);
     });
-    serve.on('exit', (code) => reject(new Error('overhead serve exited ' + code + ': ' + stderr)));
+    child.on('exit', (code) => reject(new Error(`${args[1]} exited ${code}: ${err.slice(-2000)}`)));
   });
-  const rendered = await (await fetch(base + '/v1/render', {method: 'POST', headers: {'Content-Type': 'application/json'},
-    body: JSON.stringify({model: MODEL, messages: MESSAGES, add_generation_prompt: true})})).json();
-  const direct = () => firstTextMs(engine.baseUrl + '/completions',
-    {model: engine.modelName, prompt: rendered.prompt, max_tokens: MAX_TOKENS, temperature: 0, stream: true},
-    (e) => e.choices?.[0]?.text);
-  const front = () => firstTextMs(base + '/v1/chat/completions',
-    {model: MODEL, messages: MESSAGES, max_tokens: MAX_TOKENS, temperature: 0, stream: true},
-    (e) => e.choices?.[0]?.delta?.content);
-  for (let i = 0; i < 10; ++i) { await direct(); await front(); }  // warm-up
-  const d = [], f = [], diff = [];
-  for (let i = 0; i < REQUESTS; ++i) {
-    const a = await direct();
-    const b = await front();
-    d.push(a);
-    f.push(b);
-    diff.push(b - a);
+  return {child, up};
+}
+async function stop(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), 15000);
+  await exited;
+  clearTimeout(t);
+}
+
+const engine = await startLlamaEngine({sequences: 4});
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'overhead-ttft-'));
+const children = [];
+let redis = false;
+try {
+  const decoder = `openai:${engine.baseUrl},model=${engine.modelName}`;
+  const listen = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
+  const fronts = {};
+  if (MODES.includes('mem')) {
+    const s = startProcess([binary, 'serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', path.join(tmp, 'mem'),
+                            '--decoder', decoder], listen);
+    children.push(s.child);
+    fronts.mem = await s.up;
   }
-  console.log(JSON.stringify({requests: REQUESTS, max_tokens: MAX_TOKENS, ttft_ms: {direct: summary(d), through_overhead: summary(f),
-    added: summary(diff)}, load: os.loadavg().map((x) => +x.toFixed(2))}, null, 1));
+  if (MODES.includes('redis')) {
+    execFileSync('bash', [path.join(root, 'scripts/services/redis.sh'), 'start', tmp], {stdio: 'ignore'});
+    redis = true;
+    const url = readFileSync(path.join(tmp, 'redis.env'), 'utf8').match(/REDIS_URL=(\S+)/)[1];
+    const q = ['--queue', `${url}/ttft-in`, '--log-queue', `${url}/ttft-log`];
+    const g = startProcess([binary, 'serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', path.join(tmp, 'gw'),
+                            '--workers', '0', ...q], listen);
+    children.push(g.child);
+    fronts.redis = await g.up;
+    const w = startProcess([binary, 'worker', ...q, '--tokenizers', MODEL, '--decoder', decoder, '--max-decodes', '64',
+                            '--idle-exit', '86400', '--experiment', 'ttft', '--no-progress', '--out', path.join(tmp, 'worker')]);
+    children.push(w.child);
+  }
+  const anyFront = Object.values(fronts)[0];
+  const rendered = await (await fetch(anyFront + '/v1/render', {method: 'POST', headers: {'Content-Type': 'application/json'},
+    body: JSON.stringify({model: MODEL, messages: MESSAGES, add_generation_prompt: true})})).json();
+  const direct = () => timeStream(engine.baseUrl + '/completions',
+    {model: engine.modelName, prompt: rendered.prompt, max_tokens: MAX_TOKENS, temperature: 0, stream: true,
+     stream_options: {include_usage: true}},
+    (e) => e.choices?.[0]?.text);
+  const front = (base) => timeStream(base + '/v1/chat/completions',
+    {model: MODEL, messages: MESSAGES, max_tokens: MAX_TOKENS, temperature: 0, stream: true, stream_options: {include_usage: true}},
+    (e) => e.choices?.[0]?.delta?.content);
+  for (let i = 0; i < 10; ++i) {  // warm-up
+    await direct();
+    for (const base of Object.values(fronts)) await front(base);
+  }
+  const runs = {direct: []};
+  const added = {};
+  for (const m of Object.keys(fronts)) {
+    runs[m] = [];
+    added[m] = [];
+  }
+  for (let i = 0; i < REQUESTS; ++i) {
+    for (const [m, base] of Object.entries(fronts)) {
+      const d = await direct();
+      const f = await front(base);
+      runs.direct.push(d);
+      runs[m].push(f);
+      added[m].push({ttft: f.ttft - d.ttft, tpot: f.tpot - d.tpot});
+    }
+  }
+  const table = (xs) => ({ttft_ms: summary(xs.map((x) => x.ttft)), tpot_ms: summary(xs.map((x) => x.tpot))});
+  const out = {requests: REQUESTS, max_tokens: MAX_TOKENS, engine: 'llama.cpp (node-llama-cpp), tiny random-weight Llama-3 model',
+    measured: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, table(v)])),
+    added: Object.fromEntries(Object.entries(added).map(([k, v]) => [k, table(v)])),
+    load: os.loadavg().map((x) => +x.toFixed(2))};
+  console.log(JSON.stringify(out, null, 1));
 } finally {
-  serve.kill('SIGTERM');
+  for (const c of children.reverse()) await stop(c);
+  if (redis) execFileSync('bash', [path.join(root, 'scripts/services/redis.sh'), 'clean', tmp], {stdio: 'ignore'});
   await engine.stop();
-  rmSync(out, {recursive: true, force: true});
+  rmSync(tmp, {recursive: true, force: true});
 }

@@ -71,7 +71,7 @@ class WaitedCallbacks final : public pipe::DecodeCallbacks {
 
 OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   const std::string form =
-      "expected openai:URL[,model=NAME][,timeout_ms=MS][,usage=required], URL e.g. http://127.0.0.1:8000/v1";
+      "expected openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,coalesce_us=US], URL e.g. http://127.0.0.1:8000/v1";
   OpenAiDecoderParams p;
   const std::size_t comma = text.find(',');
   std::string_view url = text.substr(0, comma);
@@ -81,7 +81,7 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
     throw std::invalid_argument("openai: '" + std::string(url) + "' is not a URL (" + form + ")");
   while (url.ends_with('/')) url.remove_suffix(1);
   p.base_url = std::string(url);
-  bool have_model = false, have_timeout = false, have_usage = false;
+  bool have_model = false, have_timeout = false, have_usage = false, have_coalesce = false;
   for (std::size_t pos = comma; pos != std::string_view::npos && pos < text.size();) {
     const std::size_t next = text.find(',', pos + 1);
     const std::string_view part = text.substr(pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
@@ -109,6 +109,14 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
       if (value != "required" && value != "optional")
         throw std::invalid_argument("openai: '" + std::string(part) + "': usage must be required or optional");
       p.usage_required = value == "required";
+    } else if (key == "coalesce_us") {
+      if (have_coalesce) throw std::invalid_argument("openai: 'coalesce_us' given twice");
+      have_coalesce = true;
+      long long us = -1;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), us);
+      if (value.empty() || ec != std::errc() || end != value.data() + value.size() || us < 0 || us > 100000)
+        throw std::invalid_argument("openai: '" + std::string(part) + "': coalesce_us must be an integer from 0 to 100000");
+      p.coalesce_window = std::chrono::microseconds(us);
     } else {
       throw std::invalid_argument("openai: unknown parameter '" + std::string(key) + "' (" + form + ")");
     }
@@ -126,14 +134,17 @@ OpenAiDecoder::OpenAiDecoder(OpenAiDecoderParams p) : p_(std::move(p)) {
   settings->timeout_ms = static_cast<long>(p_.timeout.count());
   settings->usage_required = p_.usage_required;
   settings_ = std::move(settings);
-  loop_ = std::make_shared<CurlStreamLoop>();
+  CoalescePolicy coalesce;
+  coalesce.max_window = p_.coalesce_window;
+  loop_ = std::make_shared<CurlStreamLoop>(coalesce);
 }
 
 OpenAiDecoder::~OpenAiDecoder() = default;
 
 std::string OpenAiDecoder::describe() const {
   return "openai:" + p_.base_url + (p_.model.empty() ? "" : ",model=" + p_.model) +
-         (p_.usage_required ? ",usage=required" : "");
+         (p_.usage_required ? ",usage=required" : "") +
+         (p_.coalesce_window != kDefaultCoalesceWindow ? ",coalesce_us=" + std::to_string(p_.coalesce_window.count()) : "");
 }
 
 std::size_t OpenAiDecoder::in_flight() const { return loop_->in_flight(); }

@@ -1,4 +1,4 @@
-// `--decoder openai:URL[,model=NAME][,timeout_ms=MS][,usage=required]`: the decoder stage on a real
+// `--decoder openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,coalesce_us=US]`: the decoder stage on a real
 // OpenAI-compatible server (vLLM, llama.cpp's server, SGLang, TGI). URL is the API base as OpenAI
 // clients take it (e.g. http://127.0.0.1:8000/v1); each generation is one POST URL/completions with
 // the prompt we rendered (so the engine's prompt is the one we counted), `max_tokens` = the wanted
@@ -7,8 +7,10 @@
 // `stream_options: {include_usage: true}`. `model` is NAME, else the item's tokenizer name.
 //
 // Asynchronous: every generation is a transfer on the decoder's one CurlStreamLoop thread (one curl
-// multi handle, hundreds of streams in flight, no thread per stream). start() returns at once;
-// the events are read as they arrive without a DOM (openai_stream_event), first_token is stamped
+// multi handle, hundreds of streams in flight, no thread per stream). start() returns at once.
+// With many streams in flight the loop gathers their events for a window of `coalesce_us`
+// (default 5000; 0: never) per wake-up (the rule: curl_stream_loop.hpp). The events are read as
+// they arrive without a DOM (openai_stream_event), first_token is stamped
 // at the first text, decode_end at `data: [DONE]`; output_tokens is the usage chunk's
 // completion_tokens, else -1 (the worker counts the text with the item's tokenizer; with
 // usage=required a stream without usage is an error); finish_reason is the engine's. cancel()
@@ -30,11 +32,14 @@
 
 namespace overhead::backends {
 
+inline constexpr std::chrono::microseconds kDefaultCoalesceWindow{5000};
+
 struct OpenAiDecoderParams {
   std::string base_url;  // without a trailing '/'
   std::string model;     // empty: the item's tokenizer name
   std::chrono::milliseconds timeout{600000};
   bool usage_required = false;  // usage=required
+  std::chrono::microseconds coalesce_window = kDefaultCoalesceWindow;  // coalesce_us=
 };
 
 class CurlStreamLoop;

@@ -17,9 +17,11 @@
 #include "serve/chat_request.hpp"
 #include "serve/completion_json.hpp"
 #include "serve/completion_stream.hpp"
+#include "serve/deadline_timers.hpp"
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
 #include "serve/request_json.hpp"
+#include "serve/stream_pump.hpp"
 #include "util/random_id.hpp"
 
 namespace overhead::serve {
@@ -80,7 +82,7 @@ pipe::SourceRecord work_item_source(const ChatRequest& request, const std::strin
 
 namespace {
 
-class ChatRoutes {
+class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
  public:
   explicit ChatRoutes(const ChatRouteContext& c) : c_(c) {}
 
@@ -178,40 +180,31 @@ class ChatRoutes {
 
   // A stream starts once the worker took the request up: the prompt is rendered and encoded
   // before the first byte goes out, so a template error is still a plain 400. What streams is the
-  // decode, piece by piece as the box receives it (completion_stream.hpp).
+  // decode, piece by piece as the box receives it, pushed by a StreamPump (stream_pump.hpp): the
+  // handler returns at once and no thread is held while the stream lasts.
   void stream_completion(const std::string& id, const RequestInfo& info, bool include_usage,
                          std::chrono::steady_clock::time_point deadline, http::Response& res) {
-    auto first = c_.replies.wait_stream(id, 0, deadline);
-    if (!first || (first->finished && first->finished->state == RequestState::failed)) {
-      send_error(res, first ? refusal_error(*first->finished->reply) : no_answer_error(id));
-      c_.replies.forget(id);
-      return;
-    }
     Completion head;
     head.id = id;
     head.created = info.created;
     head.model = info.model;
     head.fingerprint = c_.pipeline.fingerprint();
-    auto stream = std::make_shared<CompletionStream>(head, include_usage);
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [this, id, stream, deadline](std::size_t, http::DataSink& sink) {
-          const auto write = [&sink](std::string_view events) { return sink.write(events.data(), events.size()); };
-          if (write(stream->start())) {
-            const auto done = pump_stream(c_.replies, id, *stream, 0, deadline, write, refusal_error);
-            if (done) {
-              if (const auto s = c_.replies.find(id)) record_stages(*s);
-            } else if (!c_.replies.cancelled()) {
-              c_.pipeline.cancel(id);  // the client went away or --request-timeout passed: the engine stops too
-            }
-          } else if (!c_.replies.cancelled()) {
-            c_.pipeline.cancel(id);
-          }
-          c_.replies.forget(id);
-          sink.done();
-          return true;
-        });
+    StreamPumpHooks hooks;
+    hooks.refusal = refusal_error;
+    const std::weak_ptr<ChatRoutes> weak = weak_from_this();
+    hooks.no_answer = [weak, id] {
+      const auto self = weak.lock();
+      return self ? self->no_answer_error(id) : ApiError{503, "The server is shutting down", "server_error", "", "shutting_down"};
+    };
+    hooks.abandoned = [weak, id] {
+      // The client went away or --request-timeout passed: the engine stops too (not at a
+      // shutdown, which lets requests finish).
+      if (const auto self = weak.lock(); self && !self->c_.replies.cancelled()) self->c_.pipeline.cancel(id);
+    };
+    hooks.done = [weak](const RequestSnapshot& s) {
+      if (const auto self = weak.lock()) self->record_stages(s);
+    };
+    StreamPump::start(c_.replies, timers_, id, CompletionStream(head, include_usage), res.defer(), deadline, std::move(hooks));
   }
 
   // A request without an answer: timed out, or cut short by a shutdown. At a shutdown the answer
@@ -282,6 +275,7 @@ class ChatRoutes {
   }
 
   ChatRouteContext c_;
+  DeadlineTimers timers_;  // the streams' --request-timeout
   std::mutex counted_mutex_;
   std::unordered_set<std::string> counted_;
 };

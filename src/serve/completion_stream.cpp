@@ -1,6 +1,5 @@
 #include "serve/completion_stream.hpp"
 
-#include "serve/reply_box.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::serve {
@@ -76,36 +75,6 @@ ApiError stream_interrupted_error() {
           "The worker generating this answer stopped mid-stream and the request was generated again; "
           "the stream cannot be continued without repeating or mixing text: retry the request",
           "server_error", "", "stream_interrupted"};
-}
-
-std::optional<reply::Reply> pump_stream(ReplyBox& box, const std::string& id, const CompletionStream& stream, std::size_t have,
-                                        std::chrono::steady_clock::time_point deadline, const WriteEvents& write,
-                                        const std::function<ApiError(const reply::Reply&)>& refusal) {
-  std::string out;
-  for (;;) {
-    auto p = box.wait_stream(id, have, deadline);
-    out.clear();
-    if (!p) {
-      (void)write(CompletionStream::error({504, "No further answer from the worker in time", "server_error", "", "timeout"}));
-      return std::nullopt;
-    }
-    if (p->restarted) {
-      (void)write(CompletionStream::error(stream_interrupted_error()));
-      return std::nullopt;
-    }
-    if (p->finished && p->finished->state == RequestState::failed) {
-      (void)write(CompletionStream::error(refusal(*p->finished->reply)));
-      return std::nullopt;
-    }
-    stream.append_text(out, p->text);
-    have += p->text.size();
-    if (p->finished) {
-      out += stream.finish(*p->finished->reply);
-      if (!write(out)) return std::nullopt;
-      return p->finished->reply;
-    }
-    if (!write(out)) return std::nullopt;
-  }
 }
 
 }  // namespace overhead::serve

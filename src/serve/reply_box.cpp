@@ -25,12 +25,26 @@ void ReplyBox::open(const std::string& id, RequestInfo info) {
   auto slot = std::make_shared<Slot>();
   slot->snapshot.info = std::move(info);
   slot->deadline_ns = pipe::monotonic_ns() + std::chrono::nanoseconds(answer_timeout_).count();
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   expire_overdue();
   if (slots_.emplace(id, slot).second) {
     ++queued_;
     deadlines_.emplace_back(slot->deadline_ns, id);
   }
+  call_watchers(lock);
+}
+
+void ReplyBox::changed(Slot& slot) {
+  slot.cv.notify_all();
+  if (slot.watcher) to_call_.push_back(slot.watcher);
+}
+
+void ReplyBox::call_watchers(std::unique_lock<std::mutex>& lock) {
+  if (to_call_.empty()) return;
+  Watchers calls;
+  calls.swap(to_call_);
+  lock.unlock();
+  for (const auto& w : calls) (*w)();
 }
 
 void ReplyBox::note(const std::string& id, const std::optional<std::string>&) {
@@ -65,7 +79,12 @@ void ReplyBox::take_early(Slot& slot) {
 }
 
 void ReplyBox::text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view piece) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  text_locked(id, attempt, offset, piece);
+  call_watchers(lock);
+}
+
+void ReplyBox::text_locked(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view piece) {
   const auto it = slots_.find(std::string(id));
   if (it == slots_.end() || it->second->snapshot.state != RequestState::queued) return;
   Slot& slot = *it->second;
@@ -74,7 +93,7 @@ void ReplyBox::text(std::string_view id, std::string_view attempt, std::int64_t 
     if (!slot.text.empty() || !slot.early.empty()) {
       // Another generation of the same item: its text need not continue what was passed on.
       slot.restarted = true;
-      slot.cv.notify_all();
+      changed(slot);
       return;
     }
     slot.attempt.assign(attempt);
@@ -100,11 +119,16 @@ void ReplyBox::text(std::string_view id, std::string_view attempt, std::int64_t 
     finish(it->first, slot, std::move(r));
     return;
   }
-  slot.cv.notify_all();
+  changed(slot);
 }
 
 void ReplyBox::deliver(Reply reply) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  deliver_locked(std::move(reply));
+  call_watchers(lock);
+}
+
+void ReplyBox::deliver_locked(Reply reply) {
   const auto it = slots_.find(reply.id);
   if (it == slots_.end() || it->second->snapshot.state != RequestState::queued) return;
   Slot& slot = *it->second;
@@ -127,7 +151,7 @@ void ReplyBox::finish(const std::string& id, Slot& slot, Reply reply) {
   slot.early.clear();
   slot.waiting_reply.reset();
   --queued_;
-  slot.cv.notify_all();
+  changed(slot);
   if (slot.snapshot.info.kept) {
     finished_kept_.push_back(id);
     while (finished_kept_.size() > max_kept_) {
@@ -149,6 +173,25 @@ std::optional<RequestSnapshot> ReplyBox::wait(const std::string& id, std::chrono
   return slot->snapshot;
 }
 
+StreamProgress ReplyBox::progress(const Slot& slot, std::size_t have) const {
+  StreamProgress p;
+  p.restarted = slot.restarted;
+  if (slot.snapshot.state != RequestState::queued) {
+    p.finished = slot.snapshot;
+    const std::string& whole = slot.snapshot.reply->text;
+    // The reader holds the first `have` bytes of the streamed text; an answer that does not begin
+    // with them came from another generation.
+    if (p.finished->state == RequestState::done &&
+        (whole.size() < have || (have > 0 && whole.compare(0, have, slot.text, 0, have) != 0)))
+      p.restarted = true;
+    else if (whole.size() > have)
+      p.text = whole.substr(have);
+    return p;
+  }
+  if (slot.text.size() > have) p.text = slot.text.substr(have);
+  return p;
+}
+
 std::optional<StreamProgress> ReplyBox::wait_stream(const std::string& id, std::size_t have,
                                                     std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
@@ -159,31 +202,43 @@ std::optional<StreamProgress> ReplyBox::wait_stream(const std::string& id, std::
     return cancelled_ || slot->restarted || slot->snapshot.state != RequestState::queued || slot->text.size() > have;
   };
   if (!slot->cv.wait_until(lock, deadline, ready)) return std::nullopt;
-  StreamProgress p;
-  p.restarted = slot->restarted;
-  if (slot->snapshot.state != RequestState::queued) {
-    p.finished = slot->snapshot;
-    const std::string& whole = slot->snapshot.reply->text;
-    // The reader holds the first `have` bytes of the streamed text; an answer that does not begin
-    // with them came from another generation.
-    if (p.finished->state == RequestState::done &&
-        (whole.size() < have || (have > 0 && whole.compare(0, have, slot->text, 0, have) != 0)))
-      p.restarted = true;
-    else if (whole.size() > have)
-      p.text = whole.substr(have);
-    return p;
-  }
-  if (slot->text.size() > have) p.text = slot->text.substr(have);
-  if (p.text.empty() && !p.restarted) return std::nullopt;  // cancelled
+  StreamProgress p = progress(*slot, have);
+  if (!p.finished && p.text.empty() && !p.restarted) return std::nullopt;  // cancelled
   return p;
 }
 
-std::optional<RequestSnapshot> ReplyBox::find(const std::string& id) {
+std::optional<StreamProgress> ReplyBox::poll_stream(const std::string& id, std::size_t have) {
   std::lock_guard lock(mutex_);
-  expire_overdue();
   const auto it = slots_.find(id);
-  if (it == slots_.end()) return std::nullopt;
-  return it->second->snapshot;
+  if (it == slots_.end()) {
+    StreamProgress gone;
+    gone.closed = true;
+    return gone;
+  }
+  StreamProgress p = progress(*it->second, have);
+  if (!p.finished && p.text.empty() && !p.restarted) {
+    if (!cancelled_) return std::nullopt;  // nothing new yet
+    p.closed = true;
+  }
+  return p;
+}
+
+void ReplyBox::watch(const std::string& id, StreamWatcher watcher) {
+  auto w = std::make_shared<const StreamWatcher>(std::move(watcher));
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto it = slots_.find(id); it != slots_.end()) it->second->watcher = w;
+  }
+  (*w)();
+}
+
+std::optional<RequestSnapshot> ReplyBox::find(const std::string& id) {
+  std::unique_lock lock(mutex_);
+  expire_overdue();
+  std::optional<RequestSnapshot> found;
+  if (const auto it = slots_.find(id); it != slots_.end()) found = it->second->snapshot;
+  call_watchers(lock);
+  return found;
 }
 
 void ReplyBox::forget(const std::string& id) {
@@ -195,9 +250,10 @@ void ReplyBox::forget(const std::string& id) {
 }
 
 void ReplyBox::cancel_all() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   cancelled_ = true;
-  for (auto& [id, slot] : slots_) slot->cv.notify_all();
+  for (auto& [id, slot] : slots_) changed(*slot);
+  call_watchers(lock);
 }
 
 bool ReplyBox::cancelled() const {
@@ -206,9 +262,11 @@ bool ReplyBox::cancelled() const {
 }
 
 std::size_t ReplyBox::queued() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   expire_overdue();
-  return queued_;
+  const std::size_t n = queued_;
+  call_watchers(lock);
+  return n;
 }
 
 }  // namespace overhead::serve

@@ -14,6 +14,11 @@
 // reader must report as an error rather than splice two generations (the final reply still
 // completes the request for a reader that waits for it whole).
 //
+// A reader with no thread of its own (the stream route on the HTTP event loop) registers a
+// watcher: the box calls it after each change of that request (new text, restarted, finished) and
+// at cancel_all(), on the thread that made the change, outside the box's lock; the reader then
+// takes what is new with poll_stream(), which never blocks.
+//
 // The worker side only sees reply::ReplyPath (reply/reply_path.hpp). In one process the box is
 // its own reply path (the worker calls it directly). Over a shared queue (Redis, SQS) the gateway
 // owns a reply queue, named in every work item; workers answer on it (reply/queue_replies.hpp) and
@@ -25,12 +30,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ports/record.hpp"
 #include "reply/reply_path.hpp"
@@ -69,7 +76,12 @@ struct StreamProgress {
   std::string text;        // new text, from the reader's offset on
   bool restarted = false;  // another generation took over after text was sent: the stream cannot go on
   std::optional<RequestSnapshot> finished;  // the final state, once the request is done or failed
+  bool closed = false;     // poll_stream only: the box was cancelled, or the id is unknown (forgotten)
 };
+
+// Called after a watched request changed, or the box was cancelled. Must be quick, must not block,
+// and may run on several threads at once (the reader serialises its own work).
+using StreamWatcher = std::function<void()>;
 
 class ReplyBox final : public reply::ReplyPath {
  public:
@@ -90,6 +102,13 @@ class ReplyBox final : public reply::ReplyPath {
   // cancel_all() or for an unknown id.
   [[nodiscard]] std::optional<StreamProgress> wait_stream(const std::string& id, std::size_t have,
                                                           std::chrono::steady_clock::time_point deadline);
+  // What a watcher's reader takes: as wait_stream, without waiting. Empty when there is nothing new
+  // past `have` bytes; `closed` when the box was cancelled or `id` is unknown.
+  [[nodiscard]] std::optional<StreamProgress> poll_stream(const std::string& id, std::size_t have);
+  // Sets `id`'s watcher (replacing any), and calls it once now so that nothing that came before is
+  // missed. Unknown id: calls it once (its poll_stream then says closed). The watcher is dropped
+  // with the request (forget(), or eviction).
+  void watch(const std::string& id, StreamWatcher watcher);
   [[nodiscard]] std::optional<RequestSnapshot> find(const std::string& id);
   // Drops a request whose answer was written (synchronous ones), or that was never sent.
   void forget(const std::string& id);
@@ -112,8 +131,17 @@ class ReplyBox final : public reply::ReplyPath {
     std::map<std::int64_t, std::string> early;
     // A done reply whose text is still on its way in deltas (a queue may reorder messages).
     std::optional<Reply> waiting_reply;
+    std::shared_ptr<const StreamWatcher> watcher;
   };
+  using Watchers = std::vector<std::shared_ptr<const StreamWatcher>>;
+  // Wakes the slot's waiters and queues its watcher for a call after the lock is released.
+  void changed(Slot& slot);  // with mutex_ held
+  // Calls the watchers changed() queued, after releasing `lock`.
+  void call_watchers(std::unique_lock<std::mutex>& lock);
+  [[nodiscard]] StreamProgress progress(const Slot& slot, std::size_t have) const;  // with mutex_ held
   void finish(const std::string& id, Slot& slot, Reply reply);  // with mutex_ held
+  void text_locked(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text);
+  void deliver_locked(Reply reply);
   void take_early(Slot& slot);
   void expire_overdue();  // with mutex_ held
 
@@ -125,6 +153,7 @@ class ReplyBox final : public reply::ReplyPath {
   std::deque<std::string> finished_kept_;  // finished asynchronous ids, oldest first
   std::deque<std::pair<std::int64_t, std::string>> deadlines_;  // (deadline, id) in open order
   std::size_t queued_ = 0;
+  Watchers to_call_;  // watchers of slots changed under the lock, called once it is released
 };
 
 }  // namespace overhead::serve

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/open.hpp"
+#include "backends/curl_stream_loop.hpp"
 #include "backends/openai_decoder.hpp"
 #include "backends/sim_decoder.hpp"
 #include "fake_processor.hpp"
@@ -56,6 +57,24 @@ TEST(DecoderSpec, GoodForms) {
   EXPECT_EQ(q.base_url, "https://h.example/v1");
   EXPECT_EQ(q.model, "microsoft/phi-4");
   EXPECT_EQ(q.timeout, 2500ms);
+  EXPECT_EQ(q.coalesce_window, backends::kDefaultCoalesceWindow);
+  const auto c = backends::parse_openai_decoder("http://h/v1,coalesce_us=0");
+  EXPECT_EQ(c.coalesce_window, std::chrono::microseconds(0)) << "0 turns the gathering window off";
+  EXPECT_EQ(open_decoder("openai:http://h/v1,coalesce_us=2000")->describe(), "openai:http://h/v1,coalesce_us=2000");
+}
+
+// The decoder loop's gathering window (backends/curl_stream_loop.hpp): a lone stream, or streams
+// too slow to gather two events a window, are never delayed.
+TEST(DecoderSpec, TheLoopWaitsOnlyWhenWaitingGathersEvents) {
+  const backends::CoalescePolicy policy;  // 5 ms, at least 2 events a window
+  EXPECT_EQ(policy.window(1, 1e6).count(), 0) << "a lone stream, however fast";
+  EXPECT_EQ(policy.window(256, 0).count(), 0) << "nothing comes: nothing to gather";
+  EXPECT_EQ(policy.window(4, 200).count(), 0) << "4 streams of 50 tokens/s: 1 event a window";
+  EXPECT_EQ(policy.window(8, 400).count(), 5000) << "8 streams of 50 tokens/s: 2 events a window";
+  EXPECT_EQ(policy.window(256, 12800).count(), 5000);
+  backends::CoalescePolicy off;
+  off.max_window = std::chrono::microseconds(0);
+  EXPECT_EQ(off.window(256, 12800).count(), 0);
 }
 
 TEST(DecoderSpec, BadFormsNameTheBadPart) {
@@ -82,6 +101,8 @@ TEST(DecoderSpec, BadFormsNameTheBadPart) {
       {"openai:http://h/v1,model=", "'model' is empty"},
       {"openai:http://h/v1,timeout_ms=0", "timeout_ms must be a positive integer"},
       {"openai:http://h/v1,key=secret", "unknown parameter 'key'"},
+      {"openai:http://h/v1,coalesce_us=-1", "coalesce_us must be an integer from 0 to 100000"},
+      {"openai:http://h/v1,coalesce_us=200000", "coalesce_us must be an integer from 0 to 100000"},
   };
   for (const auto& [spec, want] : bad) {
     try {

@@ -218,7 +218,7 @@ TEST_F(HttpServerTest, AFullQueueHoldsTheProducerBackUntilTheClientReads) {
     produce([stream, shared] {
       const std::string chunk(kChunk, 'x');
       while (shared->pushed < kTotal) {
-        const PushResult r = stream->push(chunk);
+        const PushResult r = stream->push(std::string(chunk));
         if (r == PushResult::closed) break;
         if (r == PushResult::queued) {
           shared->pushed += kChunk;

@@ -107,6 +107,51 @@ TEST(ReplyBox, StreamedTextArrivesOnceAndInOrder) {
   EXPECT_EQ(last->text, "!");
 }
 
+// A reader with no thread of its own: the box calls its watcher after each change, outside the
+// box's lock (the watcher reads the box again), and poll_stream never waits.
+TEST(ReplyBox, AWatcherIsCalledOnEachChangeAndPollsWithoutWaiting) {
+  ReplyBox box;
+  box.open("s", {});
+  std::size_t have = 0;
+  std::string seen;
+  int calls = 0;
+  bool finished = false, closed = false;
+  box.watch("s", [&] {
+    ++calls;
+    const auto p = box.poll_stream("s", have);  // takes the box's lock: would deadlock if called under it
+    if (!p) return;
+    seen += p->text;
+    have += p->text.size();
+    finished = finished || p->finished.has_value();
+    closed = closed || p->closed;
+  });
+  EXPECT_EQ(calls, 1) << "called once at once, so that nothing before the watch is missed";
+  EXPECT_FALSE(box.poll_stream("s", 0)) << "nothing yet: no waiting, no progress";
+  box.text("s", "w-1", 0, "Hel");
+  box.text("s", "w-1", 3, "lo");
+  EXPECT_EQ(seen, "Hello");
+  EXPECT_EQ(calls, 3);
+  Reply done = ok_reply("s", 2);
+  done.attempt = "w-1";
+  done.text = "Hello!";
+  box.deliver(done);
+  EXPECT_EQ(seen, "Hello!");
+  EXPECT_TRUE(finished);
+  box.forget("s");
+  const auto gone = box.poll_stream("s", 0);
+  ASSERT_TRUE(gone);
+  EXPECT_TRUE(gone->closed) << "a forgotten request";
+
+  // A shutdown wakes every watcher; its poll says closed.
+  box.open("t", {});
+  box.watch("t", [&] {
+    if (const auto p = box.poll_stream("t", 0)) closed = closed || p->closed;
+  });
+  EXPECT_FALSE(closed);
+  box.cancel_all();
+  EXPECT_TRUE(closed);
+}
+
 // A worker that dies mid-stream: the item comes back and is generated again under another attempt.
 // The text already passed on cannot be continued by it: the reader is told, never spliced.
 TEST(ReplyBox, AnotherGenerationAfterTextWentOutIsARestartNotASplice) {

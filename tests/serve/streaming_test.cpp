@@ -279,4 +279,49 @@ TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
   EXPECT_GE(decoder->max_live(), 4u) << "generations in flight together (the eight streams took " << seconds << " s)";
 }
 
+// A stream holds no handler thread: with ONE handler thread, eight streams are answered together
+// (before the stream was pumped by a chunked-content provider on the handler's thread, which it
+// held until the stream ended: the second request was not even queued before the first ended).
+TEST_F(ChatTest, StreamsHoldNoHandlerThread) {
+  auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
+  serve::ServerOptions o;
+  o.decoder = decoder;
+  o.max_decodes = 8;
+  o.threads = 1;
+  start(o);
+  (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
+  std::vector<StreamRead> reads(8);
+  std::vector<std::thread> clients;
+  for (auto& r : reads)
+    clients.emplace_back([&r, this] { r = read_stream(server_->bound_port(), std::string(kBody) + R"(,"stream":true})"); });
+  for (auto& c : clients) c.join();
+  for (const auto& r : reads) expect_streamed(r, engine_text(20));
+  EXPECT_GE(decoder->max_live(), 6u) << "the streams were generated together, one handler thread notwithstanding";
+}
+
+// --request-timeout ends a stream that no thread waits on: the deadline comes from the gateway's
+// timer, as an error event after the text already sent, never a silent cut.
+TEST_F(ChatTest, AStreamPastTheRequestTimeoutEndsWithAnErrorEvent) {
+  serve::ServerOptions o;
+  o.decoder = std::make_shared<TickingDecoder>(40, 50ms);
+  o.max_decodes = 2;
+  o.request_timeout = 600ms;
+  start(o);
+  // The tokenizer loaded first, through a request that may take longer than the timeout.
+  const json warm = post("/v1/requests", std::string(kBody) + "}", 202);
+  for (int i = 0; i < 200; ++i) {
+    auto r = client_->Get(("/v1/requests/" + warm["id"].get<std::string>()).c_str());
+    if (r && json::parse(r->body)["status"] != "queued") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"max_tokens":40,"stream":true})");
+  EXPECT_EQ(s.status, 200);
+  ASSERT_FALSE(s.data.empty());
+  EXPECT_FALSE(s.content.empty()) << "text went out before the deadline";
+  const json last = json::parse(s.data.back());
+  ASSERT_TRUE(last.contains("error")) << s.data.back();
+  EXPECT_EQ(last["error"]["code"], "timeout");
+  EXPECT_TRUE(engine_text(40).starts_with(s.content)) << "what was sent is a prefix of the answer";
+}
+
 }  // namespace

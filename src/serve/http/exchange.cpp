@@ -2,7 +2,7 @@
 
 namespace overhead::serve::http {
 
-PushResult ResponseStream::push(std::string chunk) { return exchange_->push(std::move(chunk)); }
+PushResult ResponseStream::push(std::string&& chunk) { return exchange_->push(std::move(chunk)); }
 bool ResponseStream::push_wait(std::string chunk) { return exchange_->push_wait(std::move(chunk)); }
 void ResponseStream::close() { exchange_->end_stream(false); }
 void ResponseStream::abort() { exchange_->end_stream(true); }
@@ -70,7 +70,7 @@ std::shared_ptr<ResponseStream> Exchange::begin_stream(Response head) {
   return nullptr;
 }
 
-PushResult Exchange::push(std::string chunk) {
+PushResult Exchange::push(std::string&& chunk) {
   bool post = false;
   {
     std::lock_guard lock(mutex_);

@@ -27,8 +27,9 @@ enum class PushResult {
 class ResponseStream {
  public:
   explicit ResponseStream(std::shared_ptr<detail::Exchange> exchange) : exchange_(std::move(exchange)) {}
-  // Never blocks. Empty chunks are ignored (an empty chunk would end a chunked body).
-  PushResult push(std::string chunk);
+  // Never blocks. Empty chunks are ignored (an empty chunk would end a chunked body). `chunk` is
+  // moved from only when queued: on `full` or `closed` it is left as it was, to push again.
+  PushResult push(std::string&& chunk);
   // Blocks while the queue is full; false once the stream is closed or the client has gone. For a
   // producer with a thread of its own (the chunked-content-provider form).
   bool push_wait(std::string chunk);
@@ -102,7 +103,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   // The handler's side, any thread.
   bool answer(Response res);
   std::shared_ptr<ResponseStream> begin_stream(Response head);
-  PushResult push(std::string chunk);
+  PushResult push(std::string&& chunk);
   bool push_wait(std::string chunk);
   void end_stream(bool cut);
   void on_cancel(std::function<void()> fn);

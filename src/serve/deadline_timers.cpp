@@ -1,0 +1,72 @@
+#include "serve/deadline_timers.hpp"
+
+#include <algorithm>
+
+namespace overhead::serve {
+
+DeadlineTimers::DeadlineTimers() : state_(std::make_shared<State>()), thread_([s = state_] { run(s); }) {}
+
+DeadlineTimers::~DeadlineTimers() {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->stop = true;
+    state_->entries = {};
+  }
+  state_->wake.notify_all();
+  if (thread_.get_id() == std::this_thread::get_id())
+    thread_.detach();  // inside one of its calls: it ends when that call returns
+  else
+    thread_.join();
+}
+
+void DeadlineTimers::at(Clock::time_point when, std::weak_ptr<const std::function<void()>> fn) {
+  bool earliest = false;
+  {
+    std::lock_guard lock(state_->mutex);
+    earliest = state_->entries.empty() || when < state_->entries.top().when;
+    state_->entries.push({when, std::move(fn)});
+    if (state_->entries.size() >= state_->purge_at) state_->purge();
+  }
+  if (earliest) state_->wake.notify_all();
+}
+
+void DeadlineTimers::State::purge() {
+  // Most owners end long before their deadline: their entries go here rather than hold memory
+  // until then. Amortised: the next purge waits until the heap doubled again.
+  std::vector<Entry> live;
+  live.reserve(entries.size());
+  while (!entries.empty()) {
+    if (!entries.top().fn.expired()) live.push_back(entries.top());
+    entries.pop();
+  }
+  entries = decltype(entries)(std::greater<>{}, std::move(live));
+  purge_at = std::max<std::size_t>(kFirstPurge, entries.size() * 2);
+}
+
+std::size_t DeadlineTimers::waiting() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->entries.size();
+}
+
+void DeadlineTimers::run(const std::shared_ptr<State>& state) {
+  std::unique_lock lock(state->mutex);
+  while (!state->stop) {
+    if (state->entries.empty()) {
+      state->wake.wait(lock);
+      continue;
+    }
+    if (Clock::now() < state->entries.top().when) {
+      state->wake.wait_until(lock, state->entries.top().when);
+      continue;
+    }
+    auto fn = state->entries.top().fn.lock();
+    state->entries.pop();
+    if (!fn) continue;
+    lock.unlock();
+    (*fn)();
+    fn.reset();  // may end the owner (and this object): before the lock is taken again
+    lock.lock();
+  }
+}
+
+}  // namespace overhead::serve

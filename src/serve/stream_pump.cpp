@@ -1,0 +1,143 @@
+#include "serve/stream_pump.hpp"
+
+#include "serve/deadline_timers.hpp"
+
+namespace overhead::serve {
+
+void StreamPump::start(ReplyBox& box, DeadlineTimers& timers, std::string id, CompletionStream stream,
+                       std::shared_ptr<http::Responder> responder, std::chrono::steady_clock::time_point deadline,
+                       StreamPumpHooks hooks) {
+  auto pump = std::make_shared<StreamPump>(box, id, std::move(stream), std::move(responder), deadline, std::move(hooks));
+  const std::weak_ptr<StreamPump> weak = pump;
+  pump->on_deadline_ = std::make_shared<const std::function<void()>>([weak] {
+    if (const auto p = weak.lock()) p->wake();
+  });
+  timers.at(deadline, pump->on_deadline_);
+  pump->responder_->on_cancel([weak] {
+    if (const auto p = weak.lock()) {
+      p->client_gone_.store(true, std::memory_order_release);
+      p->wake();
+    }
+  });
+  // The box holds the pump from here until the request is forgotten (the pump's end).
+  box.watch(id, [pump] { pump->wake(); });
+}
+
+StreamPump::StreamPump(ReplyBox& box, std::string id, CompletionStream stream, std::shared_ptr<http::Responder> responder,
+                       std::chrono::steady_clock::time_point deadline, StreamPumpHooks hooks)
+    : box_(box),
+      id_(std::move(id)),
+      stream_(std::move(stream)),
+      responder_(std::move(responder)),
+      deadline_(deadline),
+      hooks_(std::move(hooks)) {}
+
+void StreamPump::wake() {
+  if (wakes_.fetch_add(1, std::memory_order_acq_rel) != 0) return;  // the thread at work will look again
+  for (;;) {
+    int seen = wakes_.load(std::memory_order_acquire);
+    work();
+    // No wake-up since `seen`: done. Else what it announced may have been missed: look again.
+    if (wakes_.compare_exchange_strong(seen, 0, std::memory_order_acq_rel)) return;
+  }
+}
+
+void StreamPump::work() {
+  if (phase_ == Phase::ended) return;
+  if (client_gone_.load(std::memory_order_acquire)) return end(true);
+  if (phase_ == Phase::closing) {
+    if (flush()) close();
+    return;
+  }
+  if (phase_ == Phase::streaming && !flush()) return;  // the client's queue is still full
+  const bool late = std::chrono::steady_clock::now() >= deadline_;
+  const auto p = box_.poll_stream(id_, have_);
+
+  if (phase_ == Phase::awaiting_first) {
+    if (!p) {
+      if (late) {
+        answer_error(hooks_.no_answer());
+        end(true);
+      }
+      return;
+    }
+    if (p->closed || (p->finished && p->finished->state == RequestState::failed)) {
+      answer_error(p->closed ? hooks_.no_answer() : hooks_.refusal(*p->finished->reply));
+      end(false);
+      return;
+    }
+    http::Response head;
+    head.set_header("Content-Type", "text/event-stream");
+    head.set_header("Cache-Control", "no-cache");
+    out_stream_ = responder_->stream(std::move(head));
+    if (!out_stream_) return end(true);  // the client went first
+    const std::weak_ptr<StreamPump> weak = weak_from_this();
+    out_stream_->on_writable([weak] {
+      if (const auto s = weak.lock()) s->wake();
+    });
+    phase_ = Phase::streaming;
+    out_ = stream_.start();
+  }
+
+  if (!p) {
+    if (late) return end_stream(CompletionStream::error({504, "No further answer from the worker in time", "server_error", "", "timeout"}), true);
+    (void)flush();
+    return;
+  }
+  if (p->closed) return end_stream(CompletionStream::error(hooks_.no_answer()), false);
+  if (p->restarted) return end_stream(CompletionStream::error(stream_interrupted_error()), true);
+  if (p->finished && p->finished->state == RequestState::failed)
+    return end_stream(CompletionStream::error(hooks_.refusal(*p->finished->reply)), true);
+  stream_.append_text(out_, p->text);
+  have_ += p->text.size();
+  if (p->finished) {
+    done_ = p->finished;
+    return end_stream(stream_.finish(*p->finished->reply), false);
+  }
+  (void)flush();
+}
+
+void StreamPump::answer_error(const ApiError& e) {
+  http::Response res;
+  res.status = e.status;
+  res.set_content(error_body(e), "application/json");
+  (void)responder_->send(std::move(res));  // false: the client has gone
+}
+
+bool StreamPump::flush() {
+  if (out_.empty()) return true;
+  switch (out_stream_->push(std::move(out_))) {
+    case http::PushResult::queued:
+      out_.clear();  // moved from: empty, made so
+      return true;
+    case http::PushResult::full:
+      return false;  // on_writable wakes the pump
+    case http::PushResult::closed:
+      client_gone_.store(true, std::memory_order_release);
+      end(true);
+      return false;
+  }
+  return false;
+}
+
+void StreamPump::end_stream(std::string last_events, bool abandon) {
+  out_ += last_events;
+  abandon_ = abandon;
+  phase_ = Phase::closing;
+  if (flush()) close();
+}
+
+void StreamPump::close() {
+  out_stream_->close();
+  if (done_ && hooks_.done) hooks_.done(*done_);
+  end(abandon_);
+}
+
+void StreamPump::end(bool abandon) {
+  if (phase_ == Phase::ended) return;
+  phase_ = Phase::ended;
+  if (abandon && hooks_.abandoned) hooks_.abandoned();
+  box_.forget(id_);  // drops the box's hold on this pump
+}
+
+}  // namespace overhead::serve
