@@ -12,7 +12,7 @@
 namespace overhead::cli {
 
 struct ServingFlags {
-  std::string gpu, model, precision, kv_dtype = "bf16", engine_file, engine_profile;
+  std::string gpu, model, precision, kv_dtype = "bf16", engine_file, engine_profile, instance;
   int gpus = 1, tp = 0;
   double max_batch = 0, prefill_chunk = 0, memory_fraction = 0;
   double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;
