@@ -1,11 +1,15 @@
-// `overhead analyze --store URL [--experiment NAME ...] [--run ID] [--out DIR] [--compare-seed] [--no-png]`:
+// `overhead analyze --store URL [--experiment NAME ...] [--run ID] [--out DIR] [--compare-seed] [--no-png]
+// [--engine-profile P]`:
 // reads the records of the chosen experiments (all when none is named) from the store, of one run
 // when --run names it (all runs by default), and writes the report (report.md, index.html,
 // fits.json, CSVs, figures) into --out. An experiment that holds the records of several runs is
-// named with its runs, so a report over all of them is never mistaken for one run's.
+// named with its runs, so a report over all of them is never mistaken for one run's. With
+// --engine-profile (`overhead calibrate`'s), a run made with `--decoder openai:` gets a section of
+// each item's E, TTFT, TPOT and D next to the profile's prediction (report/engine_prediction_section).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <exception>
 #include <string>
 #include <vector>
@@ -15,6 +19,7 @@
 #include "cli/cost_report_options.hpp"
 #include "pipe/run_id.hpp"
 #include "ports/store.hpp"
+#include "report/engine_prediction_section.hpp"
 #include "report/run_selection.hpp"
 #include "report/write_report.hpp"
 
@@ -29,12 +34,15 @@ struct AnalyzeOptions {
   std::string out_dir = "out/report";
   bool compare_seed = false;
   bool no_png = false;
+  std::string engine_profile;
   std::shared_ptr<report::CostSectionOptions> cost = std::make_shared<report::CostSectionOptions>();
 };
 
 int run_analyze(const AnalyzeOptions& o) {
   try {
     const auto cost_section = cost_report_section(*o.cost);
+    std::optional<cost::EngineProfile> profile;
+    if (!o.engine_profile.empty()) profile = cost::load_engine_profile(o.engine_profile);
     // A reader: the store is opened read-only, so analysing a file never changes it.
     auto store = backends::open_store(o.store_url, backends::Access::read_only);
     std::vector<pipe::Record> records;
@@ -80,6 +88,14 @@ int run_analyze(const AnalyzeOptions& o) {
     ro.png = !o.no_png;
     ro.source = store->url() + (o.run_id.empty() ? "" : " (run " + o.run_id + ")");
     if (cost_section) ro.sections.push_back(*cost_section);
+    if (profile) {
+      auto section = report::engine_prediction_section(records, *profile, o.engine_profile);
+      if (!section) {
+        std::fprintf(stderr, "overhead analyze: --engine-profile: no record has decode stamps (run with --decoder openai:)\n");
+        return 1;
+      }
+      ro.sections.push_back([s = std::move(*section)](const report::Analysis&) { return s; });
+    }
     const report::ReportSummary summary = report::write_report(records, ro);
     report::print_headline(summary);
     return 0;
@@ -101,6 +117,8 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", options->out_dir, "Output folder")->capture_default_str();
   cmd->add_flag("--compare-seed", options->compare_seed, "Put the seed's case figures beside ours");
   cmd->add_flag("--no-png", options->no_png, "Write SVG figures only (skip rsvg-convert)");
+  cmd->add_option("--engine-profile", options->engine_profile,
+                  "`overhead calibrate`'s profile: each decoded item next to its prediction");
   add_cost_report_options(*cmd, options->cost);
   cmd->callback([options, &exit_code] { exit_code = run_analyze(*options); });
 }

@@ -6,13 +6,16 @@
 // table (measured against fitted) to stdout.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/openai_decoder.hpp"
 #include "cli/calibrate_engine.hpp"
@@ -48,33 +51,35 @@ std::string host_name() {
 void print_summary(const Calibration& c, const cost::EngineFit& fit) {
   std::printf("engine model %s: %zu prefill and %zu decode measurements in %.1f s\n", c.model.c_str(), c.prefill.size(),
               c.decode.size(), c.elapsed_s);
-  std::printf("fit: TTFT = %.2f ms + prompt / %.0f tokens/s (R^2 %.3f)\n", fit.ttft_base_s * 1e3,
-              fit.prefill_tokens_per_s, fit.prefill_r_squared);
-  std::printf("     step = %.3f ms + %.3f ms x batch + %.3g ms x batch x context (R^2 %.3f)\n", fit.step_overhead_s * 1e3,
-              fit.sequence_overhead_s * 1e3, fit.context_s_per_token * 1e3, fit.decode_r_squared);
+  std::printf("fit: TTFT = %.2f ms + %.4g ms x prompt + %.3g ms x prompt^2 (R^2 %.3f over %zu lengths)\n",
+              fit.ttft_base_s * 1e3, fit.prefill_s_per_token * 1e3, fit.ttft_s_per_token_squared * 1e3, fit.prefill_r_squared,
+              fit.prefill_points);
+  std::printf("     step = %.3f ms + %.3f ms x batch + %.3g ms x batch x context (R^2 %.3f over %zu points)\n",
+              fit.step_overhead_s * 1e3, fit.sequence_overhead_s * 1e3, fit.context_s_per_token * 1e3, fit.decode_r_squared,
+              fit.decode_points);
+  // The medians the fit was made to, against the fit.
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
   std::printf("\n%-8s %8s %14s %14s %8s\n", "prompt", "n", "TTFT ms", "fitted ms", "error");
-  std::map<double, std::pair<double, int>> ttft;
-  for (const auto& s : c.prefill) {
-    ttft[s.prompt_tokens].first += s.ttft_s;
-    ++ttft[s.prompt_tokens].second;
-  }
-  for (const auto& [len, sum] : ttft) {
-    const double m = sum.first / sum.second, f = fit.ttft_s(len);
-    std::printf("%-8.0f %8d %14.2f %14.2f %7.1f%%\n", len, sum.second, m * 1e3, f * 1e3, 100 * (f - m) / m);
+  std::map<double, std::vector<double>> ttft;
+  for (const auto& s : c.prefill) ttft[s.prompt_tokens].push_back(s.ttft_s);
+  for (const auto& [len, v] : ttft) {
+    const double m = median(v), f = fit.ttft_s(len);
+    std::printf("%-8.0f %8zu %14.2f %14.2f %7.1f%%\n", len, v.size(), m * 1e3, f * 1e3, 100 * (f - m) / m);
   }
   std::printf("\n%-8s %8s %8s %14s %14s %8s\n", "batch", "context", "n", "TPOT ms", "fitted ms", "error");
-  std::map<std::pair<double, double>, std::pair<double, int>> tpot;
-  std::map<std::pair<double, double>, double> context;
+  std::map<std::pair<double, double>, std::pair<std::vector<double>, std::vector<double>>> tpot;
   for (const auto& s : c.decode) {
-    // Group by concurrency and prompt length (the context less half the output, rounded).
-    const auto key = std::make_pair(s.batch, std::round(s.context_tokens / 64) * 64);
-    tpot[key].first += s.tpot_s;
-    ++tpot[key].second;
-    context[key] += s.context_tokens;
+    auto& [t, ctx] = tpot[{s.batch, std::round(s.context_tokens / 16)}];  // as the fit groups them
+    t.push_back(s.tpot_s);
+    ctx.push_back(s.context_tokens);
   }
-  for (const auto& [key, sum] : tpot) {
-    const double m = sum.first / sum.second, ctx = context[key] / sum.second, f = fit.step_s(key.first, ctx);
-    std::printf("%-8.0f %8.0f %8d %14.3f %14.3f %7.1f%%\n", key.first, ctx, sum.second, m * 1e3, f * 1e3, 100 * (f - m) / m);
+  for (const auto& [key, v] : tpot) {
+    const double m = median(v.first), ctx = median(v.second), f = fit.step_s(key.first, ctx);
+    std::printf("%-8.0f %8.0f %8zu %14.3f %14.3f %7.1f%%\n", key.first, ctx, v.first.size(), m * 1e3, f * 1e3,
+                100 * (f - m) / m);
   }
 }
 
@@ -92,12 +97,20 @@ int run_calibrate(const CalibrateOptions& o) {
       if (terminal) std::fprintf(stderr, "calibrate: %s\n", line.c_str());
     };
     const Calibration c = measure_engine(plan, progress);
-    const cost::EngineFit fit = cost::fit_engine(c.prefill, c.decode);
+    // A fit that fails still leaves the measurements in the profile (under "fit_error", no "fit"),
+    // so the reason can be read; cost and simulate refuse such a profile (no fit).
+    std::optional<cost::EngineFit> fit;
+    std::string fit_error;
+    try {
+      fit = cost::fit_engine(c.prefill, c.decode);
+    } catch (const cost::CostError& e) {
+      fit_error = e.what();
+    }
     nlohmann::json prefill = nlohmann::json::array(), decode = nlohmann::json::array();
     for (const auto& s : c.prefill) prefill.push_back({{"prompt_tokens", s.prompt_tokens}, {"ttft_s", s.ttft_s}});
     for (const auto& s : c.decode)
       decode.push_back({{"batch", s.batch}, {"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
-    const nlohmann::json profile = {
+    nlohmann::json profile = {
         {"kind", "overhead engine profile"},
         {"engine", plan.base_url},
         {"model", c.model},
@@ -106,15 +119,18 @@ int run_calibrate(const CalibrateOptions& o) {
         {"host", host_name()},
         {"budget_s", o.budget_s},
         {"elapsed_s", c.elapsed_s},
-        {"max_concurrency", o.max_concurrency},
+        {"max_concurrency", c.max_concurrency},
+        {"engine_slots", c.slots},
         {"prefill_chunk_tokens", 2048},
         {"v1_models", c.models},
-        {"fit", cost::engine_fit_json(fit)},
         {"measurements", {{"prefill", prefill}, {"decode", decode}, {"requests", c.raw}}}};
+    if (fit) profile["fit"] = cost::engine_fit_json(*fit);
+    else profile["fit_error"] = fit_error;
     std::ofstream out(o.out);
     out << profile.dump(2) << "\n";
     if (!out) throw std::runtime_error(o.out + ": cannot write");
-    print_summary(c, fit);
+    if (!fit) throw std::runtime_error(fit_error + " (the measurements are in " + o.out + ")");
+    print_summary(c, *fit);
     std::printf("\nwrote %s\n", o.out.c_str());
     return 0;
   } catch (const std::invalid_argument& e) {

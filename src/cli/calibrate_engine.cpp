@@ -88,9 +88,14 @@ std::vector<Outcome> run_wave(const backends::OpenAiDecoder& decoder, const std:
   }
   std::unique_lock lock(wave->mutex);
   wave->cv.wait(lock, [&] { return wave->pending == 0; });
-  for (const auto& o : wave->outcomes)
-    if (!o.error.empty()) throw std::runtime_error("the engine failed a request of " + std::to_string(prompt_tokens) +
-                                                   " prompt tokens: " + o.error);
+  for (const auto& o : wave->outcomes) {
+    if (o.error.empty()) continue;
+    // An answer that is not a server-sent event stream at all: the engine ignored "stream": true.
+    const bool no_stream = o.error.find("not an OpenAI stream (a line is no server-sent event)") != std::string::npos;
+    throw std::runtime_error(std::string(no_stream ? "the engine does not stream (calibrate times each token of a "
+                                                     "streamed answer); " : "") +
+                             "the engine failed a request of " + std::to_string(prompt_tokens) + " prompt tokens: " + o.error);
+  }
   return wave->outcomes;
 }
 
@@ -141,10 +146,24 @@ nlohmann::json fetch_models(const std::string& base_url, const std::string& mode
   return j;
 }
 
+int slots_of(const nlohmann::json& models, const std::string& model) {
+  for (const auto& m : models["data"]) {
+    if (!m.is_object() || m.value("id", nlohmann::json()) != model) continue;
+    const auto meta = m.find("meta");
+    if (meta == m.end() || !meta->is_object()) return 0;
+    const auto seqs = meta->find("sequences");
+    if (seqs == meta->end() || !seqs->is_number_integer()) return 0;
+    return std::max(0, static_cast<int>(std::min<std::int64_t>(seqs->get<std::int64_t>(), 1 << 20)));
+  }
+  return 0;
+}
+
 Calibration measure_engine(const CalibrationPlan& plan, const std::function<void(const std::string&)>& progress) {
   Calibration c;
   c.models = fetch_models(plan.base_url, plan.model);
   c.model = plan.model.empty() ? c.models["data"][0]["id"].get<std::string>() : plan.model;
+  c.slots = slots_of(c.models, c.model);
+  c.max_concurrency = c.slots >= 2 ? std::min(plan.max_concurrency, c.slots) : plan.max_concurrency;
   const auto tokenizer = binding::load_tokenizer(plan.tokenizer);
   backends::OpenAiDecoderParams params;
   params.base_url = plan.base_url;
@@ -159,12 +178,13 @@ Calibration measure_engine(const CalibrationPlan& plan, const std::function<void
   };
 
   // Prefill: one request at a time, one output token, rounds over the lengths until a third of
-  // the budget is spent (at least one round, at most five).
+  // the budget is spent (at least one round, at most nine: the fit takes each length's median).
   const double prefill_budget = plan.budget_s / 3;
   double slowest = 0;
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < 9; ++round) {
     for (const int length : plan.prefill_lengths) {
-      if (round > 0 && elapsed() + slowest > prefill_budget) break;
+      // The first round may use the whole budget (the fit needs its lengths), later ones a third.
+      if (elapsed() + slowest > (round == 0 ? plan.budget_s : prefill_budget)) break;
       const auto t0 = elapsed();
       const auto prompt = prompt_of(*tokenizer, length);
       const auto outcomes = run_wave(decoder, c.model, prompt, length, 1, 1);
@@ -184,7 +204,7 @@ Calibration measure_engine(const CalibrationPlan& plan, const std::function<void
   double last_wave = 0;
   bool stop = false;
   for (int round = 0; round < 10 && !stop; ++round) {
-    for (const int level : concurrency_order(plan.max_concurrency)) {
+    for (const int level : concurrency_order(c.max_concurrency)) {
       for (const int length : plan.decode_lengths) {
         if (elapsed() + last_wave > plan.budget_s) {
           stop = true;

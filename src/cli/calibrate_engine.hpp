@@ -29,6 +29,8 @@ struct CalibrationPlan {
 struct Calibration {
   nlohmann::json models;  // the engine's /v1/models
   std::string model;
+  int slots = 0;            // generations the engine runs at once, when its /v1/models says (else 0)
+  int max_concurrency = 0;  // the most requests in flight calibrated: the plan's, at most the slots
   std::vector<cost::PrefillSample> prefill;
   std::vector<cost::DecodeSample> decode;
   nlohmann::json raw = nlohmann::json::array();  // every request: phase, concurrency, tokens, stamps
@@ -39,7 +41,12 @@ struct Calibration {
 // (when not empty) not among its ids.
 nlohmann::json fetch_models(const std::string& base_url, const std::string& model);
 
-// Runs the plan. `progress` (may be empty) gets one line per wave. Throws std::runtime_error
+// The engine's slots as its /v1/models entry for `model` states them (llama.cpp-style
+// "meta": {"sequences": N}); 0 when it does not.
+int slots_of(const nlohmann::json& models, const std::string& model);
+
+// Runs the plan, at concurrency up to the plan's maximum or the engine's slots, the smaller (more
+// requests than slots only queue: they measure the queue, not the step). `progress` (may be empty) gets one line per wave. Throws std::runtime_error
 // naming the failure (the engine's message for a refused request; a stream without usage).
 Calibration measure_engine(const CalibrationPlan& plan, const std::function<void(const std::string&)>& progress);
 

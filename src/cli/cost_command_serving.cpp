@@ -19,7 +19,8 @@ void add_serving_flags(CLI::App& cmd, cost::ScenarioSpec& f) {
   cmd.add_option("--engine", f.engine_file, "Engine parameters file (default: data/calibration/engine.json, the fit)");
   cmd.add_option("--engine-profile", f.engine_profile,
                  "A profile written by `overhead calibrate`: the measured engine in place of --gpu and --model (--gpus counts "
-                 "replicas; price from --gpu-usd-per-hour)");
+                 "replicas; price from --gpu-usd-per-hour or --instance)");
+  cmd.add_option("--instance", f.instance, "With --engine-profile: price one replica as this instance preset (see --list)");
   cmd.add_option("--max-batch", f.max_batch, "The engine's cap on running sequences per replica (default: the engine file's)")
       ->check(number_in(1, 1e6));
   cmd.add_option("--prefill-chunk", f.prefill_chunk_tokens, "The engine's prefill-token budget per step (default: the engine file's)")

@@ -3,21 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
+#include <Eigen/Dense>
+
 #include "cost/json_file.hpp"
-#include "stats/errors.hpp"
-#include "stats/ols.hpp"
 
 namespace overhead::cost {
 
 namespace {
-
-double coefficient(const stats::OlsFit& f, const std::string& name) {
-  for (const auto& c : f.coefficients)
-    if (c.name == name) return c.estimate;
-  return 0;
-}
 
 double number_at(const nlohmann::json& j, const std::string& path, const std::filesystem::path& file) {
   const nlohmann::json* at = &j;
@@ -35,6 +30,127 @@ double number_at(const nlohmann::json& j, const std::string& path, const std::fi
   return at->get<double>();
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One measured point: its regressors (the constant first) and the median of its samples.
+struct Point {
+  std::vector<double> x;
+  double y = 0;
+};
+
+// Least squares in relative terms: minimises the sum of ((y - fitted) / y)^2 over the points.
+// Throws CostError when the design is singular (too few distinct points for the terms).
+Eigen::VectorXd relative_least_squares(const std::vector<Point>& points) {
+  const auto n = static_cast<Eigen::Index>(points.size());
+  const auto k = static_cast<Eigen::Index>(points.front().x.size());
+  Eigen::MatrixXd a(n, k);
+  Eigen::VectorXd b(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto& p = points[static_cast<std::size_t>(i)];
+    if (!(p.y > 0) || !std::isfinite(p.y)) throw CostError("cannot fit the engine: a measured time is not positive");
+    for (Eigen::Index j = 0; j < k; ++j) a(i, j) = p.x[static_cast<std::size_t>(j)] / p.y;
+    b(i) = 1;
+  }
+  const auto qr = a.colPivHouseholderQr();
+  if (qr.rank() < k) throw CostError("cannot fit the engine: the measured points do not separate the model's terms");
+  return qr.solve(b);
+}
+
+double fitted(const Eigen::VectorXd& beta, const std::vector<double>& x) {
+  double f = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) f += beta(static_cast<Eigen::Index>(j)) * x[j];
+  return f;
+}
+
+// R^2 of the fit over the points (centred, unweighted).
+double r_squared(const std::vector<Point>& points, const Eigen::VectorXd& beta) {
+  double mean = 0;
+  for (const auto& p : points) mean += p.y / static_cast<double>(points.size());
+  double ss_res = 0, ss_tot = 0;
+  for (const auto& p : points) {
+    ss_res += std::pow(p.y - fitted(beta, p.x), 2);
+    ss_tot += std::pow(p.y - mean, 2);
+  }
+  return ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
+}
+
+double resid_sd(const std::vector<double>& residuals, std::size_t terms) {
+  double ss = 0;
+  for (const double r : residuals) ss += r * r;
+  return residuals.size() > terms ? std::sqrt(ss / static_cast<double>(residuals.size() - terms)) : 0;
+}
+
+void fit_prefill(const std::vector<PrefillSample>& prefill, EngineFit& fit) {
+  std::map<double, std::vector<double>> by_length;
+  for (const auto& s : prefill) by_length[s.prompt_tokens].push_back(s.ttft_s);
+  std::vector<Point> points;
+  for (const auto& [length, ttfts] : by_length) points.push_back({{1, length, length * length}, median(ttfts)});
+  // The quadratic term needs a fourth length to be told from noise. Neither slope may be negative:
+  // when the three-term fit makes one so, that term is dropped and the other fitted alone.
+  const auto fit_terms = [&](bool linear, bool quadratic) {
+    std::vector<Point> sub;
+    for (const auto& p : points) {
+      sub.push_back({{1}, p.y});
+      if (linear) sub.back().x.push_back(p.x[1]);
+      if (quadratic) sub.back().x.push_back(p.x[2]);
+    }
+    const Eigen::VectorXd b = relative_least_squares(sub);
+    Eigen::Vector3d full(b(0), 0, 0);
+    if (linear) full(1) = b(1);
+    if (quadratic) full(2) = b(linear ? 2 : 1);
+    return full;
+  };
+  Eigen::Vector3d beta(0, -1, -1);
+  if (points.size() >= 4) beta = fit_terms(true, true);
+  if (!(beta(1) >= 0 && beta(2) >= 0)) {
+    const Eigen::Vector3d linear = fit_terms(true, false);
+    const Eigen::Vector3d quadratic = points.size() >= 4 ? fit_terms(false, true) : Eigen::Vector3d(0, -1, -1);
+    const auto ssr = [&](const Eigen::Vector3d& b) {
+      double s = 0;
+      for (const auto& p : points) s += std::pow((p.y - b(0) - b(1) * p.x[1] - b(2) * p.x[2]) / p.y, 2);
+      return s;
+    };
+    beta = linear;
+    if (quadratic(2) > 0 && (!(linear(1) > 0) || ssr(quadratic) < ssr(linear))) beta = quadratic;
+  }
+  if (!(beta(1) > 0 || beta(2) > 0))
+    throw CostError("the time to first token does not grow with the prompt (slope " + std::to_string(beta(1)) +
+                    " s/token): the measurements are too noisy to fit a prefill rate");
+  fit.ttft_base_s = beta(0);
+  fit.prefill_s_per_token = beta(1);
+  fit.ttft_s_per_token_squared = beta(2);
+  fit.prefill_points = points.size();
+  fit.prefill_r_squared = r_squared(points, beta);
+  for (const auto& s : prefill) fit.prefill_residuals_s.push_back(s.ttft_s - fit.ttft_s(s.prompt_tokens));
+  fit.prefill_resid_sd_s = resid_sd(fit.prefill_residuals_s, 1 + (beta(1) > 0 ? 1 : 0) + (beta(2) > 0 ? 1 : 0));
+}
+
+void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
+  // A point: one batch size and one prompt (the context rounded to 16 tokens groups a wave's
+  // generations, whose contexts differ by the few tokens their outputs differ).
+  std::map<std::pair<double, double>, std::pair<std::vector<double>, std::vector<double>>> by_point;
+  for (const auto& s : decode) {
+    auto& [tpots, contexts] = by_point[{s.batch, std::round(s.context_tokens / 16)}];
+    tpots.push_back(s.tpot_s);
+    contexts.push_back(s.context_tokens);
+  }
+  std::vector<Point> points;
+  for (const auto& [key, samples] : by_point)
+    points.push_back({{1, key.first, key.first * median(samples.second)}, median(samples.first)});
+  const Eigen::VectorXd beta = relative_least_squares(points);
+  fit.step_overhead_s = beta(0);
+  fit.sequence_overhead_s = beta(1);
+  fit.context_s_per_token = beta(2);
+  fit.decode_points = points.size();
+  fit.decode_r_squared = r_squared(points, beta);
+  for (const auto& s : decode) fit.decode_residuals_s.push_back(s.tpot_s - fit.step_s(s.batch, s.context_tokens));
+  fit.decode_resid_sd_s = resid_sd(fit.decode_residuals_s, 3);
+}
+
 }  // namespace
 
 EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode) {
@@ -44,50 +160,19 @@ EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vecto
     throw CostError("too few prefill measurements to fit: " + std::to_string(lengths.size()) +
                     " prompt length(s), need 3 (give a longer --budget-s)");
   std::set<double> batches, contexts;
+  std::set<std::pair<double, double>> points;
   for (const auto& s : decode) {
     batches.insert(s.batch);
-    contexts.insert(std::round(s.context_tokens));
+    contexts.insert(std::round(s.context_tokens / 16));
+    points.insert({s.batch, std::round(s.context_tokens / 16)});
   }
-  if (decode.size() < 4 || batches.size() < 2 || contexts.size() < 2)
+  if (points.size() < 4 || batches.size() < 2 || contexts.size() < 2)
     throw CostError("too few decode measurements to fit: " + std::to_string(decode.size()) + " generation(s) over " +
-                    std::to_string(batches.size()) + " concurrency level(s), need 4 over 2 (give a longer --budget-s)");
+                    std::to_string(batches.size()) + " concurrency level(s) and " + std::to_string(contexts.size()) +
+                    " prompt length(s), need 4 points over 2 and 2 (give a longer --budget-s)");
   EngineFit fit;
-  try {
-    std::vector<double> y, x;
-    for (const auto& s : prefill) {
-      y.push_back(s.ttft_s);
-      x.push_back(s.prompt_tokens);
-    }
-    const std::vector<stats::Regressor> pr = {{"prompt_tokens", x}};
-    const auto f = stats::ols(y, pr);
-    const double slope = coefficient(f, "prompt_tokens");
-    if (!(slope > 0))
-      throw CostError("the time to first token does not grow with the prompt (slope " + std::to_string(slope) +
-                      " s/token): the measurements are too noisy to fit a prefill rate");
-    fit.ttft_base_s = coefficient(f, "const");
-    fit.prefill_tokens_per_s = 1 / slope;
-    fit.prefill_r_squared = f.r_squared;
-    fit.prefill_resid_sd_s = f.resid_sd;
-    stats::residuals(y, pr, Eigen::Vector2d(fit.ttft_base_s, slope), fit.prefill_residuals_s);
-
-    std::vector<double> t, b, bc;
-    for (const auto& s : decode) {
-      t.push_back(s.tpot_s);
-      b.push_back(s.batch);
-      bc.push_back(s.batch * s.context_tokens);
-    }
-    const std::vector<stats::Regressor> dr = {{"batch", b}, {"batch_context", bc}};
-    const auto g = stats::ols(t, dr);
-    fit.step_overhead_s = coefficient(g, "const");
-    fit.sequence_overhead_s = coefficient(g, "batch");
-    fit.context_s_per_token = coefficient(g, "batch_context");
-    fit.decode_r_squared = g.r_squared;
-    fit.decode_resid_sd_s = g.resid_sd;
-    stats::residuals(t, dr, Eigen::Vector3d(fit.step_overhead_s, fit.sequence_overhead_s, fit.context_s_per_token),
-                     fit.decode_residuals_s);
-  } catch (const stats::StatsError& e) {
-    throw CostError(std::string("cannot fit the engine: ") + e.what());
-  }
+  fit_prefill(prefill, fit);
+  fit_decode(decode, fit);
   return fit;
 }
 
@@ -105,7 +190,12 @@ Roofline roofline_from_profile(const EngineProfile& p) {
   // each prompt token (step_seconds counts prompt tokens' KV), so a step costs exactly
   // a + b decodes + c (decode context) + prompt tokens / rate.
   r.active_parameters = 0;
-  r.prefill_s_per_token = std::max(0.0, 1 / p.fit.prefill_tokens_per_s - r.kv_bytes_per_token);
+  r.prefill_s_per_token = std::max(0.0, p.fit.prefill_s_per_token - r.kv_bytes_per_token);
+  // q prompt^2 over a whole prompt: its tokens attend to prompt^2 / 2 context tokens in all.
+  r.prefill_s_per_context_token = 2 * std::max(0.0, p.fit.ttft_s_per_token_squared);
+  // A lone prompt's step is step_overhead + its prefill; the TTFT's base beyond that step overhead
+  // is spent per request outside the steps.
+  r.request_overhead_s = std::max(0.0, p.fit.ttft_base_s - std::max(0.0, p.fit.step_overhead_s));
   r.attention_flops_per_context_token = 0;
   r.max_concurrency = std::max(1.0, p.max_concurrency);
   r.prefill_chunk_tokens = p.prefill_chunk_tokens;
@@ -117,7 +207,10 @@ Roofline roofline_from_profile(const EngineProfile& p) {
 
 nlohmann::json engine_fit_json(const EngineFit& f) {
   return {{"ttft_base_s", f.ttft_base_s},
-          {"prefill_tokens_per_s", f.prefill_tokens_per_s},
+          {"prefill_s_per_token", f.prefill_s_per_token},
+          // The rate, for reading; 0 when the TTFT is all quadratic (no linear term).
+          {"prefill_tokens_per_s", f.prefill_s_per_token > 0 ? 1 / f.prefill_s_per_token : 0.0},
+          {"ttft_s_per_token_squared", f.ttft_s_per_token_squared},
           {"step_overhead_s", f.step_overhead_s},
           {"sequence_overhead_s", f.sequence_overhead_s},
           {"context_s_per_token", f.context_s_per_token},
@@ -125,6 +218,8 @@ nlohmann::json engine_fit_json(const EngineFit& f) {
           {"decode_r_squared", f.decode_r_squared},
           {"prefill_resid_sd_s", f.prefill_resid_sd_s},
           {"decode_resid_sd_s", f.decode_resid_sd_s},
+          {"prefill_points", f.prefill_points},
+          {"decode_points", f.decode_points},
           {"prefill_residuals_s", f.prefill_residuals_s},
           {"decode_residuals_s", f.decode_residuals_s}};
 }
@@ -137,11 +232,23 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   p.max_concurrency = number_at(j, "max_concurrency", file);
   if (j.contains("prefill_chunk_tokens")) p.prefill_chunk_tokens = number_at(j, "prefill_chunk_tokens", file);
   p.fit.ttft_base_s = number_at(j, "fit.ttft_base_s", file);
-  p.fit.prefill_tokens_per_s = number_at(j, "fit.prefill_tokens_per_s", file);
+  // Profiles written before the quadratic term give the rate only.
+  if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("prefill_s_per_token")) {
+    p.fit.prefill_s_per_token = number_at(j, "fit.prefill_s_per_token", file);
+  } else {
+    const double rate = number_at(j, "fit.prefill_tokens_per_s", file);
+    if (!(rate > 0)) throw CostError(file.string() + ": fit.prefill_tokens_per_s must be > 0");
+    p.fit.prefill_s_per_token = 1 / rate;
+  }
+  // Profiles written before the quadratic term have none.
+  if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("ttft_s_per_token_squared"))
+    p.fit.ttft_s_per_token_squared = number_at(j, "fit.ttft_s_per_token_squared", file);
   p.fit.step_overhead_s = number_at(j, "fit.step_overhead_s", file);
   p.fit.sequence_overhead_s = number_at(j, "fit.sequence_overhead_s", file);
   p.fit.context_s_per_token = number_at(j, "fit.context_s_per_token", file);
-  if (!(p.fit.prefill_tokens_per_s > 0)) throw CostError(file.string() + ": fit.prefill_tokens_per_s must be > 0");
+  if (!(p.fit.prefill_s_per_token >= 0) || !(p.fit.ttft_s_per_token_squared >= 0) ||
+      !(p.fit.prefill_s_per_token > 0 || p.fit.ttft_s_per_token_squared > 0))
+    throw CostError(file.string() + ": fit.prefill_s_per_token and fit.ttft_s_per_token_squared must be >= 0, one > 0");
   if (!(p.max_concurrency >= 1)) throw CostError(file.string() + ": max_concurrency must be >= 1");
   if (!(p.prefill_chunk_tokens >= 1)) throw CostError(file.string() + ": prefill_chunk_tokens must be >= 1");
   return p;

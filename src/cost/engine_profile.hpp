@@ -3,12 +3,18 @@
 // unknown hardware with the same step_seconds() they use for datasheet GPUs.
 //
 // The fit, per engine of unknown hardware:
-//   TTFT(prompt)              = ttft_base + prompt / prefill_tokens_per_s
+//   TTFT(prompt)              = ttft_base + p * prompt + q * prompt^2   (p: seconds per prompt token)
 //   step(batch, context)      = a + b * batch + c * batch * context     (time per output token)
-// both by ordinary least squares. The Roofline that reproduces them: step_overhead = a,
-// sequence_overhead = b, no weights and no FLOPs, c "bytes" of KV per context token at 1 byte/s,
-// and the prefill rate as Roofline::prefill_s_per_token, so a step costs
-// a + b decodes + c (sum of their contexts) + prompt tokens / prefill rate.
+// q is the prompt's attention (each prompt token attends to those before it). p and q are never
+// negative: when the best fit would make one so, it is 0 and the other is fitted alone. Both are fitted to the median of each measured point (prompt length;
+// batch and prompt length), so a request slowed by a neighbour on a shared machine does not pull
+// the line, and in relative terms (each point's error over its value), so the short steps of
+// small batches count as much as the long ones. The Roofline that reproduces them:
+// step_overhead = a, sequence_overhead = b, no weights and no FLOPs, c "bytes" of KV per context
+// token at 1 byte/s, p as Roofline::prefill_s_per_token and 2q per prompt token and
+// context token as Roofline::prefill_s_per_context_token, so a step costs
+// a + b decodes + c (sum of their contexts) + p prompt + q prompt^2, and the TTFT's base beyond a
+// is Roofline::request_overhead_s (the request's HTTP exchange and tokenizing, outside the steps).
 #pragma once
 
 #include <filesystem>
@@ -36,26 +42,30 @@ struct DecodeSample {
 };
 
 struct EngineFit {
-  double ttft_base_s = 0, prefill_tokens_per_s = 0;
+  double ttft_base_s = 0, prefill_s_per_token = 0, ttft_s_per_token_squared = 0;  // base, p, q
   double step_overhead_s = 0, sequence_overhead_s = 0, context_s_per_token = 0;  // a, b, c
   double prefill_r_squared = 0, decode_r_squared = 0;
   double prefill_resid_sd_s = 0, decode_resid_sd_s = 0;
-  std::vector<double> prefill_residuals_s, decode_residuals_s;  // in the samples' order
+  std::vector<double> prefill_residuals_s, decode_residuals_s;  // every sample's, in the samples' order
+  std::size_t prefill_points = 0, decode_points = 0;            // the medians fitted
 
-  [[nodiscard]] double ttft_s(double prompt_tokens) const { return ttft_base_s + prompt_tokens / prefill_tokens_per_s; }
+  [[nodiscard]] double ttft_s(double prompt_tokens) const {
+    return ttft_base_s + prefill_s_per_token * prompt_tokens + ttft_s_per_token_squared * prompt_tokens * prompt_tokens;
+  }
   [[nodiscard]] double step_s(double batch, double context) const {
     return step_overhead_s + sequence_overhead_s * batch + context_s_per_token * batch * context;
   }
 };
 
-// Throws CostError when there are too few samples for a fit (3 prefill lengths, 4 decode samples
-// over at least two batch sizes and two contexts) or the fit gives no positive prefill rate.
+// Throws CostError when there are too few samples for a fit (3 prefill lengths, 4 decode points
+// over at least two batch sizes and two contexts) or the TTFT does not grow with the prompt.
+// R^2 is that of the medians.
 EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode);
 
 // What `cost` and `simulate` read from a profile file.
 struct EngineProfile {
   std::string engine_url, model;
-  double max_concurrency = 1;       // the largest concurrency calibrated (the engine's slots, as far as known)
+  double max_concurrency = 1;       // the engine's slots (its /v1/models), else the largest concurrency calibrated
   double prefill_chunk_tokens = 2048;
   EngineFit fit;
 };

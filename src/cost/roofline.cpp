@@ -71,7 +71,8 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
     const double hops = 2 * (r.gpus - 1);
     comm = 2 * r.layers * (hops * r.allreduce_latency_s + hops / r.gpus * payload / r.link_bytes_per_s);
   }
-  return r.step_overhead_s + r.sequence_overhead_s * s.decodes + r.prefill_s_per_token * s.prefill_tokens + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
+  return r.step_overhead_s + r.sequence_overhead_s * s.decodes + r.prefill_s_per_token * s.prefill_tokens +
+         r.prefill_s_per_context_token * s.prefill_context + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
 }
 
 double kv_capacity_tokens(const Roofline& r) {
@@ -95,6 +96,22 @@ double concurrency_limit(const Roofline& r, double tokens_per_sequence) {
 }
 
 SteadyState steady_state(const Roofline& r, double sequences, double in, double out, bool open_loop) {
+  if (r.request_overhead_s > 0) {
+    // A request spends request_overhead_s outside the engine: added to its TTFT, and in a closed
+    // loop each client spends that share of its cycle outside, so fewer are in the engine at once
+    // (the fixed point of in_engine = clients x engine time / (engine time + overhead)).
+    Roofline engine = r;
+    engine.request_overhead_s = 0;
+    double in_engine = sequences;
+    SteadyState s = steady_state(engine, in_engine, in, out, open_loop);
+    for (int i = 0; i < 50 && !open_loop && sequences > 0; ++i) {
+      const double engine_s = std::max(in_engine, s.sequences) / s.requests_per_s;  // Little's law
+      in_engine = sequences * engine_s / (engine_s + r.request_overhead_s);
+      s = steady_state(engine, in_engine, in, out, open_loop);
+    }
+    s.ttft_s += r.request_overhead_s;
+    return s;
+  }
   out = std::max(1.0, out);
   in = std::max(0.0, in);
   const double limit = concurrency_limit(r, in + out);

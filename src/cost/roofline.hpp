@@ -35,6 +35,13 @@ struct Roofline {
   // Per prompt token of the step, added outside the roofline: an engine measured by `overhead
   // calibrate` (engine_profile.hpp), whose prefill rate is known but not its FLOPs. 0 otherwise.
   double prefill_s_per_token = 0;
+  // The same engine's prompt attention: per prompt token and context token it attends to (the
+  // step's prefill_context). 0 otherwise (the datasheet attention is in the FLOPs).
+  double prefill_s_per_context_token = 0;
+  // Per request, outside the steps: what a measured engine's TTFT holds besides its prefill step
+  // (the HTTP exchange, tokenizing the prompt). Added to the TTFT; a closed loop's clients spend it
+  // outside the engine. 0 otherwise.
+  double request_overhead_s = 0;
   double layers = 0, hidden_size = 0;
   double allreduce_latency_s = 0;     // one all-reduce
   double link_bytes_per_s = 0;        // per direction, per GPU

@@ -22,10 +22,25 @@ Scenario profile_scenario(const ScenarioSpec& spec) {
   if (!spec.gpu.empty() || !spec.model.empty())
     throw CostError("--engine-profile replaces --gpu and --model: give one or the other");
   if (spec.tp > 1) throw CostError("--engine-profile is one measured replica: --tp does not apply");
-  if (spec.gpu_usd_per_hour < 0) throw CostError("--engine-profile needs the engine's price: give --gpu-usd-per-hour");
+  if (spec.gpu_usd_per_hour < 0 && spec.instance.empty())
+    throw CostError("--engine-profile needs the engine's price: give --gpu-usd-per-hour or --instance");
+  if (spec.gpu_usd_per_hour >= 0 && !spec.instance.empty())
+    throw CostError("give one of --gpu-usd-per-hour and --instance");
   const EngineProfile p = load_engine_profile(spec.engine_profile);
   Scenario s;
   s.prices = load_prices(spec.profiles_dir / "price" / "prices.json");
+  s.gpu_usd_per_hour = spec.gpu_usd_per_hour;
+  s.gpu_price_source = "--gpu-usd-per-hour";
+  if (!spec.instance.empty()) {
+    const auto it = s.prices.instances.find(spec.instance);
+    if (it == s.prices.instances.end()) {
+      std::string known;
+      for (const auto& [name, price] : s.prices.instances) known += (known.empty() ? "" : ", ") + name;
+      throw CostError("--instance " + spec.instance + ": no such instance price (known: " + known + ")");
+    }
+    s.gpu_usd_per_hour = it->second.usd_per_hour;
+    s.gpu_price_source = spec.instance + " preset";
+  }
   s.gpu.name = "engine " + (p.engine_url.empty() ? spec.engine_profile : p.engine_url);
   s.gpu.description = "measured by overhead calibrate (" + spec.engine_profile + ")";
   s.model.name = p.model;
@@ -41,8 +56,6 @@ Scenario profile_scenario(const ScenarioSpec& spec) {
   if (spec.max_batch > 0) s.replica.max_concurrency = s.serving.engine.max_batch = spec.max_batch;
   if (spec.prefill_chunk_tokens > 0) s.replica.prefill_chunk_tokens = s.serving.engine.prefill_chunk_tokens = spec.prefill_chunk_tokens;
   s.replicas = spec.gpus;
-  s.gpu_usd_per_hour = spec.gpu_usd_per_hour;
-  s.gpu_price_source = "--gpu-usd-per-hour";
   set_cpu_price(s, spec);
   return s;
 }

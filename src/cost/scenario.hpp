@@ -23,6 +23,7 @@ struct ScenarioSpec {
   std::string engine_profile;        // `overhead calibrate`'s profile: in place of gpu and model
   double max_batch = 0, prefill_chunk_tokens = 0, memory_fraction = 0;  // 0: the engine file's
   double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;                  // < 0: the presets
+  std::string instance;  // with engine_profile: the replica's price from this instance preset
 };
 
 struct Scenario {
@@ -37,7 +38,8 @@ struct Scenario {
 };
 
 // With engine_profile, the replica is the measured engine (engine_profile.hpp): gpu and model
-// must be empty, --gpus counts replicas, and the GPU price must be given.
+// must be empty, --gpus counts replicas, and the price is --gpu-usd-per-hour or the named
+// instance preset (--instance, data/profiles/price/prices.json), one of the two.
 // Throws CostError: unknown profiles, --gpus not a multiple of --tp, weights that do not fit a
 // replica, no price preset for the GPU.
 Scenario make_scenario(const ScenarioSpec& spec);

@@ -5,9 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "cost/profiles.hpp"
+#include "cost/scenario.hpp"
 
 namespace overhead::cost {
 namespace {
@@ -35,7 +43,7 @@ TEST(EngineFit, RecoversTheParametersOfAKnownEngine) {
   std::mt19937 rng(7);
   const auto fit = fit_engine(prefill_samples(rng), decode_samples(rng));
   EXPECT_NEAR(fit.ttft_base_s, kBase, 0.0005);
-  EXPECT_NEAR(fit.prefill_tokens_per_s, kRate, kRate * 0.02);
+  EXPECT_NEAR(fit.prefill_s_per_token, 1 / kRate, 0.02 / kRate);
   EXPECT_NEAR(fit.step_overhead_s, kA, 0.00005);
   EXPECT_NEAR(fit.sequence_overhead_s, kB, 0.00002);
   EXPECT_NEAR(fit.context_s_per_token, kC, kC * 0.05);
@@ -51,7 +59,7 @@ TEST(EngineFit, ExactSamplesGiveExactParameters) {
   for (const double batch : {1.0, 4.0})
     for (const double context : {100.0, 900.0}) d.push_back({batch, context, kA + kB * batch + kC * batch * context});
   const auto fit = fit_engine(p, d);
-  EXPECT_NEAR(fit.prefill_tokens_per_s, kRate, 1e-6 * kRate);
+  EXPECT_NEAR(fit.prefill_s_per_token, 1 / kRate, 1e-6 / kRate);
   EXPECT_NEAR(fit.step_s(3, 500), kA + kB * 3 + kC * 3 * 500, 1e-12);
 }
 
@@ -71,7 +79,7 @@ TEST(EngineFit, TooFewSamplesNameWhatIsMissing) {
 
 TEST(EngineFit, TheRooflineReproducesTheFit) {
   EngineProfile p;
-  p.fit.prefill_tokens_per_s = kRate;
+  p.fit.prefill_s_per_token = 1 / kRate;
   p.fit.step_overhead_s = kA;
   p.fit.sequence_overhead_s = kB;
   p.fit.context_s_per_token = kC;
@@ -83,6 +91,90 @@ TEST(EngineFit, TheRooflineReproducesTheFit) {
   // A mixed step: the two add up.
   EXPECT_NEAR(step_seconds(r, {4, 4 * 600.0, 1000, 0}), p.fit.step_s(4, 600) + 1000 / kRate, 1e-12);
   EXPECT_EQ(r.max_concurrency, 8);
+}
+
+TEST(EngineFit, AQuadraticPromptIsFittedAndTheRooflineChargesItThroughTheContext) {
+  constexpr double kQ = 3e-8;
+  std::vector<PrefillSample> p;
+  for (const double len : {16.0, 64.0, 256.0, 1024.0}) p.push_back({len, kBase + len / kRate + kQ * len * len});
+  std::vector<DecodeSample> d;
+  for (const double batch : {1.0, 4.0})
+    for (const double context : {100.0, 900.0}) d.push_back({batch, context, kA + kB * batch + kC * batch * context});
+  EngineProfile profile;
+  profile.fit = fit_engine(p, d);
+  EXPECT_NEAR(profile.fit.ttft_s_per_token_squared, kQ, 1e-6 * kQ);
+  EXPECT_NEAR(profile.fit.prefill_s_per_token, 1 / kRate, 1e-6 / kRate);
+  profile.max_concurrency = 8;
+  const Roofline r = roofline_from_profile(profile);
+  // A whole 1000-token prompt attends to 1000^2 / 2 context tokens: q x 1000^2.
+  EXPECT_NEAR(step_seconds(r, {0, 0, 1000, 1000 * 1000 / 2.0}), kA + 1000 / kRate + kQ * 1e6, 1e-12);
+  // The TTFT's base beyond the step overhead is per request, outside the steps.
+  EXPECT_NEAR(r.request_overhead_s, kBase - kA, 1e-12);
+}
+
+TEST(EngineFit, AnAllQuadraticPromptHasNoLinearTermRatherThanANegativeOne) {
+  std::vector<PrefillSample> p;
+  for (const double len : {16.0, 64.0, 256.0, 1024.0}) p.push_back({len, 0.01 + 1e-6 * len * len});
+  std::vector<DecodeSample> d = {{1, 100, 0.004}, {1, 900, 0.005}, {4, 100, 0.008}, {4, 900, 0.012}};
+  const auto fit = fit_engine(p, d);
+  EXPECT_GE(fit.prefill_s_per_token, 0);
+  EXPECT_NEAR(fit.ttft_s(1024), 0.01 + 1e-6 * 1024 * 1024, 0.01 * fit.ttft_s(1024));
+}
+
+TEST(EngineFit, TheRequestOverheadIsAddedToTheTtftAndSlowsAClosedLoopsClients) {
+  EngineProfile p;
+  p.fit.prefill_s_per_token = 1 / kRate;
+  p.fit.step_overhead_s = kA;
+  p.fit.sequence_overhead_s = kB;
+  p.fit.context_s_per_token = kC;
+  p.max_concurrency = 8;
+  const Roofline without = roofline_from_profile(p);
+  p.fit.ttft_base_s = kA + 0.05;  // 50 ms per request outside the steps
+  const Roofline with = roofline_from_profile(p);
+  const SteadyState a = steady_state(without, 4, 200, 100, false), b = steady_state(with, 4, 200, 100, false);
+  // The TTFT is the engine's at the clients it holds at once, plus the 50 ms.
+  EXPECT_LT(b.sequences, 4);
+  EXPECT_NEAR(b.ttft_s, steady_state(without, b.sequences, 200, 100, false).ttft_s + 0.05, 1e-12);
+  EXPECT_GT(b.ttft_s, a.ttft_s);
+  // Each of the 4 clients cycles through the engine time plus the 50 ms: requests/s = 4 / cycle.
+  const double engine_s = std::max(b.sequences, 0.0) / b.requests_per_s;
+  EXPECT_NEAR(b.requests_per_s, 4 / (engine_s + 0.05), 1e-3 * b.requests_per_s);
+  EXPECT_LT(b.requests_per_s, a.requests_per_s);
+  // Open loop: only the TTFT moves.
+  const SteadyState c = steady_state(without, 4, 200, 100, true), e = steady_state(with, 4, 200, 100, true);
+  EXPECT_NEAR(e.ttft_s, c.ttft_s + 0.05, 1e-12);
+  EXPECT_EQ(e.requests_per_s, c.requests_per_s);
+}
+
+TEST(EngineProfileScenario, IsPricedByANamedInstanceOrTheFlag) {
+  const auto file = std::filesystem::temp_directory_path() / ("engine_profile_test_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream out(file);
+    out << nlohmann::json{{"engine", "http://e/v1"}, {"model", "m"}, {"max_concurrency", 4},
+                          {"fit", {{"ttft_base_s", 0.02}, {"prefill_s_per_token", 1e-4}, {"step_overhead_s", 0.003},
+                                   {"sequence_overhead_s", 0.001}, {"context_s_per_token", 1e-6}}}}
+               .dump();
+  }
+  ScenarioSpec spec;
+  spec.profiles_dir = std::filesystem::path(OVERHEAD_DATA_DIR) / "profiles";
+  spec.engine_profile = file.string();
+  spec.instance = "l4";
+  const Scenario s = make_scenario(spec);
+  EXPECT_DOUBLE_EQ(s.gpu_usd_per_hour, s.prices.instances.at("l4").usd_per_hour);
+  EXPECT_EQ(s.gpu_price_source, "l4 preset");
+  spec.instance = "no-such-gpu";
+  try {
+    (void)make_scenario(spec);
+    FAIL() << "expected CostError";
+  } catch (const CostError& e) {
+    EXPECT_NE(std::string(e.what()).find("--instance no-such-gpu"), std::string::npos) << e.what();
+  }
+  spec.instance = "l4";
+  spec.gpu_usd_per_hour = 1;
+  EXPECT_THROW((void)make_scenario(spec), CostError);  // one of the two
+  spec.instance.clear();
+  EXPECT_DOUBLE_EQ(make_scenario(spec).gpu_usd_per_hour, 1);
+  std::filesystem::remove(file);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ TEST(CalibrateEngine, FitsTheRealEngineAndPredictsAConfigurationItDidNotRun) {
   EXPECT_EQ(c.model, "tiny-llama3");
   EXPECT_LE(c.elapsed_s, 60);
   const auto fit = cost::fit_engine(c.prefill, c.decode);
-  EXPECT_GT(fit.prefill_tokens_per_s, 0);
+  EXPECT_GT(fit.prefill_s_per_token + fit.ttft_s_per_token_squared, 0);
 
   // Concurrency 3 with 256-token prompts: neither was calibrated.
   backends::OpenAiDecoderParams params;
@@ -80,8 +80,8 @@ TEST(CalibrateEngine, FitsTheRealEngineAndPredictsAConfigurationItDidNotRun) {
   ASSERT_GT(counted, 0);
   tpot /= counted;
   const double predicted_tpot = fit.step_s(3, 256 + 16);
-  std::printf("calibration: %zu prefill, %zu decode samples in %.1f s; prefill %.0f tokens/s, step %.3f + %.3f b + %.3g b ctx ms\n",
-              c.prefill.size(), c.decode.size(), c.elapsed_s, fit.prefill_tokens_per_s, fit.step_overhead_s * 1e3,
+  std::printf("calibration: %zu prefill, %zu decode samples in %.1f s; prefill %.3g ms/token, step %.3f + %.3f b + %.3g b ctx ms\n",
+              c.prefill.size(), c.decode.size(), c.elapsed_s, fit.prefill_s_per_token * 1e3, fit.step_overhead_s * 1e3,
               fit.sequence_overhead_s * 1e3, fit.context_s_per_token * 1e3);
   std::printf("unseen x3, 256 tokens: TPOT measured %.3f ms, predicted %.3f ms (%+.0f%%); TTFT measured %.2f ms\n",
               tpot * 1e3, predicted_tpot * 1e3, 100 * (predicted_tpot - tpot) / tpot, ttft * 1e3);

@@ -2,7 +2,9 @@
 // byte-level cases a real engine does not produce on demand: POST /v1/completions answers `status`
 // with `body`, or (status 200) writes `writes` one by one, `gap` apart, each its own chunk of a
 // chunked answer sent with one send() (its own TCP segment). It records the request bodies and
-// counts the answers cut because the client went away. (The real engine,
+// counts the answers cut because the client went away. With `models_body` set, GET /v1/models
+// answers it (200, JSON); with `pace` set, the server sleeps as it says before each write, so a
+// test can give it a timing that is a known function of the request. (The real engine,
 // tests/engine/llama_server.mjs, covers the normal path.)
 //
 // Plain sockets rather than cpp-httplib: Debian's libcpp-httplib is compiled with a listen backlog
@@ -39,6 +41,10 @@ class ScriptedOpenAiServer {
   std::chrono::microseconds gap{0};  // between writes
   // When set, it answers instead of `writes` / `gap`: the request body in, the writes and the gap out.
   std::function<std::vector<std::string>(const std::string& request_body, std::chrono::microseconds& gap)> script;
+  std::string models_body;  // GET /v1/models: 200 with this body when not empty
+  // When set: called with the request body before write i of `count` (i < count) and once after
+  // the last (i == count); it sleeps as long as the write should wait (and may keep state).
+  std::function<void(const std::string& request_body, std::size_t i, std::size_t count)> pace;
   std::atomic<int> hits{0};
   std::atomic<int> client_gone{0};  // answers cut because the client closed the connection
   std::atomic<int> finished{0};     // answers written to the end
@@ -147,6 +153,12 @@ class ScriptedOpenAiServer {
       }
       const std::string request_body = in.substr(head_end + 4, length);
       in.erase(0, head_end + 4 + length);
+      if (!models_body.empty() && head.starts_with("GET /v1/models ")) {
+        if (!send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                              std::to_string(models_body.size()) + "\r\n\r\n" + models_body))
+          return close_fd(fd);
+        continue;
+      }
       ++hits;
       {
         std::lock_guard lock(mutex_);
@@ -168,12 +180,14 @@ class ScriptedOpenAiServer {
     const std::vector<std::string> out = script ? script(request_body, pause) : writes;
     char size[32];
     for (std::size_t i = 0; i < out.size(); ++i) {
-      if (i && pause.count()) std::this_thread::sleep_for(pause);
+      if (pace) pace(request_body, i, out.size());
+      else if (i && pause.count()) std::this_thread::sleep_for(pause);
       if (peer_closed(fd) || !send_all(fd, (std::snprintf(size, sizeof size, "%zx\r\n", out[i].size()), size) + out[i] + "\r\n")) {
         ++client_gone;
         return false;
       }
     }
+    if (pace) pace(request_body, out.size(), out.size());
     if (!send_all(fd, "0\r\n\r\n")) return false;
     ++finished;
     return true;
