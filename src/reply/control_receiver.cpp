@@ -10,8 +10,8 @@ namespace overhead::reply {
 namespace {
 
 // A receive returns as soon as a cancel arrives (Redis XREADGROUP BLOCK, SQS long polling); the
-// wait only bounds how long stop() takes.
-constexpr std::chrono::milliseconds kReceiveWait{200};
+// wait only bounds how long stop() takes and sets the idle cost: one broker call a second.
+constexpr std::chrono::milliseconds kReceiveWait{1000};
 constexpr std::chrono::milliseconds kRetryPause{200};
 constexpr std::uint64_t kPrinted = 10;
 

@@ -360,6 +360,12 @@ test('a streaming client that disconnects cancels the remote worker\'s generatio
       break;
     }
   }
+  const aborted = performance.now();
+  let stopped;
+  for (let i = 0; i < 2000 && !stopped; ++i) {
+    if ((await engineStats()).cancelled > before.cancelled) stopped = performance.now();
+  }
+  console.log(`the engine saw the cancel ${(stopped - aborted).toFixed(1)} ms after the client went away`);
   const now = await untilCancelled(before);
   const generated = now.generated_tokens - before.generated_tokens;
   assert.ok(generated < LONG, `stopped after ${generated} of ${LONG} tokens`);
