@@ -42,8 +42,8 @@
 #include "aws/json_protocol.hpp"
 #include "backends/dynamodb_item.hpp"
 #include "backends/open.hpp"
-#include "pipe/queue.hpp"
-#include "pipe/record.hpp"
+#include "ports/queue.hpp"
+#include "ports/record.hpp"
 #include "worker_record.hpp"
 #include "util/line_reader.hpp"
 

@@ -17,7 +17,7 @@
 #include "aws/json_protocol.hpp"
 #include "backends/dynamodb_item.hpp"
 #include "backends/open.hpp"
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 #include "worker_record.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::bench {
 

@@ -18,7 +18,7 @@
 
 #include "chat/chat_template.hpp"
 #include "fuzz_support.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/work_item.hpp"
 #include "serve/api_error.hpp"
 #include "serve/binding_cache.hpp"

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "fuzz_support.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/work_item.hpp"
 #include "pipe_fuzz_checks.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "fuzz_support.hpp"
 #include "pipe/dead_letter.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/work_item.hpp"
 
 namespace overhead::fuzz {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/record_codec.hpp"
-#include "pipe/record_fields.hpp"
+#include "ports/errors.hpp"
+#include "ports/record_codec.hpp"
+#include "ports/record_fields.hpp"
 #include "pipe/work_item.hpp"
 #include "pipe_fuzz_checks.hpp"
 

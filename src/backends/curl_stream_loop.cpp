@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::backends {
 

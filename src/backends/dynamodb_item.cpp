@@ -3,7 +3,7 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "pipe/record_fields.hpp"
+#include "ports/record_fields.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::backends {

@@ -1,5 +1,5 @@
 // A Record as a DynamoDB item and back, attribute by attribute from the record field table
-// (pipe/record_fields.hpp), with the seed's table's names and types:
+// (ports/record_fields.hpp), with the seed's table's names and types:
 //   text              S   (the keys experiment_tokenizer and id are the table's S hash and range keys)
 //   integer           N   (decimal digits)
 //   optional_integer  N, or no attribute when the value is absent (api_input/api_output without usage)
@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::backends {
 

@@ -17,7 +17,7 @@
 #include "aws/json_protocol.hpp"
 #include "backends/aws_provision.hpp"
 #include "backends/dynamodb_item.hpp"
-#include "pipe/record_fields.hpp"
+#include "ports/record_fields.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::backends {

@@ -32,8 +32,8 @@
 
 #include <memory>
 
-#include "pipe/backend_url.hpp"
-#include "pipe/store.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::backends {
 

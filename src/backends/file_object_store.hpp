@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "pipe/backend_url.hpp"
-#include "pipe/object_store.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/object_store.hpp"
 
 namespace overhead::backends {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <mutex>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "backends/receipt.hpp"
 
 namespace overhead::backends {

@@ -11,8 +11,8 @@
 #include <queue>
 #include <unordered_map>
 
-#include "pipe/backend_url.hpp"
-#include "pipe/queue.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/queue.hpp"
 
 namespace overhead::backends {
 

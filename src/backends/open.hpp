@@ -1,6 +1,6 @@
 // Opening a backend from its URL: the one place that knows every adapter. The CLI (and any other
 // front) opens the queues, the store and the object store here and hands them to the pipeline,
-// which sees only the ports (pipe/queue.hpp, pipe/store.hpp, pipe/object_store.hpp).
+// which sees only the ports (ports/queue.hpp, ports/store.hpp, ports/object_store.hpp).
 //
 // Each function is one file (open_queue.cpp, open_store.cpp, open_object_store.cpp) holding a
 // table with one arm per scheme; a new backend is its adapter file plus one arm there. The URL
@@ -13,11 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "pipe/clock.hpp"
-#include "pipe/decoder.hpp"
-#include "pipe/object_store.hpp"
-#include "pipe/queue.hpp"
-#include "pipe/store.hpp"
+#include "ports/clock.hpp"
+#include "ports/decoder.hpp"
+#include "ports/object_store.hpp"
+#include "ports/queue.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::backends {
 

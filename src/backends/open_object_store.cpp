@@ -5,7 +5,7 @@
 #include "backends/file_object_store.hpp"
 #include "backends/open.hpp"
 #include "backends/s3_object_store.hpp"
-#include "pipe/backend_url.hpp"
+#include "ports/backend_url.hpp"
 
 namespace overhead::backends {
 

@@ -8,8 +8,8 @@
 #include "backends/open.hpp"
 #include "backends/sqlite_queue.hpp"
 #include "backends/sqs_queue.hpp"
-#include "pipe/backend_url.hpp"
-#include "pipe/errors.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::backends {
 

@@ -7,8 +7,8 @@
 #include "backends/open.hpp"
 #include "backends/postgres_store.hpp"
 #include "backends/sqlite_store.hpp"
-#include "pipe/backend_url.hpp"
-#include "pipe/errors.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::backends {
 

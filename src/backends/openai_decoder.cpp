@@ -9,7 +9,7 @@
 
 #include "backends/curl_stream_loop.hpp"
 #include "backends/openai_stream.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::backends {
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
 
 namespace overhead::backends {
 

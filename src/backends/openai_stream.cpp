@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/openai_stream_event.hpp"
-#include "pipe/clock.hpp"
-#include "pipe/errors.hpp"
+#include "ports/clock.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::backends {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "backends/curl_stream_loop.hpp"
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
 
 namespace overhead::backends {
 

@@ -1,7 +1,7 @@
 // One libpq connection to a PostgreSQL server: connect with a deadline (connect_timeout,
 // statement_timeout, tcp_user_timeout from the store's per-call timeout), run one statement with
 // text parameters, and stream a result row by row. Failures become StoreError, split by what a
-// retry can do (pipe/errors.hpp): a lost or refused connection, a timeout, a deadlock or a server
+// retry can do (ports/errors.hpp): a lost or refused connection, a timeout, a deadlock or a server
 // shutting down are transient; bad credentials, a missing database, a bad statement are
 // permanent. Messages name the server by its redacted URL and never hold the password.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 struct pg_conn;
 struct pg_result;

@@ -5,7 +5,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "pipe/record_fields.hpp"
+#include "ports/record_fields.hpp"
 
 namespace overhead::backends {
 

@@ -1,7 +1,7 @@
 // The PostgreSQL record store (`postgres://USER[:PASS]@HOST:PORT/DB[?table=records&schema=S&timeout_ms=]`),
 // shared by consumers on many machines. One table, created if missing, keyed by
 // (experiment_tokenizer, id), with one column per row of the record field table
-// (pipe/record_fields.hpp) and an index on experiment for scans.
+// (ports/record_fields.hpp) and an index on experiment for scans.
 //   - upsert_batch is one statement, so one round trip: a multi-row INSERT ... ON CONFLICT DO
 //     UPDATE that keeps store.hpp's replay rule (a stored non-zero publish_acked/input_deleted
 //     survives a replay carrying 0). Repeated keys in one batch are merged first, as if upserted
@@ -16,8 +16,8 @@
 #include <mutex>
 
 #include "backends/postgres_connection.hpp"
-#include "pipe/backend_url.hpp"
-#include "pipe/store.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::backends {
 

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "pipe/backend_url.hpp"
-#include "pipe/work_item.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/queue_name.hpp"
 
 namespace overhead::backends {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 struct redisContext;
 struct redisReply;

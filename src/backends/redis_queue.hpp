@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "backends/redis_connection.hpp"
-#include "pipe/backend_url.hpp"
-#include "pipe/queue.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/queue.hpp"
 
 namespace overhead::backends {
 

@@ -7,7 +7,7 @@
 #include <ctime>
 #include <stdexcept>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::backends {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
 
 namespace overhead::backends {
 

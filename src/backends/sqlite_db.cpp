@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::backends {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipe/backend_url.hpp"  // kDefaultCallTimeout
+#include "ports/backend_url.hpp"  // kDefaultCallTimeout
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "backends/receipt.hpp"
 
 namespace overhead::backends {

@@ -9,8 +9,8 @@
 #include <random>
 
 #include "backends/sqlite_db.hpp"
-#include "pipe/backend_url.hpp"
-#include "pipe/queue.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/queue.hpp"
 
 namespace overhead::backends {
 

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pipe/backend_url.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/record_fields.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/errors.hpp"
+#include "ports/record_fields.hpp"
 
 namespace overhead::backends {
 
@@ -14,7 +14,7 @@ using namespace overhead::pipe;
 
 namespace {
 
-// The schema and statements, from the record field table (pipe/record_fields.hpp). Columns named
+// The schema and statements, from the record field table (ports/record_fields.hpp). Columns named
 // in `absent` (a reader's view of an older table) are read as NULL.
 std::string column_list(const std::set<std::string>& absent = {}) {
   std::string out;

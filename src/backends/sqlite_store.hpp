@@ -8,8 +8,8 @@
 #include <mutex>
 
 #include "backends/sqlite_db.hpp"
-#include "pipe/backend_url.hpp"
-#include "pipe/store.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::backends {
 

@@ -19,8 +19,8 @@
 #include <mutex>
 #include <string>
 
-#include "pipe/backend_url.hpp"
-#include "pipe/queue.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/queue.hpp"
 
 namespace overhead::backends {
 

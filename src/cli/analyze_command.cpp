@@ -14,7 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/cost_report_options.hpp"
 #include "pipe/run_id.hpp"
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 #include "report/run_selection.hpp"
 #include "report/write_report.hpp"
 

@@ -15,7 +15,7 @@
 #include "aws/sigv4.hpp"
 #include "backends/aws_provision.hpp"
 #include "backends/s3_object_store.hpp"
-#include "pipe/backend_url.hpp"
+#include "ports/backend_url.hpp"
 
 namespace overhead::cli {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "backends/openai_decoder.hpp"
 #include "binding/chat_binding.hpp"
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::cli {
 

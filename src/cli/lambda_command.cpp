@@ -23,9 +23,9 @@
 #include "backends/open.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
-#include "pipe/record_codec.hpp"
-#include "pipe/retry.hpp"
-#include "pipe/store.hpp"
+#include "ports/record_codec.hpp"
+#include "ports/retry.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::cli {
 

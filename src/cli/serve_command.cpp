@@ -16,7 +16,7 @@
 
 #include "backends/open.hpp"
 #include "backends/queue_siblings.hpp"
-#include "pipe/backend_url.hpp"
+#include "ports/backend_url.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
 #include "serve/bearer_auth.hpp"

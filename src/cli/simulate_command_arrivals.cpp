@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "backends/open.hpp"
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::cli {
 

@@ -11,7 +11,7 @@
 #include "cost/closed_batch.hpp"
 #include "cost/replay_inputs.hpp"
 #include "cost/timeline.hpp"
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::cli {
 namespace {

@@ -1,8 +1,8 @@
 #include "pipe/chat_token_processor.hpp"
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 #include "pipe/dead_letter.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::pipe {
 

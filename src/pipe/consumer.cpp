@@ -5,9 +5,9 @@
 #include <unordered_map>
 #include <variant>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 #include "pipe/dead_letter.hpp"
-#include "pipe/record_codec.hpp"
+#include "ports/record_codec.hpp"
 #include "pipe/source.hpp"
 
 namespace overhead::pipe {

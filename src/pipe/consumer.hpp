@@ -14,9 +14,9 @@
 #include <memory>
 
 #include "pipe/dead_letter.hpp"
-#include "pipe/queue.hpp"
-#include "pipe/retry.hpp"
-#include "pipe/store.hpp"
+#include "ports/queue.hpp"
+#include "ports/retry.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::pipe {
 

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
 
 namespace overhead::pipe {
 

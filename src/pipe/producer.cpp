@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::pipe {
 

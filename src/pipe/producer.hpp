@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "pipe/dead_letter.hpp"
-#include "pipe/queue.hpp"
-#include "pipe/retry.hpp"
+#include "ports/queue.hpp"
+#include "ports/retry.hpp"
 #include "pipe/work_item.hpp"
 
 namespace overhead::pipe {

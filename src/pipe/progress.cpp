@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::pipe {
 

@@ -2,9 +2,9 @@
 
 #include <exception>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 #include "pipe/dead_letter.hpp"
-#include "pipe/record_codec.hpp"
+#include "ports/record_codec.hpp"
 
 namespace overhead::pipe {
 

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "pipe/dead_letter.hpp"
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 #include "pipe/record_sink.hpp"
-#include "pipe/retry.hpp"
+#include "ports/retry.hpp"
 
 namespace overhead::pipe {
 

@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-#include "pipe/record_codec.hpp"
+#include "ports/record_codec.hpp"
 
 namespace overhead::pipe {
 

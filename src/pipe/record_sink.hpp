@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "pipe/queue.hpp"
-#include "pipe/record.hpp"
-#include "pipe/store.hpp"
+#include "ports/queue.hpp"
+#include "ports/record.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::pipe {
 

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "util/line_reader.hpp"
 
 namespace overhead::pipe {

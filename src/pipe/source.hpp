@@ -19,7 +19,7 @@
 
 #include "util/line_reader.hpp"
 #include "pipe/dead_letter.hpp"
-#include "pipe/queue.hpp"
+#include "ports/queue.hpp"
 #include "pipe/work_item.hpp"
 
 namespace overhead::pipe {

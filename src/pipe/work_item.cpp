@@ -7,7 +7,7 @@
 #include <simdjson.h>
 
 #include "pipe/dead_letter.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "util/json_writer.hpp"
 #include "util/utf8.hpp"
 
@@ -249,10 +249,6 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
   rec->file = std::move(file);
   fill_record(parse_object(line, where, kind_name(DeadLetterKind::malformed_json)), where, *rec);
   return rec;
-}
-
-bool is_plain_queue_name(std::string_view name) {
-  return !name.empty() && name.size() <= 80 && std::all_of(name.begin(), name.end(), is_plain_queue_char);
 }
 
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer,

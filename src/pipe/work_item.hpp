@@ -15,7 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/value.hpp"
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
+#include "ports/queue_name.hpp"  // is_plain_queue_name: what a body's reply_to may be
 
 namespace overhead::pipe {
 
@@ -97,14 +98,6 @@ struct ItemAddress {
   std::optional<std::string> reply_to;
 };
 [[nodiscard]] std::optional<ItemAddress> peek_item_address(std::string_view body);
-
-// A reply queue name a body may carry: 1..80 of [A-Za-z0-9_-] (what SQS allows in a queue name,
-// and nothing that could reach into a Redis key pattern or a URL).
-[[nodiscard]] bool is_plain_queue_name(std::string_view name);
-// One character of such a name.
-[[nodiscard]] constexpr bool is_plain_queue_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
 
 // Code points of valid UTF-8 (bytes that are not continuation bytes).
 std::int64_t count_code_points(std::string_view utf8);

@@ -4,10 +4,10 @@
 #include <random>
 #include <unordered_set>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 #include "pipe/dead_letter.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/retry.hpp"
+#include "ports/errors.hpp"
+#include "ports/retry.hpp"
 
 namespace overhead::pipe {
 

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "pipe/dead_letter.hpp"
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
 #include "pipe/generation_cancels.hpp"
 #include "pipe/processor.hpp"
 #include "pipe/publisher.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "pipe/queue.hpp"
+#include "ports/queue.hpp"
 
 namespace overhead::reply {
 

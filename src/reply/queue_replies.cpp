@@ -5,8 +5,8 @@
 #include <span>
 #include <vector>
 
-#include "pipe/clock.hpp"
-#include "pipe/errors.hpp"
+#include "ports/clock.hpp"
+#include "ports/errors.hpp"
 #include "reply/reply_codec.hpp"
 
 namespace overhead::reply {

@@ -37,7 +37,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "pipe/queue.hpp"
+#include "ports/queue.hpp"
 #include "reply/reply_path.hpp"
 
 namespace overhead::reply {

@@ -28,7 +28,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "pipe/queue.hpp"
+#include "ports/queue.hpp"
 #include "reply/reply.hpp"
 
 namespace overhead::reply {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::reply {
 

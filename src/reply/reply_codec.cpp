@@ -4,7 +4,7 @@
 
 #include <simdjson.h>
 
-#include "pipe/record_codec.hpp"
+#include "ports/record_codec.hpp"
 #include "util/json_writer.hpp"
 #include "util/utf8.hpp"
 

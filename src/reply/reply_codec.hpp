@@ -5,7 +5,7 @@
 //   {"done":{"id":..,"attempt":..,"finish_reason":..,"text_bytes":N[,"text":..]},"record":{...}}
 //   {"failed":{"id":..,"kind":..,"reason":..}}
 //   {"taken":{"id":..,"control":..}}      (a worker that can cancel took the request up)
-// The record is the log queue's record body (pipe/record_codec.hpp), so every stamp survives.
+// The record is the log queue's record body (ports/record_codec.hpp), so every stamp survives.
 // A done reply leaves its text out when it was streamed: the deltas carried it, and text_bytes
 // lets the reader check it has all of it. A body that is a bare record (a worker before this
 // format) reads as a done reply without text. Written by hand (no DOM, deltas are per token),

@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "pipe/queue.hpp"
+#include "ports/queue.hpp"
 #include "reply/remote_cancels.hpp"
 #include "reply/reply_path.hpp"
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <span>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 #include "report/section.hpp"
 
 namespace overhead::report {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::report {
 

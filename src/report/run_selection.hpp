@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::report {
 

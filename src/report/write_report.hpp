@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 #include "report/analysis.hpp"
 #include "report/section.hpp"
 

@@ -6,9 +6,9 @@
 #include <span>
 #include <stdexcept>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 #include "pipe/consumer.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "serve/completion_json.hpp"
 
 namespace overhead::serve {

@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "pipe/dead_letter.hpp"
-#include "pipe/decoder.hpp"
-#include "pipe/queue.hpp"
+#include "ports/decoder.hpp"
+#include "ports/queue.hpp"
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 #include "pipe/work_item.hpp"
 #include "pipe/generation_cancels.hpp"
 #include "pipe/worker_host.hpp"
@@ -60,7 +60,7 @@ struct PipelineOptions {
   unsigned workers = 1;
   std::string experiment = "serve";     // records are keyed "<experiment>#<tokenizer>"
   std::string dead_letter_path;         // empty: counted in memory only
-  // The workers' decoder stage (pipe/decoder.hpp, `--decoder`); null = none.
+  // The workers' decoder stage (ports/decoder.hpp, `--decoder`); null = none.
   std::shared_ptr<const pipe::Decoder> decoder;
   // Generations in flight at once in this process's workers (pipe::WorkerOptions::max_decodes).
   std::size_t max_decodes = 64;

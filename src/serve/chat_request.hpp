@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
 #include "serve/request_json.hpp"
 
 namespace overhead::serve {

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 #include "pipe/dead_letter.hpp"
 #include "serve/api_error.hpp"
 #include "serve/binding_cache.hpp"

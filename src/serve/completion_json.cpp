@@ -1,6 +1,6 @@
 #include "serve/completion_json.hpp"
 
-#include "pipe/record_codec.hpp"
+#include "ports/record_codec.hpp"
 
 namespace overhead::serve {
 namespace {

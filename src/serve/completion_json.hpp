@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 #include "reply/reply.hpp"
 
 namespace overhead::serve {

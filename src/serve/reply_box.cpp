@@ -1,6 +1,6 @@
 #include "serve/reply_box.hpp"
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::serve {
 namespace {

@@ -32,7 +32,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 #include "reply/reply_path.hpp"
 
 namespace overhead::serve {

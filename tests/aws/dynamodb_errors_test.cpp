@@ -13,8 +13,8 @@
 
 #include "backends/open.hpp"
 #include "loopback_server.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/store.hpp"
+#include "ports/errors.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::backends {
 namespace {

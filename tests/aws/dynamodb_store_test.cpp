@@ -21,8 +21,8 @@
 #include <string>
 
 #include "backends/open.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/record_fields.hpp"
+#include "ports/errors.hpp"
+#include "ports/record_fields.hpp"
 #include "store_contract.hpp"
 #include "service_env.hpp"
 

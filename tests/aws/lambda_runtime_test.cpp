@@ -24,9 +24,9 @@
 
 #include "backends/open.hpp"
 #include "loopback_server.hpp"
-#include "pipe/record.hpp"
-#include "pipe/record_codec.hpp"
-#include "pipe/store.hpp"
+#include "ports/record.hpp"
+#include "ports/record_codec.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::aws {
 namespace {

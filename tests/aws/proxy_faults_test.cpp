@@ -25,9 +25,9 @@
 #include "aws/sigv4.hpp"
 #include "backends/open.hpp"
 #include "loopback_server.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/queue.hpp"
-#include "pipe/store.hpp"
+#include "ports/errors.hpp"
+#include "ports/queue.hpp"
+#include "ports/store.hpp"
 #include "service_env.hpp"
 #include "store_contract.hpp"
 

@@ -14,8 +14,8 @@
 #include "backends/open.hpp"
 #include "backends/s3_object_store.hpp"
 #include "loopback_server.hpp"
-#include "pipe/backend_url.hpp"
-#include "pipe/errors.hpp"
+#include "ports/backend_url.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::backends {
 namespace {

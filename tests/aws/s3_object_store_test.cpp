@@ -21,7 +21,7 @@
 #include "backends/open.hpp"
 #include "object_store_contract.hpp"
 #include "service_env.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::backends {
 namespace {

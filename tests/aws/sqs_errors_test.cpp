@@ -10,7 +10,7 @@
 
 #include "backends/open.hpp"
 #include "loopback_server.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::backends {
 namespace {

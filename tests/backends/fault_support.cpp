@@ -16,7 +16,7 @@
 #include "backends/open.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/source.hpp"
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 
 extern char** environ;
 

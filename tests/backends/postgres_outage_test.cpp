@@ -18,7 +18,7 @@
 
 #include "backends/open.hpp"
 #include "fault_support.hpp"
-#include "pipe/queue.hpp"
+#include "ports/queue.hpp"
 
 namespace overhead::fault_test {
 namespace {

@@ -22,7 +22,7 @@
 
 #include "backends/open.hpp"
 #include "backends/postgres_connection.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "store_contract.hpp"
 #include "service_env.hpp"
 

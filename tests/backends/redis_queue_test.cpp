@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "backends/open.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/queue.hpp"
+#include "ports/errors.hpp"
+#include "ports/queue.hpp"
 #include "queue_contract.hpp"
 #include "service_env.hpp"
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/open.hpp"
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 
 namespace overhead::cost {
 namespace {

@@ -21,7 +21,7 @@
 #include "cost/closed_batch.hpp"
 #include "cost/replay_inputs.hpp"
 #include "cost/timeline.hpp"
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 #include "report/item_table.hpp"
 
 namespace overhead::cost {

@@ -18,7 +18,7 @@
 
 #include "backends/openai_decoder.hpp"
 #include "llama_engine.hpp"
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::backends {
 namespace {

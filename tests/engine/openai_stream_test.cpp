@@ -15,8 +15,8 @@
 
 #include "backends/openai_decoder.hpp"
 #include "backends/openai_stream_event.hpp"
-#include "pipe/clock.hpp"
-#include "pipe/decoder.hpp"
+#include "ports/clock.hpp"
+#include "ports/decoder.hpp"
 #include "scripted_openai_server.hpp"
 
 namespace overhead::backends {

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "backends/open.hpp"
-#include "pipe/backend_url.hpp"
+#include "ports/backend_url.hpp"
 
 namespace overhead::pipe {
 namespace {

@@ -1,9 +1,9 @@
 // The five cases as data, and the stage breakdown built on the report's definitions.
 #include <gtest/gtest.h>
 
-#include "pipe/cases.hpp"
+#include "run/cases.hpp"
 #include "pipe/dead_letter.hpp"
-#include "pipe/run_summary.hpp"
+#include "run/run_summary.hpp"
 
 namespace overhead::pipe {
 namespace {

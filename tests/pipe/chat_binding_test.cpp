@@ -11,7 +11,7 @@
 
 #include "binding/chat_binding.hpp"
 #include "pipe/chat_token_processor.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/work_item.hpp"
 #include "util/line_reader.hpp"
 

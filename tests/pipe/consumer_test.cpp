@@ -13,8 +13,8 @@
 
 #include "backends/open.hpp"
 #include "pipe/consumer.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/record_codec.hpp"
+#include "ports/errors.hpp"
+#include "ports/record_codec.hpp"
 
 namespace overhead::pipe {
 namespace {

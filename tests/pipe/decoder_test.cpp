@@ -17,7 +17,7 @@
 #include "backends/openai_decoder.hpp"
 #include "backends/sim_decoder.hpp"
 #include "fake_processor.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/worker.hpp"
 #include "support/fake_openai.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "pipe/clock.hpp"
-#include "pipe/errors.hpp"
+#include "ports/clock.hpp"
+#include "ports/errors.hpp"
 #include "pipe/processor.hpp"
 
 namespace overhead::pipe::testing {

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <set>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/publisher.hpp"
 
 namespace overhead::pipe {

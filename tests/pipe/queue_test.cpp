@@ -6,8 +6,8 @@
 #include <set>
 
 #include "backends/open.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/queue.hpp"
+#include "ports/errors.hpp"
+#include "ports/queue.hpp"
 #include "queue_contract.hpp"
 #include "test_util.hpp"
 

@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "pipe/record_codec.hpp"
-#include "pipe/record_fields.hpp"
+#include "ports/record_codec.hpp"
+#include "ports/record_fields.hpp"
 
 namespace overhead::pipe {
 namespace {

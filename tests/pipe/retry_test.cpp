@@ -4,8 +4,8 @@
 
 #include <stdexcept>
 
-#include "pipe/errors.hpp"
-#include "pipe/retry.hpp"
+#include "ports/errors.hpp"
+#include "ports/retry.hpp"
 
 namespace overhead::pipe {
 namespace {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/open.hpp"
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 #include "pipe/dead_letter.hpp"
 #include "test_util.hpp"
 

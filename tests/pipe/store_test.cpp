@@ -8,9 +8,9 @@
 
 #include "backends/open.hpp"
 #include "backends/sqlite_db.hpp"
-#include "pipe/object_store.hpp"
-#include "pipe/record_codec.hpp"
-#include "pipe/store.hpp"
+#include "ports/object_store.hpp"
+#include "ports/record_codec.hpp"
+#include "ports/store.hpp"
 #include "store_contract.hpp"
 #include "test_util.hpp"
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 namespace overhead::pipe::testing {
 

@@ -2,7 +2,7 @@
 // its kind naming the line or message.
 #include <gtest/gtest.h>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/work_item.hpp"
 #include "fake_processor.hpp"
 

@@ -12,7 +12,7 @@
 #include "../reply/recording_path.hpp"
 #include "backends/open.hpp"
 #include "fake_processor.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/source.hpp"
 #include "pipe/work_item.hpp"
 #include "pipe/worker.hpp"

@@ -10,7 +10,7 @@
 
 #include "fake_processor.hpp"
 #include "backends/open.hpp"
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/worker.hpp"
 

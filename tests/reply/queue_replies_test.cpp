@@ -12,8 +12,8 @@
 
 #include "backends/open.hpp"
 #include "backends/queue_siblings.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/clock.hpp"
+#include "ports/errors.hpp"
+#include "ports/clock.hpp"
 #include "recording_path.hpp"
 #include "reply/queue_replies.hpp"
 #include "reply/reply_receiver.hpp"

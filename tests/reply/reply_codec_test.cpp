@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pipe/record_codec.hpp"
+#include "ports/record_codec.hpp"
 #include "reply/reply_codec.hpp"
 
 namespace {

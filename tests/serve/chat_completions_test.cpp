@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "chat_fixture.hpp"
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 
 namespace {
 

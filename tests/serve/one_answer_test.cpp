@@ -19,8 +19,8 @@
 #include "backends/open.hpp"
 #include "backends/queue_siblings.hpp"
 #include "chat_fixture.hpp"
-#include "pipe/clock.hpp"
-#include "pipe/store.hpp"
+#include "ports/clock.hpp"
+#include "ports/store.hpp"
 
 namespace {
 

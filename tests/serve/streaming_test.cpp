@@ -21,7 +21,7 @@
 #include "backends/open.hpp"
 #include "backends/queue_siblings.hpp"
 #include "chat_fixture.hpp"
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 #include "pipe/source.hpp"
 #include "pipe/worker_host.hpp"
 #include "support/fake_openai.hpp"

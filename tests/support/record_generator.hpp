@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 // GCC 12 reports a false -Wrestrict inside std::string assignment when it inlines this function
 // (GCC bug 105329); nothing here overlaps.

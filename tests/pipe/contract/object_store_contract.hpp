@@ -1,4 +1,4 @@
-// The object store contract: what every ObjectStore backend keeps (pipe/object_store.hpp), as one
+// The object store contract: what every ObjectStore backend keeps (ports/object_store.hpp), as one
 // parametrised GoogleTest suite, ObjectStoreSemantics. A backend's test binary includes this
 // header once and instantiates the suite with its ObjectStoreBackend:
 //
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "backends/open.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/object_store.hpp"
+#include "ports/errors.hpp"
+#include "ports/object_store.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe::contract {

@@ -1,4 +1,4 @@
-// The queue contract: the semantics every Queue backend keeps (pipe/queue.hpp), as one
+// The queue contract: the semantics every Queue backend keeps (ports/queue.hpp), as one
 // parametrised GoogleTest suite, QueueSemantics. A backend's test binary includes this header
 // once and instantiates the suite with its own QueueBackend values:
 //
@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "backends/open.hpp"
-#include "pipe/errors.hpp"
-#include "pipe/queue.hpp"
+#include "ports/errors.hpp"
+#include "ports/queue.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe::contract {

@@ -1,4 +1,4 @@
-// The store contract: what every Store backend keeps (pipe/store.hpp), as one parametrised
+// The store contract: what every Store backend keeps (ports/store.hpp), as one parametrised
 // GoogleTest suite, StoreTest. A backend's test binary includes this header once and
 // instantiates the suite with its StoreBackend:
 //
@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "backends/open.hpp"
-#include "pipe/record_fields.hpp"
-#include "pipe/store.hpp"
+#include "ports/record_fields.hpp"
+#include "ports/store.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe::contract {

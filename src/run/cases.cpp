@@ -1,4 +1,4 @@
-#include "pipe/cases.hpp"
+#include "run/cases.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -7,13 +7,13 @@
 #include <sstream>
 #include <thread>
 
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 #include "pipe/consumer.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/progress.hpp"
-#include "pipe/queue.hpp"
-#include "pipe/record_codec.hpp"
+#include "ports/queue.hpp"
+#include "ports/record_codec.hpp"
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
 #include "pipe/worker.hpp"

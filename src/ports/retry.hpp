@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::pipe {
 

@@ -1,8 +1,8 @@
-#include "pipe/queue.hpp"
+#include "ports/queue.hpp"
 
 #include <algorithm>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::pipe {
 

@@ -47,7 +47,7 @@ struct Record {
   // an experiment that earlier runs also wrote into. Empty in rows stored before runs had ids.
   std::string run_id;
 
-  // The decoder stage D(y|x) (pipe/decoder.hpp, `--decoder`), same clock as the stamps above:
+  // The decoder stage D(y|x) (ports/decoder.hpp, `--decoder`), same clock as the stamps above:
   // the call to the decoder began (decode_start), its first output token arrived (first_token),
   // its last one (decode_end); and how many tokens it produced. All 0 with `--decoder none`
   // (nothing decodes) and in rows stored before the decoder stage existed.

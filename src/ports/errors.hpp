@@ -49,7 +49,7 @@ class ObjectStoreError : public BackendError {
   using BackendError::BackendError;
 };
 
-// The decoder stage (pipe/decoder.hpp) failed: a server that refused the connection, timed out or
+// The decoder stage (ports/decoder.hpp) failed: a server that refused the connection, timed out or
 // answered 5xx/429 (transient), or answered another 4xx or no OpenAI stream (permanent).
 class DecoderError : public BackendError {
  public:

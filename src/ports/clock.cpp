@@ -1,4 +1,4 @@
-#include "pipe/clock.hpp"
+#include "ports/clock.hpp"
 
 #include <ctime>
 

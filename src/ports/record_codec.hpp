@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::pipe {
 

@@ -1,4 +1,4 @@
-#include "pipe/retry.hpp"
+#include "ports/retry.hpp"
 
 #include <algorithm>
 #include <random>

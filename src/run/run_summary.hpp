@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipe/publisher.hpp"
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::pipe {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "pipe/backend_url.hpp"  // kDefaultCallTimeout
-#include "pipe/errors.hpp"
+#include "ports/backend_url.hpp"  // kDefaultCallTimeout
+#include "ports/errors.hpp"
 
 namespace overhead::pipe {
 

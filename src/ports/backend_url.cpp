@@ -1,4 +1,4 @@
-#include "pipe/backend_url.hpp"
+#include "ports/backend_url.hpp"
 
 #include <charconv>
 #include <stdexcept>

@@ -42,9 +42,9 @@
 #include <string>
 #include <vector>
 
-#include "pipe/backend_url.hpp"  // kDefaultCallTimeout
-#include "pipe/clock.hpp"
-#include "pipe/errors.hpp"
+#include "ports/backend_url.hpp"  // kDefaultCallTimeout
+#include "ports/clock.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::pipe {
 

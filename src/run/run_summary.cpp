@@ -1,11 +1,11 @@
-#include "pipe/run_summary.hpp"
+#include "run/run_summary.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-#include "pipe/backend_url.hpp"
-#include "pipe/cases.hpp"
+#include "ports/backend_url.hpp"
+#include "run/cases.hpp"
 #include "pipe/dead_letter.hpp"
 #include "report/item_table.hpp"
 

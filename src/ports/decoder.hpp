@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipe/errors.hpp"
+#include "ports/errors.hpp"
 
 namespace overhead::pipe {
 
@@ -44,7 +44,7 @@ struct DecodeRequest {
 };
 
 struct DecodeResult {
-  // Monotonic ns (pipe/clock.hpp), the clock of every other stamp. first_token is 0 when no
+  // Monotonic ns (ports/clock.hpp), the clock of every other stamp. first_token is 0 when no
   // token came (an empty answer).
   std::int64_t decode_start = 0;
   std::int64_t first_token = 0;

@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "util/line_reader.hpp"
-#include "pipe/object_store.hpp"
+#include "ports/object_store.hpp"
 #include "pipe/processor.hpp"
 #include "pipe/publisher.hpp"
-#include "pipe/queue.hpp"
-#include "pipe/record.hpp"
-#include "pipe/run_summary.hpp"
-#include "pipe/store.hpp"
+#include "ports/queue.hpp"
+#include "ports/record.hpp"
+#include "run/run_summary.hpp"
+#include "ports/store.hpp"
 #include "pipe/worker.hpp"
 
 namespace overhead::pipe {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <variant>
 
-#include "pipe/record.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::pipe {
 

@@ -1,4 +1,4 @@
-#include "pipe/decoder.hpp"
+#include "ports/decoder.hpp"
 
 #include <exception>
 #include <utility>

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "pipe/backend_url.hpp"  // kDefaultCallTimeout
-#include "pipe/errors.hpp"
-#include "pipe/record.hpp"
+#include "ports/backend_url.hpp"  // kDefaultCallTimeout
+#include "ports/errors.hpp"
+#include "ports/record.hpp"
 
 namespace overhead::pipe {
 

@@ -1,11 +1,11 @@
-#include "pipe/record_codec.hpp"
+#include "ports/record_codec.hpp"
 
 #include <charconv>
 #include <stdexcept>
 
 #include <simdjson.h>
 
-#include "pipe/record_fields.hpp"
+#include "ports/record_fields.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::pipe {

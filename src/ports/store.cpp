@@ -1,4 +1,4 @@
-#include "pipe/store.hpp"
+#include "ports/store.hpp"
 
 #include <algorithm>
 #include <set>
