@@ -7,6 +7,7 @@
 #  2. IDLE idle kept-alive connections (default 10,000; each sent one GET /healthz): the server's
 #     RSS and thread count before and while they are held, and the time of a chat request and of
 #     /healthz meanwhile.
+#  Over run 1 it prints the server's CPU, run-queue wait and timeslices per request (/proc schedstat).
 # Usage: bash bench/serve/keepalive.sh [SECONDS=30] [CLIENTS=1000] [RATE=2000] [IDLE=10000] [TOKENIZER=phi-4]
 # OVERHEAD_BINARY picks the binary (an older build, to compare). Run from the root of a clone after
 # `make build`. Raises `ulimit -n` (soft) to the hard limit: both sides hold IDLE descriptors.
@@ -53,10 +54,28 @@ probe() {  # seconds for one chat request and one /healthz, each on a new connec
   echo "chat: $chat s, /healthz: $health s"
 }
 
+# The server's threads' scheduler figures (/proc/PID/task/*/schedstat: ns on a CPU, ns waiting on
+# a run queue, timeslices), summed per thread name: where the time of a request goes when the
+# cores are shared.
+schedstat() {
+  for t in /proc/$SERVER_PID/task/*; do
+    printf '%s %s\n' "$(tr ' ' '_' <"$t/comm")" "$(cat "$t/schedstat")"
+  done | awk '{cpu[$1]+=$2; wait[$1]+=$3; n[$1]+=$4} END {for (k in cpu) printf "%s %d %d %d\n", k, cpu[k], wait[k], n[k]}' | sort
+}
+sched_delta() {  # BEFORE AFTER REQUESTS: per thread name, CPU and run-queue wait per request, mean wait per timeslice
+  join <(echo "$1") <(echo "$2") | awk -v r="$3" 'BEGIN {printf "   %-16s %14s %16s %16s %16s\n", "threads", "CPU us/request", "wait us/request", "slices/request", "wait us/slice"}
+    {c=$5-$2; w=$6-$3; n=$7-$4; if (n > 0) printf "   %-16s %14.1f %16.1f %16.1f %16.1f\n", $1, c/1000/r, w/1000/r, n/r, w/1000/n}'
+}
+
 echo "== 1. $CLIENTS kept-alive clients offering $RATE requests/s of POST /v1/chat/completions for ${SECONDS_RUN}s"
 echo "   (wrk -t2 -c$CLIENTS -d${SECONDS_RUN}s --timeout 10s --latency -s wrk_paced.lua, mean wait $MEAN_MS ms)"
+SCHED_BEFORE=$(schedstat)
 wrk -t2 -c"$CLIENTS" -d"${SECONDS_RUN}s" --timeout 10s --latency -s "$ROOT/bench/serve/wrk_paced.lua" "$URL/v1/chat/completions" \
-  -- "$WORK/bodies.jsonl" "$MEAN_MS"
+  -- "$WORK/bodies.jsonl" "$MEAN_MS" | tee "$WORK/wrk.out"
+SCHED_AFTER=$(schedstat)
+SERVED=$(awk '/requests in/ {print $1}' "$WORK/wrk.out")
+echo "   the server's threads over the run ($SERVED requests; /proc/PID/task/*/schedstat):"
+sched_delta "$SCHED_BEFORE" "$SCHED_AFTER" "${SERVED:-1}"
 echo "   uptime after: $(uptime)"
 sleep 2
 
