@@ -10,6 +10,7 @@ namespace overhead::backends {
 namespace {
 
 constexpr std::string_view kReplyInfix = "-reply-";
+constexpr std::string_view kControlInfix = "-ctl-";
 constexpr std::size_t kMaxNameLength = 80;
 
 // The scheme's sibling-name rule, from the registry (queue_schemes.cpp).
@@ -30,12 +31,15 @@ std::string sibling_queue_url(const std::string& url, std::string_view name) {
   return naming_of(u).with_name(url, u, name);
 }
 
-std::string reply_queue_name(const std::string& input_url, std::string_view suffix) {
+namespace {
+
+// "<input name><infix><suffix>", the suffix cut to what SQS allows (see the header).
+std::string sibling_name(const std::string& input_url, std::string_view infix, std::string_view suffix, const char* what) {
   const std::string input = queue_name(input_url);
-  std::string name = input + std::string(kReplyInfix);
+  std::string name = input + std::string(infix);
   if (!pipe::is_plain_queue_name(input) || name.size() >= kMaxNameLength)
-    throw std::invalid_argument(pipe::redact_url(input_url) + ": a reply queue needs an input queue name of at most " +
-                                std::to_string(kMaxNameLength - kReplyInfix.size() - 1) + " of A-Z a-z 0-9 _ -, not \"" +
+    throw std::invalid_argument(pipe::redact_url(input_url) + ": " + what + " needs an input queue name of at most " +
+                                std::to_string(kMaxNameLength - infix.size() - 1) + " of A-Z a-z 0-9 _ -, not \"" +
                                 input + "\"");
   for (const char c : suffix) {
     if (name.size() == kMaxNameLength) break;
@@ -44,14 +48,30 @@ std::string reply_queue_name(const std::string& input_url, std::string_view suff
   return name;
 }
 
-bool is_reply_queue_of(const std::string& input_url, std::string_view name) {
+bool is_sibling_of(const std::string& input_url, std::string_view infix, std::string_view name) {
   if (!pipe::is_plain_queue_name(name)) return false;
   try {
-    const std::string prefix = queue_name(input_url) + std::string(kReplyInfix);
+    const std::string prefix = queue_name(input_url) + std::string(infix);
     return name.size() > prefix.size() && name.starts_with(prefix);
   } catch (const std::invalid_argument&) {
-    return false;  // an input queue without a name (mem:) has no reply queues
+    return false;  // an input queue without a name (mem:) has no siblings
   }
+}
+
+}  // namespace
+
+std::string reply_queue_name(const std::string& input_url, std::string_view suffix) {
+  return sibling_name(input_url, kReplyInfix, suffix, "a reply queue");
+}
+
+bool is_reply_queue_of(const std::string& input_url, std::string_view name) { return is_sibling_of(input_url, kReplyInfix, name); }
+
+std::string control_queue_name(const std::string& input_url, std::string_view suffix) {
+  return sibling_name(input_url, kControlInfix, suffix, "a control queue");
+}
+
+bool is_control_queue_of(const std::string& input_url, std::string_view name) {
+  return is_sibling_of(input_url, kControlInfix, name);
 }
 
 }  // namespace overhead::backends

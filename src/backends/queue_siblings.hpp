@@ -8,6 +8,10 @@
 // redis://.../STREAM, sqs://QUEUE_NAME. A reply queue of input queue IN is named
 // "IN-reply-SUFFIX"; a worker answers only on names of that shape, so an item cannot make it write
 // into an arbitrary queue (its own input, say).
+//
+// Control queues go the other way: a worker that can stop its generations (cancellation) reads
+// "IN-ctl-SUFFIX" (SUFFIX: its host and pid) and names it when it takes up a gateway's item; the
+// gateway sends a cancel there, and only to names of that shape (reply/remote_cancels.hpp).
 #pragma once
 
 #include <string>
@@ -28,5 +32,10 @@ namespace overhead::backends {
 // Whether `name` is a reply queue name of `input_url`'s queue (the check every worker makes).
 // Never throws: an input queue without a name has no reply queues.
 [[nodiscard]] bool is_reply_queue_of(const std::string& input_url, std::string_view name);
+// The control queue name of a worker: "<input name>-ctl-<suffix>", cut and checked as above.
+[[nodiscard]] std::string control_queue_name(const std::string& input_url, std::string_view suffix);
+// Whether `name` is a control queue name of `input_url`'s queue (the check a gateway makes before
+// it sends a cancel to the queue a worker named). Never throws.
+[[nodiscard]] bool is_control_queue_of(const std::string& input_url, std::string_view name);
 
 }  // namespace overhead::backends

@@ -9,12 +9,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "backends/open.hpp"
 #include "backends/queue_siblings.hpp"
 #include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "ports/backend_url.hpp"
 #include "run/cases.hpp"
 #include "pipe/chat_token_processor.hpp"
 #include "ports/clock.hpp"
@@ -383,6 +386,24 @@ int enqueue_command(const CommonOptions& o) {
   return report_failures(dead.counts(), o, dl_path);
 }
 
+// Cancellation from gateways (docs/serve.md): a worker whose generations can be stopped (a decoder
+// with --max-decodes > 0) reads its own control queue, "<input>-ctl-<host>-<pid>" next to the input
+// queue, and names it to a gateway as it takes up the gateway's item. A queue that cannot be opened
+// (on SQS it must exist) leaves the worker without it: its generations then run to their end.
+void open_control_queue(WorkerHostOptions& ho, const std::string& input_url, const std::string& name) {
+  if (!ho.worker.decoder || ho.worker.max_decodes == 0 || parse_backend_url(input_url).scheme == "mem") return;
+  try {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
+    ho.control_name = backends::control_queue_name(input_url, std::string(host) + "-" + std::to_string(::getpid()));
+    ho.control_queue = backends::open_queue(backends::sibling_queue_url(input_url, ho.control_name));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "worker %s: no control queue (%s): gateways cannot cancel its generations\n", name.c_str(), e.what());
+    ho.control_name.clear();
+    ho.control_queue.reset();
+  }
+}
+
 int worker_command(const CommonOptions& o) {
   install_stop_handler();
   const std::string name = o.name.empty() ? "worker-" + std::to_string(::getpid()) : o.name;
@@ -407,6 +428,7 @@ int worker_command(const CommonOptions& o) {
   ho.worker.visibility = in->visibility_timeout();
   ho.worker.fault = crash_point_from_env();  // kill tests only: unset in any real deployment
   ho.number_threads = false;
+  open_control_queue(ho, o.queue, name);
   std::printf("worker %s: run id %s%s%s\n", name.c_str(), ho.worker.run_id.c_str(), ho.worker.decoder ? ", decoder " : "",
               ho.worker.decoder ? ho.worker.decoder->describe().c_str() : "");
   std::fflush(stdout);
@@ -423,6 +445,8 @@ int worker_command(const CommonOptions& o) {
                 static_cast<unsigned long long>(rc.sent), static_cast<unsigned long long>(rc.messages),
                 static_cast<unsigned long long>(rc.failed));
   }
+  if (const auto cancels = host.cancels_received(); cancels > 0)
+    std::printf("worker %s: %llu cancels from gateways\n", name.c_str(), static_cast<unsigned long long>(cancels));
   std::printf("worker %s: %llu items, %llu records, %llu failed, %llu batches, %llu deletes failed in %.3f s%s\n",
               name.c_str(), static_cast<unsigned long long>(ws.items), static_cast<unsigned long long>(ws.ok),
               static_cast<unsigned long long>(ws.bad_input + ws.publish_failed),

@@ -80,6 +80,9 @@ void open_reply_path(const ServeArgs& a, serve::PipelineBackends& b) {
   }
   b.open_reply_queue = [input](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); };
   b.is_reply_queue = [input](std::string_view name) { return backends::is_reply_queue_of(input, name); };
+  // Cancels go to the control queue a remote worker named (only to names of that shape).
+  b.open_control_queue = [input](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); };
+  b.is_control_queue = [input](std::string_view name) { return backends::is_control_queue_of(input, name); };
 }
 
 template <class Open>

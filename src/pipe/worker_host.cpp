@@ -33,11 +33,23 @@ WorkerHost::WorkerHost(WorkerHostOptions options, const Processor* processor) : 
     own_processor_ = std::make_unique<ChatTokenProcessor>(options_.tokenizers, options_.date);
     processor_ = own_processor_.get();
   }
+  if (options_.control_queue && !over_queue)
+    throw std::invalid_argument("a control queue is read by a worker host that answers on reply queues");
   if (over_queue) {
-    queue_replies_ = std::make_unique<reply::QueueReplies>(options_.open_reply_queue, options_.is_reply_queue);
+    const std::string control = options_.control_queue ? options_.control_name : std::string();
+    queue_replies_ = std::make_unique<reply::QueueReplies>(options_.open_reply_queue, options_.is_reply_queue, 65536,
+                                                           reply::ReplyBatching{}, control);
     options_.worker.replies = queue_replies_.get();
   } else {
     options_.worker.replies = options_.replies;
+  }
+  if (options_.control_queue) {
+    if (!options_.worker.cancels) {
+      own_cancels_ = std::make_unique<GenerationCancels>();
+      options_.worker.cancels = own_cancels_.get();
+    }
+    control_ = std::make_unique<reply::ControlReceiver>(options_.control_queue,
+                                                        [cancels = options_.worker.cancels](const std::string& id) { cancels->cancel(id); });
   }
 }
 

@@ -9,6 +9,12 @@
 //   - `open_reply_queue` + `is_reply_queue`: the workers answer each item on the reply queue it
 //     names, a sibling of the input queue (reply/queue_replies.hpp; the host owns it);
 //   - neither: nobody waits for answers (a batch run).
+//
+// Cancellation over a shared queue (with reply queues only): given its `control_queue`, the host
+// reads cancels there (reply/control_receiver.hpp) and stops the named generations through the
+// workers' pipe::GenerationCancels (its own unless worker.cancels is given); the reply path names
+// `control_name` to the gateway in a `taken` event as each item is taken up. Generations are
+// cancellable with worker.max_decodes > 0 (started through Decoder::start).
 #pragma once
 
 #include <map>
@@ -23,6 +29,7 @@
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
 #include "pipe/worker.hpp"
+#include "reply/control_receiver.hpp"
 #include "reply/queue_replies.hpp"
 
 namespace overhead::pipe {
@@ -41,6 +48,8 @@ struct WorkerHostOptions {
   reply::ReplyPath* replies = nullptr;
   reply::QueueReplies::OpenQueue open_reply_queue;
   reply::QueueReplies::IsReplyQueue is_reply_queue;
+  std::shared_ptr<Queue> control_queue;  // null: gateways cannot cancel this host's generations
+  std::string control_name;              // its name, as a gateway opens it (a sibling of the input)
 };
 
 class WorkerHost {
@@ -59,6 +68,8 @@ class WorkerHost {
   [[nodiscard]] const Processor& processor() const { return *processor_; }
   // The tokenizers that failed to load (empty when the host was given its processor).
   [[nodiscard]] const std::map<std::string, std::string>& load_errors() const;
+  // Cancels read from the control queue so far (0 without one).
+  [[nodiscard]] std::uint64_t cancels_received() const { return control_ ? control_->cancels() : 0; }
   // The reply queues' counts, when the host answers on them; else null.
   [[nodiscard]] const reply::QueueReplies* queue_replies() const { return queue_replies_.get(); }
   [[nodiscard]] WorkerHostOptions& options() { return options_; }
@@ -68,6 +79,8 @@ class WorkerHost {
   std::unique_ptr<ChatTokenProcessor> own_processor_;
   const Processor* processor_ = nullptr;
   std::unique_ptr<reply::QueueReplies> queue_replies_;
+  std::unique_ptr<GenerationCancels> own_cancels_;   // outlives the control receiver that calls it
+  std::unique_ptr<reply::ControlReceiver> control_;
 };
 
 // The sum of several workers' stats (elapsed: the longest; CPU: the sum).

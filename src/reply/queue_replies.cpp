@@ -18,11 +18,13 @@ constexpr std::uint64_t kPrintedFailures = 10;
 
 }  // namespace
 
-QueueReplies::QueueReplies(OpenQueue open, IsReplyQueue accept, std::size_t max_pending, ReplyBatching batching)
+QueueReplies::QueueReplies(OpenQueue open, IsReplyQueue accept, std::size_t max_pending, ReplyBatching batching,
+                           std::string control)
     : open_(std::move(open)),
       accept_(std::move(accept)),
       max_pending_(max_pending == 0 ? 1 : max_pending),
       batching_(batching),
+      control_(std::move(control)),
       sender_([this] { run_sender(); }) {}
 
 QueueReplies::~QueueReplies() {
@@ -38,12 +40,24 @@ void QueueReplies::note(const std::string& id, const std::optional<std::string>&
   if (!reply_to) return;
   if (!accept_(*reply_to))
     throw pipe::ItemError("bad_message", "reply_to \"" + *reply_to + "\" is not a reply queue of this worker's input queue");
-  std::lock_guard lock(mutex_);
-  if (pending_.insert_or_assign(id, Pending{*reply_to, false}).second) noted_order_.push_back(id);
-  while (noted_order_.size() > max_pending_) {
-    pending_.erase(noted_order_.front());
-    noted_order_.pop_front();
+  bool wake = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (pending_.insert_or_assign(id, Pending{*reply_to, false}).second) noted_order_.push_back(id);
+    while (noted_order_.size() > max_pending_) {
+      pending_.erase(noted_order_.front());
+      noted_order_.pop_front();
+    }
+    if (!control_.empty()) {
+      // Not urgent: it leaves with the first delta, the final reply or the window, whichever is
+      // first. An empty outbox gives the sender no window to wait for: wake it to start one.
+      Outbox& box = outboxes_[*reply_to];
+      wake = box.bodies.empty();
+      append_taken(body_for(box), id, control_);
+      box.last_end = -1;
+    }
   }
+  if (wake) wake_.notify_one();
 }
 
 std::string& QueueReplies::body_for(Outbox& box) {
@@ -67,6 +81,9 @@ void QueueReplies::text(std::string_view id, std::string_view attempt, std::int6
     Outbox& box = outboxes_[it->second.queue];
     const bool first = !it->second.streamed;
     it->second.streamed = true;
+    // An empty outbox gives the sender no window to wait for (it may sleep until woken): wake it
+    // to start one. At most one wake per window, not one per token.
+    wake = box.bodies.empty();
     std::string& body = body_for(box);
     if (box.last_end == offset && box.last_id == id && box.last_attempt == attempt) {
       extend_last_delta(body, text);

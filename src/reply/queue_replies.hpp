@@ -13,6 +13,11 @@
 // and all the streams of one gateway share the call). Contiguous deltas of one stream are merged
 // into one event. One sender thread sends each reply queue's messages in order.
 //
+// Cancellation: a worker that reads a control queue (`control`, reply/control_receiver.hpp) says
+// so when it takes a request up: a `taken` event naming that queue waits in the outbox like a
+// later delta (at most the window; the first delta or the final reply takes it along sooner), so
+// it costs no broker call of its own while the stream runs. The gateway sends its cancels there.
+//
 // Failures never stop the worker: the record was already published. They are counted and the
 // first ones printed; the gateway sees a stream's gap (offsets) or times the request out. An item
 // naming a queue which is not a reply queue of the input queue is refused before any work, as a
@@ -48,7 +53,10 @@ class QueueReplies final : public ReplyPath {
   using IsReplyQueue = std::function<bool(std::string_view name)>;
   // `max_pending`: items noted and not yet answered that are remembered; past it the oldest are
   // forgotten (an item whose record never published leaves its note behind).
-  QueueReplies(OpenQueue open, IsReplyQueue accept, std::size_t max_pending = 65536, ReplyBatching batching = {});
+  // `control`: this worker's control queue, named to the gateway in a `taken` event when an item
+  // is noted; empty: the worker cannot be reached for cancels, no event is sent.
+  QueueReplies(OpenQueue open, IsReplyQueue accept, std::size_t max_pending = 65536, ReplyBatching batching = {},
+               std::string control = {});
   // Sends what is still waiting, then stops the sender.
   ~QueueReplies() override;
   QueueReplies(const QueueReplies&) = delete;
@@ -94,6 +102,7 @@ class QueueReplies final : public ReplyPath {
   IsReplyQueue accept_;
   std::size_t max_pending_;
   ReplyBatching batching_;
+  std::string control_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;     // an urgent outbox, a flush or the stop
   std::condition_variable flushed_;  // the sender finished a round

@@ -53,4 +53,12 @@ struct Delta {
   std::string text;
 };
 
+// A worker took the request up (before any text): `control` names the worker's control queue
+// (backends/queue_siblings.hpp), where the gateway sends a cancel when its client goes away
+// (reply/remote_cancels.hpp). Only workers that can cancel their generations send it.
+struct Taken {
+  std::string id;
+  std::string control;
+};
+
 }  // namespace overhead::reply

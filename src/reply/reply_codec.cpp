@@ -68,6 +68,13 @@ ReplyEvent decode_line(std::string_view line, const std::string& where) {
     if (r.error_kind.empty()) r.error_kind = "processing_error";
     return r;
   }
+  if (top["taken"].get(inner) == simdjson::SUCCESS) {
+    Taken t;
+    if (inner["id"].get_string().error() != simdjson::SUCCESS) throw std::runtime_error("a taken event without a string \"id\"");
+    t.id = string_field(inner, "id");
+    t.control = string_field(inner, "control");
+    return t;
+  }
   if (top["done"].get(inner) == simdjson::SUCCESS) {
     dom::element record;
     if (top["record"].get(record) != simdjson::SUCCESS) throw std::runtime_error("a done reply without its record");
@@ -99,6 +106,15 @@ void append_delta(std::string& body, std::string_view id, std::string_view attem
   body += std::to_string(offset);
   body += ",\"text\":";
   append_text(body, text);
+  body += "}}";
+}
+
+void append_taken(std::string& body, std::string_view id, std::string_view control) {
+  start_line(body);
+  body += "{\"taken\":{\"id\":";
+  util::append_json_string(body, id);
+  body += ",\"control\":";
+  util::append_json_string(body, control);
   body += "}}";
 }
 

@@ -4,6 +4,7 @@
 //   {"delta":{"id":..,"attempt":..,"offset":N,"text":..}}
 //   {"done":{"id":..,"attempt":..,"finish_reason":..,"text_bytes":N[,"text":..]},"record":{...}}
 //   {"failed":{"id":..,"kind":..,"reason":..}}
+//   {"taken":{"id":..,"control":..}}      (a worker that can cancel took the request up)
 // The record is the log queue's record body (ports/record_codec.hpp), so every stamp survives.
 // A done reply leaves its text out when it was streamed: the deltas carried it, and text_bytes
 // lets the reader check it has all of it. A body that is a bare record (a worker before this
@@ -22,7 +23,7 @@
 
 namespace overhead::reply {
 
-using ReplyEvent = std::variant<Delta, Reply>;
+using ReplyEvent = std::variant<Delta, Reply, Taken>;
 
 // Append one event as one line (a '\n' first when `body` is not empty).
 void append_delta(std::string& body, std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text);
@@ -30,6 +31,7 @@ void append_delta(std::string& body, std::string_view id, std::string_view attem
 // the same id and attempt that ends where `text` begins): contiguous pieces of one stream in one
 // body cost one event, not one per token.
 void extend_last_delta(std::string& body, std::string_view text);
+void append_taken(std::string& body, std::string_view id, std::string_view control);
 // `with_text`: carry reply.text (a request that was not streamed); else only text_bytes.
 void append_reply(std::string& body, const Reply& reply, bool with_text = true);
 

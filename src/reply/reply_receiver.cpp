@@ -17,8 +17,8 @@ constexpr std::chrono::milliseconds kRetryPause{200};
 
 }  // namespace
 
-ReplyReceiver::ReplyReceiver(std::shared_ptr<pipe::Queue> replies, ReplyPath& box)
-    : replies_(std::move(replies)), box_(box), thread_([this] { run(); }) {}
+ReplyReceiver::ReplyReceiver(std::shared_ptr<pipe::Queue> replies, ReplyPath& box, RemoteCancels* cancels)
+    : replies_(std::move(replies)), box_(box), cancels_(cancels), thread_([this] { run(); }) {}
 
 ReplyReceiver::~ReplyReceiver() { stop(); }
 
@@ -46,8 +46,12 @@ void ReplyReceiver::run() {
       const auto errors = decode_events(m.body, replies_->url() + " message " + m.id, [&](ReplyEvent&& event) {
         if (auto* d = std::get_if<Delta>(&event)) {
           box_.text(d->id, d->attempt, d->offset, d->text);
+        } else if (auto* t = std::get_if<Taken>(&event)) {
+          if (cancels_) cancels_->taken(*t);
         } else {
-          box_.deliver(std::get<Reply>(std::move(event)));
+          Reply& r = std::get<Reply>(event);
+          if (cancels_) cancels_->finished(r.id);
+          box_.deliver(std::move(r));
           received_.fetch_add(1);
         }
       });

@@ -3,7 +3,8 @@
 // final replies, in order) to the gateway's ReplyPath (its box) and deletes the message. An event
 // that cannot be read is dropped and counted (it would fail the same way every time); a reply for
 // a request the gateway no longer waits for (answered, timed out, or from before a restart) is
-// dropped by the box.
+// dropped by the box. With `cancels` (remote_cancels.hpp) the `taken` events tell it which worker
+// holds which request, and a final reply ends the request there too.
 #pragma once
 
 #include <atomic>
@@ -13,13 +14,14 @@
 #include <thread>
 
 #include "ports/queue.hpp"
+#include "reply/remote_cancels.hpp"
 #include "reply/reply_path.hpp"
 
 namespace overhead::reply {
 
 class ReplyReceiver {
  public:
-  ReplyReceiver(std::shared_ptr<pipe::Queue> replies, ReplyPath& box);
+  ReplyReceiver(std::shared_ptr<pipe::Queue> replies, ReplyPath& box, RemoteCancels* cancels = nullptr);
   ~ReplyReceiver();
   ReplyReceiver(const ReplyReceiver&) = delete;
   ReplyReceiver& operator=(const ReplyReceiver&) = delete;
@@ -33,6 +35,7 @@ class ReplyReceiver {
 
   std::shared_ptr<pipe::Queue> replies_;
   ReplyPath& box_;
+  RemoteCancels* cancels_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> received_{0};
   // Only the first failures of each kind are printed; these count them.

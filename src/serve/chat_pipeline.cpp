@@ -58,7 +58,9 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, r
   if (options_.workers == 0 && !backends_.replies)
     throw std::invalid_argument("a gateway without workers of its own needs a reply queue (a shared input queue)");
   fingerprint_ = decoder_fingerprint(options_.decoder ? options_.decoder->describe() : "none");
-  if (backends_.replies) receiver_ = std::make_unique<reply::ReplyReceiver>(backends_.replies, replies);
+  if (backends_.replies && backends_.open_control_queue && backends_.is_control_queue)
+    remote_cancels_ = std::make_unique<reply::RemoteCancels>(backends_.open_control_queue, backends_.is_control_queue);
+  if (backends_.replies) receiver_ = std::make_unique<reply::ReplyReceiver>(backends_.replies, replies, remote_cancels_.get());
   source_ = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
   if (options_.workers == 0) return;  // the workers and the consumers run elsewhere
   workers_ = std::thread([this] {

@@ -30,6 +30,7 @@
 #include "pipe/worker_host.hpp"
 #include "reply/queue_replies.hpp"
 #include "reply/reply_path.hpp"
+#include "reply/remote_cancels.hpp"
 #include "reply/reply_receiver.hpp"
 
 namespace overhead::serve {
@@ -46,6 +47,10 @@ struct PipelineBackends {
   // How the in-process workers open the reply queue an item names (over a shared queue only).
   reply::QueueReplies::OpenQueue open_reply_queue;
   reply::QueueReplies::IsReplyQueue is_reply_queue;
+  // How the gateway reaches a remote worker's control queue to cancel a generation
+  // (reply/remote_cancels.hpp); unset: remote generations are not cancelled.
+  reply::RemoteCancels::OpenQueue open_control_queue;
+  reply::RemoteCancels::IsControlQueue is_control_queue;
 };
 
 struct PipelineOptions {
@@ -87,12 +92,12 @@ class ChatPipeline {
   // not start is left on the queue, WorkerOptions::abandon) and finish what they hold, waited for
   // until `until`. Returns whether they finished. The requests not answered by then get 503.
   bool stop_taking(std::chrono::steady_clock::time_point until);
-  // The client of request `id` went away, or its --request-timeout passed: an in-process worker's
-  // generation of it is cancelled (the engine's request closed, its record's finish_reason
-  // "cancelled"), now or as it starts. Over a shared queue a remote worker's generation is not
-  // reached: it runs to its end (its max_tokens) and its answer is dropped at the reply box.
+  // The client of request `id` went away, or its --request-timeout passed: its generation is
+  // cancelled (the engine's request closed, its record's finish_reason "cancelled"), now or as it
+  // starts: an in-process worker's directly, a remote worker's through its control queue.
   void cancel(const std::string& id) {
     if (options_.workers > 0) cancels_.cancel(id);
+    if (remote_cancels_) remote_cancels_->cancel(id);
   }
   // Whether the input queue is shared with other workers (a reply queue is used): an item this
   // gateway gave up on may still be processed elsewhere.
@@ -131,6 +136,7 @@ class ChatPipeline {
   std::unique_ptr<pipe::QueueSource> source_;
   std::thread workers_;
   std::thread consumer_;
+  std::unique_ptr<reply::RemoteCancels> remote_cancels_;  // over a shared queue; outlives the receiver
   std::unique_ptr<reply::ReplyReceiver> receiver_;
   bool stopped_ = false;
   std::mutex backlog_mutex_;

@@ -177,4 +177,23 @@ TEST_F(SharedQueue, DeltasAreBatchedByTimeAndTheFirstOneIsNotDelayed) {
   EXPECT_EQ(batched.counts().deltas, 5u);
 }
 
+// A delta that comes when nothing waits in the outbox (the previous ones were sent, the sender is
+// idle) leaves within the window, not with the final reply: the sender is woken to start one.
+TEST_F(SharedQueue, ALaterDeltaAfterAQuietSpellLeavesWithinTheWindow) {
+  reply::QueueReplies batched{[this](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); },
+                              [this](std::string_view name) { return backends::is_reply_queue_of(input, name); }, 16,
+                              reply::ReplyBatching{std::chrono::milliseconds(50), 64 * 1024}};
+  reply::testing::RecordingPath box;
+  reply::ReplyReceiver receiver(reply_queue, box);
+  batched.note("q", reply_name);
+  batched.text("q", "w-1", 0, "first");
+  for (int i = 0; i < 500 && box.deltas().empty(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(box.deltas().size(), 1u);
+  std::this_thread::sleep_for(200ms);  // the sender has nothing left to send
+  batched.text("q", "w-1", 5, " second");
+  for (int i = 0; i < 300 && box.deltas().size() < 2; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(box.deltas().size(), 2u) << "the second delta waited for something else to wake the sender";
+  EXPECT_EQ(box.deltas()[1].text, " second");
+}
+
 }  // namespace

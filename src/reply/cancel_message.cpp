@@ -1,0 +1,43 @@
+#include "reply/cancel_message.hpp"
+
+#include <simdjson.h>
+
+#include "util/json_writer.hpp"
+
+namespace overhead::reply {
+
+void append_cancel(std::string& body, std::string_view id) {
+  if (!body.empty()) body += '\n';
+  body += "{\"cancel\":{\"id\":";
+  util::append_json_string(body, id);
+  body += "}}";
+}
+
+std::vector<std::string> decode_cancels(std::string_view body, const std::string& origin,
+                                        const std::function<void(std::string&& id)>& on_cancel) {
+  thread_local simdjson::dom::parser parser;
+  std::vector<std::string> errors;
+  std::size_t line_number = 0;
+  while (!body.empty()) {
+    const std::size_t end = body.find('\n');
+    const std::string_view line = body.substr(0, end);
+    body = end == std::string_view::npos ? std::string_view{} : body.substr(end + 1);
+    ++line_number;
+    if (line.empty()) continue;
+    const std::string where = origin + " line " + std::to_string(line_number);
+    simdjson::dom::element doc;
+    if (auto err = parser.parse(line.data(), line.size(), true).get(doc); err) {
+      errors.push_back(where + ": invalid JSON (" + simdjson::error_message(err) + ")");
+      continue;
+    }
+    std::string_view id;
+    if (doc["cancel"]["id"].get(id) != simdjson::SUCCESS) {
+      errors.push_back(where + ": not a cancel (expected {\"cancel\":{\"id\":\"...\"}})");
+      continue;
+    }
+    on_cancel(std::string(id));
+  }
+  return errors;
+}
+
+}  // namespace overhead::reply
