@@ -11,9 +11,9 @@ namespace {
 
 // A receive returns as soon as a cancel arrives (Redis XREADGROUP BLOCK, SQS long polling); the
 // wait only bounds how long stop() takes and sets the idle cost: one broker call a second.
-constexpr std::chrono::milliseconds kReceiveWait{1000};
-constexpr std::chrono::milliseconds kRetryPause{200};
-constexpr std::uint64_t kPrinted = 10;
+constexpr std::chrono::milliseconds kControlReceiveWait{1000};
+constexpr std::chrono::milliseconds kControlRetryPause{200};
+constexpr std::uint64_t kControlFailuresPrinted = 10;
 
 }  // namespace
 
@@ -31,11 +31,11 @@ void ControlReceiver::run() {
   while (!stop_) {
     std::vector<pipe::Message> batch;
     try {
-      batch = control_->receive(pipe::kMaxQueueBatch, kReceiveWait);
+      batch = control_->receive(pipe::kMaxQueueBatch, kControlReceiveWait);
     } catch (const std::exception& e) {
-      if (receive_failures_.fetch_add(1) < kPrinted)
+      if (receive_failures_.fetch_add(1) < kControlFailuresPrinted)
         std::fprintf(stderr, "receiving cancels from %s failed (%s); retrying\n", control_->url().c_str(), e.what());
-      std::this_thread::sleep_for(kRetryPause);
+      std::this_thread::sleep_for(kControlRetryPause);
       continue;
     }
     if (batch.empty()) continue;
@@ -48,7 +48,7 @@ void ControlReceiver::run() {
         cancels_.fetch_add(1);
       });
       for (const auto& e : errors)
-        if (unreadable_.fetch_add(1) < kPrinted) std::fprintf(stderr, "unreadable cancel: %s\n", e.c_str());
+        if (unreadable_.fetch_add(1) < kControlFailuresPrinted) std::fprintf(stderr, "unreadable cancel: %s\n", e.c_str());
     }
     // A cancel is acted on once read: delete it. One that comes back after a failed delete
     // cancels nothing more (cancelling is idempotent).

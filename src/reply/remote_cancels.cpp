@@ -10,7 +10,7 @@
 namespace overhead::reply {
 namespace {
 
-constexpr std::uint64_t kPrinted = 10;
+constexpr std::uint64_t kCancelFailuresPrinted = 10;
 // Control queues kept open; past this many (workers come and go, each with its own queue) the
 // cache starts again, so a long-running gateway does not hold every queue it ever wrote to.
 constexpr std::size_t kMaxOpenQueues = 256;
@@ -54,7 +54,7 @@ void RemoteCancels::taken(const Taken& t) {
       std::lock_guard lock(mutex_);
       n = ++counts_.refused;
     }
-    if (n <= kPrinted)
+    if (n <= kCancelFailuresPrinted)
       std::fprintf(stderr, "overhead serve: a worker named \"%s\" as its control queue for request %s, which is not a control "
                    "queue of the input queue: no cancel goes there\n", t.control.c_str(), t.id.c_str());
     return;
@@ -119,9 +119,9 @@ void RemoteCancels::count_failure(const std::string& name, const std::string& wh
     n = ++counts_.failed;
   }
   // The generation then runs to its end, as it would without cancellation; its answer is dropped.
-  if (n <= kPrinted)
+  if (n <= kCancelFailuresPrinted)
     std::fprintf(stderr, "overhead serve: a cancel to control queue %s was not sent (%s); the generation runs to its end%s\n",
-                 name.c_str(), why.c_str(), n == kPrinted ? "; later failures are only counted" : "");
+                 name.c_str(), why.c_str(), n == kCancelFailuresPrinted ? "; later failures are only counted" : "");
 }
 
 RemoteCancels::Counts RemoteCancels::counts() const {

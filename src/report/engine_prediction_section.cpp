@@ -15,7 +15,7 @@ bool decoded(const pipe::Record& r) { return r.decode_start > 0 && r.decode_end 
 // The Markdown shows this many items; the CSV has them all.
 constexpr std::size_t kShown = 20;
 
-constexpr const char* kNote =
+constexpr const char* kPredictionNote =
     "Measured: E = `encode_end - render_start`, TTFT = `first_token - decode_start`, TPOT = `(decode_end - "
     "first_token) / (output tokens - 1)`, D = `decode_end - decode_start`. Predicted by the engine profile for the "
     "item's prompt (our token count) and output tokens, at the batch it met: the mean number of generations in "
@@ -123,9 +123,9 @@ std::optional<ReportSection> engine_prediction_section(std::span<const pipe::Rec
                                                             " items; all are in engine_prediction.csv."
                                                       : "";
   ReportSection s;
-  s.markdown = "## The engine against its profile\n\n" + head + " " + kNote + "\n\n" + to_markdown(summary) + "\n" +
+  s.markdown = "## The engine against its profile\n\n" + head + " " + kPredictionNote + "\n\n" + to_markdown(summary) + "\n" +
                (more.empty() ? "" : more + "\n\n") + to_markdown(shown) + "\n";
-  s.html = "<h2>The engine against its profile</h2>\n<p>" + html_escape(head + " " + kNote) + "</p>\n" +
+  s.html = "<h2>The engine against its profile</h2>\n<p>" + html_escape(head + " " + kPredictionNote) + "</p>\n" +
            to_html(summary) + (more.empty() ? "" : "<p>" + html_escape(more) + "</p>\n") + to_html(shown);
   s.tables.push_back(std::move(items));
   s.tables.push_back(std::move(summary));
