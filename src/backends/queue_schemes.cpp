@@ -1,5 +1,6 @@
 // The one table of queue schemes. A new queue backend adds its entry here (and its adapter files
-// to CMakeLists.txt); the static_assert below fails the build when a part of the entry is missing.
+// to CMakeLists.txt); the static_assert below and tests/backends/queue_schemes_test.cpp refuse an
+// entry with a part missing.
 #include "backends/queue_schemes.hpp"
 
 #include "backends/mem_queue.hpp"
@@ -47,9 +48,11 @@ constexpr QueueScheme kQueueSchemes[] = {
      .example = "sqs://jobs?region=eu-west-1"},
 };
 
+// The texts are checked at compile time. The opener and naming pointers are checked by
+// tests/backends/queue_schemes_test.cpp instead: GCC does not treat a function's address compared
+// with nullptr as a constant under -fsanitize=undefined, which the sanitizer build uses.
 constexpr bool complete(const QueueScheme& s) {
-  return !s.scheme.empty() && s.usage.starts_with(s.scheme) && s.open != nullptr && s.naming.name != nullptr &&
-         s.naming.with_name != nullptr && s.example.starts_with(s.scheme);
+  return !s.scheme.empty() && s.usage.starts_with(s.scheme) && s.example.starts_with(s.scheme);
 }
 
 constexpr bool all_complete() {
@@ -58,7 +61,7 @@ constexpr bool all_complete() {
   return true;
 }
 
-static_assert(all_complete(), "every queue scheme registers its usage, opener, sibling-name rule and example");
+static_assert(all_complete(), "every queue scheme registers its usage and example under its own scheme");
 
 }  // namespace
 

@@ -2,7 +2,8 @@
 // needs to know about the scheme (its opener, its URL form for `--help` and the docs, whether
 // other processes can share it, and its sibling-name rule for reply queues). open_queue,
 // queue_siblings and the help text all read this table; a new queue backend is its adapter plus
-// one entry in queue_schemes.cpp, where a static_assert refuses an entry with a part missing.
+// one entry in queue_schemes.cpp. A static_assert there refuses an entry without its usage or
+// example, and tests/backends/queue_schemes_test.cpp one without its opener or naming rule.
 #pragma once
 
 #include <memory>
