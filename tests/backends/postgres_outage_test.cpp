@@ -30,6 +30,11 @@ using namespace std::chrono_literals;
 // (200 records). Records are about 1 KiB, so buffering the outage's 3,000 records would show as
 // several MiB, and their per-record allocations as more; 8 MiB leaves room for allocator noise.
 constexpr std::size_t kMaxGrowthKib = 8 * 1024;
+// A worker's tokenizer also keeps warming while the store is down: its chunk memo (tok/chunk_memo.hpp,
+// 64 K entries, about 3 MiB per thread and model, zero pages until touched) fills with the new
+// texts' chunks whatever the store does. The worker holds no records past its window, so it gets
+// that bound on top; the consumer, the process that could buffer the outage, does not.
+constexpr std::size_t kTokenizerWarmUpKib = 3 * 3 * 1024;  // three models, one tokenizing thread
 
 TEST(PostgresOutage, TheConsumerRetriesTheLogStreamHoldsTheRecordsAndNothingIsLost) {
   const std::string dir = ::testing::TempDir() + unique_name("pg-outage-");
@@ -93,7 +98,8 @@ TEST(PostgresOutage, TheConsumerRetriesTheLogStreamHoldsTheRecordsAndNothingIsLo
   const char* names[] = {"worker 1", "worker 2", "consumer"};
   for (int i = 0; i < 3; ++i) {
     std::printf("%s: RSS %zu KiB when the store went down, peak %zu KiB while it was down\n", names[i], rss0[i], peak[i]);
-    EXPECT_LE(peak[i], rss0[i] + kMaxGrowthKib) << names[i];
+    const std::size_t allowed = kMaxGrowthKib + (i < 2 ? kTokenizerWarmUpKib : 0);
+    EXPECT_LE(peak[i], rss0[i] + allowed) << names[i];
   }
   EXPECT_GE(log_peak, 2000u) << "the workers' records should wait in the log stream while the store is down";
 
