@@ -91,13 +91,18 @@ void PrivateService::stop() { script("stop"); }
 void PrivateService::start() { script("start"); }
 std::string PrivateService::env(const std::string& key) const { return env_file_value(dir_ + "/" + name_ + ".env", key); }
 
-std::size_t rss_kib(pid_t pid) {
+namespace {
+std::size_t status_kib(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line))
-    if (line.starts_with("VmRSS:")) return std::stoul(line.substr(6));
+    if (line.starts_with(field)) return std::stoul(line.substr(field.size()));
   return 0;
 }
+}  // namespace
+
+std::size_t rss_kib(pid_t pid) { return status_kib(pid, "VmRSS:"); }
+std::size_t anon_rss_kib(pid_t pid) { return status_kib(pid, "RssAnon:"); }
 
 int run_overhead(const std::string& args, std::string& output) {
   const std::string cmd = std::string(OVERHEAD_BINARY) + " " + args + " 2>&1";

@@ -65,6 +65,10 @@ class PrivateService {
 
 // Resident set size of a process in KiB (/proc/PID/status VmRSS); 0 once it is gone.
 std::size_t rss_kib(pid_t pid);
+// Its anonymous resident memory in KiB (/proc/PID/status RssAnon): the heap and zeroed tables, what
+// buffering would grow, without the file pages of the mapped tokenizer caches, which fault in as
+// the vocabulary is first used and can be evicted at any time; 0 once it is gone.
+std::size_t anon_rss_kib(pid_t pid);
 
 // Runs build/overhead with `args` (shell words) and returns its exit code; stdout and stderr
 // together in `output`.
