@@ -55,8 +55,10 @@ void DeadlineTimers::run(const std::shared_ptr<State>& state) {
       state->wake.wait(lock);
       continue;
     }
-    if (Clock::now() < state->entries.top().when) {
-      state->wake.wait_until(lock, state->entries.top().when);
+    // A copy: wait_until reads its time point again after waking, and an at() while the lock is
+    // released may grow the heap and free the storage top() refers to.
+    if (const Clock::time_point next = state->entries.top().when; Clock::now() < next) {
+      state->wake.wait_until(lock, next);
       continue;
     }
     auto fn = state->entries.top().fn.lock();
