@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include "reply/body_lines.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::reply {
@@ -17,26 +18,19 @@ std::vector<std::string> decode_cancels(std::string_view body, const std::string
                                         const std::function<void(std::string&& id)>& on_cancel) {
   thread_local simdjson::dom::parser parser;
   std::vector<std::string> errors;
-  std::size_t line_number = 0;
-  while (!body.empty()) {
-    const std::size_t end = body.find('\n');
-    const std::string_view line = body.substr(0, end);
-    body = end == std::string_view::npos ? std::string_view{} : body.substr(end + 1);
-    ++line_number;
-    if (line.empty()) continue;
-    const std::string where = origin + " line " + std::to_string(line_number);
+  for_each_body_line(body, origin, [&](std::string_view line, const std::string& where) {
     simdjson::dom::element doc;
     if (auto err = parser.parse(line.data(), line.size(), true).get(doc); err) {
       errors.push_back(where + ": invalid JSON (" + simdjson::error_message(err) + ")");
-      continue;
+      return;
     }
     std::string_view id;
     if (doc["cancel"]["id"].get(id) != simdjson::SUCCESS) {
       errors.push_back(where + ": not a cancel (expected {\"cancel\":{\"id\":\"...\"}})");
-      continue;
+      return;
     }
     on_cancel(std::string(id));
-  }
+  });
   return errors;
 }
 

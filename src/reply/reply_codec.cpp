@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include "ports/record_codec.hpp"
+#include "reply/body_lines.hpp"
 #include "util/json_writer.hpp"
 #include "util/utf8.hpp"
 
@@ -160,21 +161,14 @@ void append_reply(std::string& body, const Reply& reply, bool with_text) {
 std::vector<std::string> decode_events(std::string_view body, const std::string& origin,
                                        const std::function<void(ReplyEvent&&)>& on_event) {
   std::vector<std::string> errors;
-  std::size_t line_number = 0;
-  while (!body.empty()) {
-    const std::size_t end = body.find('\n');
-    const std::string_view line = body.substr(0, end);
-    body = end == std::string_view::npos ? std::string_view{} : body.substr(end + 1);
-    ++line_number;
-    if (line.empty()) continue;
-    const std::string where = origin + " line " + std::to_string(line_number);
+  for_each_body_line(body, origin, [&](std::string_view line, const std::string& where) {
     try {
       on_event(decode_line(line, where));
     } catch (const std::exception& e) {
       const std::string what = e.what();
       errors.push_back(what.starts_with(where) ? what : where + ": " + what);
     }
-  }
+  });
   return errors;
 }
 
