@@ -27,9 +27,12 @@ needed() { ldd "$1" | awk '/=>/ { if ($3 ~ /^\//) print $3; next } $1 ~ /^\// { 
 # The libraries the binary opens at their first use (src/lazy: libcurl for the Runtime API, SQS and
 # DynamoDB, libcrypto for signing, libpq for a postgres:// store) are not in its ldd list: bundled
 # by name, with what they load.
+# ldconfig lives in /sbin, which a non-login shell's PATH may not hold.
+ldconfig=$(command -v ldconfig || ls /usr/sbin/ldconfig /sbin/ldconfig 2>/dev/null | head -n 1 || true)
+[ -n "$ldconfig" ] || { echo "make_lambda_zip: ldconfig not found (package libc-bin)" >&2; exit 1; }
 lazy=()
 for so in libcurl.so.4 libcrypto.so.3 libpq.so.5; do
-  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
+  path=$("$ldconfig" -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
   [ -n "$path" ] || { echo "make_lambda_zip: $so is not installed (run scripts/setup.sh)" >&2; exit 1; }
   lazy+=("$path")
 done
