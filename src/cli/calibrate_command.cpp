@@ -69,16 +69,29 @@ void print_summary(const Calibration& c, const cost::EngineFit& fit) {
     const double m = median(v), f = fit.ttft_s(len);
     std::printf("%-8.0f %8zu %14.2f %14.2f %7.1f%%\n", len, v.size(), m * 1e3, f * 1e3, 100 * (f - m) / m);
   }
-  std::printf("\n%-8s %8s %8s %14s %14s %8s\n", "batch", "context", "n", "TPOT ms", "fitted ms", "error");
-  std::map<std::pair<double, double>, std::pair<std::vector<double>, std::vector<double>>> tpot;
+  std::printf("\n%-8s %8s %8s %8s %14s %14s %8s\n", "sent", "batch", "context", "n", "TPOT ms", "fitted ms", "error");
+  struct Group {
+    std::vector<double> tpots, contexts, batches;
+  };
+  std::map<std::pair<double, double>, Group> tpot;
   for (const auto& s : c.decode) {
-    auto& [t, ctx] = tpot[{s.batch, std::round(s.context_tokens / 16)}];  // as the fit groups them
-    t.push_back(s.tpot_s);
-    ctx.push_back(s.context_tokens);
+    auto& g = tpot[{s.level(), std::round(s.context_tokens / 16)}];  // as the fit groups them
+    g.tpots.push_back(s.tpot_s);
+    g.contexts.push_back(s.context_tokens);
+    g.batches.push_back(s.batch);
   }
-  for (const auto& [key, v] : tpot) {
-    const double m = median(v.first), ctx = median(v.second), f = fit.step_s(key.first, ctx);
-    std::printf("%-8.0f %8.0f %8zu %14.3f %14.3f %7.1f%%\n", key.first, ctx, v.first.size(), m * 1e3, f * 1e3,
+  for (const auto& [key, g] : tpot) {
+    const double m = median(g.tpots), ctx = median(g.contexts), batch = median(g.batches), f = fit.step_s(batch, ctx);
+    std::printf("%-8.0f %8.2f %8.0f %8zu %14.3f %14.3f %7.1f%%\n", key.first, batch, ctx, g.tpots.size(), m * 1e3, f * 1e3,
+                100 * (f - m) / m);
+  }
+  std::printf("\nrequests sent together wait through %.2f of the others' prefill steps\n", fit.queue_share);
+  std::printf("%-8s %8s %8s %14s %14s %8s\n", "sent", "prompt", "n", "TTFT ms", "fitted ms", "error");
+  std::map<std::pair<double, double>, std::vector<double>> together;
+  for (const auto& s : c.concurrent) together[{s.concurrency, s.prompt_tokens}].push_back(s.ttft_s);
+  for (const auto& [key, v] : together) {
+    const double m = median(v), f = fit.concurrent_ttft_s(key.first, key.second);
+    std::printf("%-8.0f %8.0f %8zu %14.2f %14.2f %7.1f%%\n", key.first, key.second, v.size(), m * 1e3, f * 1e3,
                 100 * (f - m) / m);
   }
 }
@@ -102,14 +115,16 @@ int run_calibrate(const CalibrateOptions& o) {
     std::optional<cost::EngineFit> fit;
     std::string fit_error;
     try {
-      fit = cost::fit_engine(c.prefill, c.decode);
+      fit = cost::fit_engine(c.prefill, c.decode, c.concurrent);
     } catch (const cost::CostError& e) {
       fit_error = e.what();
     }
-    nlohmann::json prefill = nlohmann::json::array(), decode = nlohmann::json::array();
+    nlohmann::json prefill = nlohmann::json::array(), decode = nlohmann::json::array(), concurrent = nlohmann::json::array();
+    for (const auto& s : c.concurrent)
+      concurrent.push_back({{"concurrency", s.concurrency}, {"prompt_tokens", s.prompt_tokens}, {"ttft_s", s.ttft_s}});
     for (const auto& s : c.prefill) prefill.push_back({{"prompt_tokens", s.prompt_tokens}, {"ttft_s", s.ttft_s}});
     for (const auto& s : c.decode)
-      decode.push_back({{"batch", s.batch}, {"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
+      decode.push_back({{"concurrency", s.level()}, {"batch", s.batch}, {"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
     nlohmann::json profile = {
         {"kind", "overhead engine profile"},
         {"engine", plan.base_url},
@@ -123,7 +138,7 @@ int run_calibrate(const CalibrateOptions& o) {
         {"engine_slots", c.slots},
         {"prefill_chunk_tokens", 2048},
         {"v1_models", c.models},
-        {"measurements", {{"prefill", prefill}, {"decode", decode}, {"requests", c.raw}}}};
+        {"measurements", {{"prefill", prefill}, {"decode", decode}, {"concurrent_ttft", concurrent}, {"requests", c.raw}}}};
     if (fit) profile["fit"] = cost::engine_fit_json(*fit);
     else profile["fit_error"] = fit_error;
     std::ofstream out(o.out);

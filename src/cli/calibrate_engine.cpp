@@ -214,15 +214,31 @@ Calibration measure_engine(const CalibrationPlan& plan, const std::function<void
         const auto prompt = prompt_of(*tokenizer, length);
         const auto outcomes = run_wave(decoder, c.model, prompt, length, plan.decode_tokens, level);
         last_wave = elapsed() - t0;
+        // The sequences in flight while a request decoded: the wave's requests from their sending
+        // to their end, averaged over its first token to last. Not `level` throughout: the engine
+        // takes the wave's prompts one step after another, so the first answers end before the
+        // last have begun decoding, and those last decode with fewer beside them.
+        const auto in_flight = [&](const auto& own) {
+          const double span = static_cast<double>(own.decode_end - own.first_token);
+          if (!(span > 0)) return static_cast<double>(level);
+          double overlap = 0;
+          for (const auto& other : outcomes) {
+            const auto from = std::max(own.first_token, other.result.decode_start);
+            const auto to = std::min(own.decode_end, other.result.decode_end);
+            if (to > from) overlap += static_cast<double>(to - from);
+          }
+          return overlap / span;
+        };
         double sum_tpot = 0;
         int counted = 0;
         for (const auto& o : outcomes) {
           const auto& r = o.result;
           const double ttft = r.first_token ? seconds(r.first_token - r.decode_start) : 0;
+          if (r.first_token && level >= 2) c.concurrent.push_back({static_cast<double>(level), static_cast<double>(length), ttft});
           double tpot = 0;
           if (r.first_token && r.output_tokens >= 3) {
             tpot = seconds(r.decode_end - r.first_token) / static_cast<double>(r.output_tokens - 1);
-            c.decode.push_back({static_cast<double>(level), length + static_cast<double>(r.output_tokens) / 2, tpot});
+            c.decode.push_back({in_flight(r), length + static_cast<double>(r.output_tokens) / 2, tpot, static_cast<double>(level)});
             sum_tpot += tpot;
             ++counted;
           }

@@ -33,6 +33,7 @@ struct Calibration {
   int max_concurrency = 0;  // the most requests in flight calibrated: the plan's, at most the slots
   std::vector<cost::PrefillSample> prefill;
   std::vector<cost::DecodeSample> decode;
+  std::vector<cost::ConcurrentTtftSample> concurrent;  // the TTFTs of the waves of 2 or more
   nlohmann::json raw = nlohmann::json::array();  // every request: phase, concurrency, tokens, stamps
   double elapsed_s = 0;
 };

@@ -183,12 +183,12 @@ CostResult compute_cost(const CostInputs& in, const Workload& w) {
   // What a request waits beyond its own prefill steps (the boundary, or a closed loop's queue).
   const double extra_wait = at.ttft_s - at.prefill_s;
   const double mean_chunks = std::ceil(std::max(1.0, r.mean_input_tokens) / in.gpu.prefill_chunk_tokens);
-  std::vector<double> e(n), d(n), t(n), ttft(n), tpot(n, at.step_s);
+  std::vector<double> e(n), d(n), t(n), ttft(n), tpot(n, at.tpot_s);
   for (std::size_t i = 0; i < n; ++i) {
     e[i] = in.e.at(w.input_tokens[i]) / 1e6;
     const double chunks = std::ceil(std::max(1.0, w.input_tokens[i]) / in.gpu.prefill_chunk_tokens);
     const double first = at.prefill_s * chunks / mean_chunks + extra_wait;
-    d[i] = first + (std::max(1.0, w.output_tokens[i]) - 1) * at.step_s;
+    d[i] = first + (std::max(1.0, w.output_tokens[i]) - 1) * at.tpot_s;
     ttft[i] = e[i] + first;
     t[i] = e[i] + d[i];
   }

@@ -130,17 +130,24 @@ void fit_prefill(const std::vector<PrefillSample>& prefill, EngineFit& fit) {
 }
 
 void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
-  // A point: one batch size and one prompt (the context rounded to 16 tokens groups a wave's
-  // generations, whose contexts differ by the few tokens their outputs differ).
-  std::map<std::pair<double, double>, std::pair<std::vector<double>, std::vector<double>>> by_point;
+  // A point: one concurrency level and one prompt (the context rounded to 16 tokens groups a
+  // wave's generations, whose contexts differ by the few tokens their outputs differ), at the
+  // median of its samples' batches and contexts.
+  struct Samples {
+    std::vector<double> tpots, contexts, batches;
+  };
+  std::map<std::pair<double, double>, Samples> by_point;
   for (const auto& s : decode) {
-    auto& [tpots, contexts] = by_point[{s.batch, std::round(s.context_tokens / 16)}];
-    tpots.push_back(s.tpot_s);
-    contexts.push_back(s.context_tokens);
+    auto& p = by_point[{s.level(), std::round(s.context_tokens / 16)}];
+    p.tpots.push_back(s.tpot_s);
+    p.contexts.push_back(s.context_tokens);
+    p.batches.push_back(s.batch);
   }
   std::vector<Point> points;
-  for (const auto& [key, samples] : by_point)
-    points.push_back({{1, key.first, key.first * median(samples.second)}, median(samples.first)});
+  for (const auto& [key, samples] : by_point) {
+    const double batch = median(samples.batches);
+    points.push_back({{1, batch, batch * median(samples.contexts)}, median(samples.tpots)});
+  }
   const Eigen::VectorXd beta = relative_least_squares(points);
   fit.step_overhead_s = beta(0);
   fit.sequence_overhead_s = beta(1);
@@ -151,9 +158,27 @@ void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
   fit.decode_resid_sd_s = resid_sd(fit.decode_residuals_s, 3);
 }
 
+// k from the median TTFT of each (concurrency, prompt) group: TTFT - TTFT(prompt) = k x (C - 1) x
+// the other's prefill step, in relative terms (each point's error over its TTFT), k in [0, 1].
+void fit_queue_share(const std::vector<ConcurrentTtftSample>& concurrent, EngineFit& fit) {
+  std::map<std::pair<double, double>, std::vector<double>> by_point;
+  for (const auto& s : concurrent)
+    if (s.concurrency >= 2 && s.ttft_s > 0 && std::isfinite(s.ttft_s)) by_point[{s.concurrency, s.prompt_tokens}].push_back(s.ttft_s);
+  double xy = 0, xx = 0;
+  for (const auto& [key, ttfts] : by_point) {
+    const double y = median(ttfts);
+    const double x = (key.first - 1) * fit.other_prefill_step_s(key.first, key.second) / y;
+    xy += x * (y - fit.ttft_s(key.second)) / y;
+    xx += x * x;
+  }
+  fit.queue_points = by_point.size();
+  fit.queue_share = xx > 0 ? std::clamp(xy / xx, 0.0, 1.0) : 0;
+}
+
 }  // namespace
 
-EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode) {
+EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode,
+                     const std::vector<ConcurrentTtftSample>& concurrent) {
   std::set<double> lengths;
   for (const auto& s : prefill) lengths.insert(s.prompt_tokens);
   if (lengths.size() < 3)
@@ -162,9 +187,9 @@ EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vecto
   std::set<double> batches, contexts;
   std::set<std::pair<double, double>> points;
   for (const auto& s : decode) {
-    batches.insert(s.batch);
+    batches.insert(s.level());
     contexts.insert(std::round(s.context_tokens / 16));
-    points.insert({s.batch, std::round(s.context_tokens / 16)});
+    points.insert({s.level(), std::round(s.context_tokens / 16)});
   }
   if (points.size() < 4 || batches.size() < 2 || contexts.size() < 2)
     throw CostError("too few decode measurements to fit: " + std::to_string(decode.size()) + " generation(s) over " +
@@ -173,6 +198,7 @@ EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vecto
   EngineFit fit;
   fit_prefill(prefill, fit);
   fit_decode(decode, fit);
+  fit_queue_share(concurrent, fit);  // on the two fits above
   return fit;
 }
 
@@ -202,6 +228,7 @@ Roofline roofline_from_profile(const EngineProfile& p) {
   r.memory_fraction = 1;
   r.step_overhead_s = std::max(0.0, p.fit.step_overhead_s);
   r.sequence_overhead_s = std::max(0.0, p.fit.sequence_overhead_s);
+  r.queue_share = std::clamp(p.fit.queue_share, 0.0, 1.0);
   return r;
 }
 
@@ -214,6 +241,8 @@ nlohmann::json engine_fit_json(const EngineFit& f) {
           {"step_overhead_s", f.step_overhead_s},
           {"sequence_overhead_s", f.sequence_overhead_s},
           {"context_s_per_token", f.context_s_per_token},
+          {"queue_share", f.queue_share},
+          {"queue_points", f.queue_points},
           {"prefill_r_squared", f.prefill_r_squared},
           {"decode_r_squared", f.decode_r_squared},
           {"prefill_resid_sd_s", f.prefill_resid_sd_s},
@@ -243,6 +272,11 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   // Profiles written before the quadratic term have none.
   if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("ttft_s_per_token_squared"))
     p.fit.ttft_s_per_token_squared = number_at(j, "fit.ttft_s_per_token_squared", file);
+  // Profiles written before the queue share have none (requests in step are then not modelled).
+  if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("queue_share")) {
+    p.fit.queue_share = number_at(j, "fit.queue_share", file);
+    if (!(p.fit.queue_share >= 0 && p.fit.queue_share <= 1)) throw CostError(file.string() + ": fit.queue_share must be in [0, 1]");
+  }
   p.fit.step_overhead_s = number_at(j, "fit.step_overhead_s", file);
   p.fit.sequence_overhead_s = number_at(j, "fit.sequence_overhead_s", file);
   p.fit.context_s_per_token = number_at(j, "fit.context_s_per_token", file);

@@ -5,6 +5,13 @@
 // The fit, per engine of unknown hardware:
 //   TTFT(prompt)              = ttft_base + p * prompt + q * prompt^2   (p: seconds per prompt token)
 //   step(batch, context)      = a + b * batch + c * batch * context     (time per output token)
+//   TTFT(prompt, C in step)   = TTFT(prompt) + k * (C - 1) * (step(C - 1, prompt) + p * prompt + q * prompt^2)
+// The last: C requests sent together (the calibration's waves) are not prefilled at once; an
+// engine takes their prompts in steps that also decode the ones already started (llama.cpp's
+// server fills each step with the running sequences' tokens, then prompt tokens of the waiting
+// ones in arrival order), so a request waits through a share k of the others' prefill steps
+// (1/2 in arrival order). k is fitted, like the others, to the median TTFT of each (C, prompt),
+// in relative terms, and lies in [0, 1]: Roofline::queue_share.
 // q is the prompt's attention (each prompt token attends to those before it). p and q are never
 // negative: when the best fit would make one so, it is 0 and the other is fitted alone. Both are fitted to the median of each measured point (prompt length;
 // batch and prompt length), so a request slowed by a neighbour on a shared machine does not pull
@@ -17,6 +24,7 @@
 // is Roofline::request_overhead_s (the request's HTTP exchange and tokenizing, outside the steps).
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -33,17 +41,29 @@ struct PrefillSample {
   double ttft_s = 0;
 };
 
-// One generation measured while `batch` generations were in flight: its mean time per output
-// token after the first and the mean context (prompt + half the output) it decoded at.
+// One generation measured while `batch` generations were in flight (on average over its decode):
+// its mean time per output token after the first and the mean context (prompt + half the output)
+// it decoded at; `concurrency`: the requests sent together with it (0: batch).
 struct DecodeSample {
   double batch = 0;
   double context_tokens = 0;
   double tpot_s = 0;
+  double concurrency = 0;
+  [[nodiscard]] double level() const { return concurrency > 0 ? concurrency : batch; }
+};
+
+// One request of a group of `concurrency` sent together: its time to first token.
+struct ConcurrentTtftSample {
+  double concurrency = 2;
+  double prompt_tokens = 0;
+  double ttft_s = 0;
 };
 
 struct EngineFit {
   double ttft_base_s = 0, prefill_s_per_token = 0, ttft_s_per_token_squared = 0;  // base, p, q
   double step_overhead_s = 0, sequence_overhead_s = 0, context_s_per_token = 0;  // a, b, c
+  double queue_share = 0;       // k; 0 when no concurrent TTFT was measured
+  std::size_t queue_points = 0; // the (concurrency, prompt) medians k was fitted to
   double prefill_r_squared = 0, decode_r_squared = 0;
   double prefill_resid_sd_s = 0, decode_resid_sd_s = 0;
   std::vector<double> prefill_residuals_s, decode_residuals_s;  // every sample's, in the samples' order
@@ -55,12 +75,23 @@ struct EngineFit {
   [[nodiscard]] double step_s(double batch, double context) const {
     return step_overhead_s + sequence_overhead_s * batch + context_s_per_token * batch * context;
   }
+  // One of `concurrency` requests sent together, as above.
+  [[nodiscard]] double concurrent_ttft_s(double concurrency, double prompt_tokens) const {
+    return ttft_s(prompt_tokens) + queue_share * std::max(0.0, concurrency - 1) * other_prefill_step_s(concurrency, prompt_tokens);
+  }
+  // The step that prefills another request of the group: the prompt's share of the TTFT, and the
+  // decodes of the group's other sequences.
+  [[nodiscard]] double other_prefill_step_s(double concurrency, double prompt_tokens) const {
+    return step_s(std::max(0.0, concurrency - 1), prompt_tokens) + ttft_s(prompt_tokens) - ttft_base_s;
+  }
 };
 
 // Throws CostError when there are too few samples for a fit (3 prefill lengths, 4 decode points
 // over at least two batch sizes and two contexts) or the TTFT does not grow with the prompt.
 // R^2 is that of the medians.
-EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode);
+// `concurrent` (may be empty: k = 0) gives the queue share.
+EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode,
+                     const std::vector<ConcurrentTtftSample>& concurrent = {});
 
 // What `cost` and `simulate` read from a profile file.
 struct EngineProfile {

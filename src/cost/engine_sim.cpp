@@ -209,6 +209,9 @@ struct Replica {
   std::deque<std::size_t> prefilling;
   std::priority_queue<std::pair<std::uint64_t, std::size_t>, std::vector<std::pair<std::uint64_t, std::size_t>>,
                       std::greater<>> decoding;  // (finish step, slot)
+  // Closed loop in step (Roofline::queue_share): prefilled sequences waiting through the others'
+  // prefill steps before their first token, (until, slot).
+  std::priority_queue<std::pair<double, std::size_t>, std::vector<std::pair<double, std::size_t>>, std::greater<>> held;
   double decode_context = 0, kv_reserved = 0;
   std::uint64_t steps = 0;
   std::size_t active = 0;
@@ -274,6 +277,20 @@ SimResult simulate_engine(const EngineSimConfig& c) {
     source.completed(t);
   };
 
+  const double queue_share = c.closed_loop ? std::clamp(model.queue_share, 0.0, 1.0) : 0.0;
+  auto start_decoding = [&](Replica& rep, std::size_t slot, double t) {
+    Seq& s = rep.slots[slot];
+    s.first_token = t;
+    ttft.add(t - s.item.arrival);
+    if (s.item.out <= 1) {
+      complete(rep, slot, t);
+      return;
+    }
+    s.finish_step = rep.steps + static_cast<std::uint64_t>(s.item.out - 1);
+    rep.decoding.push({s.finish_step, slot});
+    rep.decode_context += s.item.in + 1;
+  };
+
   while (completed < n && !events.empty()) {
     const auto [t, k] = events.top();
     events.pop();
@@ -301,6 +318,16 @@ SimResult simulate_engine(const EngineSimConfig& c) {
       gpu_wait_sum += t - it.up;
       gpu_depth.add(it.up, +1);
       gpu_depth.add(t, -1);
+    }
+    // The held sequences whose wait is over emit their first token and join the decodes.
+    while (!rep.held.empty() && rep.held.top().first <= t) {
+      const std::size_t slot = rep.held.top().second;
+      rep.held.pop();
+      start_decoding(rep, slot, t);
+    }
+    if (rep.active > 0 && rep.decoding.empty() && rep.prefilling.empty()) {
+      events.push({rep.held.top().first, k});  // only waits: the next step is at the first one's end
+      continue;
     }
     if (rep.active == 0) {
       // Idle: wake at the next ready request, or when a completion elsewhere sends one.
@@ -343,20 +370,14 @@ SimResult simulate_engine(const EngineSimConfig& c) {
       rep.decode_context -= rep.slots[slot].item.in + rep.slots[slot].item.out;
       complete(rep, slot, end);
     }
-    // The prefills that ended emit their first token.
+    // The prefills that ended emit their first token; in a closed loop in step, after waiting
+    // through queue_share of the other sequences' prefill steps (taken as long as this one).
     for (std::size_t i = 0; i < finishing_prefills; ++i) {
       const std::size_t slot = rep.prefilling.front();
       rep.prefilling.pop_front();
-      Seq& s = rep.slots[slot];
-      s.first_token = end;
-      ttft.add(end - s.item.arrival);
-      if (s.item.out <= 1) {
-        complete(rep, slot, end);
-        continue;
-      }
-      s.finish_step = rep.steps + static_cast<std::uint64_t>(s.item.out - 1);
-      rep.decoding.push({s.finish_step, slot});
-      rep.decode_context += s.item.in + 1;
+      const double wait = queue_share * static_cast<double>(rep.active - 1) * step;
+      if (wait > 0) rep.held.push({end + wait, slot});
+      else start_decoding(rep, slot, end);
     }
     events.push({end, k});
     if (c.closed_loop) source.release(total_steps, end);

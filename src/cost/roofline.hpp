@@ -42,6 +42,13 @@ struct Roofline {
   // (the HTTP exchange, tokenizing the prompt). Added to the TTFT; a closed loop's clients spend it
   // outside the engine. 0 otherwise.
   double request_overhead_s = 0;
+  // A closed loop's clients that keep their requests in step (their answers end together, so they
+  // send together; `overhead calibrate`'s waves are such groups): the share of the other requests
+  // in flight whose prefill step (it carries the batch's decodes) a request waits through before
+  // its own. An engine that takes prompts in arrival order gives 1/2; one that splits each step's
+  // prompt budget evenly over them, nearer 1. Those prefills then fall before its first token
+  // instead of between its tokens. Fitted by `overhead calibrate`; 0 otherwise (clients out of step).
+  double queue_share = 0;
   double layers = 0, hidden_size = 0;
   double allreduce_latency_s = 0;     // one all-reduce
   double link_bytes_per_s = 0;        // per direction, per GPU
@@ -81,12 +88,15 @@ double concurrency_limit(const Roofline& r, double tokens_per_sequence);
 // instants wait on average half a step for the next boundary, counted in the TTFT.
 struct SteadyState {
   double sequences = 0;          // running (at most the concurrency limit)
-  double step_s = 0;             // the mean step, = TPOT
+  double step_s = 0;             // the mean step
   double completions_per_step = 0;
   double requests_per_s = 0, output_tokens_per_s = 0;
   double prefill_steps = 0;      // steps a request spends in prefill
   double prefill_s = 0;          // the time of those steps
-  double ttft_s = 0, tpot_s = 0;
+  double ttft_s = 0;
+  // After the first token: the decode steps, and the steps of the other requests' prefills that
+  // fall between a request's first and last token (its own is before its first token).
+  double tpot_s = 0;
   bool prefill_bound = false;    // the prefill budget, not the slots, limits the rate
 };
 SteadyState steady_state(const Roofline& r, double sequences, double in, double out, bool open_loop);

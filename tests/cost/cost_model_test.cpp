@@ -49,11 +49,13 @@ TEST(CostModel, ThroughputAtUtilization) {
   const double n = 0.003001 / 0.0008001, step = 0.015005 + 0.0009995 * n;
   const double decode = 0.015005 + 0.000999 * n, prompt = decode + 0.0005, c = n / 1000;
   const double ttft = prompt + (c * prompt * prompt + (1 - c) * decode * decode) / (2 * step);
+  // After the first token: 999 decode steps, n - 1 of them carrying another sequence's prompt.
+  const double tpot = decode + (n - 1) * (prompt - decode) / 999;
   EXPECT_NEAR(r.batch, n, 1e-6);
   EXPECT_EQ(r.batch_limit, 10.0);
-  EXPECT_NEAR(r.tpot_s.mean, step, 1e-9);
+  EXPECT_NEAR(r.tpot_s.mean, tpot, 1e-9);
   EXPECT_NEAR(r.ttft_s.p99, ttft, 1e-9);
-  EXPECT_NEAR(r.d_s.mean, ttft + 999 * step, 1e-6);
+  EXPECT_NEAR(r.d_s.mean, ttft + 999 * tpot, 1e-6);
   EXPECT_NEAR(r.requests_per_s, 0.2, 1e-12);       // 0.4 x 0.5
   EXPECT_NEAR(r.output_tokens_per_s, 200, 1e-9);   // 0.2 x 1000
   EXPECT_NEAR(r.input_tokens_per_s, 100, 1e-9);    // 0.2 x 500

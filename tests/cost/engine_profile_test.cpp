@@ -146,6 +146,63 @@ TEST(EngineFit, TheRequestOverheadIsAddedToTheTtftAndSlowsAClosedLoopsClients) {
   EXPECT_EQ(e.requests_per_s, c.requests_per_s);
 }
 
+// Requests sent together whose TTFTs hold a known share of the others' prefill steps: the fit
+// gives the share back (exact samples, so exactly), and 0 without such samples.
+TEST(EngineFit, TheQueueShareOfRequestsSentTogetherIsFitted) {
+  std::vector<PrefillSample> p;
+  for (const double len : {10.0, 100.0, 1000.0}) p.push_back({len, kBase + len / kRate});
+  std::vector<DecodeSample> d;
+  for (const double batch : {1.0, 4.0})
+    for (const double context : {100.0, 900.0}) d.push_back({batch, context, kA + kB * batch + kC * batch * context});
+  EXPECT_EQ(fit_engine(p, d).queue_share, 0);
+  std::vector<ConcurrentTtftSample> together;
+  for (const double n : {2.0, 4.0, 8.0})
+    for (const double len : {32.0, 512.0}) {
+      // The others' prefill steps: the step with the other n - 1 decoding, and the prompt.
+      const double other = kA + kB * (n - 1) + kC * (n - 1) * len + len / kRate;
+      for (int i = 0; i < 3; ++i) together.push_back({n, len, kBase + len / kRate + 0.5 * (n - 1) * other});
+    }
+  const auto fit = fit_engine(p, d, together);
+  EXPECT_NEAR(fit.queue_share, 0.5, 1e-9);
+  EXPECT_EQ(fit.queue_points, 6u);
+  EXPECT_NEAR(fit.concurrent_ttft_s(4, 512), together[9].ttft_s, 1e-12);
+}
+
+// The closed loop in step: a request waits through `queue_share` of the other sequences' prefill
+// steps before its first token, decoding in none of them; the rest of their prefills fall among its
+// decode steps. Its own prefill is never in its TPOT (measured from its first token). Little's law
+// holds: sequences = rate x (TTFT + (out - 1) TPOT).
+TEST(EngineFit, AClosedLoopInStepWaitsThroughTheQueueShareOfTheOthersPrefills) {
+  EngineProfile p;
+  p.fit.prefill_s_per_token = 1 / kRate;
+  p.fit.step_overhead_s = kA;
+  p.fit.sequence_overhead_s = kB;
+  p.fit.context_s_per_token = kC;
+  p.max_concurrency = 8;
+  const Roofline apart = roofline_from_profile(p);
+  // One client: its TPOT is the decode step alone, not the decode step plus its own prompt's step
+  // spread over its tokens. (The steady state's steps hold 99 decodes per 100 steps, at context
+  // 200 + 50, the prompt's step too.)
+  const SteadyState one = steady_state(apart, 1, 200, 100, false);
+  const double decode = kA + kB * 0.99 + kC * 0.99 * 250;
+  EXPECT_NEAR(one.tpot_s, decode, 1e-12);
+  EXPECT_NEAR(one.ttft_s, decode + 200 / kRate, 1e-12);
+  EXPECT_NEAR(one.ttft_s + 99 * one.tpot_s, 1 / one.requests_per_s, 1e-12);
+
+  p.fit.queue_share = 0.5;
+  const Roofline together = roofline_from_profile(p);
+  EXPECT_EQ(together.queue_share, 0.5);
+  const SteadyState a = steady_state(apart, 4, 200, 100, false), b = steady_state(together, 4, 200, 100, false);
+  EXPECT_NEAR(b.ttft_s, b.prefill_s * (1 + 0.5 * 3), 1e-12);
+  EXPECT_NEAR(a.ttft_s, a.prefill_s, 1e-12);
+  // The waits move half the others' prompts out of the TPOT and add the decode steps they delay.
+  EXPECT_LT(b.tpot_s, a.tpot_s);
+  EXPECT_LT(b.requests_per_s, a.requests_per_s);
+  for (const auto& s : {a, b}) EXPECT_NEAR(s.ttft_s + 99 * s.tpot_s, 4 / s.requests_per_s, 1e-12);
+  // Arrivals at random instants are not in step: the share does not apply.
+  EXPECT_EQ(steady_state(together, 4, 200, 100, true).ttft_s, steady_state(apart, 4, 200, 100, true).ttft_s);
+}
+
 TEST(EngineProfileScenario, IsPricedByANamedInstanceOrTheFlag) {
   const auto file = std::filesystem::temp_directory_path() / ("engine_profile_test_" + std::to_string(::getpid()) + ".json");
   {

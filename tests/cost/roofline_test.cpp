@@ -92,18 +92,22 @@ TEST(ServerModel, SteadyStateOfContinuousBatching) {
   EXPECT_NEAR(s.step_s, mean, 1e-12);
   EXPECT_NEAR(s.requests_per_s, c / mean, 1e-9);
   EXPECT_NEAR(s.output_tokens_per_s, s.requests_per_s * 101, 1e-9);
-  EXPECT_NEAR(s.tpot_s, mean, 1e-12);
+  // After its first token a request sees 100 decode steps, 9 of which carry the other
+  // sequences' prompts (its own prompt step is before its first token).
+  const double tpot = decode + 9 * (prompt - decode) / 100;
+  EXPECT_NEAR(s.tpot_s, tpot, 1e-12);
+  EXPECT_NEAR(s.ttft_s + 100 * s.tpot_s, 10 / s.requests_per_s, 1e-12);  // Little's law
   // Closed loop: the next request arrives at a boundary; its prompt step is its TTFT.
   EXPECT_NEAR(s.ttft_s, prompt, 1e-12);
   // Open loop: and the wait for the step in progress, E[step^2] / (2 E[step]).
   const double residual = (c * prompt * prompt + (1 - c) * decode * decode) / (2 * mean);
   EXPECT_NEAR(steady_state(r, 10, 1000, 101, true).ttft_s, prompt + residual, 1e-12);
-  // Twice the clients over a batch cap of 10 wait: TTFT = clients / rate - 100 mean steps.
+  // Twice the clients over a batch cap of 10 wait: TTFT = clients / rate - 100 TPOTs.
   auto capped = r;
   capped.max_concurrency = 10;
   const auto q = steady_state(capped, 20, 1000, 101, false);
   EXPECT_NEAR(q.requests_per_s, s.requests_per_s, 1e-9);
-  EXPECT_NEAR(q.ttft_s, 20 / s.requests_per_s - 100 * mean, 1e-9);
+  EXPECT_NEAR(q.ttft_s, 20 / s.requests_per_s - 100 * tpot, 1e-9);
 }
 
 TEST(ServerModel, PrefillBudgetBoundsTheRateOfLongPrompts) {

@@ -1,15 +1,23 @@
 // `overhead calibrate`'s measuring and fit against a scripted engine whose timing is a known
 // function: a real HTTP server (ScriptedOpenAiServer) that answers GET /v1/models and streams
 // POST /v1/completions with
-//   TTFT         = a + b * prompt + q * prompt^2
+//   TTFT         = a + b * prompt + q * prompt^2 + the wait for the prefills ahead of it
 //   output step  = c + d * batch + e * batch * context   (batch: its requests in flight)
+// Its prefills queue as llama.cpp's server takes prompts, in arrival order: each occupies the engine
+// for a step that also decodes the other n - 1 requests in flight, c + d (n - 1) + e (n - 1) prompt
+// + b prompt + q prompt^2, and a request waits for those ahead of it. A wave of n requests sent
+// together thus waits through half the others' prefill steps on average: queue share 1/2.
 // The calibration must give those parameters back. And the engines calibrate refuses, each with
 // an error that says what is wrong: unreachable, not OpenAI-compatible, no streaming, no usage, a
 // model it does not serve, a budget too short to fit anything.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -68,9 +76,26 @@ class FakeEngine {
     thread_local double prompt = 0;
     const std::size_t tokens = count - 2;  // the usage and [DONE] events follow the tokens
     if (i == 0) {
+      const auto arrival = Clock::now();
       ++active_;
       prompt = prompt_tokens(body);
-      next = Clock::now() + seconds(t_.a + t_.b * prompt + t_.q * prompt * prompt);
+      const double own = t_.b * prompt + t_.q * prompt * prompt;
+      // In arrival order: wait for the prefills ahead to end, then take the engine for a step
+      // with the requests then in flight.
+      std::unique_lock lock(prefill_mutex_);
+      const std::uint64_t ticket = next_ticket_++;
+      prefill_turn_.wait(lock, [&] { return serving_ticket_ == ticket; });
+      const auto free = prefill_free_;
+      lock.unlock();
+      std::this_thread::sleep_until(free);
+      lock.lock();
+      const auto start = std::max(arrival, prefill_free_);
+      const double n = active_.load();
+      prefill_free_ = start + seconds(t_.c + t_.d * (n - 1) + t_.e * (n - 1) * prompt + own);
+      ++serving_ticket_;
+      lock.unlock();
+      prefill_turn_.notify_all();
+      next = start + seconds(t_.a + own);
     } else if (i < tokens) {
       const double batch = active_.load();
       next += seconds(t_.c + t_.d * batch + t_.e * batch * (prompt + static_cast<double>(i)));
@@ -86,6 +111,10 @@ class FakeEngine {
 
   Timing t_;
   std::atomic<int> active_{0};
+  std::mutex prefill_mutex_;
+  std::condition_variable prefill_turn_;
+  std::uint64_t next_ticket_ = 0, serving_ticket_ = 0;
+  Clock::time_point prefill_free_{};  // when the prefill step in progress ends
 };
 
 CalibrationPlan plan_for(const std::string& url, double budget_s) {
@@ -114,7 +143,7 @@ TEST(CalibrateFakeEngine, RecoversTheParametersOfAKnownTiming) {
   EXPECT_EQ(c.model, "fake-engine");
   EXPECT_EQ(c.slots, 8);
   EXPECT_EQ(c.max_concurrency, 8);  // --max-concurrency 16, but the engine has 8 slots
-  const auto fit = cost::fit_engine(c.prefill, c.decode);
+  const auto fit = cost::fit_engine(c.prefill, c.decode, c.concurrent);
   std::printf("fit: TTFT %.3f ms + %.2f us/token + %.4f us/token^2; step %.3f ms + %.3f ms b + %.3f us b ctx\n",
               fit.ttft_base_s * 1e3, 1e6 * fit.prefill_s_per_token, fit.ttft_s_per_token_squared * 1e6,
               fit.step_overhead_s * 1e3, fit.sequence_overhead_s * 1e3, fit.context_s_per_token * 1e6);
@@ -141,6 +170,19 @@ TEST(CalibrateFakeEngine, RecoversTheParametersOfAKnownTiming) {
     const double truth = t.c + t.d * batch + t.e * batch * 300;
     EXPECT_NEAR(fit.step_s(batch, 300), truth, 0.1 * truth) << batch;
   }
+  // Requests sent together: the share of the others' prefill steps waited through, and the TTFT
+  // that gives, against the engine's own mean over a wave, lone TTFT + (n - 1) / 2 prefill steps.
+  // (The first request of a wave may take its step before the rest have arrived, so with fewer
+  // decodes in it than the fit assumes: the share comes out a little under 1/2.)
+  std::printf("queue share %.3f over %zu points\n", fit.queue_share, fit.queue_points);
+  EXPECT_NEAR(fit.queue_share, 0.5, 0.1);
+  EXPECT_GE(fit.queue_points, 4u);
+  for (const double n : {2.0, 4.0, 8.0})
+    for (const double len : {32.0, 512.0}) {
+      const double own = t.b * len + t.q * len * len;
+      const double truth = t.a + own + (n - 1) / 2 * (t.c + t.d * (n - 1) + t.e * (n - 1) * len + own);
+      EXPECT_NEAR(fit.concurrent_ttft_s(n, len), truth, 0.15 * truth) << n << " x " << len;
+    }
   // The Roofline from the profile gives the same TTFT for a prompt alone.
   cost::EngineProfile p;
   p.fit = fit;
