@@ -5,22 +5,13 @@
 #include "reply/cancel_message.hpp"
 
 namespace overhead::reply {
-namespace {
-
-// One broker call a second while no cancel comes.
-QueuePollerOptions control_poller_options() {
-  QueuePollerOptions o;
-  o.receive_wait = std::chrono::milliseconds(1000);
-  o.receive_failure = "receiving cancels";
-  o.unreadable = "unreadable cancel";
-  return o;
-}
-
-}  // namespace
 
 ControlReceiver::ControlReceiver(std::shared_ptr<pipe::Queue> control, OnCancel on_cancel)
     : on_cancel_(std::move(on_cancel)),
-      poller_(std::move(control), control_poller_options(), [this](pipe::Message& m) {
+      // One broker call a second while no cancel comes.
+      poller_(std::move(control), {.receive_wait = std::chrono::milliseconds(1000), .receive_failure = "receiving cancels",
+                                   .unreadable = "unreadable cancel"},
+              [this](pipe::Message& m) {
         return decode_cancels(m.body, poller_.queue().url() + " message " + m.id, [&](std::string&& id) {
           on_cancel_(id);
           cancels_.fetch_add(1);
