@@ -55,10 +55,18 @@ struct Consumer::Held {
     std::string receipt, body;
     std::chrono::steady_clock::time_point hold_until;  // stored then at the latest
     std::vector<std::shared_ptr<PatchWait>> patches;    // the patch messages folded in
-    bool ready = false;                                 // listed to be stored this round
+    bool complete = false;                              // both stamps in: listed in `complete`
   };
   std::list<Entry> entries;  // arrival order
   std::unordered_multimap<std::string, std::list<Entry>::iterator> at;
+  std::vector<std::list<Entry>::iterator> complete;  // entries with both stamps, in order of completion
+
+  // Lists the entry as complete when both of its stamps are in (once).
+  void note_if_complete(std::list<Entry>::iterator e) {
+    if (e->complete || e->record.publish_acked == 0 || e->record.input_deleted == 0) return;
+    e->complete = true;
+    complete.push_back(e);
+  }
 
   void add(Record&& record, std::string&& receipt, std::string&& body, std::chrono::steady_clock::time_point until) {
     std::string key = record_stamp_key(record.experiment_tokenizer, record.id);
@@ -88,7 +96,6 @@ Consumer::~Consumer() = default;
 
 struct Consumer::Round {
   Pending records;  // stored this round
-  std::vector<std::list<Held::Entry>::iterator> ready;  // held records complete this round
   std::size_t received = 0;
   std::size_t new_records = 0;
   std::vector<std::string> done_receipts;  // messages settled: deleted at the end of the round
@@ -132,11 +139,7 @@ void Consumer::receive(Round& r, ConsumerStats& stats) {
         if (auto* record = std::get_if<Record>(&msg)) {
           held_->add(std::move(*record), std::move(m.receipt), std::move(m.body), now + hold);
           ++r.new_records;
-          auto& e = held_->entries.back();
-          if (e.record.publish_acked != 0 && e.record.input_deleted != 0) {  // nothing to wait for
-            e.ready = true;
-            r.ready.push_back(std::prev(held_->entries.end()));
-          }
+          held_->note_if_complete(std::prev(held_->entries.end()));  // a replay may come with both
         } else {
           auto wait_for = std::make_shared<PatchWait>();
           wait_for->receipt = std::move(m.receipt);
@@ -171,10 +174,7 @@ void Consumer::fold_patches_into_records(Round& r) const {
         if (p.input_deleted) e.record.input_deleted = p.input_deleted;
         e.patches.push_back(wait);
         ++wait->open;
-        if (!e.ready && e.record.publish_acked != 0 && e.record.input_deleted != 0) {
-          e.ready = true;
-          r.ready.push_back(it->second);
-        }
+        held_->note_if_complete(it->second);
       }
     }
     list.resize(kept);
@@ -186,17 +186,20 @@ void Consumer::fold_patches_into_records(Round& r) const {
 
 // A record is stored once both stamps are in, or when its hold ends; beyond max_held the oldest
 // are stored anyway (the newest wait), so that memory stays bounded however the patches lag.
+// Complete records are stored together: once a transaction's worth (max_records_per_write) is
+// complete, or when the oldest record's hold ends (its patches lag), since a transaction of a few
+// records costs more in its commit than in its rows. So a record waits at most its hold.
 // The entries are in arrival order, and so in order of their hold's end.
 void Consumer::take_ready(Round& r, bool flush) {
-  for (auto e : r.ready) held_->move_out(e, r.records);
-  const auto now = std::chrono::steady_clock::now();
+  Held& h = *held_;
+  if (h.entries.empty()) return;
   const bool hold = options_.hold_for_stamps.count() > 0;
-  while (!held_->entries.empty()) {
-    auto& front = held_->entries.front();
-    const bool complete = front.record.publish_acked != 0 && front.record.input_deleted != 0;
-    if (!(flush || !hold || complete || now >= front.hold_until || held_->entries.size() > options_.max_held)) break;
-    held_->move_out(held_->entries.begin(), r.records);
-  }
+  const auto now = std::chrono::steady_clock::now();
+  const auto due = [&](const Held::Entry& e) { return flush || !hold || now >= e.hold_until || h.entries.size() > options_.max_held; };
+  if (h.complete.size() < options_.max_records_per_write && !due(h.entries.front())) return;
+  for (auto e : h.complete) h.move_out(e, r.records);
+  h.complete.clear();
+  while (!h.entries.empty() && due(h.entries.front())) h.move_out(h.entries.begin(), r.records);
 }
 
 // While the store is down (a call failed after its retries) the round's messages are held, their

@@ -35,6 +35,8 @@ struct ConsumerOptions {
   // How long a record may wait for its stamp patches before it is stored without them (they then
   // land as an UPDATE). Capped at a quarter of the log queue's visibility timeout, so that a held
   // message is deleted long before it would come back. 0 = store every record in its round.
+  // Complete records (both stamps in) are stored max_records_per_write at a time, or with the
+  // oldest record at the end of its hold, whichever comes first.
   std::chrono::milliseconds hold_for_stamps{250};
   // At most this many records held at once; beyond it the oldest are stored without waiting.
   std::size_t max_held = 2000;
@@ -89,8 +91,9 @@ class Consumer {
   // Writes the stamps whose record is not stored yet (received now or held) into that record (one
   // upsert, no UPDATE).
   void fold_patches_into_records(Round& r) const;
-  // Moves the held records that are complete, at the end of their hold or beyond max_held (all
-  // of them on `flush`) into the round, to be stored now.
+  // Moves the held records to store now into the round: the complete ones once there are
+  // max_records_per_write of them or the oldest record's hold ended, and those at the end of
+  // their hold or beyond max_held (all of them on `flush`).
   void take_ready(Round& r, bool flush);
   // Stores the round's records and patches, holding the round while the store is down.
   void settle(Round& r, ConsumerStats& stats);

@@ -285,6 +285,7 @@ TEST(ConsumerHold, PatchesOfLaterRoundsRideInTheHeldRecordsUpsert) {
   auto log = log_with({"a", "b"});
   ConsumerOptions o = quick();
   o.hold_for_stamps = std::chrono::minutes(10);  // capped at a quarter of the 600 s visibility
+  o.max_records_per_write = 2;  // a transaction's worth: stored once both are complete
   ConsumerThread consumer(log, store, o);
   ASSERT_TRUE(eventually([&] { return log->counts().in_flight == 2; }));  // both records received
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the round's linger: the patches come in later rounds
