@@ -299,6 +299,34 @@ TEST_F(ChatTest, StreamsHoldNoHandlerThread) {
   EXPECT_GE(decoder->max_live(), 6u) << "the streams were generated together, one handler thread notwithstanding";
 }
 
+// A synchronous answer holds no handler thread either: with ONE handler thread, eight clients
+// waiting for their whole answers are generated together (before, the handler thread waited in
+// the reply box for its answer, so the next request was not even queued before the first ended).
+TEST_F(ChatTest, SyncAnswersHoldNoHandlerThread) {
+  auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
+  serve::ServerOptions o;
+  o.decoder = decoder;
+  o.max_decodes = 8;
+  o.threads = 1;
+  start(o);
+  (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
+  std::vector<json> answers(8);
+  std::vector<std::thread> clients;
+  for (auto& a : answers)
+    clients.emplace_back([&a, this] {
+      httplib::Client c("127.0.0.1", server_->bound_port());
+      c.set_read_timeout(60, 0);
+      const auto r = c.Post("/v1/chat/completions", std::string(kBody) + "}", "application/json");
+      if (r && r->status == 200) a = json::parse(r->body);
+    });
+  for (auto& c : clients) c.join();
+  for (const auto& a : answers) {
+    ASSERT_TRUE(a.is_object()) << "every client got a 200";
+    EXPECT_EQ(a["choices"][0]["message"]["content"], engine_text(20));
+  }
+  EXPECT_GE(decoder->max_live(), 6u) << "the answers were generated together, one handler thread notwithstanding";
+}
+
 // --request-timeout ends a stream that no thread waits on: the deadline comes from the gateway's
 // timer, as an error event after the text already sent, never a silent cut.
 TEST_F(ChatTest, AStreamPastTheRequestTimeoutEndsWithAnErrorEvent) {
