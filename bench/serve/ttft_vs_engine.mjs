@@ -9,12 +9,17 @@
 // TTFT: from sending the request to the first text-carrying `data:` event. TPOT: from the first
 // text event to the last, over (completion_tokens - 1). "added" is each front's figure minus the
 // direct call's just before it (paired). Prints p50, p90 and mean of each, as JSON.
+// "stages" splits each front's TTFT where it goes, from the stored records' stamps (the worker's
+// CLOCK_MONOTONIC, the same clock as this process's hrtime on one host): to_worker (request sent
+// -> the worker took the item: HTTP, gateway, queue), in_worker (took it -> called the engine:
+// render, tokenize), engine (called -> first token arrived; beside it, the direct call's TTFT) and
+// back (first token -> the client read it: reply path, gateway, HTTP).
 //
 //   LLAMA_ENGINE_MODEL=build/engine/tiny-llama3.gguf \
 //   LLAMA_ENGINE_NODE_MODULES=.cache/llama_engine/node_modules \
 //   node bench/serve/ttft_vs_engine.mjs build/overhead [requests=200] [max_tokens=16] [modes=mem,redis]
 import {spawn, execFileSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
@@ -31,11 +36,12 @@ const MESSAGES = [{role: 'system', content: 'Answer briefly.'}, {role: 'user', c
 
 // {ttft, tpot} in ms for one streamed request.
 async function timeStream(url, body, textOf) {
+  const sentNs = process.hrtime.bigint();
   const t0 = performance.now();
   const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
   if (r.status !== 200) throw new Error(`${url}: ${r.status} ${await r.text()}`);
   const decoder = new TextDecoder();
-  let buffered = '', first = -1, last = -1, tokens = -1;
+  let buffered = '', first = -1, last = -1, tokens = -1, id = '', firstNs = 0n;
   for await (const bytes of r.body) {
     buffered += decoder.decode(bytes, {stream: true});
     let end;
@@ -47,17 +53,43 @@ async function timeStream(url, body, textOf) {
       if (j.error) throw new Error(`${url}: ${JSON.stringify(j.error)}`);
       if (textOf(j)) {
         last = performance.now() - t0;
-        if (first < 0) first = last;
+        if (first < 0) {
+          first = last;
+          firstNs = process.hrtime.bigint();
+          id = j.id ?? '';
+        }
       }
       if (j.usage?.completion_tokens) tokens = j.usage.completion_tokens;
     }
   }
   if (first < 0) throw new Error(`${url}: no text`);
-  return {ttft: first, tpot: tokens > 1 ? (last - first) / (tokens - 1) : NaN};
+  return {ttft: first, tpot: tokens > 1 ? (last - first) / (tokens - 1) : NaN, id, sentNs, firstNs};
+}
+
+// id -> the record's stamps (ns, as text: BigInt-safe), from every SQLite store under `dir`.
+function storedStamps(dir) {
+  const found = new Map();
+  const walk = (d) => {
+    for (const e of readdirSync(d, {withFileTypes: true})) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.db')) {
+        const out = execFileSync('sqlite3', ['-separator', ' ', p,
+          'SELECT id, received, decode_start, first_token FROM records'], {encoding: 'utf8'});
+        for (const line of out.split('\n').filter(Boolean)) {
+          const [id, received, decode_start, first_token] = line.split(' ');
+          found.set(id, {received, decode_start, first_token});
+        }
+      }
+    }
+  };
+  walk(dir);
+  return found;
 }
 
 function summary(xs) {
   const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  if (s.length === 0) return null;
   const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
   return {p50: +q(0.5).toFixed(3), p90: +q(0.9).toFixed(3), mean: +(s.reduce((a, b) => a + b, 0) / s.length).toFixed(3)};
 }
@@ -90,6 +122,7 @@ const engine = await startLlamaEngine({sequences: 4});
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'overhead-ttft-'));
 const children = [];
 let redis = false;
+let logQueue = '';
 try {
   const decoder = `openai:${engine.baseUrl},model=${engine.modelName}`;
   const listen = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
@@ -104,7 +137,8 @@ try {
     execFileSync('bash', [path.join(root, 'scripts/services/redis.sh'), 'start', tmp], {stdio: 'ignore'});
     redis = true;
     const url = readFileSync(path.join(tmp, 'redis.env'), 'utf8').match(/REDIS_URL=(\S+)/)[1];
-    const q = ['--queue', `${url}/ttft-in`, '--log-queue', `${url}/ttft-log`];
+    logQueue = `${url}/ttft-log`;
+    const q = ['--queue', `${url}/ttft-in`, '--log-queue', logQueue];
     const g = startProcess([binary, 'serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', path.join(tmp, 'gw'),
                             '--workers', '0', ...q], listen);
     children.push(g.child);
@@ -143,10 +177,31 @@ try {
     }
   }
   const table = (xs) => ({ttft_ms: summary(xs.map((x) => x.ttft)), tpot_ms: summary(xs.map((x) => x.tpot))});
+  const load = os.loadavg().map((x) => +x.toFixed(2));
+  // The records reach their stores once the consumers drain: stop the fronts first (a graceful stop
+  // drains), then read every store under the run's directory.
+  for (const c of children.reverse()) await stop(c);
+  children.length = 0;
+  // The routing-only gateway stores nothing: its worker's records wait on the log queue.
+  if (logQueue) execFileSync(binary, ['consume', '--log-queue', logQueue, '--out', path.join(tmp, 'consumed'), '--idle-exit', '1', '--no-progress']);
+  const stages = {};
+  const stamps = storedStamps(tmp);
+  for (const m of Object.keys(fronts)) {
+    const rows = runs[m].map((f) => ({f, r: stamps.get(f.id)})).filter(({r}) => r && r.received > 0 && r.first_token > 0);
+    const ms = (ns) => Number(ns) / 1e6;
+    stages[m] = {
+      matched: rows.length,
+      to_worker_ms: summary(rows.map(({f, r}) => ms(BigInt(r.received) - f.sentNs))),
+      in_worker_ms: summary(rows.map(({r}) => ms(BigInt(r.decode_start) - BigInt(r.received)))),
+      engine_ms: summary(rows.map(({r}) => ms(BigInt(r.first_token) - BigInt(r.decode_start)))),
+      back_ms: summary(rows.map(({f, r}) => ms(f.firstNs - BigInt(r.first_token)))),
+    };
+  }
+  stages.direct_ttft_ms = summary(runs.direct.map((d) => d.ttft));
   const out = {requests: REQUESTS, max_tokens: MAX_TOKENS, engine: 'llama.cpp (node-llama-cpp), tiny random-weight Llama-3 model',
     measured: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, table(v)])),
     added: Object.fromEntries(Object.entries(added).map(([k, v]) => [k, table(v)])),
-    load: os.loadavg().map((x) => +x.toFixed(2))};
+    stages, load};
   console.log(JSON.stringify(out, null, 1));
 } finally {
   for (const c of children.reverse()) await stop(c);

@@ -56,6 +56,13 @@ void register_subcommands(CLI::App& app, int& exit_code, int argc, char** argv) 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `overhead --version` alone is answered before the command-line parser exists: its set-up and
+  // the exception it answers --version with (an unwind through the binary's frame tables) are most
+  // of such a short process's own work. With other arguments the parser answers as usual.
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::puts("overhead " OVERHEAD_VERSION);
+    return 0;
+  }
   CLI::App app{"overhead: tokenizer, chat templates and the serving pipeline around the GPU, measured"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "overhead " OVERHEAD_VERSION, "Print the version and exit");

@@ -5,6 +5,7 @@
 
 #include <ctime>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -22,6 +23,7 @@
 #include "serve/reply_box.hpp"
 #include "serve/request_json.hpp"
 #include "serve/stream_pump.hpp"
+#include "serve/sync_answer.hpp"
 #include "util/random_id.hpp"
 
 namespace overhead::serve {
@@ -148,34 +150,50 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
       stream_completion(id, info, request.include_usage, deadline, res);
       return;
     }
-    // Answered through a Responder so that a client that disconnects while its answer is being
-    // generated cancels the generation (its handler thread then wakes with the cancelled reply).
-    const auto responder = res.defer();
-    responder->on_cancel([this, id] {
-      if (!c_.replies.cancelled()) c_.pipeline.cancel(id);  // not at a shutdown, which lets requests finish
-    });
-    http::Response out;
-    sync_completion(id, info, deadline, out);
-    (void)responder->send(std::move(out));  // false: the client has gone
+    sync_completion(id, info, deadline, res);
   }
 
+  static ApiError shutting_down_error() { return {503, "The server is shutting down", "server_error", "", "shutting_down"}; }
+  // What an answer or a stream pump says when no answer came in time (or at a shutdown); they may
+  // outlive these routes, so they hold them weakly.
+  std::function<ApiError()> no_answer_hook(const std::string& id) {
+    return [weak = weak_from_this(), id] {
+      const auto self = weak.lock();
+      return self ? self->no_answer_error(id) : shutting_down_error();
+    };
+  }
+  // The client went away or --request-timeout passed: the engine stops too (not at a shutdown,
+  // which lets requests finish).
+  std::function<void()> abandon_hook(const std::string& id) {
+    return [weak = weak_from_this(), id] {
+      if (const auto self = weak.lock(); self && !self->c_.replies.cancelled()) self->c_.pipeline.cancel(id);
+    };
+  }
+
+  // A synchronous answer holds no thread either (sync_answer.hpp): the handler returns at once and
+  // the answer is written from the thread that delivered the reply. A client that disconnects
+  // while its answer is being generated cancels the generation, and so does --request-timeout.
   void sync_completion(const std::string& id, const RequestInfo& info, std::chrono::steady_clock::time_point deadline,
                        http::Response& res) {
-    const auto snapshot = c_.replies.wait(id, deadline);
-    if (!snapshot) {
-      if (!c_.replies.cancelled()) c_.pipeline.cancel(id);  // --request-timeout: the engine stops too
-      send_error(res, no_answer_error(id));
-      c_.replies.forget(id);
-      return;
-    }
-    c_.replies.forget(id);
-    if (snapshot->state == RequestState::failed) {
-      send_error(res, refusal_error(*snapshot->reply));
-      return;
-    }
-    record_stages(*snapshot);
-    const Completion completion = reply_completion(id, info.created, info.model, *snapshot->reply, c_.pipeline.fingerprint());
-    res.set_content(completion_body(completion).dump(), "application/json");
+    SyncAnswerHooks hooks;
+    hooks.refusal = refusal_error;
+    hooks.no_answer = no_answer_hook(id);
+    hooks.abandoned = abandon_hook(id);
+    const std::weak_ptr<ChatRoutes> weak = weak_from_this();
+    hooks.answer = [weak, id, info](const RequestSnapshot& s) {
+      http::Response out;
+      const auto self = weak.lock();
+      if (!self) {
+        out.status = 503;
+        out.set_content(error_body(shutting_down_error()), "application/json");
+        return out;
+      }
+      self->record_stages(s);
+      const Completion completion = reply_completion(id, info.created, info.model, *s.reply, self->c_.pipeline.fingerprint());
+      out.set_content(completion_body(completion).dump(), "application/json");
+      return out;
+    };
+    SyncAnswer::start(c_.replies, timers_, id, res.defer(), deadline, std::move(hooks));
   }
 
   // A stream starts once the worker took the request up: the prompt is rendered and encoded
@@ -191,16 +209,9 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     head.fingerprint = c_.pipeline.fingerprint();
     StreamPumpHooks hooks;
     hooks.refusal = refusal_error;
+    hooks.no_answer = no_answer_hook(id);
+    hooks.abandoned = abandon_hook(id);
     const std::weak_ptr<ChatRoutes> weak = weak_from_this();
-    hooks.no_answer = [weak, id] {
-      const auto self = weak.lock();
-      return self ? self->no_answer_error(id) : ApiError{503, "The server is shutting down", "server_error", "", "shutting_down"};
-    };
-    hooks.abandoned = [weak, id] {
-      // The client went away or --request-timeout passed: the engine stops too (not at a
-      // shutdown, which lets requests finish).
-      if (const auto self = weak.lock(); self && !self->c_.replies.cancelled()) self->c_.pipeline.cancel(id);
-    };
     hooks.done = [weak](const RequestSnapshot& s) {
       if (const auto self = weak.lock()) self->record_stages(s);
     };

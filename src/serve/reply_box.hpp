@@ -1,7 +1,8 @@
 // The gateway's side of the reply path: every request the gateway queued, its state (queued,
 // done, failed), the text streamed so far and, once the worker answered, its reply. A synchronous
-// request waits here for its reply, a streamed one for each new piece of text; an asynchronous one
-// is looked up by id (GET /v1/requests/{id}).
+// request's answer (sync_answer.hpp) and a stream's pump (stream_pump.hpp) watch their request
+// here; an asynchronous one is looked up by id (GET /v1/requests/{id}). wait() and wait_stream()
+// are for a reader that has a thread to block.
 //
 // Every request gets exactly one answer: the worker's (done or failed), or, when none came within
 // the box's answer timeout, a failed one of kind "timeout" (issue 21: an asynchronous request no

@@ -279,16 +279,21 @@ TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
   EXPECT_GE(decoder->max_live(), 4u) << "generations in flight together (the eight streams took " << seconds << " s)";
 }
 
+// A gateway with ONE handler thread, whose worker may have eight generations in flight.
+serve::ServerOptions one_handler_thread(std::shared_ptr<pipe::Decoder> decoder) {
+  serve::ServerOptions o;
+  o.decoder = std::move(decoder);
+  o.max_decodes = 8;
+  o.threads = 1;
+  return o;
+}
+
 // A stream holds no handler thread: with ONE handler thread, eight streams are answered together
 // (before the stream was pumped by a chunked-content provider on the handler's thread, which it
 // held until the stream ended: the second request was not even queued before the first ended).
 TEST_F(ChatTest, StreamsHoldNoHandlerThread) {
   auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
-  serve::ServerOptions o;
-  o.decoder = decoder;
-  o.max_decodes = 8;
-  o.threads = 1;
-  start(o);
+  start(one_handler_thread(decoder));
   (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
   std::vector<StreamRead> reads(8);
   std::vector<std::thread> clients;
@@ -297,6 +302,30 @@ TEST_F(ChatTest, StreamsHoldNoHandlerThread) {
   for (auto& c : clients) c.join();
   for (const auto& r : reads) expect_streamed(r, engine_text(20));
   EXPECT_GE(decoder->max_live(), 6u) << "the streams were generated together, one handler thread notwithstanding";
+}
+
+// A synchronous answer holds no handler thread either: with ONE handler thread, eight clients
+// waiting for their whole answers are generated together (before, the handler thread waited in
+// the reply box for its answer, so the next request was not even queued before the first ended).
+TEST_F(ChatTest, SyncAnswersHoldNoHandlerThread) {
+  auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
+  start(one_handler_thread(decoder));
+  (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
+  std::vector<json> answers(8);
+  std::vector<std::thread> clients;
+  for (auto& a : answers)
+    clients.emplace_back([&a, this] {
+      httplib::Client c("127.0.0.1", server_->bound_port());
+      c.set_read_timeout(60, 0);
+      const auto r = c.Post("/v1/chat/completions", std::string(kBody) + "}", "application/json");
+      if (r && r->status == 200) a = json::parse(r->body);
+    });
+  for (auto& c : clients) c.join();
+  for (const auto& a : answers) {
+    ASSERT_TRUE(a.is_object()) << "every client got a 200";
+    EXPECT_EQ(a["choices"][0]["message"]["content"], engine_text(20));
+  }
+  EXPECT_GE(decoder->max_live(), 6u) << "the answers were generated together, one handler thread notwithstanding";
 }
 
 // --request-timeout ends a stream that no thread waits on: the deadline comes from the gateway's
