@@ -33,18 +33,10 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "== start: $(uptime)"
-python3 "$ROOT/bench/serve/mtbench_bodies.py" "$ROOT/data/jmtbench/records.jsonl.gz" "$TOKENIZER" "$WORK/bodies.jsonl"
-
-"$BIN" serve --listen 127.0.0.1:0 --tokenizers "$TOKENIZER" --out "$WORK" --max-queued 100000 2>"$WORK/serve.log" &
-SERVER_PID=$!
-for _ in $(seq 1 600); do
-  grep -q "listening on" "$WORK/serve.log" 2>/dev/null && break
-  sleep 0.1
-done
-URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/serve.log" | head -1)
-[ -n "$URL" ] || { cat "$WORK/serve.log" >&2; exit 1; }
+# shellcheck source=bench/serve/start_serve.sh
+source "$ROOT/bench/serve/start_serve.sh"
+start_serve "$BIN" "$TOKENIZER" "$WORK"
 PORT=${URL##*:}
-head -1 "$WORK/bodies.jsonl" | curl -sf "$URL/v1/chat/completions" -H 'content-type: application/json' -d @- >/dev/null
 
 proc() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status"; }
 probe() {  # seconds for one chat request and one /healthz, each on a new connection

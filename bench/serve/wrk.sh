@@ -21,20 +21,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# One body per MT-Bench record: its prompt messages for the chosen model.
-python3 "$ROOT/bench/serve/mtbench_bodies.py" "$ROOT/data/jmtbench/records.jsonl.gz" "$TOKENIZER" "$WORK/bodies.jsonl"
-
-"$BIN" serve --listen 127.0.0.1:0 --tokenizers "$TOKENIZER" --out "$WORK" --max-queued 100000 2>"$WORK/serve.log" &
-SERVER_PID=$!
-for _ in $(seq 1 600); do
-  grep -q "listening on" "$WORK/serve.log" 2>/dev/null && break
-  sleep 0.1
-done
-URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/serve.log" | head -1)
-[ -n "$URL" ] || { cat "$WORK/serve.log" >&2; exit 1; }
-# Warm up: the first request per route loads the tokenizer binding.
+# shellcheck source=bench/serve/start_serve.sh
+source "$ROOT/bench/serve/start_serve.sh"
+start_serve "$BIN" "$TOKENIZER" "$WORK"
+# The first tokenize request loads the route's binding too.
 head -1 "$WORK/bodies.jsonl" | curl -sf "$URL/v1/tokenize" -H 'content-type: application/json' -d @- >/dev/null
-head -1 "$WORK/bodies.jsonl" | curl -sf "$URL/v1/chat/completions" -H 'content-type: application/json' -d @- >/dev/null
 
 for route in /v1/tokenize /v1/chat/completions; do
   echo "== wrk -t$THREADS -c$CONNECTIONS -d${SECONDS_RUN}s --latency POST $route ($TOKENIZER)"

@@ -174,8 +174,9 @@ std::shared_ptr<const SamplingParams> read_sampling(dom::element e, const std::s
   return s;
 }
 
-// Fills everything but `line` from a parsed object of the record shape.
-void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
+// Fills everything but `line` from a parsed object of the record shape; `prompt_json` only with
+// `with_prompt_json` (see decode_item_body).
+void fill_record(dom::object obj, const std::string& where, SourceRecord& rec, bool with_prompt_json) {
   rec.id = required_string(obj, "id", where);
   rec.model = required_string(obj, "model", where);
   dom::element prompt;
@@ -215,7 +216,7 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec) {
   }
   rec.prompt = to_nlohmann(prompt);
   rec.prompt_value = chat::value_from_json(rec.prompt);
-  rec.prompt_json = minified(prompt);
+  if (with_prompt_json) rec.prompt_json = minified(prompt);
   dom::element tools;
   if (last_field(obj, "tools", tools) == simdjson::SUCCESS && !tools.is_null()) {
     if (!tools.is_array()) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"tools\" is not a list of tool definitions");
@@ -302,7 +303,7 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
   auto rec = std::make_shared<SourceRecord>();
   rec->line = line_number;
   rec->file = std::move(file);
-  fill_record(parse_object(line, where, kind_name(DeadLetterKind::malformed_json)), where, *rec);
+  fill_record(parse_object(line, where, kind_name(DeadLetterKind::malformed_json)), where, *rec, true);
   return rec;
 }
 
@@ -356,7 +357,10 @@ WorkItem decode_item_body(std::string_view body, const std::string& origin) {
   std::uint64_t line = 0;
   dom::element line_value;
   if (last_field(obj, "line", line_value) == simdjson::SUCCESS && line_value.get(line) == simdjson::SUCCESS) rec->line = line;
-  fill_record(obj, origin, *rec);
+  // The item's prompt_json is left empty: it exists to write queue bodies, and a decoded item is
+  // never sent on (a dead letter of it keeps the body itself); minifying it was 14.7k
+  // instructions, almost half of the decode.
+  fill_record(obj, origin, *rec, false);
   dom::element reply_value;
   if (last_field(obj, "reply_to", reply_value) == simdjson::SUCCESS) {
     std::string_view reply_to;

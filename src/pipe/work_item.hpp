@@ -34,7 +34,7 @@ struct SourceRecord {
   // The same list as template engine values, converted once here and shared by every
   // tokenizer's item of this record (chat/json_value.hpp): rendering converts nothing.
   chat::Value prompt_value;
-  std::string prompt_json;          // the same list as compact JSON (for queue bodies)
+  std::string prompt_json;          // the same list as compact JSON (for queue bodies); empty in a decoded item
   // The record's or request's `tools` (a list of tool definitions) as compact JSON, empty when it
   // has none; and the template variables built from it once, null when there are none.
   std::string tools_json;
@@ -84,7 +84,8 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
 // source wants its answer streamed; without them the body is as it always was.
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false,
                              std::string_view reply_to = {});
-// The reverse; `origin` names the message in errors. Throws ItemError (bad_message when the
+// The reverse, but for `prompt_json`, left empty: nothing sends a decoded item on, and its body is
+// what a dead letter of it keeps. `origin` names the message in errors. Throws ItemError (bad_message when the
 // body is not an item at all or its reply_to is not a plain queue name, else the same kinds as
 // parse_source_line).
 WorkItem decode_item_body(std::string_view body, const std::string& origin);

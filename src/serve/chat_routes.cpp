@@ -5,6 +5,7 @@
 
 #include <ctime>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -152,6 +153,23 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     sync_completion(id, info, deadline, res);
   }
 
+  static ApiError shutting_down_error() { return {503, "The server is shutting down", "server_error", "", "shutting_down"}; }
+  // What an answer or a stream pump says when no answer came in time (or at a shutdown); they may
+  // outlive these routes, so they hold them weakly.
+  std::function<ApiError()> no_answer_hook(const std::string& id) {
+    return [weak = weak_from_this(), id] {
+      const auto self = weak.lock();
+      return self ? self->no_answer_error(id) : shutting_down_error();
+    };
+  }
+  // The client went away or --request-timeout passed: the engine stops too (not at a shutdown,
+  // which lets requests finish).
+  std::function<void()> abandon_hook(const std::string& id) {
+    return [weak = weak_from_this(), id] {
+      if (const auto self = weak.lock(); self && !self->c_.replies.cancelled()) self->c_.pipeline.cancel(id);
+    };
+  }
+
   // A synchronous answer holds no thread either (sync_answer.hpp): the handler returns at once and
   // the answer is written from the thread that delivered the reply. A client that disconnects
   // while its answer is being generated cancels the generation, and so does --request-timeout.
@@ -159,21 +177,15 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
                        http::Response& res) {
     SyncAnswerHooks hooks;
     hooks.refusal = refusal_error;
+    hooks.no_answer = no_answer_hook(id);
+    hooks.abandoned = abandon_hook(id);
     const std::weak_ptr<ChatRoutes> weak = weak_from_this();
-    hooks.no_answer = [weak, id] {
-      const auto self = weak.lock();
-      return self ? self->no_answer_error(id) : ApiError{503, "The server is shutting down", "server_error", "", "shutting_down"};
-    };
-    hooks.abandoned = [weak, id] {
-      // Not at a shutdown, which lets requests finish.
-      if (const auto self = weak.lock(); self && !self->c_.replies.cancelled()) self->c_.pipeline.cancel(id);
-    };
     hooks.answer = [weak, id, info](const RequestSnapshot& s) {
       http::Response out;
       const auto self = weak.lock();
       if (!self) {
         out.status = 503;
-        out.set_content(error_body({503, "The server is shutting down", "server_error", "", "shutting_down"}), "application/json");
+        out.set_content(error_body(shutting_down_error()), "application/json");
         return out;
       }
       self->record_stages(s);
@@ -197,16 +209,9 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     head.fingerprint = c_.pipeline.fingerprint();
     StreamPumpHooks hooks;
     hooks.refusal = refusal_error;
+    hooks.no_answer = no_answer_hook(id);
+    hooks.abandoned = abandon_hook(id);
     const std::weak_ptr<ChatRoutes> weak = weak_from_this();
-    hooks.no_answer = [weak, id] {
-      const auto self = weak.lock();
-      return self ? self->no_answer_error(id) : ApiError{503, "The server is shutting down", "server_error", "", "shutting_down"};
-    };
-    hooks.abandoned = [weak, id] {
-      // The client went away or --request-timeout passed: the engine stops too (not at a
-      // shutdown, which lets requests finish).
-      if (const auto self = weak.lock(); self && !self->c_.replies.cancelled()) self->c_.pipeline.cancel(id);
-    };
     hooks.done = [weak](const RequestSnapshot& s) {
       if (const auto self = weak.lock()) self->record_stages(s);
     };

@@ -1,50 +1,21 @@
 #include "serve/stream_pump.hpp"
 
-#include "serve/deadline_timers.hpp"
-
 namespace overhead::serve {
 
 void StreamPump::start(ReplyBox& box, DeadlineTimers& timers, std::string id, CompletionStream stream,
                        std::shared_ptr<http::Responder> responder, std::chrono::steady_clock::time_point deadline,
                        StreamPumpHooks hooks) {
-  auto pump = std::make_shared<StreamPump>(box, id, std::move(stream), std::move(responder), deadline, std::move(hooks));
-  const std::weak_ptr<StreamPump> weak = pump;
-  pump->on_deadline_ = std::make_shared<const std::function<void()>>([weak] {
-    if (const auto p = weak.lock()) p->wake();
-  });
-  timers.at(deadline, pump->on_deadline_);
-  pump->responder_->on_cancel([weak] {
-    if (const auto p = weak.lock()) {
-      p->client_gone_.store(true, std::memory_order_release);
-      p->wake();
-    }
-  });
-  // The box holds the pump from here until the request is forgotten (the pump's end).
-  box.watch(id, [pump] { pump->wake(); });
+  attach(std::make_shared<StreamPump>(box, std::move(id), std::move(stream), std::move(responder), deadline, std::move(hooks)),
+         timers);
 }
 
 StreamPump::StreamPump(ReplyBox& box, std::string id, CompletionStream stream, std::shared_ptr<http::Responder> responder,
                        std::chrono::steady_clock::time_point deadline, StreamPumpHooks hooks)
-    : box_(box),
-      id_(std::move(id)),
-      stream_(std::move(stream)),
-      responder_(std::move(responder)),
-      deadline_(deadline),
-      hooks_(std::move(hooks)) {}
-
-void StreamPump::wake() {
-  if (wakes_.fetch_add(1, std::memory_order_acq_rel) != 0) return;  // the thread at work will look again
-  for (;;) {
-    int seen = wakes_.load(std::memory_order_acquire);
-    work();
-    // No wake-up since `seen`: done. Else what it announced may have been missed: look again.
-    if (wakes_.compare_exchange_strong(seen, 0, std::memory_order_acq_rel)) return;
-  }
-}
+    : BoxReader(box, std::move(id), std::move(responder), deadline), stream_(std::move(stream)), hooks_(std::move(hooks)) {}
 
 void StreamPump::work() {
   if (phase_ == Phase::ended) return;
-  if (client_gone_.load(std::memory_order_acquire)) return end(true);
+  if (client_gone()) return end(true);
   if (phase_ == Phase::closing) {
     if (flush()) close();
     return;
@@ -71,7 +42,7 @@ void StreamPump::work() {
     head.set_header("Cache-Control", "no-cache");
     out_stream_ = responder_->stream(std::move(head));
     if (!out_stream_) return end(true);  // the client went first
-    const std::weak_ptr<StreamPump> weak = weak_from_this();
+    const std::weak_ptr<BoxReader> weak = weak_from_this();
     out_stream_->on_writable([weak] {
       if (const auto s = weak.lock()) s->wake();
     });
@@ -113,7 +84,7 @@ bool StreamPump::flush() {
     case http::PushResult::full:
       return false;  // on_writable wakes the pump
     case http::PushResult::closed:
-      client_gone_.store(true, std::memory_order_release);
+      mark_client_gone();
       end(true);
       return false;
   }

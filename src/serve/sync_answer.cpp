@@ -1,43 +1,19 @@
 #include "serve/sync_answer.hpp"
 
-#include "serve/deadline_timers.hpp"
-
 namespace overhead::serve {
 
 void SyncAnswer::start(ReplyBox& box, DeadlineTimers& timers, std::string id, std::shared_ptr<http::Responder> responder,
                        std::chrono::steady_clock::time_point deadline, SyncAnswerHooks hooks) {
-  auto answer = std::make_shared<SyncAnswer>(box, id, std::move(responder), deadline, std::move(hooks));
-  const std::weak_ptr<SyncAnswer> weak = answer;
-  answer->on_deadline_ = std::make_shared<const std::function<void()>>([weak] {
-    if (const auto a = weak.lock()) a->wake();
-  });
-  timers.at(deadline, answer->on_deadline_);
-  answer->responder_->on_cancel([weak] {
-    if (const auto a = weak.lock()) {
-      a->client_gone_.store(true, std::memory_order_release);
-      a->wake();
-    }
-  });
-  // The box holds the answer from here until the request is forgotten (the answer's end).
-  box.watch(id, [answer] { answer->wake(); });
+  attach(std::make_shared<SyncAnswer>(box, std::move(id), std::move(responder), deadline, std::move(hooks)), timers);
 }
 
 SyncAnswer::SyncAnswer(ReplyBox& box, std::string id, std::shared_ptr<http::Responder> responder,
                        std::chrono::steady_clock::time_point deadline, SyncAnswerHooks hooks)
-    : box_(box), id_(std::move(id)), responder_(std::move(responder)), deadline_(deadline), hooks_(std::move(hooks)) {}
-
-void SyncAnswer::wake() {
-  if (wakes_.fetch_add(1, std::memory_order_acq_rel) != 0) return;  // the thread at work will look again
-  for (;;) {
-    int seen = wakes_.load(std::memory_order_acquire);
-    work();
-    if (wakes_.compare_exchange_strong(seen, 0, std::memory_order_acq_rel)) return;
-  }
-}
+    : BoxReader(box, std::move(id), std::move(responder), deadline), hooks_(std::move(hooks)) {}
 
 void SyncAnswer::work() {
   if (ended_) return;
-  if (client_gone_.load(std::memory_order_acquire)) return end(true);
+  if (client_gone()) return end(true);
   const auto s = box_.find(id_);
   if (!s) return answer_error(hooks_.no_answer(), false);  // forgotten or evicted: nothing will come
   if (s->state == RequestState::done) {

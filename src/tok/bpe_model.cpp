@@ -33,7 +33,7 @@ std::atomic<std::uint64_t> next_model_serial{1};
 
 // This thread's cache for the model with `serial` (serials are never reused, so a cache can never
 // answer for a different model that happens to live at the same address).
-BpeModel::ThreadState& thread_state_for(std::uint64_t serial) {
+BpeModel::ThreadState& thread_state_for(std::uint64_t serial, bool character_level) {
   // A few models per thread at most; the oldest state is dropped beyond that, so tokenizers that
   // are loaded, used and destroyed over a long run do not leave their caches behind on the thread.
   constexpr std::size_t kMaxModelsPerThread = 8;
@@ -45,7 +45,7 @@ BpeModel::ThreadState& thread_state_for(std::uint64_t serial) {
                                    [](const auto& a, const auto& b) { return a.first < b.first; });
     states.erase(oldest);
   }
-  states.emplace_back(serial, std::make_unique<BpeModel::ThreadState>());
+  states.emplace_back(serial, std::make_unique<BpeModel::ThreadState>(character_level));
   return *states.back().second;
 }
 }  // namespace
@@ -396,7 +396,7 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& 
   if (piece.empty()) return;
   thread_local std::uint64_t last_serial = 0;
   thread_local ThreadState* last_state = nullptr;
-  if (last_serial != serial_) last_state = &thread_state_for(serial_), last_serial = serial_;
+  if (last_serial != serial_) last_state = &thread_state_for(serial_, !config_.byte_level), last_serial = serial_;
   ThreadState& state = *last_state;
   // One- and two-byte pieces merge in a handful of operations: cheaper than a cache probe.
   const bool cacheable = use_cache_ && piece.size() > 2;
@@ -434,11 +434,14 @@ void BpeModel::encode_chunked(std::string_view piece, ThreadState& state, std::v
   std::size_t prev_length = 0;
   bool prev_known = false;
   std::uint32_t prev_id = kNone;
+  const BoundaryMemo::Lookup boundary_memo = state.boundaries.lookup();
   auto flush = [&](std::size_t end) {
     if (chars_in_chunk == 1 && prev_id != kNone) {
       out.push_back(prev_id);
-    } else {
+    } else if (end - chunk_start <= ChunkMemo::kMaxBytes) {
       merge_chunk(piece.substr(chunk_start, end - chunk_start), state, out);
+    } else {
+      merge_long_chunk(piece.substr(chunk_start, end - chunk_start), state, out);
     }
   };
   while (i < n) {
@@ -459,7 +462,8 @@ void BpeModel::encode_chunked(std::string_view piece, ThreadState& state, std::v
       known = id != kNone;
     }
     if (start > chunk_start && prev_known && known &&
-        state.boundaries.cuttable(prev_cp, cp, [&] {
+        boundary_memo.cuttable(prev_cp, cp, [&] {
+          if (!config_.byte_level) return boundaries_.cuttable_whole_chars(prev_cp, cp);
           return boundaries_.cuttable(prev_cp, prev_length, static_cast<unsigned char>(p[start - 1]), cp, length, b0);
         })) {
       flush(start);
@@ -481,6 +485,15 @@ void BpeModel::merge_chunk(std::string_view chunk, ThreadState& state, std::vect
   const std::size_t first = out.size();
   merge_symbols(chunk, state.pairs, out);
   if (memo) state.chunks.store(chunk, out.data() + first, out.size() - first);
+}
+
+void BpeModel::merge_long_chunk(std::string_view chunk, ThreadState& state, std::vector<std::uint32_t>& out) const {
+  if (!use_cache_ || chunk.size() > ThreadState::kMaxLongChunk) return merge_symbols(chunk, state.pairs, out);
+  const std::uint64_t hash = hash_bytes(chunk);
+  if (state.long_chunks.lookup(chunk, hash, out)) return;
+  const std::size_t first = out.size();
+  merge_symbols(chunk, state.pairs, out);
+  state.long_chunks.store(chunk, hash, out.data() + first, out.size() - first);
 }
 
 void BpeModel::merge_symbols(std::string_view chunk, PairCache& pairs, std::vector<std::uint32_t>& out) const {

@@ -34,6 +34,11 @@ class MergeBoundaries {
   // byte length and first byte (what the encoding loop already has in hand).
   bool cuttable(std::uint32_t x, std::size_t x_length, unsigned char x_last, std::uint32_t y, std::size_t y_length,
                 unsigned char y_first) const;
+  // The same for a character-level model, whose symbols are always whole characters: a token
+  // that spans x|y holds both complete, so one probe answers (the other three kinds of evidence
+  // come from tokens beginning or ending inside a character, which no merge of whole characters
+  // forms). Each probe is a likely cache miss into a table of megabytes.
+  bool cuttable_whole_chars(std::uint32_t x, std::uint32_t y) const { return !contains(key(kChars, x, y)); }
   bool empty() const { return size_ == 0; }
 
   void write(CacheWriter& w) const;

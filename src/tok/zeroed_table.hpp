@@ -1,7 +1,7 @@
 // A fixed-size table of trivially copyable entries whose all-zero bytes mean "empty", backed by
 // anonymous memory that the kernel supplies as zero pages on first touch. The per-thread memo
 // tables of the BPE model (piece_cache.hpp, pair_cache.hpp, chunk_memo.hpp, boundary_memo.hpp)
-// are about 3.4 MB per model; filled with a memset (a std::vector) they cost every short process,
+// are about 6 MB per model; filled with a memset (a std::vector) they cost every short process,
 // such as one `overhead tokenize` of one line, some 850 page faults for pages it never reads.
 // Here a process pays for the pages it uses.
 #pragma once

@@ -31,11 +31,12 @@ using namespace std::chrono_literals;
 // (200 records). Records are about 1 KiB, so buffering the outage's 3,000 records would show as
 // several MiB, and their per-record allocations as more; 8 MiB leaves room for allocator noise.
 constexpr std::size_t kMaxGrowthKib = 8 * 1024;
-// A worker's tokenizer also keeps warming while the store is down: its chunk memo (tok/chunk_memo.hpp,
-// 64 K entries, about 3 MiB per thread and model, zero pages until touched) fills with the new
-// texts' chunks whatever the store does. The worker holds no records past its window, so it gets
-// that bound on top; the consumer, the process that could buffer the outage, does not.
-constexpr std::size_t kTokenizerWarmUpKib = 3 * 3 * 1024;  // three models, one tokenizing thread
+// A worker's tokenizer also keeps warming while the store is down: its chunk memos fill with the new
+// texts' chunks whatever the store does (tok/chunk_memo.hpp, 64 K entries, 2 MiB per thread and
+// model, zero pages until touched; the long-chunk memo of tok/bpe_model.hpp, at most 3.3 MiB; the
+// boundary memo, at most 0.5 MiB). The worker holds no records past its window, so it gets that
+// bound on top; the consumer, the process that could buffer the outage, does not.
+constexpr std::size_t kTokenizerWarmUpKib = 3 * 6 * 1024;  // three models, one tokenizing thread
 
 TEST(PostgresOutage, TheConsumerRetriesTheLogStreamHoldsTheRecordsAndNothingIsLost) {
   const std::string dir = ::testing::TempDir() + unique_name("pg-outage-");

@@ -6,8 +6,11 @@ gateway's resident memory is sampled every few seconds.
 Checks: every answer is 200 or 202, or 429 when asynchronous requests outran the worker past
 --max-queued (the bound that keeps the backlog in memory finite); no connection failed; the
 gateway stored records; it exits 0 on SIGTERM; and memory is flat: the resident size over the last quarter of the
-run is at most the one over the second quarter plus --max-growth-mb (the first quarter is warm-up:
-allocator arenas, SQLite's page cache and the reply box's kept asynchronous answers fill up there).
+run is at most the one over the third quarter plus --max-growth-mb. The first half is warm-up: allocator arenas,
+SQLite's page cache and the reply box's kept asynchronous answers (the newest 10,000) fill up
+there; at 700-900 asynchronous requests/s the box alone is full only after 11-14 s, inside a 30 s run's second
+quarter, so a second quarter compared with the last measured the box filling, not a leak. A leak of a few hundred
+bytes per request still shows: the last quarter alone serves 20,000-30,000 requests.
 Prints the samples as a table. Exit 0 when all holds, 1 otherwise.
 """
 
@@ -109,17 +112,17 @@ def main():
     if requests == 0:
         failures.append("wrk completed no request")
 
-    quarter = [s for s in samples if s[0] >= a.seconds / 4 and s[0] < a.seconds / 2]
+    quarter = [s for s in samples if s[0] >= a.seconds / 2 and s[0] < 3 * a.seconds / 4]
     last = [s for s in samples if s[0] >= 3 * a.seconds / 4]
     if len(quarter) < 2 or len(last) < 2:
         failures.append(f"too few memory samples ({len(samples)}) for --seconds {a.seconds}")
     else:
         early, late = max(r for _, r in quarter), max(r for _, r in last)
-        print(f"RSS: second quarter max {early:.1f} MiB, last quarter max {late:.1f} MiB (growth {late - early:+.1f} MiB, "
+        print(f"RSS: third quarter max {early:.1f} MiB, last quarter max {late:.1f} MiB (growth {late - early:+.1f} MiB, "
               f"allowed {a.max_growth_mb:.1f}); median over the run {statistics.median(r for _, r in samples):.1f} MiB; "
               f"{requests} requests in {a.seconds} s ({requests / a.seconds:.0f}/s); load {os.getloadavg()[0]:.2f}")
         if late - early > a.max_growth_mb:
-            failures.append(f"resident memory grew {late - early:.1f} MiB between the second and the last quarter")
+            failures.append(f"resident memory grew {late - early:.1f} MiB between the third and the last quarter")
 
     rc, _ = stop_gracefully(server, 60)
     if rc != 0:

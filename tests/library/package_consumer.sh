@@ -3,7 +3,7 @@
 #   - examples/ configured out of tree with find_package(overhead CONFIG) and built (the C++
 #     example on overhead::tokenizer + overhead::chat, the C example on overhead::c), both run;
 #   - the C example built again with `pkg-config --cflags --libs overhead` alone, and run;
-#   - the README's C and C++ programs, built with pkg-config as the README says, and run;
+#   - docs/library.md's C and C++ programs, built with pkg-config as the page says, and run;
 #   - a translation unit written as the repository writes includes ("tok/tokenizer.hpp") compiled
 #     against the installed headers: the package keeps the source layout.
 #   package_consumer.sh BUILD WORK [SANITIZER_FLAGS]     (run from the clone's root)
@@ -47,10 +47,9 @@ export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH
 "${CC_[@]}" $FLAGS examples/c/example.c -o "$WORK/c_example_pc" $(pkg-config --cflags --libs overhead) -Wl,-rpath,"$PREFIX/lib"
 [ "$("$WORK/c_example_pc" phi-4)" = "$c_out" ]
 
-# The README's C and C++ programs ("Use it as a library"), built as it says and run.
-readme_block() {  # LANGUAGE -> the first such code block of the README's library section
-  awk -v lang="$1" '/^## Use it as a library/ { in_section = 1; next } /^## / { in_section = 0 }
-    in_section && $0 == "```" lang { in_block = 1; next } in_block && /^```/ { exit } in_block { print }' README.md
+# The C and C++ programs of docs/library.md ("Use it as a library"), built as it says and run.
+readme_block() {  # LANGUAGE -> the first such code block of docs/library.md
+  awk -v lang="$1" '$0 == "```" lang { in_block = 1; next } in_block && /^```/ { exit } in_block { print }' docs/library.md
 }
 readme_block c > "$WORK/readme.c"
 readme_block cpp > "$WORK/readme.cpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's Python install, into VENV: a venv of PYTHON that sees Debian's packages
+# The Python install of docs/library.md, into VENV: a venv of PYTHON that sees Debian's packages
 # (pybind11, setuptools, pytest, Jinja2), then `pip install --no-build-isolation ./python`
 # (no network: nothing is downloaded). The venv is kept between runs; the install is redone.
 #   python_install.sh PYTHON VENV       (run from the clone's root; env OVERHEAD_BUILD_DIR)

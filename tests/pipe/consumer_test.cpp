@@ -1,6 +1,9 @@
 // The consumer against a store that fails: records refused for now are retried alone (and then
 // stored), records refused for good are dead-lettered and their messages deleted, and a store
 // that fails as a whole holds the round until it is back (or leaves it to come back on a stop).
+// And the hold for stamps: a record waits (bounded) for its stamp patches so that they ride in its
+// upsert, is stored at the end of its hold when they do not come, and a crash while it waits
+// loses nothing (its message was not deleted).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,6 +18,7 @@
 #include "pipe/consumer.hpp"
 #include "ports/errors.hpp"
 #include "ports/record_codec.hpp"
+#include "test_util.hpp"
 
 namespace overhead::pipe {
 namespace {
@@ -180,6 +184,188 @@ TEST(Consumer, AStopWhileTheStoreIsDownLeavesTheMessagesToComeBack) {
   EXPECT_EQ(s.messages, 2u);
   EXPECT_EQ(dead.total(), 0u);
   EXPECT_EQ(log->counts().in_flight, 2u);  // not deleted
+}
+
+// A real SQLite store that counts the UPDATEs of stamp patches (the calls the hold saves).
+class StampCountingStore final : public Store {
+ public:
+  explicit StampCountingStore(const std::filesystem::path& file) : inner_(backends::open_store("sqlite:" + file.string())) {}
+  void upsert(const Record& r) override { inner_->upsert(r); }
+  std::vector<UpsertFailure> upsert_batch(std::span<const Record> records) override { return inner_->upsert_batch(records); }
+  std::size_t update_stamps(std::span<const StampPatch> patches) override {
+    ++stamp_updates;
+    return inner_->update_stamps(patches);
+  }
+  void scan(const std::string& experiment, const std::function<void(const Record&)>& fn) override { inner_->scan(experiment, fn); }
+  const std::string& url() const override { return inner_->url(); }
+
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> stamps() {
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> out;
+    inner_->scan("e", [&](const Record& r) { out[r.id] = {r.publish_acked, r.input_deleted}; });
+    return out;
+  }
+  std::atomic<int> stamp_updates{0};
+
+ private:
+  std::unique_ptr<Store> inner_;
+};
+
+// A log queue whose receive fails once `crash` is set: the consumer's run ends there, as a
+// process's would at a kill, with what it holds neither stored nor deleted.
+class CrashingQueue final : public Queue {
+ public:
+  explicit CrashingQueue(std::shared_ptr<Queue> inner) : inner_(std::move(inner)) {}
+  std::vector<SendOutcome> send_batch(std::span<const std::string> bodies) override { return inner_->send_batch(bodies); }
+  std::vector<Message> receive(std::size_t max, std::chrono::milliseconds wait) override {
+    if (crash) throw std::logic_error("killed");
+    return inner_->receive(max, wait);
+  }
+  std::vector<std::string> delete_batch(std::span<const std::string> receipts) override { return inner_->delete_batch(receipts); }
+  std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts, std::chrono::milliseconds timeout) override {
+    return inner_->change_visibility_batch(receipts, timeout);
+  }
+  QueueCounts counts() override { return inner_->counts(); }
+  std::shared_ptr<Queue> dead_letter_queue() override { return inner_->dead_letter_queue(); }
+  std::chrono::milliseconds visibility_timeout() const override { return inner_->visibility_timeout(); }
+  const std::string& url() const override { return inner_->url(); }
+  std::atomic<bool> crash{false};
+
+ private:
+  std::shared_ptr<Queue> inner_;
+};
+
+// Waits (up to 20 s, for slow sanitizer runs) until `done` holds.
+template <class Fn>
+bool eventually(Fn&& done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+std::string stamps_body(const std::vector<StampPatch>& patches) {
+  std::string body;
+  append_stamps_json(body, patches);
+  return body;
+}
+
+// A consumer running in its own thread until drained; run() failing ends it too.
+struct ConsumerThread {
+  ConsumerThread(std::shared_ptr<Queue> log, Store& store, ConsumerOptions o) {
+    o.drain = &drain;
+    o.wait = std::chrono::milliseconds(5);
+    thread = std::thread([this, log, &store, o] {
+      try {
+        stats = Consumer(log, store, dead, o).run();
+      } catch (const std::exception&) {
+        died = true;
+      }
+      finished = true;
+    });
+  }
+  ~ConsumerThread() { stop(); }
+  void stop() {
+    drain = true;
+    if (thread.joinable()) thread.join();
+  }
+  std::atomic<bool> drain{false}, finished{false}, died{false};
+  DeadLetterSink dead;
+  ConsumerStats stats;
+  std::thread thread;
+};
+
+// The worker sends a batch's publish_acked patch after its records, and the input_deleted one
+// with the next batch: both come in rounds after the record's. Held, the record is stored once,
+// with both stamps, and no UPDATE runs. Before the hold each patch was an UPDATE of a stored row.
+TEST(ConsumerHold, PatchesOfLaterRoundsRideInTheHeldRecordsUpsert) {
+  const auto dir = testing::temp_dir("consumer-hold");
+  StampCountingStore store(dir / "r.db");
+  auto log = log_with({"a", "b"});
+  ConsumerOptions o = quick();
+  o.hold_for_stamps = std::chrono::minutes(10);  // capped at a quarter of the 600 s visibility
+  o.max_records_per_write = 2;  // a transaction's worth: stored once both are complete
+  ConsumerThread consumer(log, store, o);
+  ASSERT_TRUE(eventually([&] { return log->counts().in_flight == 2; }));  // both records received
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the round's linger: the patches come in later rounds
+  send_all(*log, std::vector<std::string>{stamps_body({{"e#t", "a", 11, 0}, {"e#t", "b", 12, 0}})});
+  send_all(*log, std::vector<std::string>{stamps_body({{"e#t", "a", 0, 21}})});
+  send_all(*log, std::vector<std::string>{stamps_body({{"e#t", "b", 0, 22}})});
+  ASSERT_TRUE(eventually([&] { return store.stamps().size() == 2; }));
+  EXPECT_FALSE(consumer.finished.load());  // stored when complete, not by the drain
+  consumer.stop();
+  EXPECT_EQ(store.stamp_updates.load(), 0);
+  EXPECT_EQ(store.stamps(), (std::map<std::string, std::pair<std::int64_t, std::int64_t>>{{"a", {11, 21}}, {"b", {12, 22}}}));
+  EXPECT_EQ(consumer.stats.records, 2u);
+  EXPECT_EQ(consumer.stats.stamp_patches, 3u);
+  EXPECT_EQ(log->counts().visible + log->counts().in_flight, 0u);  // every patch message settled too
+  std::filesystem::remove_all(dir);
+}
+
+// A record whose input_deleted never comes (the worker's delete failed, or it has no input queue)
+// is stored at the end of its hold, with the stamp that did come, while the consumer runs on.
+TEST(ConsumerHold, AHeldRecordIsStoredWhenItsHoldEndsWithoutItsLastPatch) {
+  const auto dir = testing::temp_dir("consumer-hold-end");
+  StampCountingStore store(dir / "r.db");
+  auto log = log_with({"a"});
+  ConsumerOptions o = quick();
+  o.hold_for_stamps = std::chrono::milliseconds(300);
+  ConsumerThread consumer(log, store, o);
+  ASSERT_TRUE(eventually([&] { return log->counts().in_flight == 1; }));
+  const auto received = std::chrono::steady_clock::now();
+  send_all(*log, std::vector<std::string>{stamps_body({{"e#t", "a", 11, 0}})});
+  ASSERT_TRUE(eventually([&] { return store.stamps().size() == 1; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - received, std::chrono::milliseconds(250));  // held, not stored at once
+  EXPECT_FALSE(consumer.finished.load());  // stored by its hold's end, not by the drain
+  ASSERT_TRUE(eventually([&] { return log->counts().visible + log->counts().in_flight == 0; }));
+  consumer.stop();
+  EXPECT_EQ(store.stamp_updates.load(), 0);
+  EXPECT_EQ(store.stamps()["a"], (std::pair<std::int64_t, std::int64_t>{11, 0}));
+  std::filesystem::remove_all(dir);
+}
+
+// A consumer that dies while it holds records (and a patch folded into them) has deleted none of
+// their messages: after the visibility timeout a new consumer stores every record, stamps and
+// all, and the log is empty.
+TEST(ConsumerHold, ACrashWhileHoldingLosesNothing) {
+  const auto dir = testing::temp_dir("consumer-hold-crash");
+  StampCountingStore store(dir / "r.db");
+  testing::ManualClock clock;
+  auto mem = backends::open_queue("mem:?visibility_ms=60000", clock.fn());
+  auto log = std::make_shared<CrashingQueue>(mem);
+  std::vector<std::string> bodies;
+  for (const char* id : {"a", "b"}) {
+    Record r;
+    r.experiment = "e";
+    r.tokenizer = "t";
+    r.experiment_tokenizer = "e#t";
+    r.id = id;
+    append_record_json(bodies.emplace_back(), r);
+  }
+  send_all(*log, bodies);
+  ConsumerOptions o = quick();
+  o.hold_for_stamps = std::chrono::minutes(10);
+  {
+    ConsumerThread first(log, store, o);
+    ASSERT_TRUE(eventually([&] { return mem->counts().in_flight == 2; }));
+    send_all(*log, std::vector<std::string>{stamps_body({{"e#t", "a", 11, 0}, {"e#t", "b", 12, 0}})});
+    ASSERT_TRUE(eventually([&] { return mem->counts().in_flight == 3; }));  // the patch is folded in, held too
+    log->crash = true;
+    ASSERT_TRUE(eventually([&] { return first.finished.load(); }));
+    EXPECT_TRUE(first.died.load());
+  }
+  EXPECT_TRUE(store.stamps().empty());        // held, never stored
+  EXPECT_EQ(mem->counts().in_flight, 3u);     // and never deleted
+  clock.advance(60001);                       // the visibility timeout passes: all three come back
+  log->crash = false;
+  DeadLetterSink dead;
+  ConsumerOptions again = quick();
+  const ConsumerStats s = Consumer(log, store, dead, again).run();
+  EXPECT_EQ(s.records, 2u);
+  EXPECT_EQ(store.stamps(), (std::map<std::string, std::pair<std::int64_t, std::int64_t>>{{"a", {11, 0}}, {"b", {12, 0}}}));
+  EXPECT_EQ(mem->counts().visible + mem->counts().in_flight, 0u);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ import path from 'node:path';
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {startLlamaEngine} from '../engine/llama_engine.mjs';
+import {engineCompletion} from './engine_front.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 const MODULES = process.env.OPENAI_NODE_MODULES;
@@ -136,22 +137,11 @@ function client(url = base) {
   return new OpenAI({apiKey: 'unused', baseURL: url + '/v1', maxRetries: 0, timeout: 60000});
 }
 
-async function postJson(url, body) {
-  const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
-  const text = await r.text();
-  assert.equal(r.status, 200, `${url}: ${text}`);
-  return JSON.parse(text);
-}
-
 // The engine's own completion of the prompt `overhead` renders and counts, at temperature 0.
 let expected;
 async function engineAnswer() {
   if (expected) return expected;
-  const {prompt} = await postJson(base + '/v1/render', {model: MODEL, messages: MESSAGES, add_generation_prompt: true});
-  const c = await postJson(engine.baseUrl + '/completions', {model: engine.modelName, prompt, max_tokens: MAX_TOKENS, temperature: 0});
-  const choice = c.choices[0];
-  assert.ok(choice.text.length > 0, 'the engine generated text');
-  expected = {text: choice.text, finish_reason: choice.finish_reason, completion_tokens: c.usage.completion_tokens};
+  expected = await engineCompletion(base, engine, {model: MODEL, messages: MESSAGES, maxTokens: MAX_TOKENS});
   return expected;
 }
 

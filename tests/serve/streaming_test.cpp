@@ -279,16 +279,21 @@ TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
   EXPECT_GE(decoder->max_live(), 4u) << "generations in flight together (the eight streams took " << seconds << " s)";
 }
 
+// A gateway with ONE handler thread, whose worker may have eight generations in flight.
+serve::ServerOptions one_handler_thread(std::shared_ptr<pipe::Decoder> decoder) {
+  serve::ServerOptions o;
+  o.decoder = std::move(decoder);
+  o.max_decodes = 8;
+  o.threads = 1;
+  return o;
+}
+
 // A stream holds no handler thread: with ONE handler thread, eight streams are answered together
 // (before the stream was pumped by a chunked-content provider on the handler's thread, which it
 // held until the stream ended: the second request was not even queued before the first ended).
 TEST_F(ChatTest, StreamsHoldNoHandlerThread) {
   auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
-  serve::ServerOptions o;
-  o.decoder = decoder;
-  o.max_decodes = 8;
-  o.threads = 1;
-  start(o);
+  start(one_handler_thread(decoder));
   (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
   std::vector<StreamRead> reads(8);
   std::vector<std::thread> clients;
@@ -304,11 +309,7 @@ TEST_F(ChatTest, StreamsHoldNoHandlerThread) {
 // the reply box for its answer, so the next request was not even queued before the first ended).
 TEST_F(ChatTest, SyncAnswersHoldNoHandlerThread) {
   auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
-  serve::ServerOptions o;
-  o.decoder = decoder;
-  o.max_decodes = 8;
-  o.threads = 1;
-  start(o);
+  start(one_handler_thread(decoder));
   (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
   std::vector<json> answers(8);
   std::vector<std::thread> clients;

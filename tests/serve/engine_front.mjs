@@ -1,0 +1,21 @@
+// What the gateway's real-engine tests share: a JSON POST that must answer 200, and the reference
+// every answer through the front is compared with: the engine's own temperature-0 completion of
+// the prompt `overhead` renders (and counts) for the same messages.
+import assert from 'node:assert/strict';
+
+export async function postJson(url, body) {
+  const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
+  const text = await r.text();
+  assert.equal(r.status, 200, `${url}: ${text}`);
+  return JSON.parse(text);
+}
+
+// {prompt, text, finish_reason, completion_tokens}: `engine` (tests/engine/llama_engine.mjs)
+// completing what the gateway at `front` renders for `messages`.
+export async function engineCompletion(front, engine, {model, messages, maxTokens}) {
+  const {prompt} = await postJson(front + '/v1/render', {model, messages, add_generation_prompt: true});
+  const c = await postJson(engine.baseUrl + '/completions', {model: engine.modelName, prompt, max_tokens: maxTokens, temperature: 0});
+  const choice = c.choices[0];
+  assert.ok(choice.text.length > 0, 'the engine generated text');
+  return {prompt, text: choice.text, finish_reason: choice.finish_reason, completion_tokens: c.usage.completion_tokens};
+}
