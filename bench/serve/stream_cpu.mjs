@@ -21,6 +21,7 @@ import {mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
+import {stopChild} from '../../tests/support/stop_child.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -69,14 +70,7 @@ function start(args, ready) {
     child.on('exit', (code) => reject(new Error(`${args.slice(0, 2).join(' ')} exited ${code}: ${out.slice(-2000)}`)));
   });
 }
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 15000);
-  await exited;
-  clearTimeout(t);
-}
+const stop = (child) => stopChild(child, 15000);
 
 // One streamed chat completion; adds its tokens to `counter` as they arrive. Kept cheap (no JSON
 // parse per event: the engine's only text is " tok"), so that a client on a busy machine keeps up

@@ -24,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {startLlamaEngine} from '../../tests/engine/llama_engine.mjs';
+import {stopChild} from '../../tests/support/stop_child.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const [binary, requestsArg = '200', maxTokensArg = '16', modesArg = 'mem,redis'] = process.argv.slice(2);
@@ -109,14 +110,7 @@ function startProcess(args, ready) {
   });
   return {child, up};
 }
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 15000);
-  await exited;
-  clearTimeout(t);
-}
+const stop = (child) => stopChild(child, 15000);
 
 const engine = await startLlamaEngine({sequences: 4});
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'overhead-ttft-'));

@@ -11,6 +11,7 @@
 import {spawn} from "node:child_process";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
+import {stopChild} from "../support/stop_child.mjs";
 
 const server = path.join(path.dirname(fileURLToPath(import.meta.url)), "llama_server.mjs");
 
@@ -43,13 +44,6 @@ export async function startLlamaEngine({model = process.env.LLAMA_ENGINE_MODEL, 
     baseUrl: `${url}/v1`,
     modelName: names[0],
     process: child,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child, 5000),
   };
 }
