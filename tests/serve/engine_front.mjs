@@ -1,6 +1,7 @@
-// What the gateway's real-engine tests share: a JSON POST that must answer 200, and the reference
-// every answer through the front is compared with: the engine's own temperature-0 completion of
-// the prompt `overhead` renders (and counts) for the same messages.
+// What the gateway's real-engine tests share: a JSON POST that must answer 200, the reference
+// every answer through the front is compared with (the engine's own temperature-0 completion of
+// the prompt `overhead` renders and counts for the same messages), and a streamed completion read
+// whole.
 import assert from 'node:assert/strict';
 
 export async function postJson(url, body) {
@@ -18,4 +19,18 @@ export async function engineCompletion(front, engine, {model, messages, maxToken
   const choice = c.choices[0];
   assert.ok(choice.text.length > 0, 'the engine generated text');
   return {prompt, text: choice.text, finish_reason: choice.finish_reason, completion_tokens: c.usage.completion_tokens};
+}
+
+// Reads an `openai` client's chat completion stream to its end: {ids (each chunk's), deltas
+// ([ms since `started`, text] per content delta), finish (the finish_reason), usage}.
+export async function collectStream(stream, started) {
+  const out = {ids: [], deltas: [], finish: undefined, usage: undefined};
+  for await (const chunk of stream) {
+    out.ids.push(chunk.id);
+    const choice = chunk.choices[0];
+    if (choice?.delta?.content) out.deltas.push([performance.now() - started, choice.delta.content]);
+    if (choice?.finish_reason) out.finish = choice.finish_reason;
+    if (chunk.usage) out.usage = chunk.usage;
+  }
+  return out;
 }

@@ -28,7 +28,7 @@ import path from 'node:path';
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {startLlamaEngine} from '../engine/llama_engine.mjs';
-import {engineCompletion} from './engine_front.mjs';
+import {collectStream, engineCompletion} from './engine_front.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 const MODULES = process.env.OPENAI_NODE_MODULES;
@@ -189,16 +189,8 @@ test('over Redis: sync, stream and async carry the engine\'s own text from a rem
 
   const started = performance.now();
   const stream = await client().chat.completions.create({...request, stream: true, stream_options: {include_usage: true}});
-  const deltas = [];  // [ms since the request, text]
-  let finish;
-  let usage;
-  for await (const chunk of stream) {
-    ids.push(chunk.id);
-    const choice = chunk.choices[0];
-    if (choice?.delta?.content) deltas.push([performance.now() - started, choice.delta.content]);
-    if (choice?.finish_reason) finish = choice.finish_reason;
-    if (chunk.usage) usage = chunk.usage;
-  }
+  const {ids: chunkIds, deltas, finish, usage} = await collectStream(stream, started);  // deltas: [ms since the request, text]
+  ids.push(...chunkIds);
   assert.equal(deltas.map(([, t]) => t).join(''), want.text);
   assert.equal(finish, want.finish_reason);
   assert.equal(usage.completion_tokens, want.completion_tokens);
