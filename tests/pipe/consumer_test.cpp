@@ -64,8 +64,8 @@ class PickyStore final : public Store {
   std::set<std::string> throttled_;
 };
 
-std::shared_ptr<Queue> log_with(const std::vector<std::string>& ids) {
-  auto q = backends::open_queue("mem:?visibility_ms=600000");
+// The log-queue bodies of records `ids` of experiment "e", tokenizer "t".
+std::vector<std::string> record_bodies(const std::vector<std::string>& ids) {
   std::vector<std::string> bodies;
   for (const auto& id : ids) {
     Record r;
@@ -73,11 +73,14 @@ std::shared_ptr<Queue> log_with(const std::vector<std::string>& ids) {
     r.tokenizer = "t";
     r.experiment_tokenizer = "e#t";
     r.id = id;
-    std::string body;
-    append_record_json(body, r);
-    bodies.push_back(body);
+    append_record_json(bodies.emplace_back(), r);
   }
-  send_all(*q, bodies);
+  return bodies;
+}
+
+std::shared_ptr<Queue> log_with(const std::vector<std::string>& ids) {
+  auto q = backends::open_queue("mem:?visibility_ms=600000");
+  send_all(*q, record_bodies(ids));
   return q;
 }
 
@@ -116,15 +119,7 @@ TEST(Consumer, StampsLandWhetherTheirRecordIsInTheRoundOrStoredBefore) {
   auto log = log_with({"old-1", "old-2"});
   DeadLetterSink dead;
   EXPECT_EQ(Consumer(log, *store, dead, quick()).run().records, 2u);  // a round before
-  std::vector<std::string> bodies;
-  for (const char* id : {"new-1", "new-2"}) {
-    Record r;
-    r.experiment = "e";
-    r.tokenizer = "t";
-    r.experiment_tokenizer = "e#t";
-    r.id = id;
-    append_record_json(bodies.emplace_back(), r);
-  }
+  std::vector<std::string> bodies = record_bodies({"new-1", "new-2"});
   // Unfolded entries first and last, folded ones between, so that kept entries move down.
   const std::vector<StampPatch> one = {{"e#t", "old-1", 0, 11}, {"e#t", "new-1", 21, 0}, {"e#t", "old-2", 0, 12}};
   const std::vector<StampPatch> two = {{"e#t", "new-1", 0, 31}, {"e#t", "new-2", 22, 32}};
@@ -334,15 +329,7 @@ TEST(ConsumerHold, ACrashWhileHoldingLosesNothing) {
   testing::ManualClock clock;
   auto mem = backends::open_queue("mem:?visibility_ms=60000", clock.fn());
   auto log = std::make_shared<CrashingQueue>(mem);
-  std::vector<std::string> bodies;
-  for (const char* id : {"a", "b"}) {
-    Record r;
-    r.experiment = "e";
-    r.tokenizer = "t";
-    r.experiment_tokenizer = "e#t";
-    r.id = id;
-    append_record_json(bodies.emplace_back(), r);
-  }
+  const std::vector<std::string> bodies = record_bodies({"a", "b"});
   send_all(*log, bodies);
   ConsumerOptions o = quick();
   o.hold_for_stamps = std::chrono::minutes(10);
