@@ -22,6 +22,18 @@ namespace {
 
 constexpr double kBase = 0.012, kRate = 4000, kA = 0.003, kB = 0.0008, kC = 2e-7;
 
+// The profile of the known engine the samples below come from (its prefill and step parameters),
+// 8 sequences at once.
+EngineProfile known_profile() {
+  EngineProfile p;
+  p.fit.prefill_s_per_token = 1 / kRate;
+  p.fit.step_overhead_s = kA;
+  p.fit.sequence_overhead_s = kB;
+  p.fit.context_s_per_token = kC;
+  p.max_concurrency = 8;
+  return p;
+}
+
 std::vector<PrefillSample> prefill_samples(std::mt19937& rng) {
   std::normal_distribution<double> noise(0, 0.0002);
   std::vector<PrefillSample> s;
@@ -78,12 +90,7 @@ TEST(EngineFit, TooFewSamplesNameWhatIsMissing) {
 }
 
 TEST(EngineFit, TheRooflineReproducesTheFit) {
-  EngineProfile p;
-  p.fit.prefill_s_per_token = 1 / kRate;
-  p.fit.step_overhead_s = kA;
-  p.fit.sequence_overhead_s = kB;
-  p.fit.context_s_per_token = kC;
-  p.max_concurrency = 8;
+  EngineProfile p = known_profile();
   const Roofline r = roofline_from_profile(p);
   EXPECT_NEAR(step_seconds(r, {4, 4 * 600.0, 0, 0}), p.fit.step_s(4, 600), 1e-12);
   // A prefill-only step of 1000 tokens: the step overhead and its tokens over the prefill rate.
@@ -122,12 +129,7 @@ TEST(EngineFit, AnAllQuadraticPromptHasNoLinearTermRatherThanANegativeOne) {
 }
 
 TEST(EngineFit, TheRequestOverheadIsAddedToTheTtftAndSlowsAClosedLoopsClients) {
-  EngineProfile p;
-  p.fit.prefill_s_per_token = 1 / kRate;
-  p.fit.step_overhead_s = kA;
-  p.fit.sequence_overhead_s = kB;
-  p.fit.context_s_per_token = kC;
-  p.max_concurrency = 8;
+  EngineProfile p = known_profile();
   const Roofline without = roofline_from_profile(p);
   p.fit.ttft_base_s = kA + 0.05;  // 50 ms per request outside the steps
   const Roofline with = roofline_from_profile(p);
@@ -173,12 +175,7 @@ TEST(EngineFit, TheQueueShareOfRequestsSentTogetherIsFitted) {
 // decode steps. Its own prefill is never in its TPOT (measured from its first token). Little's law
 // holds: sequences = rate x (TTFT + (out - 1) TPOT).
 TEST(EngineFit, AClosedLoopInStepWaitsThroughTheQueueShareOfTheOthersPrefills) {
-  EngineProfile p;
-  p.fit.prefill_s_per_token = 1 / kRate;
-  p.fit.step_overhead_s = kA;
-  p.fit.sequence_overhead_s = kB;
-  p.fit.context_s_per_token = kC;
-  p.max_concurrency = 8;
+  EngineProfile p = known_profile();
   const Roofline apart = roofline_from_profile(p);
   // One client: its TPOT is the decode step alone, not the decode step plus its own prompt's step
   // spread over its tokens. (The steady state's steps hold 99 decodes per 100 steps, at context
