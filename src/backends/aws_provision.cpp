@@ -29,6 +29,13 @@ bool is_missing_queue(const aws::JsonCallError& e) {
          e.code() == "NonExistentQueue";
 }
 
+// CreateQueue refuses a name that exists with other attributes. Between our GetQueueUrl and our
+// CreateQueue another opener may have created the queue and set its attributes (the DLQ's
+// retention, the redrive policy): that queue is the one we want, so we take its URL.
+bool is_existing_queue(const aws::JsonCallError& e) {
+  return e.code() == "QueueNameExists" || e.code() == "QueueAlreadyExists" || e.code() == "AWS.SimpleQueueService.QueueNameExists";
+}
+
 ProvisionedResource ensure_queue(aws::JsonProtocolClient& sqs, const std::string& name, milliseconds timeout,
                                  const std::string& shown) {
   ProvisionedResource r{name, "", false};
@@ -36,8 +43,13 @@ ProvisionedResource ensure_queue(aws::JsonProtocolClient& sqs, const std::string
     r.where = call(sqs, "GetQueueUrl", {{"QueueName", name}}, timeout, shown).value("QueueUrl", std::string());
   } catch (const aws::JsonCallError& e) {
     if (!is_missing_queue(e)) throw;
-    r.where = call(sqs, "CreateQueue", {{"QueueName", name}}, timeout, shown).value("QueueUrl", std::string());
-    r.created = true;
+    try {
+      r.where = call(sqs, "CreateQueue", {{"QueueName", name}}, timeout, shown).value("QueueUrl", std::string());
+      r.created = true;
+    } catch (const aws::JsonCallError& e2) {
+      if (!is_existing_queue(e2)) throw;
+      r.where = call(sqs, "GetQueueUrl", {{"QueueName", name}}, timeout, shown).value("QueueUrl", std::string());
+    }
   }
   if (r.where.empty()) throw std::runtime_error("SQS on " + shown + ": no QueueUrl for " + name);
   return r;

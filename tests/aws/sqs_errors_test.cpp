@@ -98,5 +98,35 @@ TEST_F(SqsErrors, ABadSignatureIsPermanentAtOnceWithAHintAndNoSecret) {
   EXPECT_EQ(authorization.find(kSecret), std::string::npos);
 }
 
+// Two openers with create=1 race: ours finds no queue, the other creates it and sets its
+// attributes, then our CreateQueue is refused (QueueNameExists). The queue the other made is the
+// one we want: the opener takes its URL and sets the same attributes, and does not fail.
+TEST_F(SqsErrors, ACreateRaceLostToAnotherOpenerOpensTheirQueue) {
+  aws::testing::LoopbackServer server;
+  std::atomic<int> get_url_calls{0}, creates{0}, set_attributes{0};
+  server.http().Post("/", [&](const httplib::Request& req, httplib::Response& res) {
+    const std::string target = req.get_header_value("X-Amz-Target");
+    if (target == "AmazonSQS.GetQueueUrl" && ++get_url_calls == 1) {
+      res.status = 400;
+      res.set_content(R"({"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."})",
+                      "application/x-amz-json-1.0");
+    } else if (target == "AmazonSQS.CreateQueue") {
+      ++creates;
+      res.status = 400;
+      res.set_content(R"({"__type":"com.amazonaws.sqs#QueueNameExists","message":"A queue already exists with the same name and a different value for attribute MessageRetentionPeriod"})",
+                      "application/x-amz-json-1.0");
+    } else {
+      if (target == "AmazonSQS.SetQueueAttributes") ++set_attributes;
+      answer_ok(req, res);
+    }
+  });
+  server.start();
+  auto q = open_queue(url(server) + "&create=1");
+  EXPECT_NE(q, nullptr);
+  EXPECT_EQ(creates.load(), 1);
+  EXPECT_GE(get_url_calls.load(), 2);  // the first finds nothing; the next, after the refused create, the URL
+  EXPECT_EQ(set_attributes.load(), 1);
+}
+
 }  // namespace
 }  // namespace overhead::backends

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "backends/open.hpp"
 #include "ports/errors.hpp"
@@ -102,6 +103,28 @@ TEST(SqsQueue, ReceiveCountComesFromApproximateReceiveCount) {
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].receive_count, 2);
   EXPECT_EQ(second[0].id, first[0].id);
+}
+
+// Processes that start together with create=1 (workers and consumers of one run) all open the
+// one queue and its DLQ, whoever creates them.
+TEST(SqsQueue, OpenersThatCreateTheSameQueueAtOnceAllSucceed) {
+  const std::string name = fresh_queue();
+  constexpr int kOpeners = 6;
+  std::atomic<int> opened{0};
+  std::vector<std::string> errors(kOpeners);
+  std::vector<std::thread> openers;
+  for (int i = 0; i < kOpeners; ++i)
+    openers.emplace_back([&, i] {
+      try {
+        auto q = open_queue(sqs_url(name, "create=1&visibility_ms=2000&max_receives=3"));
+        if (q->dead_letter_queue() != nullptr) ++opened;
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  for (auto& t : openers) t.join();
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+  EXPECT_EQ(opened.load(), kOpeners);
 }
 
 }  // namespace
