@@ -84,8 +84,22 @@ function acquire(gone) {
 // A used sequence is replaced by a fresh one rather than cleared: after a generation stopped
 // mid-way (a client gone) clearHistory() was seen to leave state behind that changed a later
 // greedy answer on that sequence; a fresh sequence's KV cache is empty.
+//
+// Disposing a sequence gives its id back under the context's lock, which node-llama-cpp's decode
+// loop holds for as long as any sequence has a token queued. While others generate, that is until
+// they all end: a finished request's slot stayed taken for up to a second, and the next request
+// waited for every running one (no continuous batching). So while a sequence is being given back,
+// the running generations hold their next token (pausedForRelease) until it is: the loop runs dry,
+// lets the lock go for the give-back, and the next step takes them all again, with the newcomer.
+let releasing = 0, releaseDone = Promise.resolve(), endRelease = () => {};
+const pausedForRelease = () => (releasing ? releaseDone : null);
 async function release(used) {
-  await used.dispose();
+  if (releasing++ === 0) releaseDone = new Promise((resolve) => { endRelease = resolve; });
+  try {
+    await used.dispose();
+  } finally {
+    if (--releasing === 0) endRelease();
+  }
   const seq = context.getSequence();
   while (waiting.length) {
     const next = waiting.shift();
@@ -226,6 +240,8 @@ async function generate(r, seq, isGone, onText) {
       temperature: r.temperature, topP: r.topP, seed: r.seed, repeatPenalty: penalties, yieldEogToken: true,
     });
     for await (const token of it) {
+      const pause = pausedForRelease();
+      if (pause) await pause;
       if (isGone()) return {cancelled: true};
       generated.push(token);
       ++stats.generated_tokens;

@@ -146,3 +146,23 @@ test("generations run at once (more than the sequences wait their turn) and each
   const a = await complete({max_tokens: 16, temperature: 0}), b = await complete({max_tokens: 16, temperature: 0});
   assert.equal(a.body.choices[0].text, b.body.choices[0].text);
 });
+
+// Continuous batching: a finished request's slot serves the next one while others still generate
+// (the slot once stayed taken until every running generation had ended).
+test("a finished request's slot serves the next one while long generations run", async () => {
+  const controller = new AbortController();
+  let longDone = 0, longTokens = 0;
+  // Three of the four sequences generate long answers; the short requests share the fourth.
+  const longs = Array.from({length: 3}, () => stream({max_tokens: 1500, temperature: 0}, () => {
+    ++longTokens;
+    return false;
+  }, controller.signal).catch(() => null).finally(() => { ++longDone; }));
+  while (longTokens < 6) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 6; ++i) {
+    const r = await complete({max_tokens: 4, temperature: 0});
+    assert.equal(r.status, 200);
+    assert.equal(longDone, 0, `short request ${i + 1} waited for the long generations to end`);
+  }
+  controller.abort();
+  await Promise.all(longs);
+});
