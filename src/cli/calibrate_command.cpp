@@ -27,6 +27,8 @@ namespace overhead::cli {
 
 namespace {
 
+constexpr int kDefaultBatchTokens = 2048;  // llama.cpp server's default n_batch
+
 struct CalibrateOptions {
   std::string engine, tokenizer, out;
   int max_concurrency = 8;
@@ -136,7 +138,8 @@ int run_calibrate(const CalibrateOptions& o) {
         {"elapsed_s", c.elapsed_s},
         {"max_concurrency", c.max_concurrency},
         {"engine_slots", c.slots},
-        {"prefill_chunk_tokens", 2048},
+        // The engine's step budget in tokens when it states it; else llama.cpp server's default n_batch.
+        {"prefill_chunk_tokens", c.batch_tokens > 0 ? c.batch_tokens : kDefaultBatchTokens},
         {"v1_models", c.models},
         {"measurements", {{"prefill", prefill}, {"decode", decode}, {"concurrent_ttft", concurrent}, {"requests", c.raw}}}};
     if (fit) profile["fit"] = cost::engine_fit_json(*fit);

@@ -146,23 +146,33 @@ nlohmann::json fetch_models(const std::string& base_url, const std::string& mode
   return j;
 }
 
-int slots_of(const nlohmann::json& models, const std::string& model) {
+namespace {
+
+// The integer meta.`key` of `model`'s /v1/models entry, in [0, 2^20]; 0 when it is not there.
+int model_meta_int(const nlohmann::json& models, const std::string& model, const char* key) {
   for (const auto& m : models["data"]) {
     if (!m.is_object() || m.value("id", nlohmann::json()) != model) continue;
     const auto meta = m.find("meta");
     if (meta == m.end() || !meta->is_object()) return 0;
-    const auto seqs = meta->find("sequences");
-    if (seqs == meta->end() || !seqs->is_number_integer()) return 0;
-    return std::max(0, static_cast<int>(std::min<std::int64_t>(seqs->get<std::int64_t>(), 1 << 20)));
+    const auto value = meta->find(key);
+    if (value == meta->end() || !value->is_number_integer()) return 0;
+    return std::max(0, static_cast<int>(std::min<std::int64_t>(value->get<std::int64_t>(), 1 << 20)));
   }
   return 0;
 }
+
+}  // namespace
+
+int slots_of(const nlohmann::json& models, const std::string& model) { return model_meta_int(models, model, "sequences"); }
+
+int batch_tokens_of(const nlohmann::json& models, const std::string& model) { return model_meta_int(models, model, "n_batch"); }
 
 Calibration measure_engine(const CalibrationPlan& plan, const std::function<void(const std::string&)>& progress) {
   Calibration c;
   c.models = fetch_models(plan.base_url, plan.model);
   c.model = plan.model.empty() ? c.models["data"][0]["id"].get<std::string>() : plan.model;
   c.slots = slots_of(c.models, c.model);
+  c.batch_tokens = batch_tokens_of(c.models, c.model);
   c.max_concurrency = c.slots >= 2 ? std::min(plan.max_concurrency, c.slots) : plan.max_concurrency;
   const auto tokenizer = binding::load_tokenizer(plan.tokenizer);
   backends::OpenAiDecoderParams params;

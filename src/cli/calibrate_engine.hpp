@@ -30,6 +30,7 @@ struct Calibration {
   nlohmann::json models;  // the engine's /v1/models
   std::string model;
   int slots = 0;            // generations the engine runs at once, when its /v1/models says (else 0)
+  int batch_tokens = 0;     // tokens the engine takes in one step, when its /v1/models says (else 0)
   int max_concurrency = 0;  // the most requests in flight calibrated: the plan's, at most the slots
   std::vector<cost::PrefillSample> prefill;
   std::vector<cost::DecodeSample> decode;
@@ -45,6 +46,10 @@ nlohmann::json fetch_models(const std::string& base_url, const std::string& mode
 // The engine's slots as its /v1/models entry for `model` states them (llama.cpp-style
 // "meta": {"sequences": N}); 0 when it does not.
 int slots_of(const nlohmann::json& models, const std::string& model);
+
+// The tokens the engine evaluates in one step ("meta": {"n_batch": N}, llama.cpp's name for its
+// logical batch); 0 when it does not say.
+int batch_tokens_of(const nlohmann::json& models, const std::string& model);
 
 // Runs the plan, at concurrency up to the plan's maximum or the engine's slots, the smaller (more
 // requests than slots only queue: they measure the queue, not the step). `progress` (may be empty) gets one line per wave. Throws std::runtime_error

@@ -43,6 +43,8 @@ TEST(CalibrateEngine, FitsTheRealEngineAndPredictsAConfigurationItDidNotRun) {
   plan.budget_s = 20;
   const Calibration c = measure_engine(plan, nullptr);
   EXPECT_EQ(c.model, "tiny-llama3");
+  EXPECT_EQ(c.slots, 4);
+  EXPECT_EQ(c.batch_tokens, 512);  // node-llama-cpp's default batch, as its /v1/models states it
   EXPECT_LE(c.elapsed_s, 60);
   const auto fit = cost::fit_engine(c.prefill, c.decode);
   EXPECT_GT(fit.prefill_s_per_token + fit.ttft_s_per_token_squared, 0);

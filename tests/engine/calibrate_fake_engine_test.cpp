@@ -46,7 +46,7 @@ class FakeEngine {
   explicit FakeEngine(Timing t, int slots = 8, bool usage = true) : t_(t) {
     server.models_body = nlohmann::json{{"object", "list"},
                                         {"data", {{{"id", "fake-engine"}, {"object", "model"}, {"owned_by", "test"},
-                                                   {"meta", {{"sequences", slots}}}}}}}
+                                                   {"meta", {{"sequences", slots}, {"n_batch", 1024}}}}}}}
                              .dump();
     server.script = [usage](const std::string& body, std::chrono::microseconds&) {
       const auto j = nlohmann::json::parse(body);
@@ -142,6 +142,7 @@ TEST(CalibrateFakeEngine, RecoversTheParametersOfAKnownTiming) {
   const Calibration c = measure_engine(plan_for(engine.server.url(), 12), nullptr);
   EXPECT_EQ(c.model, "fake-engine");
   EXPECT_EQ(c.slots, 8);
+  EXPECT_EQ(c.batch_tokens, 1024);  // its meta.n_batch
   EXPECT_EQ(c.max_concurrency, 8);  // --max-concurrency 16, but the engine has 8 slots
   const auto fit = cost::fit_engine(c.prefill, c.decode, c.concurrent);
   std::printf("fit: TTFT %.3f ms + %.2f us/token + %.4f us/token^2; step %.3f ms + %.3f ms b + %.3f us b ctx\n",

@@ -9,7 +9,8 @@
 // When listening it prints one line `llama_server: listening on http://127.0.0.1:PORT` on stdout
 // (and writes PORT to --port-file). Routes:
 //   GET  /health          200 {"status":"ok"}
-//   GET  /v1/models       the served names (--model-name, repeatable; default tiny-llama3)
+//   GET  /v1/models       the served names (--model-name, repeatable; default tiny-llama3), with
+//                         meta n_ctx, sequences (slots) and n_batch (tokens evaluated per step)
 //   POST /v1/completions  prompt (a string; special tokens in it are parsed),
 //                         max_tokens (default 16), temperature (default 1; 0 = greedy,
 //                         deterministic), top_p, seed, stop (a string or up to 4), presence_penalty,
@@ -348,7 +349,8 @@ const server = http.createServer(async (req, res) => {
     if (req.method === "GET" && url === "/engine/stats") return sendJson(res, 200, stats);
     if (req.method === "GET" && url === "/v1/models")
       return sendJson(res, 200, {object: "list", data: args.names.map((id) => ({id, object: "model", created: 0,
-        owned_by: "llama.cpp", meta: {n_ctx: free[0]?.contextSize ?? args.context, sequences: args.sequences}}))});
+        owned_by: "llama.cpp", meta: {n_ctx: free[0]?.contextSize ?? args.context, sequences: args.sequences,
+        n_batch: context.batchSize}}))});
     if (req.method === "POST" && url === "/v1/completions") return await completions(req, res);
     if (req.method === "POST" && url === "/tokenize") return sendJson(res, 200, tokenizeRoute(await readBody(req)));
     throw new HttpError(404, `no route ${req.method} ${url}`);
