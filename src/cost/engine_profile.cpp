@@ -159,16 +159,18 @@ void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
 }
 
 // k from the median TTFT of each (concurrency, prompt) group: TTFT - TTFT(prompt) = k x (C - 1) x
-// the other's prefill step, in relative terms (each point's error over its TTFT), k in [0, 1].
+// the other's prefill step, least squares in seconds, k in [0, 1]. In seconds, not relative: the
+// groups of short prompts wait a millisecond or two, as much as a shared machine's jitter, and in
+// relative terms they swung k from 0.15 to 0.75 between two calibrations; the long prompts' waits
+// carry the share.
 void fit_queue_share(const std::vector<ConcurrentTtftSample>& concurrent, EngineFit& fit) {
   std::map<std::pair<double, double>, std::vector<double>> by_point;
   for (const auto& s : concurrent)
     if (s.concurrency >= 2 && s.ttft_s > 0 && std::isfinite(s.ttft_s)) by_point[{s.concurrency, s.prompt_tokens}].push_back(s.ttft_s);
   double xy = 0, xx = 0;
   for (const auto& [key, ttfts] : by_point) {
-    const double y = median(ttfts);
-    const double x = (key.first - 1) * fit.other_prefill_step_s(key.first, key.second) / y;
-    xy += x * (y - fit.ttft_s(key.second)) / y;
+    const double x = (key.first - 1) * fit.other_prefill_step_s(key.first, key.second);
+    xy += x * (median(ttfts) - fit.ttft_s(key.second));
     xx += x * x;
   }
   fit.queue_points = by_point.size();
@@ -225,10 +227,10 @@ Roofline roofline_from_profile(const EngineProfile& p) {
   r.attention_flops_per_context_token = 0;
   r.max_concurrency = std::max(1.0, p.max_concurrency);
   r.prefill_chunk_tokens = p.prefill_chunk_tokens;
+  r.queue_share = std::clamp(p.fit.queue_share, 0.0, 1.0);
   r.memory_fraction = 1;
   r.step_overhead_s = std::max(0.0, p.fit.step_overhead_s);
   r.sequence_overhead_s = std::max(0.0, p.fit.sequence_overhead_s);
-  r.queue_share = std::clamp(p.fit.queue_share, 0.0, 1.0);
   return r;
 }
 

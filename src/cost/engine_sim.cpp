@@ -163,6 +163,9 @@ class Source {
     } else {
       it.cpu_start = it.up = arrival;
     }
+    // A measured engine's exchange of the request (HTTP, tokenizing) before its steps: in its TTFT,
+    // holding no slot (Roofline::request_overhead_s; 0 for datasheet GPUs).
+    it.up += c_.replica.request_overhead_s;
     ready_.push({it.up, it});
   }
 
@@ -171,7 +174,8 @@ class Source {
     for (;;) {
       double a = 0;
       const bool more = next_arrival(a);
-      const double bound = !more ? kNever : c_.workers > 0 ? std::max(a, workers_.top()) : a;
+      const double bound =
+          !more ? kNever : (c_.workers > 0 ? std::max(a, workers_.top()) : a) + c_.replica.request_overhead_s;
       if (!ready_.empty() && ready_.top().first <= bound) return true;
       if (!more) return false;  // nothing ready, and no arrival known yet
       start_next(a);
@@ -209,9 +213,6 @@ struct Replica {
   std::deque<std::size_t> prefilling;
   std::priority_queue<std::pair<std::uint64_t, std::size_t>, std::vector<std::pair<std::uint64_t, std::size_t>>,
                       std::greater<>> decoding;  // (finish step, slot)
-  // Closed loop in step (Roofline::queue_share): prefilled sequences waiting through the others'
-  // prefill steps before their first token, (until, slot).
-  std::priority_queue<std::pair<double, std::size_t>, std::vector<std::pair<double, std::size_t>>, std::greater<>> held;
   double decode_context = 0, kv_reserved = 0;
   std::uint64_t steps = 0;
   std::size_t active = 0;
@@ -277,7 +278,6 @@ SimResult simulate_engine(const EngineSimConfig& c) {
     source.completed(t);
   };
 
-  const double queue_share = c.closed_loop ? std::clamp(model.queue_share, 0.0, 1.0) : 0.0;
   auto start_decoding = [&](Replica& rep, std::size_t slot, double t) {
     Seq& s = rep.slots[slot];
     s.first_token = t;
@@ -318,16 +318,6 @@ SimResult simulate_engine(const EngineSimConfig& c) {
       gpu_wait_sum += t - it.up;
       gpu_depth.add(it.up, +1);
       gpu_depth.add(t, -1);
-    }
-    // The held sequences whose wait is over emit their first token and join the decodes.
-    while (!rep.held.empty() && rep.held.top().first <= t) {
-      const std::size_t slot = rep.held.top().second;
-      rep.held.pop();
-      start_decoding(rep, slot, t);
-    }
-    if (rep.active > 0 && rep.decoding.empty() && rep.prefilling.empty()) {
-      events.push({rep.held.top().first, k});  // only waits: the next step is at the first one's end
-      continue;
     }
     if (rep.active == 0) {
       // Idle: wake at the next ready request, or when a completion elsewhere sends one.
@@ -370,14 +360,11 @@ SimResult simulate_engine(const EngineSimConfig& c) {
       rep.decode_context -= rep.slots[slot].item.in + rep.slots[slot].item.out;
       complete(rep, slot, end);
     }
-    // The prefills that ended emit their first token; in a closed loop in step, after waiting
-    // through queue_share of the other sequences' prefill steps (taken as long as this one).
+    // The prefills that ended emit their first token.
     for (std::size_t i = 0; i < finishing_prefills; ++i) {
       const std::size_t slot = rep.prefilling.front();
       rep.prefilling.pop_front();
-      const double wait = queue_share * static_cast<double>(rep.active - 1) * step;
-      if (wait > 0) rep.held.push({end + wait, slot});
-      else start_decoding(rep, slot, end);
+      start_decoding(rep, slot, end);
     }
     events.push({end, k});
     if (c.closed_loop) source.release(total_steps, end);

@@ -141,9 +141,8 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
   // last) holds only the other requests' prefill steps that fall among its decode steps: with
   // prompts in their own steps, per request cycle each of the other sequences prefills once; of
   // those steps the decode share is a step this request decodes in anyway, the rest (the prompt's
-  // surplus) stretches its TPOT. A closed loop in step (queue_share) moves that share of the
-  // others' prefill steps before its first token: it waits through them without decoding.
-  double wait = 0, tpot = 0, cycle = 0;
+  // surplus) stretches its TPOT.
+  double tpot = 0, first_token = 0;
   if (!s.prefill_bound && c * chunks <= 1) {
     for (double start = 0; start < std::max(1.0, in); start += budget) {
       const double chunk = std::min(budget, in - start);
@@ -155,23 +154,33 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
     const double decode_steps = 1 - c * chunks;
     mean_step = c * prefill_time + decode_steps * decode_only;
     mean_square += decode_steps * decode_only * decode_only;
-    const double other_sequences = std::max(0.0, s.sequences - 1);
-    if (!open_loop) wait = std::clamp(r.queue_share, 0.0, 1.0) * other_sequences * prefill_time;
-    // The cycle in the engine (Little's law: sequences per completion), plus the decode steps the
-    // waits push later.
-    cycle = s.sequences * mean_step / c + (wait > 0 ? wait / prefill_time * chunks * decode_only : 0);
-    tpot = out > 1 ? (cycle - prefill_time - wait) / (out - 1) : mean_step;
+    // The cycle in the engine (Little's law: sequences per completion).
+    const double cycle = s.sequences * mean_step / c;
+    // A closed loop's clients drift apart on a continuous-batching engine, but their prompts still
+    // meet: the others' prompt steps (beyond the decode steps they hold anyway) take a share rho of
+    // the cycle, and a request waits through the queue share of them before its first token.
+    first_token = prefill_time;
+    if (!open_loop && r.queue_share > 0 && s.sequences > 1 && out > 1) {
+      const double others = (s.sequences - 1) * std::max(0.0, prefill_time - chunks * decode_only);
+      const double rho = std::clamp(others / cycle, 0.0, 0.95);
+      const double k = std::clamp(r.queue_share, 0.0, 1.0);
+      // At most the cycle less its decode steps alone.
+      first_token = std::min(prefill_time * (1 - (1 - k) * rho) / (1 - rho), cycle - (out - 1) * decode_only);
+      first_token = std::max(first_token, prefill_time);
+    }
+    tpot = out > 1 ? (cycle - first_token) / (out - 1) : mean_step;
   } else {
     // Every step carries prompts (others' prompts among this request's decode steps).
     mean_step = step_seconds(r, {decodes, decode_context, c * in, c * in * in / 2});
     mean_square = mean_step * mean_step;
     prefill_time = s.prefill_steps * mean_step;
+    first_token = prefill_time;
     tpot = mean_step;
   }
   s.step_s = mean_step;
   s.prefill_s = prefill_time;
   s.tpot_s = tpot;
-  s.requests_per_s = wait > 0 ? s.sequences / cycle : c / s.step_s;
+  s.requests_per_s = c / s.step_s;
   s.output_tokens_per_s = s.requests_per_s * out;
   if (open_loop) {
     // An arrival at a random instant waits for the step in progress to end: E[step^2] / (2 E[step]).
@@ -179,7 +188,7 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
   } else {
     // Closed loop: every client's request is in the system for clients / rate seconds.
     const double in_system = std::max(sequences, s.sequences) / s.requests_per_s;
-    s.ttft_s = std::max(prefill_time + wait, in_system - (out - 1) * s.tpot_s);
+    s.ttft_s = std::max(first_token, in_system - (out - 1) * s.tpot_s);
   }
   return s;
 }

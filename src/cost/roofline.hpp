@@ -42,12 +42,13 @@ struct Roofline {
   // (the HTTP exchange, tokenizing the prompt). Added to the TTFT; a closed loop's clients spend it
   // outside the engine. 0 otherwise.
   double request_overhead_s = 0;
-  // A closed loop's clients that keep their requests in step (their answers end together, so they
-  // send together; `overhead calibrate`'s waves are such groups): the share of the other requests
-  // in flight whose prefill step (it carries the batch's decodes) a request waits through before
-  // its own. An engine that takes prompts in arrival order gives 1/2; one that splits each step's
-  // prompt budget evenly over them, nearer 1. Those prefills then fall before its first token
-  // instead of between its tokens. Fitted by `overhead calibrate`; 0 otherwise (clients out of step).
+  // A measured engine's prompt scheduling: the share k of the other prompts' prefill work in flight
+  // with a request's that it waits through before its first token (of requests sent together, 1/2
+  // when prompts go in arrival order, 1 when each step's prompt budget is split evenly over them,
+  // 0 when they never delay each other). Fitted by `overhead calibrate`; 0 otherwise. In a closed
+  // loop, where the others' prompts take a share rho of the engine's time, a prefill of S seconds
+  // alone ends after S (1 - (1 - k) rho) / (1 - rho): processor sharing at k = 1, first come first
+  // served at 1/2 (steady_state).
   double queue_share = 0;
   double layers = 0, hidden_size = 0;
   double allreduce_latency_s = 0;     // one all-reduce

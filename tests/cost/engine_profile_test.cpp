@@ -170,11 +170,12 @@ TEST(EngineFit, TheQueueShareOfRequestsSentTogetherIsFitted) {
   EXPECT_NEAR(fit.concurrent_ttft_s(4, 512), together[9].ttft_s, 1e-12);
 }
 
-// The closed loop in step: a request waits through `queue_share` of the other sequences' prefill
-// steps before its first token, decoding in none of them; the rest of their prefills fall among its
-// decode steps. Its own prefill is never in its TPOT (measured from its first token). Little's law
-// holds: sequences = rate x (TTFT + (out - 1) TPOT).
-TEST(EngineFit, AClosedLoopInStepWaitsThroughTheQueueShareOfTheOthersPrefills) {
+// A closed loop of clients: a request's own prefill is never in its TPOT (measured from its first
+// token), and Little's law holds: sequences = rate x (TTFT + (out - 1) TPOT). The queue share k
+// moves the others' prompts that meet a request's before its first token: the TTFT grows with k,
+// the TPOT shrinks, the rate stays (the engine does the same steps). Arrivals at random instants
+// (open loop) are priced as before.
+TEST(EngineFit, AClosedLoopWaitsThroughTheQueueShareOfTheOthersPrompts) {
   EngineProfile p = known_profile();
   const Roofline apart = roofline_from_profile(p);
   // One client: its TPOT is the decode step alone, not the decode step plus its own prompt's step
@@ -186,18 +187,21 @@ TEST(EngineFit, AClosedLoopInStepWaitsThroughTheQueueShareOfTheOthersPrefills) {
   EXPECT_NEAR(one.ttft_s, decode + 200 / kRate, 1e-12);
   EXPECT_NEAR(one.ttft_s + 99 * one.tpot_s, 1 / one.requests_per_s, 1e-12);
 
-  p.fit.queue_share = 0.5;
-  const Roofline together = roofline_from_profile(p);
-  EXPECT_EQ(together.queue_share, 0.5);
-  const SteadyState a = steady_state(apart, 4, 200, 100, false), b = steady_state(together, 4, 200, 100, false);
-  EXPECT_NEAR(b.ttft_s, b.prefill_s * (1 + 0.5 * 3), 1e-12);
-  EXPECT_NEAR(a.ttft_s, a.prefill_s, 1e-12);
-  // The waits move half the others' prompts out of the TPOT and add the decode steps they delay.
-  EXPECT_LT(b.tpot_s, a.tpot_s);
-  EXPECT_LT(b.requests_per_s, a.requests_per_s);
-  for (const auto& s : {a, b}) EXPECT_NEAR(s.ttft_s + 99 * s.tpot_s, 4 / s.requests_per_s, 1e-12);
-  // Arrivals at random instants are not in step: the share does not apply.
-  EXPECT_EQ(steady_state(together, 4, 200, 100, true).ttft_s, steady_state(apart, 4, 200, 100, true).ttft_s);
+  std::vector<SteadyState> by_share;
+  for (const double k : {0.0, 0.5, 1.0}) {
+    p.fit.queue_share = k;
+    by_share.push_back(steady_state(roofline_from_profile(p), 4, 200, 100, false));
+    const SteadyState& s = by_share.back();
+    EXPECT_NEAR(s.ttft_s + 99 * s.tpot_s, 4 / s.requests_per_s, 1e-9) << k;
+    EXPECT_NEAR(s.requests_per_s, by_share.front().requests_per_s, 1e-9 * s.requests_per_s) << k;
+    EXPECT_EQ(steady_state(roofline_from_profile(p), 4, 200, 100, true).ttft_s, steady_state(apart, 4, 200, 100, true).ttft_s);
+    // One client meets no other prompt.
+    EXPECT_NEAR(steady_state(roofline_from_profile(p), 1, 200, 100, false).ttft_s, one.ttft_s, 1e-12);
+  }
+  EXPECT_LT(by_share[0].ttft_s, by_share[1].ttft_s);
+  EXPECT_LT(by_share[1].ttft_s, by_share[2].ttft_s);
+  EXPECT_GT(by_share[0].tpot_s, by_share[1].tpot_s);
+  EXPECT_GT(by_share[1].tpot_s, by_share[2].tpot_s);
 }
 
 TEST(EngineProfileScenario, IsPricedByANamedInstanceOrTheFlag) {

@@ -63,10 +63,10 @@ TEST(EngineSim, SaturatedRunAgreesWithTheSteadyState) {
   }
 }
 
-// A measured engine whose closed loop keeps its requests in step (queue_share): the simulation
-// holds each prefilled sequence through that share of the others' prefill steps before its first
-// token, as the steady state does: the two agree, and the TTFT grows by about the waits.
-TEST(EngineSim, AClosedLoopInStepAgreesWithTheSteadyState) {
+// A measured engine: its request overhead (the TTFT's base beyond a step: HTTP, tokenizing) is
+// spent outside the engine, holding no slot, and is in the TTFT; the simulation and the steady
+// state agree on all three figures.
+TEST(EngineSim, AMeasuredEngineClosedLoopAgreesWithTheSteadyState) {
   EngineProfile p;
   p.fit.ttft_base_s = 0.03;
   p.fit.prefill_s_per_token = 2e-4;
@@ -75,19 +75,16 @@ TEST(EngineSim, AClosedLoopInStepAgreesWithTheSteadyState) {
   p.fit.sequence_overhead_s = 0.001;
   p.fit.context_s_per_token = 2e-6;
   p.max_concurrency = 8;
-  const Roofline apart = roofline_from_profile(p);
-  p.fit.queue_share = 0.5;
-  const Roofline together = roofline_from_profile(p);
-  for (const double clients : {3.0, 6.0}) {
+  const Roofline r = roofline_from_profile(p);
+  ASSERT_GT(r.request_overhead_s, 0.02);
+  for (const double clients : {1.0, 3.0, 6.0}) {
     SCOPED_TRACE(clients);
-    const auto s = steady_state(together, clients, 256, 64, false);
-    const auto sim = simulate_engine(closed(together, clients, 256, 64, 4000));
+    const auto s = steady_state(r, clients, 256, 64, false);
+    const auto sim = simulate_engine(closed(r, clients, 256, 64, 4000));
     EXPECT_NEAR(sim.output_tokens_per_s / s.output_tokens_per_s, 1.0, 0.05);
     EXPECT_NEAR(sim.tpot_s.mean / s.tpot_s, 1.0, 0.10);
     EXPECT_NEAR(sim.ttft_s.mean / s.ttft_s, 1.0, 0.20);
-    const auto alone = simulate_engine(closed(apart, clients, 256, 64, 4000));
-    const double waits = 0.5 * (clients - 1) * s.prefill_s;
-    EXPECT_NEAR(sim.ttft_s.mean - alone.ttft_s.mean, waits, 0.3 * waits);
+    EXPECT_GT(sim.ttft_s.mean, r.request_overhead_s);
   }
 }
 
