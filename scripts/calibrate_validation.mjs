@@ -8,13 +8,14 @@
 //
 //   node scripts/calibrate_validation.mjs --overhead build/overhead \
 //     --model build/engine/tiny-llama3.gguf --tokenizer models/llama-3.3-70b-instruct \
-//     [--out tests/engine/fixtures] [--budget-s 90] [--slots 8] [--seconds 20]
+//     [--out tests/engine/fixtures] [--budget-s 90] [--slots 8] [--seconds 20] [--passes 4]
 //
 // Needs LLAMA_ENGINE_NODE_MODULES (scripts/install_llama_engine.sh prints it). Each configuration
 // runs `concurrency` clients in a closed loop (each sends its next request when its answer ends)
-// for --seconds after one warm-up request each; output tokens/s is the sum over clients of the
-// tokens each received over the time it spent, TTFT from sending a request to its first token,
-// TPOT the time after the first token over the tokens after it.
+// for --seconds in all, in --passes slices that take turns with the other configurations', each
+// after one warm-up request per client; output tokens/s is the sum over clients of the tokens each
+// received over the time it spent, TTFT from sending a request to its first token, TPOT the time
+// after the first token over the tokens after it.
 import {execFileSync} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -24,7 +25,7 @@ import {startLlamaEngine} from "../tests/engine/llama_engine.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = {out: path.join(here, "..", "tests", "engine", "fixtures"), budget: 90, slots: 8, seconds: 20,
-  overhead: "", model: process.env.LLAMA_ENGINE_MODEL ?? "", tokenizer: "", threads: 1};
+  overhead: "", model: process.env.LLAMA_ENGINE_MODEL ?? "", tokenizer: "", threads: 1, passes: 4};
 for (let i = 2; i < process.argv.length; i += 2) {
   const k = process.argv[i], v = process.argv[i + 1];
   if (k === "--overhead") args.overhead = v;
@@ -34,6 +35,7 @@ for (let i = 2; i < process.argv.length; i += 2) {
   else if (k === "--budget-s") args.budget = Number(v);
   else if (k === "--slots") args.slots = Number(v);
   else if (k === "--seconds") args.seconds = Number(v);
+  else if (k === "--passes") args.passes = Number(v);
   else throw new Error(`unknown argument ${k}`);
 }
 if (!args.overhead || !args.model || !args.tokenizer) throw new Error("give --overhead, --model and --tokenizer");
@@ -97,22 +99,34 @@ async function request(engine, prompt, maxTokens) {
     prompt_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens};
 }
 
-async function measure(engine, c) {
+// One slice of a configuration: `concurrency` clients in a closed loop for `seconds`, after one
+// warm-up request each (the loop reaches its steady state). Returns each client's requests and
+// the seconds it spent on them.
+async function measureSlice(engine, c, seconds) {
   const prompt = Array(c.prompt_tokens - 1).fill("hello").join(" ");  // + the BOS
-  const clients = await Promise.all(Array.from({length: c.concurrency}, async () => {
-    await request(engine, prompt, c.output_tokens);  // warm-up: the loop reaches its steady state
+  return Promise.all(Array.from({length: c.concurrency}, async () => {
+    await request(engine, prompt, c.output_tokens);
     const done = [];
     const start = performance.now();
-    while (performance.now() - start < args.seconds * 1e3) done.push(await request(engine, prompt, c.output_tokens));
+    while (performance.now() - start < seconds * 1e3) done.push(await request(engine, prompt, c.output_tokens));
     return {done, seconds: (performance.now() - start) / 1e3};
   }));
+}
+
+// A configuration's figures over its slices: output tokens/s is the sum over clients of the tokens
+// each received over the time it spent (slices added), TTFT and TPOT the means over requests.
+function summarize(slices) {
+  const clients = slices.flat();
   const all = clients.flatMap((x) => x.done);
   const mean = (f) => all.reduce((s, r) => s + f(r), 0) / all.length;
+  const perClient = clients.length / slices.length;
   return {
     requests: all.length,
+    slices: slices.length,
     prompt_tokens_seen: [...new Set(all.map((r) => r.prompt_tokens))],
     output_tokens_mean: mean((r) => r.output_tokens),
-    output_tokens_per_s: clients.reduce((s, x) => s + x.done.reduce((t, r) => t + r.output_tokens, 0) / x.seconds, 0),
+    output_tokens_per_s: perClient * clients.reduce((s, x) => s + x.done.reduce((t, r) => t + r.output_tokens, 0), 0) /
+      clients.reduce((s, x) => s + x.seconds, 0),
     tpot_s_mean: mean((r) => r.decode_s / Math.max(1, r.output_tokens - 1)),
     ttft_s_mean: mean((r) => r.ttft_s),
   };
@@ -127,15 +141,25 @@ const engine = await startLlamaEngine({model: args.model, sequences: args.slots,
 try {
   const calibrationA = calibrate(engine, profileA);
   process.stderr.write(calibrationA.summary);
-  const rows = [];
-  for (const c of configs) {
+  // Each configuration is measured in --passes slices, the configurations taking turns, so that
+  // all of them see the shared machine's slow and fast minutes alike.
+  const slices = configs.map(() => []), loads = configs.map(() => []);
+  for (let pass = 0; pass < args.passes; ++pass)
+    for (const [i, c] of configs.entries()) {
+      const before = load();
+      slices[i].push(await measureSlice(engine, c, args.seconds / args.passes));
+      loads[i].push({before, after: load()});
+      process.stderr.write(`pass ${pass + 1}/${args.passes}: x${c.concurrency} ${c.prompt_tokens} -> ${c.output_tokens}\n`);
+    }
+  const rows = configs.map((c, i) => {
     const predicted = predict(profileA, c);
-    const before = load();
-    const measured = await measure(engine, c);
+    const measured = summarize(slices[i]);
     const error = Object.fromEntries(Object.keys(targets).map((k) => [k, rel(predicted[k], measured[k])]));
-    rows.push({...c, predicted, measured, error, load_before: before, load_after: load()});
-    process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
-  }
+    // The highest 1-minute load average seen before any of its slices.
+    const worst = loads[i].reduce((w, l) => (l.before.loadavg[0] > w.before.loadavg[0] ? l : w));
+    return {...c, predicted, measured, error, load_before: worst.before, load_after: loads[i].at(-1).after};
+  });
+  for (const r of rows) process.stderr.write(`${JSON.stringify(r)}\n`);
   const calibrationB = calibrate(engine, profileB);
   const stability = configs.map((c) => {
     const a = predict(profileA, c), b = predict(profileB, c);
@@ -144,7 +168,8 @@ try {
   const fixture = {
     what: "overhead calibrate against the tests' llama.cpp engine, then configurations it did not run, predicted and measured",
     regenerate: "node scripts/calibrate_validation.mjs --overhead build/overhead --model build/engine/tiny-llama3.gguf " +
-      `--tokenizer models/llama-3.3-70b-instruct --budget-s ${args.budget} --slots ${args.slots} --seconds ${args.seconds}`,
+      `--tokenizer models/llama-3.3-70b-instruct --budget-s ${args.budget} --slots ${args.slots} --seconds ${args.seconds} ` +
+      `--passes ${args.passes}`,
     host: {hostname: os.hostname(), cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? ""},
     engine: {server: "tests/engine/llama_server.mjs", model: "tiny-llama3 (scripts/make_tiny_gguf.py)", slots: args.slots,
       threads: args.threads},
