@@ -34,3 +34,25 @@ export async function collectStream(stream, started) {
   }
   return out;
 }
+
+// The engine's own stream of `prompt` at temperature 0: milliseconds from its first text event to
+// its last, the time the generation spreads its tokens over.
+export async function engineStreamSpan(engine, prompt, maxTokens) {
+  const r = await fetch(engine.baseUrl + '/completions', {method: 'POST', headers: {'Content-Type': 'application/json'},
+    body: JSON.stringify({model: engine.modelName, prompt, max_tokens: maxTokens, temperature: 0, stream: true})});
+  assert.equal(r.status, 200);
+  const decoder = new TextDecoder();
+  let pending = '', first = 0, last = 0;
+  for await (const bytes of r.body) {
+    pending += decoder.decode(bytes, {stream: true});
+    for (let at; (at = pending.indexOf('\n\n')) >= 0; pending = pending.slice(at + 2)) {
+      const line = pending.slice(0, at);
+      if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+      if (JSON.parse(line.slice(6)).choices?.[0]?.text) {
+        last = performance.now();
+        first ||= last;
+      }
+    }
+  }
+  return last - first;
+}
