@@ -105,18 +105,29 @@ def main():
     if not reply_stream:
         failures.append("the gateway's banner names no reply stream")
 
+    # Each worker holds at most a few items, so the requests spread over both and w1 holds some when
+    # it is killed; and no worker stops for an idle moment (one that is slow to start, as under a
+    # sanitizer, may find the other has taken everything so far).
     def worker(name):
         return subprocess.Popen([a.overhead, "worker", "--queue", in_url, "--log-queue", log_url, "--tokenizers", TOKENIZER,
                                  "--experiment", "serve", "--decoder", DECODER, "--name", name, "--out", a.work_dir,
-                                 "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                 "--max-in-flight", "4", "--idle-exit", "600", "--no-progress"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
-    workers = {"w1": worker("w1"), "w2": worker("w2")}
-    consumer = subprocess.Popen([a.overhead, "consume", "--log-queue", log_url, "--store", store_url, "--out", a.work_dir,
-                                 "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    # A body naming a stream that is not this input's reply stream: no worker may write there.
+    # A body naming a stream that is not this input's reply stream: no worker may write there. It is
+    # also w1's first entry: w1 starts alone and is ready (tokenizers loaded, its Redis consumer
+    # named) once it has taken it; then w2 starts.
     svc.redis("XADD", in_stream, "*", "b", json.dumps({"tokenizer": TOKENIZER, "line": 0, "id": "hostile", "model": TOKENIZER,
                                                        "usage": None, "prompt": messages(0), "reply_to": log_stream}))
+    workers = {"w1": worker("w1")}
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(str(workers["w1"].pid) in n for n in svc.consumers(in_stream, "overhead")):
+        time.sleep(0.05)
+    if not any(str(workers["w1"].pid) in n for n in svc.consumers(in_stream, "overhead")):
+        failures.append("worker w1 did not read from the input stream within 60 s")
+    workers["w2"] = worker("w2")
+    consumer = subprocess.Popen([a.overhead, "consume", "--log-queue", log_url, "--store", store_url, "--out", a.work_dir,
+                                 "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     results = [None] * REQUESTS
 
