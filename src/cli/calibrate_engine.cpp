@@ -301,5 +301,4 @@ Calibration measure_engine(const CalibrationPlan& plan, const std::function<void
   return measure_warm_engine(measured_plan, decoder, *tokenizer, std::move(c), elapsed, say, warm_up_spent);
 }
 
-
 }  // namespace overhead::cli
