@@ -66,6 +66,17 @@ async function inFlight() {
   return m ? Number(m[1]) : -1;
 }
 
+// A request counts in flight until its answer is written, so one sent the moment the previous
+// answer arrives can meet that one still counted, and --max-inflight 1 refuses it. Tests of other
+// things send each request once the gateway has settled; the limit's own test does not.
+async function settled() {
+  await waitFor(async () => (await inFlight()) === 0, 'the previous request to leave the in-flight count');
+}
+const settledFetch = async (url, init) => {
+  await settled();
+  return fetch(url, init);
+};
+
 async function waitFor(predicate, what, ms = 10000) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -99,7 +110,7 @@ after(() => {
 });
 
 test('a synchronous completion counts the prompt as `overhead tokenize --chat` does', async () => {
-  const c = await client().chat.completions.create({ model: 'microsoft/phi-4', messages: MESSAGES });
+  const c = await client({ fetch: settledFetch }).chat.completions.create({ model: 'microsoft/phi-4', messages: MESSAGES });
   assert.equal(c.object, 'chat.completion');
   assert.match(c.id, /^chatcmpl-/);
   assert.equal(c.model, 'microsoft/phi-4');
@@ -115,12 +126,12 @@ test('a synchronous completion counts the prompt as `overhead tokenize --chat` d
   assert.equal(c.usage.completion_tokens, 0);
   assert.equal(c.usage.total_tokens, expected);
   // The Gemma-2 binding by its HF id, without the system turn its template refuses.
-  const g = await client().chat.completions.create({ model: 'google/gemma-2-27b-it', messages: MESSAGES.slice(1) });
+  const g = await client({ fetch: settledFetch }).chat.completions.create({ model: 'google/gemma-2-27b-it', messages: MESSAGES.slice(1) });
   assert.equal(g.usage.prompt_tokens, cliChatCount('gemma-2-27b-it', MESSAGES.slice(1)));
 });
 
 test('a stream is chunks with a role delta, a finish_reason and a usage chunk', async () => {
-  const stream = await client().chat.completions.create({
+  const stream = await client({ fetch: settledFetch }).chat.completions.create({
     model: 'phi-4', messages: MESSAGES, stream: true, stream_options: { include_usage: true },
   });
   const chunks = [];
@@ -139,7 +150,7 @@ test('a stream is chunks with a role delta, a finish_reason and a usage chunk', 
   const content = chunks.map((ch) => ch.choices[0]?.delta?.content ?? '').join('');
   assert.equal(content, '');
   // The client's own accumulator agrees.
-  const runner = client().chat.completions.stream({ model: 'phi-4', messages: MESSAGES });
+  const runner = client({ fetch: settledFetch }).chat.completions.stream({ model: 'phi-4', messages: MESSAGES });
   const final = await runner.finalChatCompletion();
   assert.equal(final.choices[0].finish_reason, 'length');
 });
@@ -153,7 +164,7 @@ test('an asynchronous request: 202 with an id, then polled until done', async ()
   assert.equal(r.headers.get('location'), '/v1/requests/' + id);
   let s;
   await waitFor(async () => {
-    s = await (await fetch(base + '/v1/requests/' + id, { headers })).json();
+    s = await (await settledFetch(base + '/v1/requests/' + id, { headers })).json();
     return s.status !== 'queued';
   }, 'the request to finish');
   assert.equal(s.status, 'done');
@@ -161,38 +172,38 @@ test('an asynchronous request: 202 with an id, then polled until done', async ()
   assert.equal(s.record.experiment_tokenizer, 'serve#phi-4');
   assert.equal(s.record.token_count, cliChatCount('phi-4', MESSAGES));
   assert.equal(s.response.usage.prompt_tokens, s.record.token_count);
-  const missing = await fetch(base + '/v1/requests/req_nothere', { headers });
+  const missing = await settledFetch(base + '/v1/requests/req_nothere', { headers });
   assert.equal(missing.status, 404);
   assert.equal((await missing.json()).error.code, 'not_found');
 });
 
 test('errors are the client\'s own error classes, naming the field', async () => {
-  await assert.rejects(client().chat.completions.create({ model: 'gpt-9', messages: MESSAGES }), (e) => {
+  await assert.rejects(client({ fetch: settledFetch }).chat.completions.create({ model: 'gpt-9', messages: MESSAGES }), (e) => {
     assert.ok(e instanceof NotFoundError, String(e));
     assert.equal(e.status, 404);
     assert.equal(e.code, 'model_not_found');
     assert.equal(e.param, 'model');
     return true;
   });
-  await assert.rejects(client().chat.completions.create({ model: 'phi-4', messages: [] }), (e) => {
+  await assert.rejects(client({ fetch: settledFetch }).chat.completions.create({ model: 'phi-4', messages: [] }), (e) => {
     assert.ok(e instanceof BadRequestError, String(e));
     assert.equal(e.param, 'messages');
     return true;
   });
-  await assert.rejects(client().chat.completions.create({ model: 'phi-4', messages: [{ role: 'wizard', content: 'x' }] }), (e) => {
+  await assert.rejects(client({ fetch: settledFetch }).chat.completions.create({ model: 'phi-4', messages: [{ role: 'wizard', content: 'x' }] }), (e) => {
     assert.ok(e instanceof BadRequestError, String(e));
     assert.equal(e.param, 'messages[0].role');
     return true;
   });
   // Gemma-2's template refuses a system turn: the worker's refusal, as a 400.
-  await assert.rejects(client().chat.completions.create({ model: 'gemma-2-27b-it', messages: MESSAGES }), (e) => {
+  await assert.rejects(client({ fetch: settledFetch }).chat.completions.create({ model: 'gemma-2-27b-it', messages: MESSAGES }), (e) => {
     assert.ok(e instanceof BadRequestError, String(e));
     assert.equal(e.code, 'template_error');
     assert.match(e.message, /System role not supported/);
     return true;
   });
   // ... also when streaming: the prompt is encoded before the stream starts.
-  await assert.rejects(client().chat.completions.create({ model: 'gemma-2-27b-it', messages: MESSAGES, stream: true }),
+  await assert.rejects(client({ fetch: settledFetch }).chat.completions.create({ model: 'gemma-2-27b-it', messages: MESSAGES, stream: true }),
                        (e) => e instanceof BadRequestError);
 });
 
@@ -201,7 +212,7 @@ test('a wrong or missing bearer token is an AuthenticationError; the token is ne
                        (e) => e instanceof AuthenticationError && e.status === 401);
   const r = await fetch(base + '/v1/models');
   assert.equal(r.status, 401);
-  const models = await client().models.list();
+  const models = await client({ fetch: settledFetch }).models.list();
   assert.deepEqual(models.data.map((m) => m.id), ['phi-4', 'google/gemma-2-27b-it']);
   assert.ok(!stderr.includes(TOKEN));
 });
@@ -221,7 +232,7 @@ test('past --max-inflight the client gets a RateLimitError with Retry-After', as
   assert.match(answer, /^HTTP\/1\.1 200/);
   assert.match(answer, /"object":"chat.completion"/);
   await waitFor(async () => (await inFlight()) === 0, 'the slot to be free');
-  const c = await client().chat.completions.create({ model: 'phi-4', messages: MESSAGES });
+  const c = await client({ fetch: settledFetch }).chat.completions.create({ model: 'phi-4', messages: MESSAGES });
   assert.equal(c.object, 'chat.completion');
 });
 
