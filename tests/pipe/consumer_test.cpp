@@ -18,6 +18,7 @@
 #include "pipe/consumer.hpp"
 #include "ports/errors.hpp"
 #include "ports/record_codec.hpp"
+#include "support/forwarding_queue.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
@@ -207,26 +208,14 @@ class StampCountingStore final : public Store {
 
 // A log queue whose receive fails once `crash` is set: the consumer's run ends there, as a
 // process's would at a kill, with what it holds neither stored nor deleted.
-class CrashingQueue final : public Queue {
+class CrashingQueue final : public test_support::ForwardingQueue {
  public:
-  explicit CrashingQueue(std::shared_ptr<Queue> inner) : inner_(std::move(inner)) {}
-  std::vector<SendOutcome> send_batch(std::span<const std::string> bodies) override { return inner_->send_batch(bodies); }
+  using ForwardingQueue::ForwardingQueue;
   std::vector<Message> receive(std::size_t max, std::chrono::milliseconds wait) override {
     if (crash) throw std::logic_error("killed");
-    return inner_->receive(max, wait);
+    return inner().receive(max, wait);
   }
-  std::vector<std::string> delete_batch(std::span<const std::string> receipts) override { return inner_->delete_batch(receipts); }
-  std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts, std::chrono::milliseconds timeout) override {
-    return inner_->change_visibility_batch(receipts, timeout);
-  }
-  QueueCounts counts() override { return inner_->counts(); }
-  std::shared_ptr<Queue> dead_letter_queue() override { return inner_->dead_letter_queue(); }
-  std::chrono::milliseconds visibility_timeout() const override { return inner_->visibility_timeout(); }
-  const std::string& url() const override { return inner_->url(); }
   std::atomic<bool> crash{false};
-
- private:
-  std::shared_ptr<Queue> inner_;
 };
 
 // Waits (up to 20 s, for slow sanitizer runs) until `done` holds.

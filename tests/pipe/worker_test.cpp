@@ -13,6 +13,7 @@
 #include "ports/errors.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/worker.hpp"
+#include "support/forwarding_queue.hpp"
 
 namespace overhead::pipe {
 using backends::open_queue;
@@ -231,12 +232,11 @@ TEST_P(WorkerModes, FinishedBatchesAreDeletedWhileTheWorkerWaitsForMoreInput) {
 }
 
 // A queue whose deletes fail for chosen receipts (stale), or fail outright.
-class FlakyDeleteQueue final : public Queue {
+class FlakyDeleteQueue final : public test_support::ForwardingQueue {
  public:
-  explicit FlakyDeleteQueue(std::shared_ptr<Queue> inner) : inner_(std::move(inner)) {}
-  std::vector<SendOutcome> send_batch(std::span<const std::string> b) override { return inner_->send_batch(b); }
+  using ForwardingQueue::ForwardingQueue;
   std::vector<Message> receive(std::size_t max, std::chrono::milliseconds wait) override {
-    auto got = inner_->receive(max, wait);
+    auto got = inner().receive(max, wait);
     std::lock_guard lock(m_);
     for (const auto& m : got) {
       if (m.body.find("\"r1\"") != std::string::npos) stale_.insert(m.receipt);
@@ -255,20 +255,12 @@ class FlakyDeleteQueue final : public Queue {
       std::lock_guard lock(m_);
       for (const auto& r : receipts) (stale_.count(r) ? failed : keep).push_back(r);
     }
-    auto f = inner_->delete_batch(keep);
+    auto f = inner().delete_batch(keep);
     failed.insert(failed.end(), f.begin(), f.end());
     return failed;
   }
-  std::vector<std::string> change_visibility_batch(std::span<const std::string> r, std::chrono::milliseconds t) override {
-    return inner_->change_visibility_batch(r, t);
-  }
-  QueueCounts counts() override { return inner_->counts(); }
-  std::shared_ptr<Queue> dead_letter_queue() override { return inner_->dead_letter_queue(); }
-  std::chrono::milliseconds visibility_timeout() const override { return inner_->visibility_timeout(); }
-  const std::string& url() const override { return inner_->url(); }
 
  private:
-  std::shared_ptr<Queue> inner_;
   std::mutex m_;
   std::set<std::string> stale_, throw_on_;
 };

@@ -14,6 +14,7 @@
 
 #include "backends/open.hpp"
 #include "reply/queue_poller.hpp"
+#include "support/forwarding_queue.hpp"
 
 namespace {
 
@@ -21,25 +22,15 @@ using namespace overhead;
 using namespace std::chrono_literals;
 
 // A real queue whose first `failures` receives throw, as a client does while its broker restarts.
-class FailingFirstReceives final : public pipe::Queue {
+class FailingFirstReceives final : public test_support::ForwardingQueue {
  public:
-  FailingFirstReceives(std::shared_ptr<pipe::Queue> inner, int failures) : inner_(std::move(inner)), failures_(failures) {}
-  std::vector<pipe::SendOutcome> send_batch(std::span<const std::string> b) override { return inner_->send_batch(b); }
+  FailingFirstReceives(std::shared_ptr<pipe::Queue> inner, int failures) : ForwardingQueue(std::move(inner)), failures_(failures) {}
   std::vector<pipe::Message> receive(std::size_t max, std::chrono::milliseconds wait) override {
     if (failures_.fetch_sub(1) > 0) throw pipe::QueueError("connection refused");
-    return inner_->receive(max, wait);
+    return inner().receive(max, wait);
   }
-  std::vector<std::string> delete_batch(std::span<const std::string> r) override { return inner_->delete_batch(r); }
-  std::vector<std::string> change_visibility_batch(std::span<const std::string> r, std::chrono::milliseconds t) override {
-    return inner_->change_visibility_batch(r, t);
-  }
-  pipe::QueueCounts counts() override { return inner_->counts(); }
-  std::shared_ptr<pipe::Queue> dead_letter_queue() override { return inner_->dead_letter_queue(); }
-  std::chrono::milliseconds visibility_timeout() const override { return inner_->visibility_timeout(); }
-  const std::string& url() const override { return inner_->url(); }
 
  private:
-  std::shared_ptr<pipe::Queue> inner_;
   std::atomic<int> failures_;
 };
 
