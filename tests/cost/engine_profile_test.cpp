@@ -34,6 +34,19 @@ EngineProfile known_profile() {
   return p;
 }
 
+// The known engine's samples without noise: three prompt lengths, two batches at two contexts.
+std::vector<PrefillSample> exact_prefill_samples() {
+  std::vector<PrefillSample> p;
+  for (const double len : {10.0, 100.0, 1000.0}) p.push_back({len, kBase + len / kRate});
+  return p;
+}
+std::vector<DecodeSample> exact_decode_samples() {
+  std::vector<DecodeSample> d;
+  for (const double batch : {1.0, 4.0})
+    for (const double context : {100.0, 900.0}) d.push_back({batch, context, kA + kB * batch + kC * batch * context});
+  return d;
+}
+
 std::vector<PrefillSample> prefill_samples(std::mt19937& rng) {
   std::normal_distribution<double> noise(0, 0.0002);
   std::vector<PrefillSample> s;
@@ -65,11 +78,8 @@ TEST(EngineFit, RecoversTheParametersOfAKnownEngine) {
 }
 
 TEST(EngineFit, ExactSamplesGiveExactParameters) {
-  std::vector<PrefillSample> p;
-  for (const double len : {10.0, 100.0, 1000.0}) p.push_back({len, kBase + len / kRate});
-  std::vector<DecodeSample> d;
-  for (const double batch : {1.0, 4.0})
-    for (const double context : {100.0, 900.0}) d.push_back({batch, context, kA + kB * batch + kC * batch * context});
+  const std::vector<PrefillSample> p = exact_prefill_samples();
+  const std::vector<DecodeSample> d = exact_decode_samples();
   const auto fit = fit_engine(p, d);
   EXPECT_NEAR(fit.prefill_s_per_token, 1 / kRate, 1e-6 / kRate);
   EXPECT_NEAR(fit.step_s(3, 500), kA + kB * 3 + kC * 3 * 500, 1e-12);
@@ -104,11 +114,8 @@ TEST(EngineFit, AQuadraticPromptIsFittedAndTheRooflineChargesItThroughTheContext
   constexpr double kQ = 3e-8;
   std::vector<PrefillSample> p;
   for (const double len : {16.0, 64.0, 256.0, 1024.0}) p.push_back({len, kBase + len / kRate + kQ * len * len});
-  std::vector<DecodeSample> d;
-  for (const double batch : {1.0, 4.0})
-    for (const double context : {100.0, 900.0}) d.push_back({batch, context, kA + kB * batch + kC * batch * context});
   EngineProfile profile;
-  profile.fit = fit_engine(p, d);
+  profile.fit = fit_engine(p, exact_decode_samples());
   EXPECT_NEAR(profile.fit.ttft_s_per_token_squared, kQ, 1e-6 * kQ);
   EXPECT_NEAR(profile.fit.prefill_s_per_token, 1 / kRate, 1e-6 / kRate);
   profile.max_concurrency = 8;
@@ -151,11 +158,8 @@ TEST(EngineFit, TheRequestOverheadIsAddedToTheTtftAndSlowsAClosedLoopsClients) {
 // Requests sent together whose TTFTs hold a known share of the others' prefill steps: the fit
 // gives the share back (exact samples, so exactly), and 0 without such samples.
 TEST(EngineFit, TheQueueShareOfRequestsSentTogetherIsFitted) {
-  std::vector<PrefillSample> p;
-  for (const double len : {10.0, 100.0, 1000.0}) p.push_back({len, kBase + len / kRate});
-  std::vector<DecodeSample> d;
-  for (const double batch : {1.0, 4.0})
-    for (const double context : {100.0, 900.0}) d.push_back({batch, context, kA + kB * batch + kC * batch * context});
+  const std::vector<PrefillSample> p = exact_prefill_samples();
+  const std::vector<DecodeSample> d = exact_decode_samples();
   EXPECT_EQ(fit_engine(p, d).queue_share, 0);
   std::vector<ConcurrentTtftSample> together;
   for (const double n : {2.0, 4.0, 8.0})
