@@ -121,6 +121,9 @@ TEST_F(Cancellation, ACancelReachesTheWorkerThatTookTheRequest) {
   settle(*w->replies);
   remote.cancel("r1");
   EXPECT_EQ(cancels_of(*w, 1), std::vector<std::string>{"r1"});
+  // The sender counts the cancel once its send has returned, which can be after the worker read
+  // it (seen under ASan): wait for the count as for the cancel.
+  for (int i = 0; i < 500 && remote.counts().sent < 1; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(remote.counts().sent, 1u);
 }
 
