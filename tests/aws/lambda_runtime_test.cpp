@@ -6,18 +6,22 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <spawn.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -128,29 +132,58 @@ class FakeRuntimeApi {
   std::string init_error_, init_error_type_;
 };
 
+// The environment the child gets: ours, with `set` replacing (or adding) variables and `unset`
+// removing them. Built in the parent, because the child runs no code of ours before exec: a
+// forked child of this many-threaded test that allocated (setenv, std::string) could block
+// forever on a lock another thread held at the fork (the likely cause of one run under ASan that
+// reached the 60 s limit).
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& set,
+                                           const std::vector<std::string>& unset) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('='));
+    if (set.count(name) || std::find(unset.begin(), unset.end(), name) != unset.end()) continue;
+    env.push_back(entry);
+  }
+  for (const auto& [name, value] : set) env.push_back(name + "=" + value);
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Starts `args` (args[0] the program) with `env`; returns the child's pid.
+pid_t spawn(std::vector<std::string> args, std::vector<std::string> env) {
+  auto argv = c_strings(args);
+  auto envp = c_strings(env);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+  if (rc != 0) throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
 // Runs `overhead lambda ARGS` as Lambda runs a bootstrap; returns its exit status (-1: killed
 // after the time limit).
 int run_lambda(const std::string& api, const std::vector<std::string>& args, const std::string& store_env = "") {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setenv("AWS_LAMBDA_RUNTIME_API", api.c_str(), 1);
-    if (store_env.empty()) unsetenv("OVERHEAD_STORE");
-    else setenv("OVERHEAD_STORE", store_env.c_str(), 1);
-    // OVERHEAD_LAMBDA_BOOTSTRAP: the `bootstrap` of an unpacked lambda zip (the lambda_zip test),
-    // run as Lambda runs it, from its task root.
-    const char* bootstrap = std::getenv("OVERHEAD_LAMBDA_BOOTSTRAP");
-    std::vector<std::string> all = {OVERHEAD_BINARY, "lambda"};
-    if (bootstrap && *bootstrap) {
-      all = {bootstrap};
-      setenv("LAMBDA_TASK_ROOT", std::filesystem::path(bootstrap).parent_path().c_str(), 1);
-    }
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(all[0].c_str(), argv.data());
-    _exit(127);
+  std::map<std::string, std::string> set = {{"AWS_LAMBDA_RUNTIME_API", api}};
+  std::vector<std::string> unset;
+  if (store_env.empty()) unset.push_back("OVERHEAD_STORE");
+  else set["OVERHEAD_STORE"] = store_env;
+  // OVERHEAD_LAMBDA_BOOTSTRAP: the `bootstrap` of an unpacked lambda zip (the lambda_zip test),
+  // run as Lambda runs it, from its task root.
+  const char* bootstrap = std::getenv("OVERHEAD_LAMBDA_BOOTSTRAP");
+  std::vector<std::string> all = {OVERHEAD_BINARY, "lambda"};
+  if (bootstrap && *bootstrap) {
+    all = {bootstrap};
+    set["LAMBDA_TASK_ROOT"] = std::filesystem::path(bootstrap).parent_path().string();
   }
+  all.insert(all.end(), args.begin(), args.end());
+  const pid_t pid = spawn(all, child_environment(set, unset));
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -348,12 +381,7 @@ TEST_F(LambdaRuntimeTest, NoStoreAtAllIsAnInitErrorNamingBothPlaces) {
 }
 
 TEST_F(LambdaRuntimeTest, WithoutTheRuntimeApiItIsAUsageError) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    unsetenv("AWS_LAMBDA_RUNTIME_API");
-    execl(OVERHEAD_BINARY, OVERHEAD_BINARY, "lambda", "--store", store_url_.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const pid_t pid = spawn({OVERHEAD_BINARY, "lambda", "--store", store_url_}, child_environment({}, {"AWS_LAMBDA_RUNTIME_API"}));
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
