@@ -112,7 +112,7 @@ std::vector<int> concurrency_order(int max_concurrency) {
 
 double seconds(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
-constexpr int kMaxDecodeRounds = 1000;  // the budget ends them first; a bound on the samples kept
+constexpr int kMaxRounds = 1000;  // the budget ends them first; a bound on the samples kept
 
 }  // namespace
 
@@ -171,89 +171,99 @@ int batch_tokens_of(const nlohmann::json& models, const std::string& model) { re
 
 namespace {
 
-// The measured phases on an engine that has been warmed up: `elapsed` counts from their start and
-// `plan.budget_s` is what is left of the budget.
+// What the measuring rounds share: the engine, the clock and the budget left.
+struct Rounds {
+  const CalibrationPlan& plan;
+  const backends::OpenAiDecoder& decoder;
+  const tok::Tokenizer& tokenizer;
+  const std::function<double()>& elapsed;
+  const std::function<void(const std::string&)>& say;
+  double slowest_prompt = 0;  // the longest lone request so far: the next one must fit the budget
+  double last_wave = 0;       // the last wave's time, likewise
+  bool over_budget(double next) const { return elapsed() + next > plan.budget_s; }
+};
+
+// Prefill: one request at a time at each prompt length, one output token. False when the budget
+// ended the round.
+bool prefill_round(Rounds& r, Calibration& c) {
+  for (const int length : r.plan.prefill_lengths) {
+    if (r.over_budget(r.slowest_prompt)) return false;
+    const auto t0 = r.elapsed();
+    const auto prompt = prompt_of(r.tokenizer, length);
+    const auto outcomes = run_wave(r.decoder, c.model, prompt, length, 1, 1);
+    r.slowest_prompt = std::max(r.slowest_prompt, r.elapsed() - t0);
+    const auto& res = outcomes.front().result;
+    if (res.first_token == 0) continue;  // an empty answer has no first token to time
+    const double ttft = seconds(res.first_token - res.decode_start);
+    c.prefill.push_back({static_cast<double>(length), ttft});
+    c.raw.push_back({{"phase", "prefill"}, {"concurrency", 1}, {"prompt_tokens", length},
+                     {"output_tokens", res.output_tokens}, {"ttft_s", ttft}, {"e2e_s", seconds(res.decode_end - res.decode_start)}});
+    r.say("prefill " + std::to_string(length) + " tokens: TTFT " + std::to_string(ttft * 1000) + " ms");
+  }
+  return true;
+}
+
+// Decode: waves of `level` equal requests, each prompt length at each level. False when the budget
+// ended the round.
+bool decode_round(Rounds& r, Calibration& c) {
+  for (const int level : concurrency_order(c.max_concurrency)) {
+    for (const int length : r.plan.decode_lengths) {
+      if (r.over_budget(r.last_wave)) return false;
+      const auto t0 = r.elapsed();
+      const auto prompt = prompt_of(r.tokenizer, length);
+      const auto outcomes = run_wave(r.decoder, c.model, prompt, length, r.plan.decode_tokens, level);
+      r.last_wave = r.elapsed() - t0;
+      // The sequences in flight while a request decoded: the wave's requests from their sending
+      // to their end, averaged over its first token to last. Not `level` throughout: the engine
+      // takes the wave's prompts one step after another, so the first answers end before the
+      // last have begun decoding, and those last decode with fewer beside them.
+      const auto in_flight = [&](const auto& own) {
+        const double span = static_cast<double>(own.decode_end - own.first_token);
+        if (!(span > 0)) return static_cast<double>(level);
+        double overlap = 0;
+        for (const auto& other : outcomes) {
+          const auto from = std::max(own.first_token, other.result.decode_start);
+          const auto to = std::min(own.decode_end, other.result.decode_end);
+          if (to > from) overlap += static_cast<double>(to - from);
+        }
+        return overlap / span;
+      };
+      double sum_tpot = 0;
+      int counted = 0;
+      for (const auto& o : outcomes) {
+        const auto& res = o.result;
+        const double ttft = res.first_token ? seconds(res.first_token - res.decode_start) : 0;
+        if (res.first_token && level >= 2) c.concurrent.push_back({static_cast<double>(level), static_cast<double>(length), ttft});
+        double tpot = 0;
+        if (res.first_token && res.output_tokens >= 3) {
+          tpot = seconds(res.decode_end - res.first_token) / static_cast<double>(res.output_tokens - 1);
+          c.decode.push_back({in_flight(res), length + static_cast<double>(res.output_tokens) / 2, tpot, static_cast<double>(level)});
+          sum_tpot += tpot;
+          ++counted;
+        }
+        c.raw.push_back({{"phase", "decode"}, {"concurrency", level}, {"prompt_tokens", length},
+                         {"output_tokens", res.output_tokens}, {"ttft_s", ttft}, {"tpot_s", tpot},
+                         {"e2e_s", seconds(res.decode_end - res.decode_start)}});
+      }
+      r.say("decode x" + std::to_string(level) + ", " + std::to_string(length) + " prompt tokens: TPOT " +
+            (counted ? std::to_string(sum_tpot / counted * 1000) + " ms" : std::string("n/a (answers under 3 tokens)")));
+    }
+  }
+  return true;
+}
+
+// The measured rounds on an engine that has been warmed up: `elapsed` counts from their start and
+// `plan.budget_s` is what is left of the budget. Each round is a prefill sweep then a decode
+// sweep, round after round until the budget: every point, the lone prompts' as much as the
+// waves', sees the shared machine's slow and fast minutes alike (the prefill sweeps all ran first
+// before, and a machine that changed pace after them moved the TTFT's base by 4 ms between two
+// calibrations), and the longer the budget, the steadier each point's median.
 Calibration measure_warm_engine(const CalibrationPlan& plan, const backends::OpenAiDecoder& decoder, const tok::Tokenizer& tokenizer,
                                 Calibration c, const std::function<double()>& elapsed,
                                 const std::function<void(const std::string&)>& say, double warm_up_offset_s) {
-  // Prefill: one request at a time, one output token, rounds over the lengths until a third of
-  // the budget is spent (at least one round, at most nine: the fit takes each length's median).
-  const double prefill_budget = plan.budget_s / 3;
-  double slowest = 0;
-  for (int round = 0; round < 9; ++round) {
-    for (const int length : plan.prefill_lengths) {
-      // The first round may use the whole budget (the fit needs its lengths), later ones a third.
-      if (elapsed() + slowest > (round == 0 ? plan.budget_s : prefill_budget)) break;
-      const auto t0 = elapsed();
-      const auto prompt = prompt_of(tokenizer, length);
-      const auto outcomes = run_wave(decoder, c.model, prompt, length, 1, 1);
-      slowest = std::max(slowest, elapsed() - t0);
-      const auto& r = outcomes.front().result;
-      if (r.first_token == 0) continue;  // an empty answer has no first token to time
-      const double ttft = seconds(r.first_token - r.decode_start);
-      c.prefill.push_back({static_cast<double>(length), ttft});
-      c.raw.push_back({{"phase", "prefill"}, {"concurrency", 1}, {"prompt_tokens", length},
-                       {"output_tokens", r.output_tokens}, {"ttft_s", ttft}, {"e2e_s", seconds(r.decode_end - r.decode_start)}});
-      say("prefill " + std::to_string(length) + " tokens: TTFT " + std::to_string(ttft * 1000) + " ms");
-    }
-    if (elapsed() + slowest > prefill_budget) break;
-  }
-
-  // Decode: waves of `concurrency` equal requests, each length at each level, round after round
-  // until the budget: every point sees the machine's ups and downs alike, and the longer the
-  // budget, the steadier each point's median (ten rounds were seen to leave the largest point 40%
-  // apart between two calibrations on a shared machine).
-  double last_wave = 0;
-  bool stop = false;
-  for (int round = 0; round < kMaxDecodeRounds && !stop; ++round) {
-    for (const int level : concurrency_order(c.max_concurrency)) {
-      for (const int length : plan.decode_lengths) {
-        if (elapsed() + last_wave > plan.budget_s) {
-          stop = true;
-          break;
-        }
-        const auto t0 = elapsed();
-        const auto prompt = prompt_of(tokenizer, length);
-        const auto outcomes = run_wave(decoder, c.model, prompt, length, plan.decode_tokens, level);
-        last_wave = elapsed() - t0;
-        // The sequences in flight while a request decoded: the wave's requests from their sending
-        // to their end, averaged over its first token to last. Not `level` throughout: the engine
-        // takes the wave's prompts one step after another, so the first answers end before the
-        // last have begun decoding, and those last decode with fewer beside them.
-        const auto in_flight = [&](const auto& own) {
-          const double span = static_cast<double>(own.decode_end - own.first_token);
-          if (!(span > 0)) return static_cast<double>(level);
-          double overlap = 0;
-          for (const auto& other : outcomes) {
-            const auto from = std::max(own.first_token, other.result.decode_start);
-            const auto to = std::min(own.decode_end, other.result.decode_end);
-            if (to > from) overlap += static_cast<double>(to - from);
-          }
-          return overlap / span;
-        };
-        double sum_tpot = 0;
-        int counted = 0;
-        for (const auto& o : outcomes) {
-          const auto& r = o.result;
-          const double ttft = r.first_token ? seconds(r.first_token - r.decode_start) : 0;
-          if (r.first_token && level >= 2) c.concurrent.push_back({static_cast<double>(level), static_cast<double>(length), ttft});
-          double tpot = 0;
-          if (r.first_token && r.output_tokens >= 3) {
-            tpot = seconds(r.decode_end - r.first_token) / static_cast<double>(r.output_tokens - 1);
-            c.decode.push_back({in_flight(r), length + static_cast<double>(r.output_tokens) / 2, tpot, static_cast<double>(level)});
-            sum_tpot += tpot;
-            ++counted;
-          }
-          c.raw.push_back({{"phase", "decode"}, {"concurrency", level}, {"prompt_tokens", length},
-                           {"output_tokens", r.output_tokens}, {"ttft_s", ttft}, {"tpot_s", tpot},
-                           {"e2e_s", seconds(r.decode_end - r.decode_start)}});
-        }
-        say("decode x" + std::to_string(level) + ", " + std::to_string(length) + " prompt tokens: TPOT " +
-            (counted ? std::to_string(sum_tpot / counted * 1000) + " ms" : std::string("n/a (answers under 3 tokens)")));
-      }
-      if (stop) break;
-    }
-  }
+  Rounds rounds{plan, decoder, tokenizer, elapsed, say};
+  for (int round = 0; round < kMaxRounds; ++round)
+    if (!prefill_round(rounds, c) || !decode_round(rounds, c)) break;
   c.elapsed_s = warm_up_offset_s + elapsed();
   return c;
 }

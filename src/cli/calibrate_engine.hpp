@@ -1,8 +1,9 @@
 // `overhead calibrate`'s measuring: drives an OpenAI-compatible engine through the asynchronous
 // openai decoder (one thread, every request of a wave in flight at once), with prompts of chosen
-// lengths rendered and counted with our tokenizer, first one at a time at rising prompt lengths
-// (TTFT against prompt length), then in waves of rising concurrency (time per output token
-// against sequences in flight and context). Stops at the budget; the fit is cost/engine_profile.
+// lengths rendered and counted with our tokenizer, in rounds until the budget, each one request at
+// a time at rising prompt lengths (TTFT against prompt length) and then waves of rising
+// concurrency (time per output token against sequences in flight and context). The fit is
+// cost/engine_profile.
 #pragma once
 
 #include <functional>
