@@ -32,15 +32,18 @@ ldconfig=$(command -v ldconfig || ls /usr/sbin/ldconfig /sbin/ldconfig 2>/dev/nu
 [ -n "$ldconfig" ] || { echo "make_lambda_zip: ldconfig not found (package libc-bin)" >&2; exit 1; }
 lazy=()
 for so in libcurl.so.4 libcrypto.so.3 libpq.so.5; do
-  path=$("$ldconfig" -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
+  # awk reads to the end: leaving at the first match could end ldconfig by SIGPIPE mid-list, which
+  # pipefail makes this script's silent exit.
+  path=$("$ldconfig" -p | awk -v so="$so" '$1 == so && /x86-64/ && !found { print $NF; found = 1 }')
   [ -n "$path" ] || { echo "make_lambda_zip: $so is not installed (run scripts/setup.sh)" >&2; exit 1; }
   lazy+=("$path")
 done
 { needed "$bin"; for path in "${lazy[@]}"; do echo "$path"; needed "$path"; done; } | sort -u | while read -r lib; do
   cp -L "$lib" "$stage/lib/$(basename "$lib")"
 done
-loader=$(cd "$stage/lib" && ls ld-linux-*.so.* | head -n 1)
-[ -n "$loader" ] || { echo "make_lambda_zip: no dynamic loader among the libraries" >&2; exit 1; }
+loaders=("$stage"/lib/ld-linux-*.so.*)
+[ -e "${loaders[0]}" ] || { echo "make_lambda_zip: no dynamic loader among the libraries" >&2; exit 1; }
+loader=$(basename "${loaders[0]}")
 cat > "$stage/bootstrap" <<BOOT
 #!/bin/sh
 # The Lambda custom runtime entry: overhead lambda through the bundled loader and libraries.
