@@ -59,16 +59,18 @@ void print_summary(const Calibration& c, const cost::EngineFit& fit) {
   std::printf("     step = %.3f ms + %.3f ms x batch + %.3g ms x batch x context (R^2 %.3f over %zu points)\n",
               fit.step_overhead_s * 1e3, fit.sequence_overhead_s * 1e3, fit.context_s_per_token * 1e3, fit.decode_r_squared,
               fit.decode_points);
-  // The medians the fit was made to, against the fit.
+  // The points the fit was made to (each one's interquartile mean), against the fit; the batch
+  // and context of a decode point are its medians, as the fit takes them.
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   };
+  const auto mean = &cost::interquartile_mean;
   std::printf("\n%-8s %8s %14s %14s %8s\n", "prompt", "n", "TTFT ms", "fitted ms", "error");
   std::map<double, std::vector<double>> ttft;
   for (const auto& s : c.prefill) ttft[s.prompt_tokens].push_back(s.ttft_s);
   for (const auto& [len, v] : ttft) {
-    const double m = median(v), f = fit.ttft_s(len);
+    const double m = mean(v), f = fit.ttft_s(len);
     std::printf("%-8.0f %8zu %14.2f %14.2f %7.1f%%\n", len, v.size(), m * 1e3, f * 1e3, 100 * (f - m) / m);
   }
   std::printf("\n%-8s %8s %8s %8s %14s %14s %8s\n", "sent", "batch", "context", "n", "TPOT ms", "fitted ms", "error");
@@ -83,7 +85,7 @@ void print_summary(const Calibration& c, const cost::EngineFit& fit) {
     g.batches.push_back(s.batch);
   }
   for (const auto& [key, g] : tpot) {
-    const double m = median(g.tpots), ctx = median(g.contexts), batch = median(g.batches), f = fit.step_s(batch, ctx);
+    const double m = mean(g.tpots), ctx = median(g.contexts), batch = median(g.batches), f = fit.step_s(batch, ctx);
     std::printf("%-8.0f %8.2f %8.0f %8zu %14.3f %14.3f %7.1f%%\n", key.first, batch, ctx, g.tpots.size(), m * 1e3, f * 1e3,
                 100 * (f - m) / m);
   }
@@ -92,7 +94,7 @@ void print_summary(const Calibration& c, const cost::EngineFit& fit) {
   std::map<std::pair<double, double>, std::vector<double>> together;
   for (const auto& s : c.concurrent) together[{s.concurrency, s.prompt_tokens}].push_back(s.ttft_s);
   for (const auto& [key, v] : together) {
-    const double m = median(v), f = fit.concurrent_ttft_s(key.first, key.second);
+    const double m = mean(v), f = fit.concurrent_ttft_s(key.first, key.second);
     std::printf("%-8.0f %8.0f %8zu %14.2f %14.2f %7.1f%%\n", key.first, key.second, v.size(), m * 1e3, f * 1e3,
                 100 * (f - m) / m);
   }

@@ -36,7 +36,20 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// One measured point: its regressors (the constant first) and the median of its samples.
+}  // namespace
+
+double interquartile_mean(std::vector<double> v) {
+  if (v.size() < 4) return v.empty() ? 0 : median(std::move(v));
+  std::sort(v.begin(), v.end());
+  const std::size_t cut = v.size() / 4;
+  double sum = 0;
+  for (std::size_t i = cut; i < v.size() - cut; ++i) sum += v[i];
+  return sum / static_cast<double>(v.size() - 2 * cut);
+}
+
+namespace {
+
+// One measured point: its regressors (the constant first) and the interquartile mean of its samples.
 struct Point {
   std::vector<double> x;
   double y = 0;
@@ -88,7 +101,7 @@ void fit_prefill(const std::vector<PrefillSample>& prefill, EngineFit& fit) {
   std::map<double, std::vector<double>> by_length;
   for (const auto& s : prefill) by_length[s.prompt_tokens].push_back(s.ttft_s);
   std::vector<Point> points;
-  for (const auto& [length, ttfts] : by_length) points.push_back({{1, length, length * length}, median(ttfts)});
+  for (const auto& [length, ttfts] : by_length) points.push_back({{1, length, length * length}, interquartile_mean(ttfts)});
   // The quadratic term needs a fourth length to be told from noise. Neither slope may be negative:
   // when the three-term fit makes one so, that term is dropped and the other fitted alone.
   const auto fit_terms = [&](bool linear, bool quadratic) {
@@ -132,7 +145,7 @@ void fit_prefill(const std::vector<PrefillSample>& prefill, EngineFit& fit) {
 void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
   // A point: one concurrency level and one prompt (the context rounded to 16 tokens groups a
   // wave's generations, whose contexts differ by the few tokens their outputs differ), at the
-  // median of its samples' batches and contexts.
+  // median of its samples' batches and contexts and the interquartile mean of their times.
   struct Samples {
     std::vector<double> tpots, contexts, batches;
   };
@@ -146,7 +159,7 @@ void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
   std::vector<Point> points;
   for (const auto& [key, samples] : by_point) {
     const double batch = median(samples.batches);
-    points.push_back({{1, batch, batch * median(samples.contexts)}, median(samples.tpots)});
+    points.push_back({{1, batch, batch * median(samples.contexts)}, interquartile_mean(samples.tpots)});
   }
   const Eigen::VectorXd beta = relative_least_squares(points);
   fit.step_overhead_s = beta(0);
@@ -158,7 +171,7 @@ void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
   fit.decode_resid_sd_s = resid_sd(fit.decode_residuals_s, 3);
 }
 
-// k from the median TTFT of each (concurrency, prompt) group: TTFT - TTFT(prompt) = k x (C - 1) x
+// k from the interquartile mean TTFT of each (concurrency, prompt) group: TTFT - TTFT(prompt) = k x (C - 1) x
 // the other's prefill step, least squares in seconds, k in [0, 1]. In seconds, not relative: the
 // groups of short prompts wait a millisecond or two, as much as a shared machine's jitter, and in
 // relative terms they swung k from 0.15 to 0.75 between two calibrations; the long prompts' waits
@@ -170,7 +183,7 @@ void fit_queue_share(const std::vector<ConcurrentTtftSample>& concurrent, Engine
   double xy = 0, xx = 0;
   for (const auto& [key, ttfts] : by_point) {
     const double x = (key.first - 1) * fit.other_prefill_step_s(key.first, key.second);
-    xy += x * (median(ttfts) - fit.ttft_s(key.second));
+    xy += x * (interquartile_mean(ttfts) - fit.ttft_s(key.second));
     xx += x * x;
   }
   fit.queue_points = by_point.size();

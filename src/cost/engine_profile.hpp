@@ -10,12 +10,16 @@
 // engine takes their prompts in steps that also decode the ones already started (llama.cpp's
 // server fills each step with the running sequences' tokens, then prompt tokens of the waiting
 // ones in arrival order), so a request waits through a share k of the others' prefill steps
-// (1/2 in arrival order). k is fitted, like the others, to the median TTFT of each (C, prompt),
+// (1/2 in arrival order). k is fitted, like the others, to the mean TTFT of each (C, prompt),
 // in relative terms, and lies in [0, 1]: Roofline::queue_share.
 // q is the prompt's attention (each prompt token attends to those before it). p and q are never
-// negative: when the best fit would make one so, it is 0 and the other is fitted alone. Both are fitted to the median of each measured point (prompt length;
-// batch and prompt length), so a request slowed by a neighbour on a shared machine does not pull
-// the line, and in relative terms (each point's error over its value), so the short steps of
+// negative: when the best fit would make one so, it is 0 and the other is fitted alone. Both are
+// fitted to the interquartile mean of each measured point (prompt length; batch and prompt
+// length): a request slowed by a neighbour on a shared machine does not pull the line (the
+// quarters at each end are left out), and, unlike the median, a machine that spends part of the
+// calibration at a slower pace moves the point by its share of the time rather than all or nothing
+// (lone prompts on the tests' engine were 4 ms slower in some minutes than in others, and a
+// median of nine switched between the two levels from one calibration to the next); in relative terms (each point's error over its value), so the short steps of
 // small batches count as much as the long ones. The Roofline that reproduces them:
 // step_overhead = a, sequence_overhead = b, no weights and no FLOPs, c "bytes" of KV per context
 // token at 1 byte/s, p as Roofline::prefill_s_per_token and 2q per prompt token and
@@ -63,11 +67,11 @@ struct EngineFit {
   double ttft_base_s = 0, prefill_s_per_token = 0, ttft_s_per_token_squared = 0;  // base, p, q
   double step_overhead_s = 0, sequence_overhead_s = 0, context_s_per_token = 0;  // a, b, c
   double queue_share = 0;       // k; 0 when no concurrent TTFT was measured
-  std::size_t queue_points = 0; // the (concurrency, prompt) medians k was fitted to
+  std::size_t queue_points = 0; // the (concurrency, prompt) points k was fitted to
   double prefill_r_squared = 0, decode_r_squared = 0;
   double prefill_resid_sd_s = 0, decode_resid_sd_s = 0;
   std::vector<double> prefill_residuals_s, decode_residuals_s;  // every sample's, in the samples' order
-  std::size_t prefill_points = 0, decode_points = 0;            // the medians fitted
+  std::size_t prefill_points = 0, decode_points = 0;            // the points fitted
 
   [[nodiscard]] double ttft_s(double prompt_tokens) const {
     return ttft_base_s + prefill_s_per_token * prompt_tokens + ttft_s_per_token_squared * prompt_tokens * prompt_tokens;
@@ -88,10 +92,14 @@ struct EngineFit {
 
 // Throws CostError when there are too few samples for a fit (3 prefill lengths, 4 decode points
 // over at least two batch sizes and two contexts) or the TTFT does not grow with the prompt.
-// R^2 is that of the medians.
+// R^2 is that of the points (each one's interquartile mean).
 // `concurrent` (may be empty: k = 0) gives the queue share.
 EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode,
                      const std::vector<ConcurrentTtftSample>& concurrent = {});
+
+// The mean of the middle half of `v` (sorted, a quarter cut from each end); the median under 4
+// values, 0 for none. What the fit takes of each measured point.
+double interquartile_mean(std::vector<double> v);
 
 // What `cost` and `simulate` read from a profile file.
 struct EngineProfile {
