@@ -171,8 +171,8 @@ void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
   fit.decode_resid_sd_s = resid_sd(fit.decode_residuals_s, 3);
 }
 
-// k from the interquartile mean TTFT of each (concurrency, prompt) group: TTFT - TTFT(prompt) = k x (C - 1) x
-// the other's prefill step, least squares in seconds, k in [0, 1]. In seconds, not relative: the
+// k from the interquartile mean TTFT of each (concurrency, prompt) group: TTFT - TTFT(prompt) =
+// k x (C - 1) x the other's prefill step, least squares in seconds, k in [0, 1]. In seconds, not relative: the
 // groups of short prompts wait a millisecond or two, as much as a shared machine's jitter, and in
 // relative terms they swung k from 0.15 to 0.75 between two calibrations; the long prompts' waits
 // carry the share.

@@ -10,16 +10,17 @@
 // engine takes their prompts in steps that also decode the ones already started (llama.cpp's
 // server fills each step with the running sequences' tokens, then prompt tokens of the waiting
 // ones in arrival order), so a request waits through a share k of the others' prefill steps
-// (1/2 in arrival order). k is fitted, like the others, to the mean TTFT of each (C, prompt),
-// in relative terms, and lies in [0, 1]: Roofline::queue_share.
+// (1/2 in arrival order). k is fitted to the mean TTFT of each (C, prompt), by least squares in
+// seconds, and lies in [0, 1]: Roofline::queue_share.
 // q is the prompt's attention (each prompt token attends to those before it). p and q are never
-// negative: when the best fit would make one so, it is 0 and the other is fitted alone. Both are
-// fitted to the interquartile mean of each measured point (prompt length; batch and prompt
-// length): a request slowed by a neighbour on a shared machine does not pull the line (the
-// quarters at each end are left out), and, unlike the median, a machine that spends part of the
-// calibration at a slower pace moves the point by its share of the time rather than all or nothing
-// (lone prompts on the tests' engine were 4 ms slower in some minutes than in others, and a
-// median of nine switched between the two levels from one calibration to the next); in relative terms (each point's error over its value), so the short steps of
+// negative: when the best fit would make one so, it is 0 and the other is fitted alone. Every fit
+// takes the interquartile mean of each measured point (prompt length; batch and prompt length;
+// concurrency and prompt): a request slowed by a neighbour on a shared machine does not pull the
+// line (the quarters at each end are left out), and, unlike the median, a machine that spends part
+// of the calibration at a slower pace moves the point by its share of the time rather than all or
+// nothing (lone prompts on the tests' engine were 4 ms slower in some minutes than in others, and
+// a median of nine switched between the two levels from one calibration to the next). The prefill
+// and decode fits are in relative terms (each point's error over its value), so the short steps of
 // small batches count as much as the long ones. The Roofline that reproduces them:
 // step_overhead = a, sequence_overhead = b, no weights and no FLOPs, c "bytes" of KV per context
 // token at 1 byte/s, p as Roofline::prefill_s_per_token and 2q per prompt token and

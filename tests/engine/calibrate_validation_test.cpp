@@ -106,8 +106,9 @@ TEST(CalibrateValidation, TwoCalibrationsPredictWithinFivePercentOfEachOther) {
   std::printf("the two calibrations' predictions differ by up to %.1f%%\n", 100 * largest);
   // Not met on the committed fixture: reported as skipped with the figure, never as passed.
   if (largest > 0.05)
-    GTEST_SKIP() << "the target is NOT met: the two calibrations' predictions differ by up to "
-                 << std::fixed << std::setprecision(1) << 100 * largest << "% (5% needed); docs/cost-model.md, \"Validation on a real engine\", says what bounds it";
+    GTEST_SKIP() << "the target is NOT met: the two calibrations' predictions differ by up to " << std::fixed
+                 << std::setprecision(1) << 100 * largest
+                 << "% (5% needed); docs/cost-model.md, \"Validation on a real engine\", says what bounds it";
 }
 
 }  // namespace
