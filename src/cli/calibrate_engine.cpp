@@ -255,9 +255,8 @@ bool decode_round(Rounds& r, Calibration& c) {
 // The measured rounds on an engine that has been warmed up: `elapsed` counts from their start and
 // `plan.budget_s` is what is left of the budget. Each round is a prefill sweep then a decode
 // sweep, round after round until the budget: every point, the lone prompts' as much as the
-// waves', sees the shared machine's slow and fast minutes alike (the prefill sweeps all ran first
-// before, and a machine that changed pace after them moved the TTFT's base by 4 ms between two
-// calibrations), and the longer the budget, the steadier each point's median.
+// waves', sees the shared machine's slow and fast minutes alike (the prefill sweeps all ran in
+// the first third before), and the longer the budget, the steadier each point's mean.
 Calibration measure_warm_engine(const CalibrationPlan& plan, const backends::OpenAiDecoder& decoder, const tok::Tokenizer& tokenizer,
                                 Calibration c, const std::function<double()>& elapsed,
                                 const std::function<void(const std::string&)>& say, double warm_up_offset_s) {
