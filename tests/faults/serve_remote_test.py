@@ -120,10 +120,14 @@ def main():
     svc.redis("XADD", in_stream, "*", "b", json.dumps({"tokenizer": TOKENIZER, "line": 0, "id": "hostile", "model": TOKENIZER,
                                                        "usage": None, "prompt": messages(0), "reply_to": log_stream}))
     workers = {"w1": worker("w1")}
+
+    def w1_has_read():
+        return any(str(workers["w1"].pid) in name for name in svc.consumers(in_stream, "overhead"))
+
     deadline = time.time() + 60
-    while time.time() < deadline and not any(str(workers["w1"].pid) in n for n in svc.consumers(in_stream, "overhead")):
+    while time.time() < deadline and not w1_has_read():
         time.sleep(0.05)
-    if not any(str(workers["w1"].pid) in n for n in svc.consumers(in_stream, "overhead")):
+    if not w1_has_read():
         failures.append("worker w1 did not read from the input stream within 60 s")
     workers["w2"] = worker("w2")
     consumer = subprocess.Popen([a.overhead, "consume", "--log-queue", log_url, "--store", store_url, "--out", a.work_dir,
