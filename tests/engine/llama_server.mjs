@@ -22,10 +22,11 @@
 //                         does). Streamed deltas are whole UTF-8 characters. A client that
 //                         disconnects stops its generation.
 //   POST /tokenize        {"content" (a text or texts), "add_special"} -> {"tokens"}: the engine's tokenizer.
-//   GET  /engine/stats    {"active","waiting","started","completed","cancelled","generated_tokens"}:
-//                         what tests check to see that a cancelled generation stopped.
-// Up to --sequences generations run at once (context sequences, evaluated in one batch); more wait
-// in arrival order. Greedy answers are the same run after run when generations do not overlap;
+//   GET  /engine/stats    {"active","waiting","started","completed","cancelled","generated_tokens",
+//                         "decode_batches","decoded_sequences"}: what tests check to see that a
+//                         cancelled generation stopped, and that a step decodes every running one.
+// Up to --sequences generations run at once (slots; each step decodes all of them in one batch,
+// with the prompts that are waiting); more wait in arrival order. Greedy answers are the same run after run when generations do not overlap;
 // overlapping ones (batched with others, on sequences handed over while others run) were seen to
 // differ now and then from the same prompt's answer alone: the random model's top logits are close,
 // and batching changes the engine's rounding. Tests compare texts of generations run alone. Errors are OpenAI-shaped: {"error":{"message","type","param","code"}}.
@@ -66,48 +67,128 @@ const {getLlama} = await import(pathToFileURL(path.join(args.modules, "node-llam
 // very slow on a machine with fewer free cores than threads.
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error", maxThreads: args.threads});
 const model = await llama.loadModel({modelPath: args.model});
-const context = await model.createContext({sequences: args.sequences, contextSize: args.context, threads: args.threads});
+// Twice as many context sequences as slots: a finished request's sequence is given back (disposed,
+// so the next request starts from an empty KV cache) while the slot already serves the next one
+// on a spare sequence. Disposing takes the context's lock, which node-llama-cpp's decode loop holds
+// while any sequence has a token queued; a give-back waits for a step boundary and stalls nobody.
+// Only when a request waits with a slot free and no spare sequence ready (all being given back)
+// do the running generations hold their next token (pausedForRelease) until one is: the loop runs
+// dry and lets the lock go. (With one sequence per slot and a pause at every give-back, a closed
+// loop of three clients spent 15% of its time paused.)
+const context = await model.createContext({sequences: args.sequences * 2, contextSize: args.context, threads: args.threads});
+const stats = {active: 0, waiting: 0, started: 0, completed: 0, cancelled: 0, generated_tokens: 0,
+  decode_batches: 0, decoded_sequences: 0};
+countDecodeBatches(context, stats);
 
-const free = [];
-for (let i = 0; i < args.sequences; ++i) free.push(context.getSequence());
-const waiting = [];  // resolvers of requests waiting for a sequence, in arrival order
-const stats = {active: 0, waiting: 0, started: 0, completed: 0, cancelled: 0, generated_tokens: 0};
+const spare = [];  // fresh sequences (empty KV caches)
+for (let i = 0; i < args.sequences * 2; ++i) spare.push(context.getSequence());
+let slotsFree = args.sequences, givingBack = 0;
+const waiting = [];  // {resolve, gone} of requests waiting for a slot, in arrival order
+let pause = null, endPause = () => {};
 
 function acquire(gone) {
-  if (free.length) return Promise.resolve(free.pop());
+  if (slotsFree > 0 && spare.length) {
+    --slotsFree;
+    return Promise.resolve(spare.pop());
+  }
   return new Promise((resolve) => {
-    const entry = {resolve, gone};
-    waiting.push(entry);
+    waiting.push({resolve, gone});
     stats.waiting = waiting.length;
+    updatePause();
   });
 }
 
-// A used sequence is replaced by a fresh one rather than cleared: after a generation stopped
-// mid-way (a client gone) clearHistory() was seen to leave state behind that changed a later
-// greedy answer on that sequence; a fresh sequence's KV cache is empty.
-//
-// Disposing a sequence gives its id back under the context's lock, which node-llama-cpp's decode
-// loop holds for as long as any sequence has a token queued. While others generate, that is until
-// they all end: a finished request's slot stayed taken for up to a second, and the next request
-// waited for every running one (no continuous batching). So while a sequence is being given back,
-// the running generations hold their next token (pausedForRelease) until it is: the loop runs dry,
-// lets the lock go for the give-back, and the next step takes them all again, with the newcomer.
-let releasing = 0, releaseDone = Promise.resolve(), endRelease = () => {};
-const pausedForRelease = () => (releasing ? releaseDone : null);
+function handOut() {
+  while (waiting.length && slotsFree > 0 && spare.length) {
+    const next = waiting.shift();
+    stats.waiting = waiting.length;
+    if (next.gone()) continue;
+    --slotsFree;
+    next.resolve(spare.pop());
+  }
+  updatePause();
+}
+
+function updatePause() {
+  const needed = waiting.length > 0 && slotsFree > 0 && spare.length === 0 && givingBack > 0;
+  if (needed && !pause) {
+    pause = new Promise((resolve) => { endPause = resolve; });
+  } else if (!needed && pause) {
+    pause = null;
+    endPause();
+  }
+}
+const pausedForRelease = () => pause;
+
 async function release(used) {
-  if (releasing++ === 0) releaseDone = new Promise((resolve) => { endRelease = resolve; });
+  ++slotsFree;
+  ++givingBack;
+  handOut();
   try {
     await used.dispose();
   } finally {
-    if (--releasing === 0) endRelease();
+    --givingBack;
   }
-  const seq = context.getSequence();
-  while (waiting.length) {
-    const next = waiting.shift();
-    stats.waiting = waiting.length;
-    if (!next.gone()) return next.resolve(seq);
+  spare.push(context.getSequence());
+  handOut();
+}
+
+// One step for every running generation, as a serving engine's loop does (llama.cpp's server
+// samples every slot, then decodes one batch with all of them). node-llama-cpp's loop starts the
+// next batch with whatever tokens are queued the moment the last one ends, and a sequence queues
+// its next token only after its sampling (on a worker thread) and our per-token work are done: at
+// three generations its batches held 1.96 sequences on average, each generation in two of every
+// three steps, and a closed loop and waves of the same size decoded at different rates. So a
+// running generation waits here with its token until every other has its own, and all queue
+// their next together, in one batch. A generation joins at its first token and leaves when it
+// ends (finished, stopped, cancelled or failed).
+const step = {members: 0, arrived: 0, open: null, release: () => {}};
+function releaseStepIfAllArrived() {
+  if (step.open && step.arrived >= step.members) {
+    const release = step.release;
+    step.open = null;
+    step.arrived = 0;
+    release();
   }
-  free.push(seq);
+}
+function arriveAtStep() {
+  if (!step.open) step.open = new Promise((resolve) => { step.release = resolve; });
+  const open = step.open;
+  ++step.arrived;
+  releaseStepIfAllArrived();
+  return open;
+}
+function leaveSteps() {
+  --step.members;
+  releaseStepIfAllArrived();
+}
+
+// /engine/stats counts the engine's decode batches and the sequences in them (their mean is how
+// many generations a step serves), read at node-llama-cpp's native context, which has no counter
+// of its own.
+function countDecodeBatches(ctx, counts) {
+  const native = ctx._ctx;
+  let sequencesInBatch = 0;
+  const wrapped = {
+    addToBatch: (...a) => {
+      ++sequencesInBatch;
+      return native.addToBatch(...a);
+    },
+    decodeBatch: async () => {
+      try {
+        return await native.decodeBatch();
+      } finally {
+        ++counts.decode_batches;
+        counts.decoded_sequences += sequencesInBatch;
+        sequencesInBatch = 0;
+      }
+    },
+  };
+  ctx._ctx = new Proxy(native, {get(target, key) {
+    if (key in wrapped) return wrapped[key];
+    const v = target[key];
+    return typeof v === "function" ? v.bind(target) : v;
+  }});
 }
 
 class HttpError extends Error {
@@ -240,33 +321,43 @@ async function generate(r, seq, isGone, onText) {
     const it = seq.evaluate(promptTokens, {
       temperature: r.temperature, topP: r.topP, seed: r.seed, repeatPenalty: penalties, yieldEogToken: true,
     });
-    for await (const token of it) {
-      const pause = pausedForRelease();
-      if (pause) await pause;
-      if (isGone()) return {cancelled: true};
-      generated.push(token);
-      ++stats.generated_tokens;
-      if (model.isEogToken(token)) {
-        finishReason = "stop";
-        break;
+    let inSteps = false;
+    try {
+      for await (const token of it) {
+        if (!inSteps) {
+          inSteps = true;
+          ++step.members;
+        }
+        const pause = pausedForRelease();
+        if (pause) await pause;
+        if (isGone()) return {cancelled: true};
+        generated.push(token);
+        ++stats.generated_tokens;
+        if (model.isEogToken(token)) {
+          finishReason = "stop";
+          break;
+        }
+        const full = model.detokenize(generated.filter((t) => !model.isEogToken(t)));
+        // A token may end inside a UTF-8 character: its bytes decode to U+FFFD until the rest comes.
+        let whole = full.length;
+        while (whole > 0 && full.charCodeAt(whole - 1) === 0xfffd) --whole;
+        const stopAt = r.stop.length ? findStop(full.slice(0, whole), r.stop, emitted - 64) : -1;
+        if (stopAt >= 0) {
+          text = full.slice(0, stopAt);
+          finishReason = "stop";
+          break;
+        }
+        text = full;
+        const safe = whole - (r.stop.length ? stopPrefixAtEnd(full.slice(0, whole), r.stop) : 0);
+        if (safe > emitted) {
+          onText(full.slice(emitted, safe));
+          emitted = safe;
+        }
+        if (generated.length >= r.maxTokens) break;
+        await arriveAtStep();
       }
-      const full = model.detokenize(generated.filter((t) => !model.isEogToken(t)));
-      // A token may end inside a UTF-8 character: its bytes decode to U+FFFD until the rest comes.
-      let whole = full.length;
-      while (whole > 0 && full.charCodeAt(whole - 1) === 0xfffd) --whole;
-      const stopAt = r.stop.length ? findStop(full.slice(0, whole), r.stop, emitted - 64) : -1;
-      if (stopAt >= 0) {
-        text = full.slice(0, stopAt);
-        finishReason = "stop";
-        break;
-      }
-      text = full;
-      const safe = whole - (r.stop.length ? stopPrefixAtEnd(full.slice(0, whole), r.stop) : 0);
-      if (safe > emitted) {
-        onText(full.slice(emitted, safe));
-        emitted = safe;
-      }
-      if (generated.length >= r.maxTokens) break;
+    } finally {
+      if (inSteps) leaveSteps();
     }
     if (isGone()) return {cancelled: true};
   }
@@ -349,7 +440,7 @@ const server = http.createServer(async (req, res) => {
     if (req.method === "GET" && url === "/engine/stats") return sendJson(res, 200, stats);
     if (req.method === "GET" && url === "/v1/models")
       return sendJson(res, 200, {object: "list", data: args.names.map((id) => ({id, object: "model", created: 0,
-        owned_by: "llama.cpp", meta: {n_ctx: free[0]?.contextSize ?? args.context, sequences: args.sequences,
+        owned_by: "llama.cpp", meta: {n_ctx: context.contextSize, sequences: args.sequences,
         n_batch: context.batchSize}}))});
     if (req.method === "POST" && url === "/v1/completions") return await completions(req, res);
     if (req.method === "POST" && url === "/tokenize") return sendJson(res, 200, tokenizeRoute(await readBody(req)));

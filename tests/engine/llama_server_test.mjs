@@ -166,3 +166,16 @@ test("a finished request's slot serves the next one while long generations run",
   controller.abort();
   await Promise.all(longs);
 });
+
+// Every running generation is in every step: the engine's batches hold all of them (node-llama-cpp
+// alone started each batch with the sequences whose sampling had ended, 1.96 of three on average).
+test("each step decodes every running generation in one batch", async () => {
+  const before = await stats();
+  const all = await Promise.all(Array.from({length: 4}, () => complete({max_tokens: 48, temperature: 0})));
+  for (const r of all) assert.equal(r.body.usage.completion_tokens, 48);
+  const after = await stats();
+  const batches = after.decode_batches - before.decode_batches;
+  const perBatch = (after.decoded_sequences - before.decoded_sequences) / batches;
+  // 47 steps of four, and the prompts' batches (one to four of them, as the requests arrive).
+  assert.ok(perBatch >= 3.5, `${batches} batches held ${perBatch.toFixed(2)} generations each, of 4`);
+});
