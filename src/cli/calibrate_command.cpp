@@ -4,6 +4,8 @@
 // read with --engine-profile: the raw measurements, the fit and its residuals, the engine's
 // /v1/models, the date and the host. Progress goes to stderr when it is a terminal; the summary
 // table (measured against fitted) to stdout.
+// `overhead calibrate --refit PROFILE.json --out NEW.json` fits a profile's stored measurements
+// again (this version's fit, nothing measured) and writes the profile with the new fit.
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,7 +32,7 @@ namespace {
 constexpr int kDefaultBatchTokens = 2048;  // llama.cpp server's default n_batch
 
 struct CalibrateOptions {
-  std::string engine, tokenizer, out;
+  std::string engine, tokenizer, out, refit;
   int max_concurrency = 8;
   double budget_s = 120;
 };
@@ -100,7 +102,85 @@ void print_summary(const Calibration& c, const cost::EngineFit& fit) {
   }
 }
 
+// Fits the calibration, writes `profile` with the fit (or, when the fit fails, with "fit_error":
+// the measurements stay readable) to `out`, and prints the summary. Throws when the fit fails.
+void fit_and_write(const Calibration& c, nlohmann::json profile, const std::string& out_path) {
+  std::optional<cost::EngineFit> fit;
+  std::string fit_error;
+  try {
+    fit = cost::fit_engine(c.prefill, c.decode, c.concurrent);
+  } catch (const cost::CostError& e) {
+    fit_error = e.what();
+  }
+  profile.erase("fit");
+  profile.erase("fit_error");
+  if (fit) profile["fit"] = cost::engine_fit_json(*fit);
+  else profile["fit_error"] = fit_error;
+  std::ofstream out(out_path);
+  out << profile.dump(2) << "\n";
+  if (!out) throw std::runtime_error(out_path + ": cannot write");
+  if (!fit) throw std::runtime_error(fit_error + " (the measurements are in " + out_path + ")");
+  print_summary(c, *fit);
+  std::printf("\nwrote %s\n", out_path.c_str());
+}
+
+nlohmann::json read_profile(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file + ": cannot read");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(file + ": not JSON (" + e.what() + ")");
+  }
+}
+
+// The measurements of a profile `calibrate` wrote (`j`, read from `file`), as the calibration that took them.
+Calibration stored_calibration(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object() || !j.contains("measurements") || !j["measurements"].is_object())
+    throw std::runtime_error(file + ": no \"measurements\" (not a profile written by overhead calibrate)");
+  const auto& m = j["measurements"];
+  const auto rows = [&](const char* name) {
+    if (!m.contains(name) || !m[name].is_array()) throw std::runtime_error(file + ": measurements." + name + " must be an array");
+    return m[name];
+  };
+  const auto number = [&](const nlohmann::json& row, const char* name, const char* list, std::size_t i) {
+    if (!row.is_object() || !row.contains(name) || !row[name].is_number())
+      throw std::runtime_error(file + ": measurements." + list + "[" + std::to_string(i) + "]." + name + " must be a number");
+    return row[name].get<double>();
+  };
+  Calibration c;
+  c.model = j.value("model", "");
+  c.elapsed_s = j.value("elapsed_s", 0.0);
+  const auto prefill = rows("prefill"), decode = rows("decode"), concurrent = rows("concurrent_ttft");
+  for (std::size_t i = 0; i < prefill.size(); ++i)
+    c.prefill.push_back({number(prefill[i], "prompt_tokens", "prefill", i), number(prefill[i], "ttft_s", "prefill", i)});
+  for (std::size_t i = 0; i < decode.size(); ++i)
+    c.decode.push_back({number(decode[i], "batch", "decode", i), number(decode[i], "context_tokens", "decode", i),
+                        number(decode[i], "tpot_s", "decode", i), number(decode[i], "concurrency", "decode", i)});
+  for (std::size_t i = 0; i < concurrent.size(); ++i)
+    c.concurrent.push_back({number(concurrent[i], "concurrency", "concurrent_ttft", i),
+                            number(concurrent[i], "prompt_tokens", "concurrent_ttft", i),
+                            number(concurrent[i], "ttft_s", "concurrent_ttft", i)});
+  return c;
+}
+
+int run_refit(const CalibrateOptions& o) {
+  try {
+    const nlohmann::json profile = read_profile(o.refit);
+    fit_and_write(stored_calibration(profile, o.refit), profile, o.out);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "overhead calibrate: --refit: %s\n", e.what());
+    return 1;
+  }
+}
+
 int run_calibrate(const CalibrateOptions& o) {
+  if (!o.refit.empty()) return run_refit(o);
+  if (o.engine.empty() || o.tokenizer.empty()) {
+    std::fprintf(stderr, "overhead calibrate: --engine and --tokenizer are required (or --refit PROFILE)\n");
+    return 2;
+  }
   try {
     const auto params = backends::parse_openai_decoder(o.engine);
     CalibrationPlan plan;
@@ -114,22 +194,13 @@ int run_calibrate(const CalibrateOptions& o) {
       if (terminal) std::fprintf(stderr, "calibrate: %s\n", line.c_str());
     };
     const Calibration c = measure_engine(plan, progress);
-    // A fit that fails still leaves the measurements in the profile (under "fit_error", no "fit"),
-    // so the reason can be read; cost and simulate refuse such a profile (no fit).
-    std::optional<cost::EngineFit> fit;
-    std::string fit_error;
-    try {
-      fit = cost::fit_engine(c.prefill, c.decode, c.concurrent);
-    } catch (const cost::CostError& e) {
-      fit_error = e.what();
-    }
     nlohmann::json prefill = nlohmann::json::array(), decode = nlohmann::json::array(), concurrent = nlohmann::json::array();
     for (const auto& s : c.concurrent)
       concurrent.push_back({{"concurrency", s.concurrency}, {"prompt_tokens", s.prompt_tokens}, {"ttft_s", s.ttft_s}});
     for (const auto& s : c.prefill) prefill.push_back({{"prompt_tokens", s.prompt_tokens}, {"ttft_s", s.ttft_s}});
     for (const auto& s : c.decode)
       decode.push_back({{"concurrency", s.level()}, {"batch", s.batch}, {"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
-    nlohmann::json profile = {
+    const nlohmann::json profile = {
         {"kind", "overhead engine profile"},
         {"engine", plan.base_url},
         {"model", c.model},
@@ -144,14 +215,7 @@ int run_calibrate(const CalibrateOptions& o) {
         {"prefill_chunk_tokens", c.batch_tokens > 0 ? c.batch_tokens : kDefaultBatchTokens},
         {"v1_models", c.models},
         {"measurements", {{"prefill", prefill}, {"decode", decode}, {"concurrent_ttft", concurrent}, {"requests", c.raw}}}};
-    if (fit) profile["fit"] = cost::engine_fit_json(*fit);
-    else profile["fit_error"] = fit_error;
-    std::ofstream out(o.out);
-    out << profile.dump(2) << "\n";
-    if (!out) throw std::runtime_error(o.out + ": cannot write");
-    if (!fit) throw std::runtime_error(fit_error + " (the measurements are in " + o.out + ")");
-    print_summary(c, *fit);
-    std::printf("\nwrote %s\n", o.out.c_str());
+    fit_and_write(c, profile, o.out);
     return 0;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "overhead calibrate: --engine: %s\n", e.what());
@@ -169,9 +233,13 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("calibrate",
                                  "Measure an OpenAI-compatible engine and fit the server model: the profile `cost` and "
                                  "`simulate` take with --engine-profile");
-  cmd->add_option("--engine", o->engine, "URL[,model=NAME]: the engine's API base, e.g. http://127.0.0.1:8000/v1")->required();
-  cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer that renders and counts the prompts (short name, folder or HF id)")
-      ->required();
+  cmd->add_option("--engine", o->engine, "URL[,model=NAME]: the engine's API base, e.g. http://127.0.0.1:8000/v1 (required)");
+  cmd->add_option("--tokenizer", o->tokenizer,
+                  "Tokenizer that renders and counts the prompts (short name, folder or HF id; required)");
+  cmd->add_option("--refit", o->refit,
+                  "A profile calibrate wrote: fit its stored measurements again (nothing is measured) and write it to --out")
+      ->excludes("--engine")
+      ->excludes("--tokenizer");
   cmd->add_option("--out", o->out, "The profile to write (JSON)")->required();
   cmd->add_option("--max-concurrency", o->max_concurrency, "Most requests in flight (the engine's slots; at least 2, the fit needs two levels)")
       ->check(integer_in(2, 4096))

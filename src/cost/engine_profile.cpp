@@ -1,9 +1,11 @@
 #include "cost/engine_profile.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <Eigen/Dense>
@@ -142,6 +144,53 @@ void fit_prefill(const std::vector<PrefillSample>& prefill, EngineFit& fit) {
   fit.prefill_resid_sd_s = resid_sd(fit.prefill_residuals_s, 1 + (beta(1) > 0 ? 1 : 0) + (beta(2) > 0 ? 1 : 0));
 }
 
+// A concurrency level's points: (batch, context, time) of each.
+using LevelPoints = std::vector<std::array<double, 3>>;
+
+// The least-squares line of a level's times in the context (unweighted; a negative slope, noise,
+// is 0 and the line their mean), at the level's mean batch; nullopt under two contexts.
+std::optional<DecodeLevel> level_line(const LevelPoints& pts) {
+  if (pts.size() < 2) return std::nullopt;
+  double mb = 0, mx = 0, my = 0;
+  for (const auto& p : pts) {
+    mb += p[0] / static_cast<double>(pts.size());
+    mx += p[1] / static_cast<double>(pts.size());
+    my += p[2] / static_cast<double>(pts.size());
+  }
+  double sxy = 0, sxx = 0;
+  for (const auto& p : pts) {
+    sxy += (p[1] - mx) * (p[2] - my);
+    sxx += (p[1] - mx) * (p[1] - mx);
+  }
+  if (!(sxx > 0)) return std::nullopt;
+  const double slope = std::max(0.0, sxy / sxx);
+  return DecodeLevel{mb, my - slope * mx, slope};
+}
+
+// The step at each calibrated level. A lone sequence (batch under 1.5) keeps its own measured
+// line; with `line_for_batches`, each level of two or more sequences is the fitted line a + b
+// batch + c batch context at its batch (the line, fitted to those levels alone, smooths their
+// noise; interpolating its levels reproduces it), else its own line too.
+void fit_decode_levels(const std::map<double, LevelPoints>& by_level, bool line_for_batches, EngineFit& fit) {
+  DecodeTable table;
+  table.at_zero_s = std::max(0.0, fit.step_overhead_s);
+  for (const auto& [level, pts] : by_level) {
+    const auto own = level_line(pts);
+    if (!own) continue;
+    if (line_for_batches && own->batch >= 1.5)
+      table.levels.push_back({own->batch, fit.step_overhead_s + fit.sequence_overhead_s * own->batch,
+                              fit.context_s_per_token * own->batch});
+    else
+      table.levels.push_back(*own);
+  }
+  std::sort(table.levels.begin(), table.levels.end(), [](const auto& x, const auto& y) { return x.batch < y.batch; });
+  // Two levels at the same mean batch cannot be told apart: keep the first.
+  table.levels.erase(std::unique(table.levels.begin(), table.levels.end(),
+                                 [](const auto& x, const auto& y) { return std::abs(x.batch - y.batch) < 1e-9; }),
+                     table.levels.end());
+  fit.decode_levels = table;
+}
+
 void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
   // A point: one concurrency level and one prompt (the context rounded to 16 tokens groups a
   // wave's generations, whose contexts differ by the few tokens their outputs differ), at the
@@ -156,17 +205,39 @@ void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
     p.contexts.push_back(s.context_tokens);
     p.batches.push_back(s.batch);
   }
-  std::vector<Point> points;
+  std::vector<Point> points, batched;
+  std::map<double, LevelPoints> by_level;
+  std::set<double> batched_levels;
   for (const auto& [key, samples] : by_point) {
-    const double batch = median(samples.batches);
-    points.push_back({{1, batch, batch * median(samples.contexts)}, interquartile_mean(samples.tpots)});
+    const double batch = median(samples.batches), context = median(samples.contexts), tpot = interquartile_mean(samples.tpots);
+    points.push_back({{1, batch, batch * context}, tpot});
+    by_level[key.first].push_back({batch, context, tpot});
+    if (batch >= 1.5) {
+      batched.push_back(points.back());
+      batched_levels.insert(key.first);
+    }
   }
-  const Eigen::VectorXd beta = relative_least_squares(points);
+  // The line is fitted to the levels of two or more sequences when there are two of them (four
+  // points at least): a lone sequence's context costs half what each of a batch's does on the
+  // tests' llama.cpp engine (0.4 against 0.9 to 1.2 us a token), and the line through all levels
+  // missed both ends; the lone level keeps its own line (fit_decode_levels).
+  bool line_for_batches = batched_levels.size() >= 2 && batched.size() >= 4;
+  Eigen::VectorXd beta;
+  if (line_for_batches) {
+    try {
+      beta = relative_least_squares(batched);
+    } catch (const CostError&) {
+      line_for_batches = false;  // the batched points alone do not separate the terms (one context)
+    }
+  }
+  if (!line_for_batches) beta = relative_least_squares(points);
   fit.step_overhead_s = beta(0);
   fit.sequence_overhead_s = beta(1);
   fit.context_s_per_token = beta(2);
-  fit.decode_points = points.size();
-  fit.decode_r_squared = r_squared(points, beta);
+  fit_decode_levels(by_level, line_for_batches, fit);
+  const auto& fitted_points = line_for_batches ? batched : points;
+  fit.decode_points = fitted_points.size();
+  fit.decode_r_squared = r_squared(fitted_points, beta);
   for (const auto& s : decode) fit.decode_residuals_s.push_back(s.tpot_s - fit.step_s(s.batch, s.context_tokens));
   fit.decode_resid_sd_s = resid_sd(fit.decode_residuals_s, 3);
 }
@@ -244,8 +315,43 @@ Roofline roofline_from_profile(const EngineProfile& p) {
   r.memory_fraction = 1;
   r.step_overhead_s = std::max(0.0, p.fit.step_overhead_s);
   r.sequence_overhead_s = std::max(0.0, p.fit.sequence_overhead_s);
+  r.decode_steps = p.fit.decode_levels;
   return r;
 }
+
+namespace {
+
+nlohmann::json decode_levels_json(const DecodeTable& t) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& l : t.levels)
+    levels.push_back({{"batch", l.batch}, {"step_s", l.step_s}, {"s_per_context_token", l.s_per_context_token}});
+  return {{"at_zero_s", t.at_zero_s}, {"levels", levels}};
+}
+
+DecodeTable load_decode_levels(const nlohmann::json& j, const std::filesystem::path& file) {
+  DecodeTable t;
+  t.at_zero_s = number_at(j, "fit.decode_levels.at_zero_s", file);
+  const auto& levels = j["fit"]["decode_levels"].value("levels", nlohmann::json());
+  if (!levels.is_array()) throw CostError(file.string() + ": field \"fit.decode_levels.levels\" must be an array");
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const std::string at = "fit.decode_levels.levels[" + std::to_string(i) + "]";
+    const nlohmann::json wrapped = {{"level", levels[i]}};
+    const auto field = [&](const char* name) {
+      try {
+        return number_at(wrapped, std::string("level.") + name, file);
+      } catch (const CostError&) {
+        throw CostError(file.string() + ": field \"" + at + "." + name + "\" must be a finite number");
+      }
+    };
+    const DecodeLevel l{field("batch"), field("step_s"), field("s_per_context_token")};
+    if (!(l.batch > 0) || (!t.levels.empty() && !(l.batch > t.levels.back().batch)))
+      throw CostError(file.string() + ": field \"" + at + ".batch\" must be > 0 and above the level before it");
+    t.levels.push_back(l);
+  }
+  return t;
+}
+
+}  // namespace
 
 nlohmann::json engine_fit_json(const EngineFit& f) {
   return {{"ttft_base_s", f.ttft_base_s},
@@ -257,6 +363,7 @@ nlohmann::json engine_fit_json(const EngineFit& f) {
           {"sequence_overhead_s", f.sequence_overhead_s},
           {"context_s_per_token", f.context_s_per_token},
           {"queue_share", f.queue_share},
+          {"decode_levels", decode_levels_json(f.decode_levels)},
           {"queue_points", f.queue_points},
           {"prefill_r_squared", f.prefill_r_squared},
           {"decode_r_squared", f.decode_r_squared},
@@ -292,6 +399,9 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
     p.fit.queue_share = number_at(j, "fit.queue_share", file);
     if (!(p.fit.queue_share >= 0 && p.fit.queue_share <= 1)) throw CostError(file.string() + ": fit.queue_share must be in [0, 1]");
   }
+  // Profiles written before the measured levels have none (the step is then a + b batch + c batch context).
+  if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("decode_levels"))
+    p.fit.decode_levels = load_decode_levels(j, file);
   p.fit.step_overhead_s = number_at(j, "fit.step_overhead_s", file);
   p.fit.sequence_overhead_s = number_at(j, "fit.sequence_overhead_s", file);
   p.fit.context_s_per_token = number_at(j, "fit.context_s_per_token", file);

@@ -5,6 +5,9 @@
 // The fit, per engine of unknown hardware:
 //   TTFT(prompt)              = ttft_base + p * prompt + q * prompt^2   (p: seconds per prompt token)
 //   step(batch, context)      = a + b * batch + c * batch * context     (time per output token)
+//     fitted to the levels of two or more sequences; a lone sequence's step is its own measured
+//     line in the context, and between the calibrated batches the step is interpolated
+//     (EngineFit::decode_levels, DecodeTable in roofline.hpp)
 //   TTFT(prompt, C in step)   = TTFT(prompt) + k * (C - 1) * (step(C - 1, prompt) + p * prompt + q * prompt^2)
 // The last: C requests sent together (the calibration's waves) are not prefilled at once; an
 // engine takes their prompts in steps that also decode the ones already started (llama.cpp's
@@ -68,6 +71,12 @@ struct EngineFit {
   double ttft_base_s = 0, prefill_s_per_token = 0, ttft_s_per_token_squared = 0;  // base, p, q
   double step_overhead_s = 0, sequence_overhead_s = 0, context_s_per_token = 0;  // a, b, c
   double queue_share = 0;       // k; 0 when no concurrent TTFT was measured
+  // The decode step at each calibrated concurrency, which step_s() follows in place of a + b batch +
+  // c batch context when it has any level: a lone sequence's own measured line in the context (its
+  // context costs half what each of a batch's does on the tests' engine, and the line through
+  // every level missed both ends), and the line a + b batch + c batch context, fitted to the levels
+  // of two or more sequences, at theirs. at_zero_s is a. Empty in profiles written before it.
+  DecodeTable decode_levels;
   std::size_t queue_points = 0; // the (concurrency, prompt) points k was fitted to
   double prefill_r_squared = 0, decode_r_squared = 0;
   double prefill_resid_sd_s = 0, decode_resid_sd_s = 0;
@@ -78,6 +87,7 @@ struct EngineFit {
     return ttft_base_s + prefill_s_per_token * prompt_tokens + ttft_s_per_token_squared * prompt_tokens * prompt_tokens;
   }
   [[nodiscard]] double step_s(double batch, double context) const {
+    if (!decode_levels.empty()) return decode_levels.seconds(batch, context);
     return step_overhead_s + sequence_overhead_s * batch + context_s_per_token * batch * context;
   }
   // One of `concurrency` requests sent together, as above.

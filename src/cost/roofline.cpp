@@ -53,13 +53,27 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   return r;
 }
 
+double DecodeTable::seconds(double batch, double mean_context) const {
+  const auto at = [&](const DecodeLevel& l) { return l.step_s + l.s_per_context_token * mean_context; };
+  if (levels.empty() || batch <= 0) return at_zero_s;
+  const auto between = [&](double b0, double t0, double b1, double t1) { return t0 + (t1 - t0) * (batch - b0) / (b1 - b0); };
+  if (batch <= levels.front().batch) return between(0, at_zero_s, levels.front().batch, at(levels.front()));
+  for (std::size_t i = 1; i < levels.size(); ++i)
+    if (batch <= levels[i].batch) return between(levels[i - 1].batch, at(levels[i - 1]), levels[i].batch, at(levels[i]));
+  if (levels.size() == 1) return between(0, at_zero_s, levels.front().batch, at(levels.front()));
+  const auto& a = levels[levels.size() - 2];
+  const auto& b = levels.back();
+  return between(a.batch, at(a), b.batch, at(b));
+}
+
 double step_seconds(const Roofline& r, const StepLoad& s) {
   const double tokens = s.decodes + s.prefill_tokens;
   // An MoE reads only the experts some token of the step routes to: with k of E per token and
   // routing taken as uniform, each expert is missed by all `tokens` with (1 - k/E)^tokens.
   const double touched = r.experts > 1 ? 1 - std::pow(1 - r.experts_per_token / r.experts, tokens) : 1;
   const double weights = r.weight_bytes - r.expert_weight_bytes + r.expert_weight_bytes * touched;
-  const double bytes = weights + (s.decode_context + s.prefill_tokens) * r.kv_bytes_per_token;
+  const bool measured_decodes = !r.decode_steps.empty();
+  const double bytes = weights + ((measured_decodes ? 0 : s.decode_context) + s.prefill_tokens) * r.kv_bytes_per_token;
   const double flops =
       2 * r.active_parameters * tokens + r.attention_flops_per_context_token * (s.decode_context + s.prefill_context);
   double comm = 0;
@@ -71,7 +85,10 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
     const double hops = 2 * (r.gpus - 1);
     comm = 2 * r.layers * (hops * r.allreduce_latency_s + hops / r.gpus * payload / r.link_bytes_per_s);
   }
-  return r.step_overhead_s + r.sequence_overhead_s * s.decodes + r.prefill_s_per_token * s.prefill_tokens +
+  const double decodes_s = measured_decodes
+                               ? r.decode_steps.seconds(s.decodes, s.decodes > 0 ? s.decode_context / s.decodes : 0)
+                               : r.step_overhead_s + r.sequence_overhead_s * s.decodes;
+  return decodes_s + r.prefill_s_per_token * s.prefill_tokens +
          r.prefill_s_per_context_token * s.prefill_context + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
 }
 

@@ -9,11 +9,30 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cost/engine_params.hpp"
 #include "cost/profiles.hpp"
 
 namespace overhead::cost {
+
+// A measured engine's decode-only step against its batch, as `overhead calibrate` measured it: at
+// each calibrated batch a line in the sequences' mean context; between two calibrated batches
+// linear in the batch, below the first toward `at_zero_s` (the step's fixed part), past the last
+// along the last two. Measured rather than a formula because a step's cost per context token is
+// not one number: on the tests' llama.cpp engine a lone sequence's context costs 0.4 us a token
+// and each of two to eight sequences' 0.9 to 1.2 us. Empty for a datasheet GPU.
+struct DecodeLevel {
+  double batch = 0;                // the mean number of sequences the level's steps decoded
+  double step_s = 0;               // the step at no context
+  double s_per_context_token = 0;  // and per token of the sequences' mean context
+};
+struct DecodeTable {
+  double at_zero_s = 0;
+  std::vector<DecodeLevel> levels;  // by batch, ascending
+  [[nodiscard]] bool empty() const { return levels.empty(); }
+  [[nodiscard]] double seconds(double batch, double mean_context) const;
+};
 
 // What one replica is: everything a step's time depends on, per replica (tp GPUs together).
 struct Roofline {
@@ -50,6 +69,9 @@ struct Roofline {
   // alone ends after S (1 - (1 - k) rho) / (1 - rho): processor sharing at k = 1, first come first
   // served at 1/2 (steady_state).
   double queue_share = 0;
+  // A measured engine's decode steps (in place of step_overhead_s, sequence_overhead_s and the
+  // decodes' KV bytes), from the same profile. Empty otherwise.
+  DecodeTable decode_steps;
   double layers = 0, hidden_size = 0;
   double allreduce_latency_s = 0;     // one all-reduce
   double link_bytes_per_s = 0;        // per direction, per GPU

@@ -208,6 +208,71 @@ TEST(EngineFit, AClosedLoopWaitsThroughTheQueueShareOfTheOthersPrompts) {
   EXPECT_GT(by_share[1].tpot_s, by_share[2].tpot_s);
 }
 
+// An engine whose lone sequence's context costs less per token than each of a batch's (the tests'
+// llama.cpp engine: 0.4 against 0.9 to 1.2 us): the line a + b batch + c batch context cannot
+// fit both, the levels measured at each batch do.
+constexpr double kLoneC = 0.4e-6, kBatchC = 1e-6;
+double lone_cheaper(double batch, double context) {
+  return kA + kB * batch + (batch <= 1 ? kLoneC : kBatchC) * batch * context;
+}
+std::vector<DecodeSample> lone_cheaper_samples() {
+  std::vector<DecodeSample> d;
+  for (const double batch : {1.0, 2.0, 4.0, 8.0})
+    for (const double context : {48.0, 528.0}) d.push_back({batch, context, lone_cheaper(batch, context)});
+  return d;
+}
+
+TEST(EngineFit, EachCalibratedBatchKeepsItsOwnStepAndContextCost) {
+  const auto fit = fit_engine(exact_prefill_samples(), lone_cheaper_samples());
+  ASSERT_EQ(fit.decode_levels.levels.size(), 4u);
+  EXPECT_DOUBLE_EQ(fit.decode_levels.levels[0].batch, 1);
+  EXPECT_NEAR(fit.decode_levels.levels[0].s_per_context_token, kLoneC, 1e-12);
+  EXPECT_NEAR(fit.decode_levels.levels[3].s_per_context_token, 8 * kBatchC, 1e-12);
+  // A lone sequence at 816 tokens of context (past the calibrated 528): its own level's line.
+  EXPECT_NEAR(fit.step_s(1, 816), lone_cheaper(1, 816), 1e-9);
+  const double line = fit.step_overhead_s + fit.sequence_overhead_s + fit.context_s_per_token * 816;
+  EXPECT_GT(std::abs(line - lone_cheaper(1, 816)) / lone_cheaper(1, 816), 0.05) << "the line alone fits it";
+  // Between calibrated batches (linear in the batch for two and more here): interpolated.
+  EXPECT_NEAR(fit.step_s(3, 300), lone_cheaper(3, 300), 1e-9);
+  EXPECT_NEAR(fit.step_s(6, 300), lone_cheaper(6, 300), 1e-9);
+  // Past the last, along the last two; below the first, toward the step's fixed part.
+  EXPECT_NEAR(fit.step_s(10, 300), lone_cheaper(10, 300), 1e-9);
+  EXPECT_NEAR(fit.step_s(0.5, 300), (fit.step_overhead_s + lone_cheaper(1, 300)) / 2, 1e-9);
+  // cost and simulate price the decodes of a step by the same levels, and prompts on top.
+  EngineProfile p;
+  p.fit = fit;
+  p.max_concurrency = 8;
+  const Roofline r = roofline_from_profile(p);
+  EXPECT_NEAR(step_seconds(r, {1, 816, 0, 0}), fit.step_s(1, 816), 1e-12);
+  EXPECT_NEAR(step_seconds(r, {4, 4 * 600.0, 1000, 0}), fit.step_s(4, 600) + 1000 * fit.prefill_s_per_token, 1e-12);
+}
+
+TEST(EngineFit, TheLevelsAreWrittenToTheProfileAndReadBack) {
+  const auto fit = fit_engine(exact_prefill_samples(), lone_cheaper_samples());
+  const auto file = std::filesystem::temp_directory_path() / ("engine_levels_test_" + std::to_string(::getpid()) + ".json");
+  nlohmann::json j = {{"max_concurrency", 8}, {"fit", engine_fit_json(fit)}};
+  std::ofstream(file) << j.dump();
+  const EngineProfile back = load_engine_profile(file);
+  ASSERT_EQ(back.fit.decode_levels.levels.size(), 4u);
+  EXPECT_DOUBLE_EQ(back.fit.step_s(1, 816), fit.step_s(1, 816));
+  // Levels out of order are an error naming the field.
+  std::swap(j["fit"]["decode_levels"]["levels"][0], j["fit"]["decode_levels"]["levels"][1]);
+  std::ofstream(file) << j.dump();
+  try {
+    (void)load_engine_profile(file);
+    FAIL() << "expected CostError";
+  } catch (const CostError& e) {
+    EXPECT_NE(std::string(e.what()).find("fit.decode_levels.levels[1].batch"), std::string::npos) << e.what();
+  }
+  // A profile written before the levels: the line.
+  j["fit"].erase("decode_levels");
+  std::ofstream(file) << j.dump();
+  const EngineProfile old = load_engine_profile(file);
+  EXPECT_TRUE(old.fit.decode_levels.empty());
+  EXPECT_NEAR(old.fit.step_s(4, 600), fit.step_overhead_s + 4 * fit.sequence_overhead_s + fit.context_s_per_token * 2400, 1e-12);
+  std::filesystem::remove(file);
+}
+
 TEST(EngineProfileScenario, IsPricedByANamedInstanceOrTheFlag) {
   const auto file = std::filesystem::temp_directory_path() / ("engine_profile_test_" + std::to_string(::getpid()) + ".json");
   {
