@@ -14,7 +14,7 @@
 // Needs LLAMA_ENGINE_NODE_MODULES (scripts/install_llama_engine.sh prints it). Each configuration
 // runs `concurrency` clients in a closed loop (each sends its next request when its answer ends)
 // for --seconds in all, in --passes slices that take turns with the other configurations', each
-// after one warm-up request per client; output tokens/s is the sum over clients of the tokens each
+// after one warm-up request per client, the clients starting spread over a request's time; output tokens/s is the sum over clients of the tokens each
 // received over the time it spent, TTFT from sending a request to its first token, TPOT the time
 // after the first token over the tokens after it. Before the first calibration the freshly started
 // engine serves the same mix of lone prompts and waves for --engine-warm-up-s, unmeasured (a
@@ -105,12 +105,17 @@ async function request(engine, prompt, maxTokens) {
     prompt_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens};
 }
 
-// One slice of a configuration: `concurrency` clients in a closed loop for `seconds`, after one
-// warm-up request each (the loop reaches its steady state). Returns each client's requests and
-// the seconds it spent on them.
-async function measureSlice(engine, c, seconds) {
+// One slice of a configuration: `concurrency` clients in a closed loop for `seconds`, each after
+// one warm-up request. The clients start one after another, spread over one request's time as
+// predicted (`cycle_s`), as the clients of a loop that has run for a while are: started together
+// they stay in step on an engine that decodes every running sequence in each step (their requests
+// end in the same step and their prompts meet again), and a loop of 7 clients, 192 -> 40 tokens,
+// had a mean TTFT of 77 ms in its first 5 s and 20 to 24 ms after 15 s; started spread, 20 to
+// 22 ms from the start. Returns each client's requests and the seconds it spent on them.
+async function measureSlice(engine, c, seconds, cycle_s) {
   const prompt = Array(c.prompt_tokens - 1).fill("hello").join(" ");  // + the BOS
-  return Promise.all(Array.from({length: c.concurrency}, async () => {
+  return Promise.all(Array.from({length: c.concurrency}, async (_, i) => {
+    await new Promise((resolve) => setTimeout(resolve, (1e3 * cycle_s * i) / c.concurrency));
     await request(engine, prompt, c.output_tokens);
     const done = [];
     const start = performance.now();
@@ -158,10 +163,14 @@ try {
   // Each configuration is measured in --passes slices, the configurations taking turns, so that
   // all of them see the shared machine's slow and fast minutes alike.
   const slices = configs.map(() => []), loads = configs.map(() => []);
+  const cycles = configs.map((c) => {
+    const p = predict(profileA, c);
+    return p.ttft_s_mean + (c.output_tokens - 1) * p.tpot_s_mean;
+  });
   for (let pass = 0; pass < args.passes; ++pass)
     for (const [i, c] of configs.entries()) {
       const before = load();
-      slices[i].push(await measureSlice(engine, c, args.seconds / args.passes));
+      slices[i].push(await measureSlice(engine, c, args.seconds / args.passes, cycles[i]));
       loads[i].push({before, after: load()});
       process.stderr.write(`pass ${pass + 1}/${args.passes}: x${c.concurrency} ${c.prompt_tokens} -> ${c.output_tokens}\n`);
     }
