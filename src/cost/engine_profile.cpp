@@ -167,17 +167,18 @@ std::optional<DecodeLevel> level_line(const LevelPoints& pts) {
   return DecodeLevel{mb, my - slope * mx, slope};
 }
 
-// The step at each calibrated level. A lone sequence (batch under 1.5) keeps its own measured
-// line; with `line_for_batches`, each level of two or more sequences is the fitted line a + b
-// batch + c batch context at its batch (the line, fitted to those levels alone, smooths their
-// noise; interpolating its levels reproduces it), else its own line too.
-void fit_decode_levels(const std::map<double, LevelPoints>& by_level, bool line_for_batches, EngineFit& fit) {
+// The step at each calibrated level: a lone sequence (batch under 1.5) keeps its own measured line
+// (on the tests' llama.cpp engine its context costs 0.4 us a token and each of a batch's 0.9 to
+// 1.2 us, so the line through every level is 13% over it at 528 tokens); each level of two or more
+// sequences is the fitted line a + b batch + c batch context at its batch (the line smooths their
+// noise, and interpolating between its levels reproduces it).
+void fit_decode_levels(const std::map<double, LevelPoints>& by_level, EngineFit& fit) {
   DecodeTable table;
   table.at_zero_s = std::max(0.0, fit.step_overhead_s);
   for (const auto& [level, pts] : by_level) {
     const auto own = level_line(pts);
     if (!own) continue;
-    if (line_for_batches && own->batch >= 1.5)
+    if (own->batch >= 1.5)
       table.levels.push_back({own->batch, fit.step_overhead_s + fit.sequence_overhead_s * own->batch,
                               fit.context_s_per_token * own->batch});
     else
@@ -205,39 +206,20 @@ void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
     p.contexts.push_back(s.context_tokens);
     p.batches.push_back(s.batch);
   }
-  std::vector<Point> points, batched;
+  std::vector<Point> points;
   std::map<double, LevelPoints> by_level;
-  std::set<double> batched_levels;
   for (const auto& [key, samples] : by_point) {
     const double batch = median(samples.batches), context = median(samples.contexts), tpot = interquartile_mean(samples.tpots);
     points.push_back({{1, batch, batch * context}, tpot});
     by_level[key.first].push_back({batch, context, tpot});
-    if (batch >= 1.5) {
-      batched.push_back(points.back());
-      batched_levels.insert(key.first);
-    }
   }
-  // The line is fitted to the levels of two or more sequences when there are two of them (four
-  // points at least): a lone sequence's context costs half what each of a batch's does on the
-  // tests' llama.cpp engine (0.4 against 0.9 to 1.2 us a token), and the line through all levels
-  // missed both ends; the lone level keeps its own line (fit_decode_levels).
-  bool line_for_batches = batched_levels.size() >= 2 && batched.size() >= 4;
-  Eigen::VectorXd beta;
-  if (line_for_batches) {
-    try {
-      beta = relative_least_squares(batched);
-    } catch (const CostError&) {
-      line_for_batches = false;  // the batched points alone do not separate the terms (one context)
-    }
-  }
-  if (!line_for_batches) beta = relative_least_squares(points);
+  const Eigen::VectorXd beta = relative_least_squares(points);
   fit.step_overhead_s = beta(0);
   fit.sequence_overhead_s = beta(1);
   fit.context_s_per_token = beta(2);
-  fit_decode_levels(by_level, line_for_batches, fit);
-  const auto& fitted_points = line_for_batches ? batched : points;
-  fit.decode_points = fitted_points.size();
-  fit.decode_r_squared = r_squared(fitted_points, beta);
+  fit_decode_levels(by_level, fit);
+  fit.decode_points = points.size();
+  fit.decode_r_squared = r_squared(points, beta);
   for (const auto& s : decode) fit.decode_residuals_s.push_back(s.tpot_s - fit.step_s(s.batch, s.context_tokens));
   fit.decode_resid_sd_s = resid_sd(fit.decode_residuals_s, 3);
 }

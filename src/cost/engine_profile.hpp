@@ -5,9 +5,9 @@
 // The fit, per engine of unknown hardware:
 //   TTFT(prompt)              = ttft_base + p * prompt + q * prompt^2   (p: seconds per prompt token)
 //   step(batch, context)      = a + b * batch + c * batch * context     (time per output token)
-//     fitted to the levels of two or more sequences; a lone sequence's step is its own measured
-//     line in the context, and between the calibrated batches the step is interpolated
-//     (EngineFit::decode_levels, DecodeTable in roofline.hpp)
+//     but a lone sequence's step is its own measured line in the context, and between the
+//     calibrated batches the step is interpolated (EngineFit::decode_levels, DecodeTable in
+//     roofline.hpp)
 //   TTFT(prompt, C in step)   = TTFT(prompt) + k * (C - 1) * (step(C - 1, prompt) + p * prompt + q * prompt^2)
 // The last: C requests sent together (the calibration's waves) are not prefilled at once; an
 // engine takes their prompts in steps that also decode the ones already started (llama.cpp's
@@ -73,9 +73,9 @@ struct EngineFit {
   double queue_share = 0;       // k; 0 when no concurrent TTFT was measured
   // The decode step at each calibrated concurrency, which step_s() follows in place of a + b batch +
   // c batch context when it has any level: a lone sequence's own measured line in the context (its
-  // context costs half what each of a batch's does on the tests' engine, and the line through
-  // every level missed both ends), and the line a + b batch + c batch context, fitted to the levels
-  // of two or more sequences, at theirs. at_zero_s is a. Empty in profiles written before it.
+  // context costs half what each of a batch's does on the tests' engine, which the line misfits),
+  // and the line at the batch of each level of two or more. at_zero_s is a. Empty in profiles
+  // written before it.
   DecodeTable decode_levels;
   std::size_t queue_points = 0; // the (concurrency, prompt) points k was fitted to
   double prefill_r_squared = 0, decode_r_squared = 0;

@@ -210,7 +210,7 @@ TEST(EngineFit, AClosedLoopWaitsThroughTheQueueShareOfTheOthersPrompts) {
 
 // An engine whose lone sequence's context costs less per token than each of a batch's (the tests'
 // llama.cpp engine: 0.4 against 0.9 to 1.2 us): the line a + b batch + c batch context cannot
-// fit both, the levels measured at each batch do.
+// fit both; a lone sequence's own measured line does.
 constexpr double kLoneC = 0.4e-6, kBatchC = 1e-6;
 double lone_cheaper(double batch, double context) {
   return kA + kB * batch + (batch <= 1 ? kLoneC : kBatchC) * batch * context;
@@ -222,22 +222,23 @@ std::vector<DecodeSample> lone_cheaper_samples() {
   return d;
 }
 
-TEST(EngineFit, EachCalibratedBatchKeepsItsOwnStepAndContextCost) {
+TEST(EngineFit, ALoneSequenceKeepsItsOwnMeasuredStep) {
   const auto fit = fit_engine(exact_prefill_samples(), lone_cheaper_samples());
   ASSERT_EQ(fit.decode_levels.levels.size(), 4u);
   EXPECT_DOUBLE_EQ(fit.decode_levels.levels[0].batch, 1);
   EXPECT_NEAR(fit.decode_levels.levels[0].s_per_context_token, kLoneC, 1e-12);
-  EXPECT_NEAR(fit.decode_levels.levels[3].s_per_context_token, 8 * kBatchC, 1e-12);
-  // A lone sequence at 816 tokens of context (past the calibrated 528): its own level's line.
+  // A lone sequence at 816 tokens of context (past the calibrated 528): its own level's line,
+  // which the line through every level misses.
   EXPECT_NEAR(fit.step_s(1, 816), lone_cheaper(1, 816), 1e-9);
-  const double line = fit.step_overhead_s + fit.sequence_overhead_s + fit.context_s_per_token * 816;
-  EXPECT_GT(std::abs(line - lone_cheaper(1, 816)) / lone_cheaper(1, 816), 0.05) << "the line alone fits it";
-  // Between calibrated batches (linear in the batch for two and more here): interpolated.
-  EXPECT_NEAR(fit.step_s(3, 300), lone_cheaper(3, 300), 1e-9);
-  EXPECT_NEAR(fit.step_s(6, 300), lone_cheaper(6, 300), 1e-9);
-  // Past the last, along the last two; below the first, toward the step's fixed part.
-  EXPECT_NEAR(fit.step_s(10, 300), lone_cheaper(10, 300), 1e-9);
-  EXPECT_NEAR(fit.step_s(0.5, 300), (fit.step_overhead_s + lone_cheaper(1, 300)) / 2, 1e-9);
+  const auto line = [&](double batch, double context) {
+    return fit.step_overhead_s + fit.sequence_overhead_s * batch + fit.context_s_per_token * batch * context;
+  };
+  EXPECT_GT(std::abs(line(1, 816) - lone_cheaper(1, 816)) / lone_cheaper(1, 816), 0.05) << "the line alone fits it";
+  // Two or more sequences: the line, at and between the calibrated batches, and past the last.
+  for (const double batch : {2.0, 3.0, 4.0, 6.0, 8.0, 10.0}) EXPECT_NEAR(fit.step_s(batch, 300), line(batch, 300), 1e-12) << batch;
+  // Between one and two sequences, from the lone step to the line; under one, toward its fixed part.
+  EXPECT_NEAR(fit.step_s(1.5, 300), (lone_cheaper(1, 300) + line(2, 300)) / 2, 1e-12);
+  EXPECT_NEAR(fit.step_s(0.5, 300), (fit.step_overhead_s + lone_cheaper(1, 300)) / 2, 1e-12);
   // cost and simulate price the decodes of a step by the same levels, and prompts on top.
   EngineProfile p;
   p.fit = fit;
