@@ -61,6 +61,10 @@ void print_summary(const Calibration& c, const cost::EngineFit& fit) {
   std::printf("     step = %.3f ms + %.3f ms x batch + %.3g ms x batch x context (R^2 %.3f over %zu points)\n",
               fit.step_overhead_s * 1e3, fit.sequence_overhead_s * 1e3, fit.context_s_per_token * 1e3, fit.decode_r_squared,
               fit.decode_points);
+  if (!fit.decode_levels.empty() && fit.decode_levels.levels.front().batch < 1.5)
+    std::printf("     a lone sequence's step = %.3f ms + %.3g ms x context (its own measured line, from %zu lone decodes)\n",
+                fit.decode_levels.levels.front().step_s * 1e3, fit.decode_levels.levels.front().s_per_context_token * 1e3,
+                c.lone_decode.size());
   // The points the fit was made to (each one's interquartile mean), against the fit; the batch
   // and context of a decode point are its medians, as the fit takes them.
   const auto median = [](std::vector<double> v) {
@@ -108,7 +112,7 @@ void fit_and_write(const Calibration& c, nlohmann::json profile, const std::stri
   std::optional<cost::EngineFit> fit;
   std::string fit_error;
   try {
-    fit = cost::fit_engine(c.prefill, c.decode, c.concurrent);
+    fit = cost::fit_engine(c.prefill, c.decode, c.concurrent, c.lone_decode);
   } catch (const cost::CostError& e) {
     fit_error = e.what();
   }
@@ -161,6 +165,12 @@ Calibration stored_calibration(const nlohmann::json& j, const std::string& file)
     c.concurrent.push_back({number(concurrent[i], "concurrency", "concurrent_ttft", i),
                             number(concurrent[i], "prompt_tokens", "concurrent_ttft", i),
                             number(concurrent[i], "ttft_s", "concurrent_ttft", i)});
+  // Profiles written before the lone prompts generated more than their first token have none.
+  if (m.contains("lone_decode")) {
+    const auto lone = rows("lone_decode");
+    for (std::size_t i = 0; i < lone.size(); ++i)
+      c.lone_decode.push_back({1, number(lone[i], "context_tokens", "lone_decode", i), number(lone[i], "tpot_s", "lone_decode", i), 1});
+  }
   return c;
 }
 
@@ -200,6 +210,8 @@ int run_calibrate(const CalibrateOptions& o) {
     for (const auto& s : c.prefill) prefill.push_back({{"prompt_tokens", s.prompt_tokens}, {"ttft_s", s.ttft_s}});
     for (const auto& s : c.decode)
       decode.push_back({{"concurrency", s.level()}, {"batch", s.batch}, {"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
+    nlohmann::json lone = nlohmann::json::array();
+    for (const auto& s : c.lone_decode) lone.push_back({{"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
     const nlohmann::json profile = {
         {"kind", "overhead engine profile"},
         {"engine", plan.base_url},
@@ -214,7 +226,8 @@ int run_calibrate(const CalibrateOptions& o) {
         // The engine's step budget in tokens when it states it; else llama.cpp server's default n_batch.
         {"prefill_chunk_tokens", c.batch_tokens > 0 ? c.batch_tokens : kDefaultBatchTokens},
         {"v1_models", c.models},
-        {"measurements", {{"prefill", prefill}, {"decode", decode}, {"concurrent_ttft", concurrent}, {"requests", c.raw}}}};
+        {"measurements",
+         {{"prefill", prefill}, {"decode", decode}, {"lone_decode", lone}, {"concurrent_ttft", concurrent}, {"requests", c.raw}}}};
     fit_and_write(c, profile, o.out);
     return 0;
   } catch (const std::invalid_argument& e) {

@@ -183,21 +183,27 @@ struct Rounds {
   bool over_budget(double next) const { return elapsed() + next > plan.budget_s; }
 };
 
-// Prefill: one request at a time at each prompt length, one output token. False when the budget
-// ended the round.
+// Prefill: one request at a time at each prompt length (its TTFT), and its tokens after the first
+// a lone decode at that context. False when the budget ended the round.
 bool prefill_round(Rounds& r, Calibration& c) {
   for (const int length : r.plan.prefill_lengths) {
     if (r.over_budget(r.slowest_prompt)) return false;
     const auto t0 = r.elapsed();
     const auto prompt = prompt_of(r.tokenizer, length);
-    const auto outcomes = run_wave(r.decoder, c.model, prompt, length, 1, 1);
+    const auto outcomes = run_wave(r.decoder, c.model, prompt, length, r.plan.prefill_output_tokens, 1);
     r.slowest_prompt = std::max(r.slowest_prompt, r.elapsed() - t0);
     const auto& res = outcomes.front().result;
     if (res.first_token == 0) continue;  // an empty answer has no first token to time
     const double ttft = seconds(res.first_token - res.decode_start);
     c.prefill.push_back({static_cast<double>(length), ttft});
+    double tpot = 0;
+    if (res.output_tokens >= 3) {
+      tpot = seconds(res.decode_end - res.first_token) / static_cast<double>(res.output_tokens - 1);
+      c.lone_decode.push_back({1, length + static_cast<double>(res.output_tokens) / 2, tpot, 1});
+    }
     c.raw.push_back({{"phase", "prefill"}, {"concurrency", 1}, {"prompt_tokens", length},
-                     {"output_tokens", res.output_tokens}, {"ttft_s", ttft}, {"e2e_s", seconds(res.decode_end - res.decode_start)}});
+                     {"output_tokens", res.output_tokens}, {"ttft_s", ttft}, {"tpot_s", tpot},
+                     {"e2e_s", seconds(res.decode_end - res.decode_start)}});
     r.say("prefill " + std::to_string(length) + " tokens: TTFT " + std::to_string(ttft * 1000) + " ms");
   }
   return true;

@@ -23,6 +23,10 @@ struct CalibrationPlan {
   int max_concurrency = 8;
   double budget_s = 120;
   std::vector<int> prefill_lengths = {16, 64, 128, 256, 512, 1024};
+  // Tokens each lone prompt generates: its first token times the prefill, the rest a lone decode at
+  // that prompt's context (six contexts where the waves give two; the lone step's slope in the
+  // context, fitted to two points, differed by half between two calibrations).
+  int prefill_output_tokens = 16;
   std::vector<int> decode_lengths = {32, 512};  // two contexts, so the per-context term is identified
   int decode_tokens = 32;
 };
@@ -35,6 +39,7 @@ struct Calibration {
   int max_concurrency = 0;  // the most requests in flight calibrated: the plan's, at most the slots
   std::vector<cost::PrefillSample> prefill;
   std::vector<cost::DecodeSample> decode;
+  std::vector<cost::DecodeSample> lone_decode;  // the lone prompts' tokens after their first
   std::vector<cost::ConcurrentTtftSample> concurrent;  // the TTFTs of the waves of 2 or more
   nlohmann::json raw = nlohmann::json::array();  // every request: phase, concurrency, tokens, stamps
   double elapsed_s = 0;

@@ -192,7 +192,7 @@ void fit_decode_levels(const std::map<double, LevelPoints>& by_level, EngineFit&
   fit.decode_levels = table;
 }
 
-void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
+void fit_decode(const std::vector<DecodeSample>& decode, const std::vector<DecodeSample>& lone_decode, EngineFit& fit) {
   // A point: one concurrency level and one prompt (the context rounded to 16 tokens groups a
   // wave's generations, whose contexts differ by the few tokens their outputs differ), at the
   // median of its samples' batches and contexts and the interquartile mean of their times.
@@ -217,6 +217,17 @@ void fit_decode(const std::vector<DecodeSample>& decode, EngineFit& fit) {
   fit.step_overhead_s = beta(0);
   fit.sequence_overhead_s = beta(1);
   fit.context_s_per_token = beta(2);
+  // The lone generations at more contexts: points of the lone level (each context, rounded to 16
+  // tokens, its interquartile mean), beside the waves' lone points.
+  std::map<double, std::vector<double>> lone_by_context;
+  for (const auto& s : lone_decode)
+    if (s.tpot_s > 0 && std::isfinite(s.tpot_s)) lone_by_context[std::round(s.context_tokens / 16)].push_back(s.tpot_s);
+  for (const auto& [bucket, tpots] : lone_by_context) {
+    std::vector<double> contexts;
+    for (const auto& s : lone_decode)
+      if (std::round(s.context_tokens / 16) == bucket) contexts.push_back(s.context_tokens);
+    by_level[1].push_back({1, median(contexts), interquartile_mean(tpots)});
+  }
   fit_decode_levels(by_level, fit);
   fit.decode_points = points.size();
   fit.decode_r_squared = r_squared(points, beta);
@@ -246,7 +257,7 @@ void fit_queue_share(const std::vector<ConcurrentTtftSample>& concurrent, Engine
 }  // namespace
 
 EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode,
-                     const std::vector<ConcurrentTtftSample>& concurrent) {
+                     const std::vector<ConcurrentTtftSample>& concurrent, const std::vector<DecodeSample>& lone_decode) {
   std::set<double> lengths;
   for (const auto& s : prefill) lengths.insert(s.prompt_tokens);
   if (lengths.size() < 3)
@@ -265,7 +276,7 @@ EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vecto
                     " prompt length(s), need 4 points over 2 and 2 (give a longer --budget-s)");
   EngineFit fit;
   fit_prefill(prefill, fit);
-  fit_decode(decode, fit);
+  fit_decode(decode, lone_decode, fit);
   fit_queue_share(concurrent, fit);  // on the two fits above
   return fit;
 }

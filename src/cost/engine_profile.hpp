@@ -104,9 +104,12 @@ struct EngineFit {
 // Throws CostError when there are too few samples for a fit (3 prefill lengths, 4 decode points
 // over at least two batch sizes and two contexts) or the TTFT does not grow with the prompt.
 // R^2 is that of the points (each one's interquartile mean).
-// `concurrent` (may be empty: k = 0) gives the queue share.
+// `concurrent` (may be empty: k = 0) gives the queue share. `lone_decode` (may be empty): lone
+// generations at more contexts (the calibration's lone prompts' tokens after their first), which
+// join the waves' lone points in the lone sequence's own line, not the line of the batches.
 EngineFit fit_engine(const std::vector<PrefillSample>& prefill, const std::vector<DecodeSample>& decode,
-                     const std::vector<ConcurrentTtftSample>& concurrent = {});
+                     const std::vector<ConcurrentTtftSample>& concurrent = {},
+                     const std::vector<DecodeSample>& lone_decode = {});
 
 // The mean of the middle half of `v` (sorted, a quarter cut from each end); the median under 4
 // values, 0 for none. What the fit takes of each measured point.

@@ -248,6 +248,29 @@ TEST(EngineFit, ALoneSequenceKeepsItsOwnMeasuredStep) {
   EXPECT_NEAR(step_seconds(r, {4, 4 * 600.0, 1000, 0}), fit.step_s(4, 600) + 1000 * fit.prefill_s_per_token, 1e-12);
 }
 
+// The calibration's lone prompts' tokens after the first: lone decodes at six more contexts, which
+// give the lone line its slope (with the waves' two lone points alone, it swung by half between
+// two calibrations) and leave the line of the batches alone.
+TEST(EngineFit, TheLonePromptsDecodesJoinTheLoneLevelOnly) {
+  std::vector<DecodeSample> waves;
+  for (const double batch : {1.0, 2.0, 4.0, 8.0})
+    for (const double context : {48.0, 528.0}) {
+      double t = lone_cheaper(batch, context);
+      if (batch == 1 && context > 100) t *= 1.05;  // a slow minute on the waves' one long lone point
+      waves.push_back({batch, context, t});
+    }
+  std::vector<DecodeSample> lone;
+  for (const double context : {24.0, 72.0, 136.0, 264.0, 520.0, 1032.0})
+    for (int i = 0; i < 4; ++i) lone.push_back({1, context, lone_cheaper(1, context), 1});
+  const auto without = fit_engine(exact_prefill_samples(), waves);
+  const auto with = fit_engine(exact_prefill_samples(), waves, {}, lone);
+  const double truth = lone_cheaper(1, 816);
+  EXPECT_GT(std::abs(without.step_s(1, 816) - truth) / truth, 0.04);
+  EXPECT_LT(std::abs(with.step_s(1, 816) - truth) / truth, 0.02);
+  EXPECT_DOUBLE_EQ(with.step_overhead_s, without.step_overhead_s);
+  EXPECT_DOUBLE_EQ(with.step_s(4, 300), without.step_s(4, 300));
+}
+
 TEST(EngineFit, TheLevelsAreWrittenToTheProfileAndReadBack) {
   const auto fit = fit_engine(exact_prefill_samples(), lone_cheaper_samples());
   const auto file = std::filesystem::temp_directory_path() / ("engine_levels_test_" + std::to_string(::getpid()) + ".json");
