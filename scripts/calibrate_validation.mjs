@@ -47,7 +47,8 @@ for (let i = 2; i < process.argv.length; i += 2) {
 if (!args.overhead || !args.model || !args.tokenizer) throw new Error("give --overhead, --model and --tokenizer");
 
 // Calibrated: concurrency 1, 2, 4, 8 at prompts of 32 and 512 tokens and 32 output tokens
-// (decode), prompts 16 to 1024 tokens alone with one output token (prefill). None of these is.
+// (decode), prompts 16 to 1024 tokens alone with 16 output tokens (prefill, and a lone decode).
+// None of these is.
 const configs = [
   {concurrency: 3, prompt_tokens: 256, output_tokens: 64},
   {concurrency: 6, prompt_tokens: 128, output_tokens: 48},
