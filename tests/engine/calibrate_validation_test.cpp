@@ -5,9 +5,9 @@
 // that moves them fails this test. Then the targets: output tokens/s and mean TPOT within
 // 15%, mean TTFT within 25%, on at least six configurations (each meeting all three), and the
 // second calibration's predictions within 5% of the first's (the fit's stability). A target that
-// the committed fixture does not meet is reported as skipped, with its figure: never as passed.
-// So is every target when the fixture records a load average above the machine's CPUs (other work
-// took the engine's cores, so calibration and measurement saw different machines).
+// the committed fixture does not meet is reported as skipped, with its figure (and the highest
+// load average the fixture recorded, the engine and its clients keeping about two CPUs busy
+// themselves): never as passed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -47,13 +49,13 @@ Prediction predict(const EngineProfile& p, const nlohmann::json& config) {
 
 double rel(double predicted, double measured) { return (predicted - measured) / measured; }
 
-// Whether the fixture was made on a quiet machine: every recorded 1-minute load average at most
-// the CPU count.
-bool quiet(const nlohmann::json& fixture) {
-  const double cpus = fixture.at("host").at("cpus").get<double>();
-  bool ok = fixture.at("calibration").at("load_before").at("loadavg")[0].get<double>() <= cpus;
-  for (const auto& c : fixture.at("configurations")) ok = ok && c.at("load_before").at("loadavg")[0].get<double>() <= cpus;
-  return ok;
+// The highest 1-minute load average the fixture recorded, and the machine's CPUs, for the messages.
+std::string load_note(const nlohmann::json& fixture) {
+  double highest = fixture.at("calibration").at("load_before").at("loadavg")[0].get<double>();
+  for (const auto& c : fixture.at("configurations")) highest = std::max(highest, c.at("load_before").at("loadavg")[0].get<double>());
+  std::ostringstream out;
+  out << "the highest load average recorded: " << highest << " on " << fixture.at("host").at("cpus").get<int>() << " CPUs";
+  return out.str();
 }
 
 TEST(CalibrateValidation, TheCommittedPredictionsMeetTheTargetsOnSixUnrunConfigurations) {
@@ -80,22 +82,18 @@ TEST(CalibrateValidation, TheCommittedPredictionsMeetTheTargetsOnSixUnrunConfigu
                 100 * e_ttft, c.at("load_before").at("loadavg")[0].dump().c_str());
     if (std::abs(e_rate) <= 0.15 && std::abs(e_tpot) <= 0.15 && std::abs(e_ttft) <= 0.25) ++meeting;
   }
-  std::printf("%d of %zu configurations meet all three targets\n", meeting, configs.size());
-  if (!quiet(fixture))
-    GTEST_SKIP() << "the fixture was measured at a load average above the machine's CPUs: the targets (a quiet "
-                    "machine) are not asserted; regenerate it with scripts/calibrate_validation.mjs when the machine is quiet";
+  std::printf("%d of %zu configurations meet all three targets (%s)\n", meeting, configs.size(), load_note(fixture).c_str());
   // Not met on the committed fixture: reported as skipped with the figure, never as passed.
   if (meeting < 6)
     GTEST_SKIP() << "the targets are NOT met: " << meeting << " of " << configs.size()
-                 << " configurations within all three (six needed); docs/cost-model.md, \"Validation on a real engine\", "
-                    "says what bounds them";
+                 << " configurations within all three (six needed; " << load_note(fixture)
+                 << "); docs/cost-model.md, \"Validation on a real engine\", says what bounds them";
 }
 
 TEST(CalibrateValidation, TwoCalibrationsPredictWithinFivePercentOfEachOther) {
   const auto fixture = read_fixture();
   const EngineProfile a = load_engine_profile(kFixtures / fixture.at("profile").get<std::string>());
   const EngineProfile b = load_engine_profile(kFixtures / fixture.at("stability").at("profile").get<std::string>());
-  if (!quiet(fixture)) GTEST_SKIP() << "the fixture was measured on a loaded machine (see the other test)";
   double largest = 0;
   for (const auto& c : fixture.at("configurations")) {
     const Prediction pa = predict(a, c), pb = predict(b, c);
@@ -108,7 +106,8 @@ TEST(CalibrateValidation, TwoCalibrationsPredictWithinFivePercentOfEachOther) {
   if (largest > 0.05)
     GTEST_SKIP() << "the target is NOT met: the two calibrations' predictions differ by up to " << std::fixed
                  << std::setprecision(1) << 100 * largest
-                 << "% (5% needed); docs/cost-model.md, \"Validation on a real engine\", says what bounds it";
+                 << "% (5% needed; " << load_note(fixture)
+                 << "); docs/cost-model.md, \"Validation on a real engine\", says what bounds it";
 }
 
 }  // namespace
