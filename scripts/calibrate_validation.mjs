@@ -14,9 +14,10 @@
 // Needs LLAMA_ENGINE_NODE_MODULES (scripts/install_llama_engine.sh prints it). Each configuration
 // runs `concurrency` clients in a closed loop (each sends its next request when its answer ends)
 // for --seconds in all, in --passes slices that take turns with the other configurations', each
-// after one warm-up request per client, the clients starting spread over a request's time; output tokens/s is the sum over clients of the tokens each
-// received over the time it spent, TTFT from sending a request to its first token, TPOT the time
-// after the first token over the tokens after it. Before the first calibration the freshly started
+// after one warm-up request per client, the clients starting spread over a request's time; output
+// tokens/s is the sum over clients of the tokens each received over the time it spent, TTFT from
+// sending a request to its first token, TPOT the time after the first token over the tokens after
+// it. Before the first calibration the freshly started
 // engine serves the same mix of lone prompts and waves for --engine-warm-up-s, unmeasured (a
 // calibration of that budget whose profile is thrown away): the tests' engine answers lone prompts
 // 4-8 ms slower for its first 100 s or so of such a mix and about 3 ms after, so without it the

@@ -27,9 +27,10 @@
 // small batches count as much as the long ones. The Roofline that reproduces them:
 // step_overhead = a, sequence_overhead = b, no weights and no FLOPs, c "bytes" of KV per context
 // token at 1 byte/s, p as Roofline::prefill_s_per_token and 2q per prompt token and
-// context token as Roofline::prefill_s_per_context_token, so a step costs
-// a + b decodes + c (sum of their contexts) + p prompt + q prompt^2, and the TTFT's base beyond a
-// is Roofline::request_overhead_s (the request's HTTP exchange and tokenizing, outside the steps).
+// context token as Roofline::prefill_s_per_context_token, and the decode levels as
+// Roofline::decode_steps, so a step costs the decodes' step (the levels; a + b decodes + c (sum of
+// their contexts) without them) + p prompt + q prompt^2, and the TTFT's base beyond a is
+// Roofline::request_overhead_s (the request's HTTP exchange and tokenizing, outside the steps).
 #pragma once
 
 #include <algorithm>
