@@ -112,8 +112,8 @@ async function request(engine, prompt, maxTokens) {
 // predicted (`cycle_s`), as the clients of a loop that has run for a while are: started together
 // they stay in step on an engine that decodes every running sequence in each step (their requests
 // end in the same step and their prompts meet again), and a loop of 7 clients, 192 -> 40 tokens,
-// had a mean TTFT of 77 ms in its first 5 s and 20 to 24 ms after 15 s; started spread, 20 to
-// 22 ms from the start. Returns each client's requests and the seconds it spent on them.
+// had a mean TTFT of 77 ms in its first 5 s and 19 to 24 ms after 15 s; started spread over
+// 300 ms, 19 to 26 ms from the start. Returns each client's requests and the seconds it spent on them.
 async function measureSlice(engine, c, seconds, cycle_s) {
   const prompt = Array(c.prompt_tokens - 1).fill("hello").join(" ");  // + the BOS
   return Promise.all(Array.from({length: c.concurrency}, async (_, i) => {
