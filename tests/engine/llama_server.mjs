@@ -164,8 +164,8 @@ function leaveSteps() {
 }
 
 // /engine/stats counts the engine's decode batches and the sequences in them (their mean is how
-// many generations a step serves), read at node-llama-cpp's native context, which has no counter
-// of its own.
+// many generations a step serves), read at node-llama-cpp's native context (`_ctx`, internal to
+// the 3.21.1 that scripts/install_llama_engine.sh pins), which has no counter of its own.
 function countDecodeBatches(ctx, counts) {
   const native = ctx._ctx;
   let sequencesInBatch = 0;
