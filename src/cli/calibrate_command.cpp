@@ -23,6 +23,7 @@
 #include "cli/calibrate_engine.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "cost/json_file.hpp"
 #include "cost/profiles.hpp"
 
 namespace overhead::cli {
@@ -128,16 +129,6 @@ void fit_and_write(const Calibration& c, nlohmann::json profile, const std::stri
   std::printf("\nwrote %s\n", out_path.c_str());
 }
 
-nlohmann::json read_profile(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file + ": cannot read");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(file + ": not JSON (" + e.what() + ")");
-  }
-}
-
 // The measurements of a profile `calibrate` wrote (`j`, read from `file`), as the calibration that took them.
 Calibration stored_calibration(const nlohmann::json& j, const std::string& file) {
   if (!j.is_object() || !j.contains("measurements") || !j["measurements"].is_object())
@@ -176,7 +167,7 @@ Calibration stored_calibration(const nlohmann::json& j, const std::string& file)
 
 int run_refit(const CalibrateOptions& o) {
   try {
-    const nlohmann::json profile = read_profile(o.refit);
+    const nlohmann::json profile = cost::read_json_file(o.refit);
     fit_and_write(stored_calibration(profile, o.refit), profile, o.out);
     return 0;
   } catch (const std::exception& e) {

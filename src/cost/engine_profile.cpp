@@ -192,14 +192,16 @@ void fit_decode_levels(const std::map<double, LevelPoints>& by_level, EngineFit&
   fit.decode_levels = table;
 }
 
+// The samples of one decode point: their times, contexts and batches.
+struct DecodeSamples {
+  std::vector<double> tpots, contexts, batches;
+};
+
 void fit_decode(const std::vector<DecodeSample>& decode, const std::vector<DecodeSample>& lone_decode, EngineFit& fit) {
   // A point: one concurrency level and one prompt (the context rounded to 16 tokens groups a
   // wave's generations, whose contexts differ by the few tokens their outputs differ), at the
   // median of its samples' batches and contexts and the interquartile mean of their times.
-  struct Samples {
-    std::vector<double> tpots, contexts, batches;
-  };
-  std::map<std::pair<double, double>, Samples> by_point;
+  std::map<std::pair<double, double>, DecodeSamples> by_point;
   for (const auto& s : decode) {
     auto& p = by_point[{s.level(), std::round(s.context_tokens / 16)}];
     p.tpots.push_back(s.tpot_s);
@@ -219,15 +221,14 @@ void fit_decode(const std::vector<DecodeSample>& decode, const std::vector<Decod
   fit.context_s_per_token = beta(2);
   // The lone generations at more contexts: points of the lone level (each context, rounded to 16
   // tokens, its interquartile mean), beside the waves' lone points.
-  std::map<double, std::vector<double>> lone_by_context;
-  for (const auto& s : lone_decode)
-    if (s.tpot_s > 0 && std::isfinite(s.tpot_s)) lone_by_context[std::round(s.context_tokens / 16)].push_back(s.tpot_s);
-  for (const auto& [bucket, tpots] : lone_by_context) {
-    std::vector<double> contexts;
-    for (const auto& s : lone_decode)
-      if (std::round(s.context_tokens / 16) == bucket) contexts.push_back(s.context_tokens);
-    by_level[1].push_back({1, median(contexts), interquartile_mean(tpots)});
+  std::map<double, DecodeSamples> lone_by_context;
+  for (const auto& s : lone_decode) {
+    if (!(s.tpot_s > 0 && std::isfinite(s.tpot_s))) continue;
+    auto& g = lone_by_context[std::round(s.context_tokens / 16)];
+    g.tpots.push_back(s.tpot_s);
+    g.contexts.push_back(s.context_tokens);
   }
+  for (const auto& [bucket, g] : lone_by_context) by_level[1].push_back({1, median(g.contexts), interquartile_mean(g.tpots)});
   fit_decode_levels(by_level, fit);
   fit.decode_points = points.size();
   fit.decode_r_squared = r_squared(points, beta);
@@ -328,13 +329,11 @@ DecodeTable load_decode_levels(const nlohmann::json& j, const std::filesystem::p
   if (!levels.is_array()) throw CostError(file.string() + ": field \"fit.decode_levels.levels\" must be an array");
   for (std::size_t i = 0; i < levels.size(); ++i) {
     const std::string at = "fit.decode_levels.levels[" + std::to_string(i) + "]";
-    const nlohmann::json wrapped = {{"level", levels[i]}};
     const auto field = [&](const char* name) {
-      try {
-        return number_at(wrapped, std::string("level.") + name, file);
-      } catch (const CostError&) {
+      const auto& level = levels[i];
+      if (!level.is_object() || !level.contains(name) || !level[name].is_number() || !std::isfinite(level[name].get<double>()))
         throw CostError(file.string() + ": field \"" + at + "." + name + "\" must be a finite number");
-      }
+      return level[name].get<double>();
     };
     const DecodeLevel l{field("batch"), field("step_s"), field("s_per_context_token")};
     if (!(l.batch > 0) || (!t.levels.empty() && !(l.batch > t.levels.back().batch)))

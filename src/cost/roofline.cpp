@@ -57,10 +57,10 @@ double DecodeTable::seconds(double batch, double mean_context) const {
   const auto at = [&](const DecodeLevel& l) { return l.step_s + l.s_per_context_token * mean_context; };
   if (levels.empty() || batch <= 0) return at_zero_s;
   const auto between = [&](double b0, double t0, double b1, double t1) { return t0 + (t1 - t0) * (batch - b0) / (b1 - b0); };
-  if (batch <= levels.front().batch) return between(0, at_zero_s, levels.front().batch, at(levels.front()));
+  // Up to the first level (and past it when it is the only one): from the step's fixed part.
+  if (batch <= levels.front().batch || levels.size() == 1) return between(0, at_zero_s, levels.front().batch, at(levels.front()));
   for (std::size_t i = 1; i < levels.size(); ++i)
     if (batch <= levels[i].batch) return between(levels[i - 1].batch, at(levels[i - 1]), levels[i].batch, at(levels[i]));
-  if (levels.size() == 1) return between(0, at_zero_s, levels.front().batch, at(levels.front()));
   const auto& a = levels[levels.size() - 2];
   const auto& b = levels.back();
   return between(a.batch, at(a), b.batch, at(b));
