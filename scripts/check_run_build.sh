@@ -62,31 +62,45 @@ for program in rsvg-convert; do
   echo "$path" >>"$TMP/paths"
 done
 
-# Map each file (and, for a symbolic link, what it points to) to its package. A merged /usr
-# system lists a file under /lib or /usr/lib depending on the package, so both spellings are asked.
-sort -u "$TMP/paths" | while read -r path; do
-  real=$(readlink -f "$path" 2>/dev/null || echo "$path")
-  for candidate in "$path" "$real" "${real#/usr}" "/usr${real}"; do echo "$candidate"; done
-done | grep -E '^/' | sort -u >"$TMP/candidates"
-xargs -a "$TMP/candidates" -d '\n' dpkg -S 2>/dev/null | grep -v '^diversion by' >"$TMP/owners" || true
-
-failed=0 checked=0
-while read -r path; do
-  real=$(readlink -f "$path" 2>/dev/null || echo "$path")
-  owners=$(awk -v a="$path" -v b="$real" -v c="${real#/usr}" -v d="/usr$real" '
-    { split($0, parts, ": "); f = substr($0, length(parts[1]) + 3)
-      if (f == a || f == b || f == c || f == d) print parts[1] }' "$TMP/owners" | tr ',' '\n' | sed 's/^ *//; s/:.*//' | sort -u)
-  [ -n "$owners" ] || continue  # a file no package owns (generated, or made at install): nothing to install
-  checked=$((checked + 1))
-  ok=0
-  for owner in $owners; do grep -qx "$owner" "$TMP/allowed" && ok=1; done
-  if [ "$ok" = 0 ]; then
-    echo "check_run_build: $path comes from $(echo $owners | tr ' ' ','), which scripts/setup.sh build does not install:" \
-      "add it to BUILD_PACKAGES, or keep the run-only build from needing it" >&2
-    failed=1
-  fi
-done < <(sort -u "$TMP/paths")
-
-[ "$checked" -gt 0 ] || { echo "check_run_build: no system file was checked: the check itself is broken" >&2; exit 2; }
-if [ "$failed" = 1 ]; then exit 1; fi
-echo "check_run_build: the run-only build uses $checked system files, all from the $(wc -l <"$TMP/allowed") packages setup.sh build brings"
+# Map each file (and, for a symbolic link, what it points to) to its package and check it. A merged
+# /usr system lists a file under /lib or /usr/lib depending on the package, so both spellings are
+# asked; one `dpkg -S` run (split by xargs) answers them all.
+python3 - "$TMP/paths" "$TMP/allowed" <<'PY'
+import os, subprocess, sys
+paths = sorted({p.strip() for p in open(sys.argv[1]) if p.strip().startswith("/")})
+allowed = {p.strip() for p in open(sys.argv[2]) if p.strip()}
+def spellings(path):
+    real = os.path.realpath(path)
+    out = {path, real}
+    for p in (path, real):
+        out.add(p[4:] if p.startswith("/usr/") else "/usr" + p)
+    return out
+wanted = {p: spellings(p) for p in paths}
+everything = sorted(set().union(*wanted.values())) if wanted else []
+answer = subprocess.run(["xargs", "-d", "\n", "dpkg", "-S"], input="\n".join(everything), text=True,
+                        capture_output=True).stdout
+owners_of = {}
+for line in answer.splitlines():
+    if line.startswith("diversion by") or ": " not in line:
+        continue
+    packages, _, path = line.partition(": ")
+    owners_of.setdefault(path, set()).update(p.strip().split(":")[0] for p in packages.split(","))
+checked, bad = 0, []
+for path, names in wanted.items():
+    owners = set().union(*(owners_of.get(n, set()) for n in names))
+    if not owners:
+        continue  # no package owns it (generated, or made at install time): nothing to install
+    checked += 1
+    if not owners & allowed:
+        bad.append((path, ",".join(sorted(owners))))
+for path, owners in bad:
+    print(f"check_run_build: {path} comes from {owners}, which scripts/setup.sh build does not install: "
+          "add it to BUILD_PACKAGES, or keep the run-only build from needing it", file=sys.stderr)
+if checked == 0:
+    print("check_run_build: no system file was checked: the check itself is broken", file=sys.stderr)
+    sys.exit(2)
+if bad:
+    sys.exit(1)
+print(f"check_run_build: the run-only build uses {checked} system files, all from the {len(allowed)} "
+      "packages setup.sh build brings (and what they depend on)")
+PY
