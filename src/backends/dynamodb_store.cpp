@@ -491,4 +491,11 @@ std::unique_ptr<Store> open_dynamodb_store(const BackendUrl& u) {
   return std::make_unique<DynamoDbStore>(std::move(client), std::move(c), u.redacted());
 }
 
+std::unique_ptr<Store> open_dynamodb_store_read_only(const BackendUrl& u) {
+  u.check_params({"region", "endpoint", "create", "tokenizers", "timeout_ms"});
+  if (u.int_param("create", 0, 0, 1) == 1)
+    throw std::invalid_argument(u.describe("store", "create=1: a reader never creates the table (drop create=1)"));
+  return open_dynamodb_store(u);
+}
+
 }  // namespace overhead::backends

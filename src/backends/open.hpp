@@ -28,7 +28,8 @@ namespace overhead::backends {
 // an error naming it, not a new empty database. Network backends are reached either way.
 // `read_only` is a reader's (analyze): the store must exist and is opened so that nothing in it
 // changes, not even on a foreign or corrupt file (for sqlite: SQLITE_OPEN_READONLY, no table made,
-// no journal mode set). Network stores are opened as with `existing`.
+// no journal mode set; for postgres: no CREATE, ALTER or index, a READ ONLY session, a missing
+// table an error; for dynamodb: create=1 refused).
 enum class Access { create, existing, read_only };
 
 // The queue schemes, their URL forms and parameters are registered in queue_schemes.cpp

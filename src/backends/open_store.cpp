@@ -19,14 +19,17 @@ struct StoreScheme {
   std::string_view usage;  // shown when the scheme is unknown
   std::unique_ptr<pipe::Store> (*open)(const pipe::BackendUrl&);
   bool local_file;  // the URL's path is a file on this host, made when missing
-  std::unique_ptr<pipe::Store> (*open_read_only)(const pipe::BackendUrl&) = nullptr;  // null: `open`
+  // A reader's (analyze): opens without creating or altering anything. Every store has one.
+  std::unique_ptr<pipe::Store> (*open_read_only)(const pipe::BackendUrl&) = nullptr;
 };
 
 constexpr StoreScheme kStoreSchemes[] = {
     {"sqlite", "sqlite:PATH", &open_sqlite_store, true, &open_sqlite_store_read_only},
-    {"postgres", "postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S]", &open_postgres_store, false},
-    {"postgresql", "postgresql://... (as postgres://)", &open_postgres_store, false},
-    {"dynamodb", "dynamodb://TABLE[?region=R&endpoint=URL&create=1&tokenizers=A,B]", &open_dynamodb_store, false},
+    {"postgres", "postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S]", &open_postgres_store, false,
+     &open_postgres_store_read_only},
+    {"postgresql", "postgresql://... (as postgres://)", &open_postgres_store, false, &open_postgres_store_read_only},
+    {"dynamodb", "dynamodb://TABLE[?region=R&endpoint=URL&create=1&tokenizers=A,B]", &open_dynamodb_store, false,
+     &open_dynamodb_store_read_only},
 };
 
 }  // namespace
@@ -37,7 +40,7 @@ std::unique_ptr<pipe::Store> open_store(std::string_view url, Access access) {
     if (s.scheme != u.scheme) continue;
     if (access != Access::create && s.local_file && !std::filesystem::exists(u.path))
       throw pipe::StoreError(u.describe("store", "no such file; give the store a run wrote (e.g. sqlite:out/records.db)"));
-    if (access == Access::read_only && s.open_read_only) return s.open_read_only(u);
+    if (access == Access::read_only) return s.open_read_only(u);
     return s.open(u);
   }
   std::string known;

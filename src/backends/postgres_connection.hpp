@@ -26,6 +26,9 @@ struct PostgresEndpoint {
   std::string database;
   std::string shown;     // redacted URL for messages
   std::chrono::milliseconds call_timeout{10000};
+  // A reader's connection: every transaction on it is READ ONLY (default_transaction_read_only),
+  // so the server itself refuses a write, whatever statement the client sends.
+  bool read_only = false;
 };
 
 // A statement parameter in text form; nullopt-like `null` = SQL NULL.

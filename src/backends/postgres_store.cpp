@@ -3,6 +3,7 @@
 #include <charconv>
 #include <deque>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "ports/record_fields.hpp"
@@ -24,9 +25,13 @@ std::string quote_ident(const std::string& name) {
   return out + "\"";
 }
 
-std::string column_list() {
+// The record's columns; one in `absent` is selected as NULL (an older table's reader).
+std::string column_list(const std::set<std::string>& absent = {}) {
   std::string out;
-  for (const auto& f : kRecordFields) out += (out.empty() ? "" : ", ") + std::string(f.column);
+  for (const auto& f : kRecordFields) {
+    const std::string c(f.column);
+    out += (out.empty() ? "" : ", ") + (absent.count(c) ? "NULL AS " + c : c);
+  }
   return out;
 }
 
@@ -95,6 +100,41 @@ PostgresStore::PostgresStore(PostgresEndpoint endpoint, std::string schema, std:
       table_((schema_.empty() ? "" : quote_ident(schema_) + ".") + quote_ident(table)) {
   std::lock_guard lock(mutex_);
   connection_locked().exec("create table", create_sql(schema_, table_, table + "_experiment"));
+  select_list_ = column_list();
+}
+
+PostgresStore::PostgresStore(ReadOnly, PostgresEndpoint endpoint, std::string schema, std::string table)
+    : endpoint_(std::move(endpoint)),
+      schema_(std::move(schema)),
+      table_((schema_.empty() ? "" : quote_ident(schema_) + ".") + quote_ident(table)),
+      read_only_(true) {
+  // The catalog only: to_regclass is NULL for a table (or schema) that is not there, where a
+  // SELECT on it would fail with the server's wording.
+  std::lock_guard lock(mutex_);
+  std::set<std::string> present;
+  bool found = false;
+  connection_locked().query_rows(
+      "read schema",
+      "SELECT a.attname FROM (SELECT to_regclass($1) AS t) r LEFT JOIN pg_attribute a"
+      " ON a.attrelid = r.t AND a.attnum > 0 AND NOT a.attisdropped WHERE r.t IS NOT NULL",
+      {{table_, false}}, [&](const std::vector<const char*>& cells) {
+        found = true;
+        if (!cells.empty() && cells[0]) present.insert(cells[0]);
+      });
+  if (!found)
+    throw StoreError(endpoint_.shown + ": no table " + table_ + ": not a record store (give the store a run wrote)",
+                     Failure::permanent);
+  std::set<std::string> absent;
+  for (const auto& f : kRecordFields) {
+    const std::string c(f.column);
+    if (present.count(c)) continue;
+    // A column every version had is missing: another program's table, not an older store.
+    if (!f.added_later)
+      throw StoreError(endpoint_.shown + ": table " + table_ + " has no column " + c + ": not a record store",
+                       Failure::permanent);
+    absent.insert(c);
+  }
+  select_list_ = column_list(absent);
 }
 
 PostgresConnection& PostgresStore::connection_locked() {
@@ -120,6 +160,7 @@ void PostgresStore::upsert_rows_locked(std::span<const Record* const> rows) {
 }
 
 void PostgresStore::upsert(const Record& record) {
+  if (read_only_) throw StoreError(endpoint_.shown + ": opened read-only", Failure::permanent);
   const Record* one[] = {&record};
   std::lock_guard lock(mutex_);
   upsert_rows_locked(one);
@@ -127,6 +168,7 @@ void PostgresStore::upsert(const Record& record) {
 
 std::vector<UpsertFailure> PostgresStore::upsert_batch(std::span<const Record> records) {
   if (records.empty()) return {};
+  if (read_only_) throw StoreError(endpoint_.shown + ": opened read-only", Failure::permanent);
   // One row per key, as if the batch were upserted in order: the last record wins, and a stamp it
   // carries as 0 keeps an earlier one's non-zero value (the replay rule within the batch).
   std::vector<const Record*> rows;
@@ -170,6 +212,7 @@ std::vector<UpsertFailure> PostgresStore::upsert_batch(std::span<const Record> r
 
 std::size_t PostgresStore::update_stamps(std::span<const StampPatch> patches) {
   if (patches.empty()) return 0;
+  if (read_only_) throw StoreError(endpoint_.shown + ": opened read-only", Failure::permanent);
   std::string sql = "UPDATE " + table_ +
                     " AS r SET publish_acked=CASE WHEN p.a<>0 THEN p.a ELSE r.publish_acked END,"
                     " input_deleted=CASE WHEN p.d<>0 THEN p.d ELSE r.input_deleted END FROM (VALUES ";
@@ -191,7 +234,7 @@ std::size_t PostgresStore::update_stamps(std::span<const StampPatch> patches) {
 }
 
 void PostgresStore::scan(const std::string& experiment, const std::function<void(const Record&)>& fn) {
-  std::string sql = "SELECT " + column_list() + " FROM " + table_;
+  std::string sql = "SELECT " + select_list_ + " FROM " + table_;
   std::vector<PgParam> params;
   if (!experiment.empty()) {
     sql += " WHERE experiment=$1";
@@ -216,7 +259,14 @@ void PostgresStore::scan(const std::string& experiment, const std::function<void
   });
 }
 
-std::unique_ptr<Store> open_postgres_store(const BackendUrl& u) {
+namespace {
+
+struct PostgresTarget {
+  PostgresEndpoint endpoint;
+  std::string schema, table;
+};
+
+PostgresTarget postgres_target(const BackendUrl& u) {
   u.check_params({"table", "schema", "timeout_ms"});
   const std::string db = u.path.size() > 1 ? u.path.substr(1) : "";
   if (!u.has_authority || u.host.empty() || db.empty() || db.find('/') != std::string::npos)
@@ -231,7 +281,20 @@ std::unique_ptr<Store> open_postgres_store(const BackendUrl& u) {
   e.database = db;
   e.shown = u.redacted();
   e.call_timeout = u.call_timeout();
-  return std::make_unique<PostgresStore>(std::move(e), u.param("schema", ""), table);
+  return {std::move(e), u.param("schema", ""), table};
+}
+
+}  // namespace
+
+std::unique_ptr<Store> open_postgres_store(const BackendUrl& u) {
+  auto t = postgres_target(u);
+  return std::make_unique<PostgresStore>(std::move(t.endpoint), std::move(t.schema), std::move(t.table));
+}
+
+std::unique_ptr<Store> open_postgres_store_read_only(const BackendUrl& u) {
+  auto t = postgres_target(u);
+  t.endpoint.read_only = true;
+  return std::make_unique<PostgresStore>(PostgresStore::ReadOnly{}, std::move(t.endpoint), std::move(t.schema), std::move(t.table));
 }
 
 }  // namespace overhead::backends

@@ -1,5 +1,5 @@
 // The PostgreSQL record store (`postgres://USER[:PASS]@HOST:PORT/DB[?table=records&schema=S&timeout_ms=]`),
-// shared by consumers on many machines. One table, created if missing, keyed by
+// shared by consumers on many machines. One table, created if missing (never by a reader), keyed by
 // (experiment_tokenizer, id), with one column per row of the record field table
 // (ports/record_fields.hpp) and an index on experiment for scans.
 //   - upsert_batch is one statement, so one round trip: a multi-row INSERT ... ON CONFLICT DO
@@ -25,6 +25,11 @@ class PostgresStore final : public pipe::Store {
  public:
   // Connects and creates the schema (when given) and the table if missing; throws StoreError.
   PostgresStore(PostgresEndpoint endpoint, std::string schema, std::string table);
+  // A reader (backends::Access::read_only, `analyze`): nothing is created or altered, and the
+  // connection is READ ONLY. A missing table is a StoreError naming it; columns an older version
+  // lacked read as empty (NULL). upsert and update_stamps throw.
+  struct ReadOnly {};
+  PostgresStore(ReadOnly, PostgresEndpoint endpoint, std::string schema, std::string table);
 
   void upsert(const pipe::Record& record) override;
   std::vector<pipe::UpsertFailure> upsert_batch(std::span<const pipe::Record> records) override;
@@ -39,11 +44,15 @@ class PostgresStore final : public pipe::Store {
   const PostgresEndpoint endpoint_;
   const std::string schema_;   // empty = the search path's (public)
   const std::string table_;    // quoted, schema-qualified: what the SQL names
+  const bool read_only_ = false;
+  std::string select_list_;    // the record's columns as scan selects them (NULL for an absent one)
   std::mutex mutex_;
   std::unique_ptr<PostgresConnection> conn_;
 };
 
 // The `postgres` (and `postgresql`) arm of open_store.
 std::unique_ptr<pipe::Store> open_postgres_store(const pipe::BackendUrl& url);
+// Its read-only form (a reader's: `analyze`).
+std::unique_ptr<pipe::Store> open_postgres_store_read_only(const pipe::BackendUrl& url);
 
 }  // namespace overhead::backends

@@ -70,10 +70,27 @@ class WaveCallbacks final : public pipe::DecodeCallbacks {
   std::size_t index_;
 };
 
+// Throws when the engine's usage cannot be the answer it streamed: more completion tokens than
+// max_tokens allowed, or far from the tokens of the streamed text (counted with our tokenizer: at
+// most twice them plus 4, at least half less 4; a tokenizer that is not quite the engine's, or a
+// token of no text, stays well inside). The time per token is the stream's time over the usage, so
+// an engine that claimed 1,000,000 tokens for 5 streamed gave a negative step slope and a profile
+// that priced 1.8M tokens/s.
+void check_usage(const pipe::DecodeResult& res, int max_tokens, const tok::Tokenizer& tokenizer) {
+  const std::int64_t claimed = res.output_tokens;
+  if (claimed > max_tokens)
+    throw std::runtime_error("the engine's usage says " + std::to_string(claimed) + " completion_tokens for a request of max_tokens " +
+                             std::to_string(max_tokens) + ": its token counts cannot be used to time a token");
+  const auto streamed = static_cast<std::int64_t>(tokenizer.count(res.text, false));
+  if (claimed > 2 * streamed + 4 || streamed > 2 * claimed + 4)
+    throw std::runtime_error("the engine's usage says " + std::to_string(claimed) + " completion_tokens, but the text it streamed is " +
+                             std::to_string(streamed) + " tokens: its token counts cannot be used to time a token");
+}
+
 // `concurrency` copies of one prompt started together; waits for all of them. Throws on the first
-// failed request with the engine's message.
+// failed request with the engine's message, or an answer whose usage does not match it (check_usage).
 std::vector<Outcome> run_wave(const backends::OpenAiDecoder& decoder, const std::string& model, const std::string& prompt,
-                              int prompt_tokens, int max_tokens, int concurrency) {
+                              int prompt_tokens, int max_tokens, int concurrency, const tok::Tokenizer& tokenizer) {
   auto wave = std::make_shared<Wave>();
   wave->outcomes.resize(static_cast<std::size_t>(concurrency));
   wave->pending = wave->outcomes.size();
@@ -96,6 +113,7 @@ std::vector<Outcome> run_wave(const backends::OpenAiDecoder& decoder, const std:
                                                      "streamed answer); " : "") +
                              "the engine failed a request of " + std::to_string(prompt_tokens) + " prompt tokens: " + o.error);
   }
+  for (const auto& o : wave->outcomes) check_usage(o.result, max_tokens, tokenizer);
   return wave->outcomes;
 }
 
@@ -190,7 +208,7 @@ bool prefill_round(Rounds& r, Calibration& c) {
     if (r.over_budget(r.slowest_prompt)) return false;
     const auto t0 = r.elapsed();
     const auto prompt = prompt_of(r.tokenizer, length);
-    const auto outcomes = run_wave(r.decoder, c.model, prompt, length, r.plan.prefill_output_tokens, 1);
+    const auto outcomes = run_wave(r.decoder, c.model, prompt, length, r.plan.prefill_output_tokens, 1, r.tokenizer);
     r.slowest_prompt = std::max(r.slowest_prompt, r.elapsed() - t0);
     const auto& res = outcomes.front().result;
     if (res.first_token == 0) continue;  // an empty answer has no first token to time
@@ -217,7 +235,7 @@ bool decode_round(Rounds& r, Calibration& c) {
       if (r.over_budget(r.last_wave)) return false;
       const auto t0 = r.elapsed();
       const auto prompt = prompt_of(r.tokenizer, length);
-      const auto outcomes = run_wave(r.decoder, c.model, prompt, length, r.plan.decode_tokens, level);
+      const auto outcomes = run_wave(r.decoder, c.model, prompt, length, r.plan.decode_tokens, level, r.tokenizer);
       r.last_wave = r.elapsed() - t0;
       // The sequences in flight while a request decoded: the wave's requests from their sending
       // to their end, averaged over its first token to last. Not `level` throughout: the engine
@@ -303,8 +321,8 @@ Calibration measure_engine(const CalibrationPlan& plan, const std::function<void
   for (int round = 0; elapsed() < warm_up_s; ++round) {
     const int length = plan.prefill_lengths[static_cast<std::size_t>(round) % plan.prefill_lengths.size()];
     const auto prompt = prompt_of(*tokenizer, length);
-    const auto outcomes = round % 2 == 0 ? run_wave(decoder, c.model, prompt, length, plan.decode_tokens, c.max_concurrency)
-                                         : run_wave(decoder, c.model, prompt, length, 1, 1);
+    const auto outcomes = round % 2 == 0 ? run_wave(decoder, c.model, prompt, length, plan.decode_tokens, c.max_concurrency, *tokenizer)
+                                         : run_wave(decoder, c.model, prompt, length, 1, 1, *tokenizer);
     c.raw.push_back({{"phase", "warm-up"}, {"concurrency", outcomes.size()}, {"prompt_tokens", length},
                      {"output_tokens", outcomes.front().result.output_tokens}});
   }

@@ -81,6 +81,8 @@ cost::CostInputs api_priced(cost::CostInputs in, const std::vector<std::string>&
     source = preset->second.kind + ", " + preset->second.source + " (" + preset->second.date + ")";
   } else {
     in.api_usd_per_1m = cost::parse_number_pair(api, "--api-price");
+    if (!(in.api_usd_per_1m->first >= 0 && in.api_usd_per_1m->second >= 0))
+      throw cost::CostError("--api-price " + api + ": a price is >= 0 $ per 1M tokens");
     source = "--api-price";
   }
   return in;
@@ -138,6 +140,7 @@ int run_cost(const CostOptions& o) {
     } else {
       workload = cost::parse_workload(workload_text);
     }
+    cost::check_e(e, workload, !o.e_us.empty() ? "--e-us" : "--fits");
     const cost::PricedLoad priced = cost::price_load(scenario, o.pricing.load, e, workload);
     const cost::CostInputs in = api_priced(priced.inputs, o.pricing.api_prices, prices, api_source);
     const auto r = cost::compute_cost(in, workload);

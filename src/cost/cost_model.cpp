@@ -69,15 +69,25 @@ Workload parse_workload(const std::string& text) {
     if (eq == std::string::npos) throw CostError("--workload: expected in=N,out=M, got \"" + text + "\"");
     const std::string key = part.substr(0, eq);
     const auto parsed = finite_number(part.substr(eq + 1));
-    if (!parsed || *parsed < 0 || *parsed > 10'000'000)
-      throw CostError("--workload: \"" + part + "\" is not a token count in 0..10000000");
+    if (!parsed || *parsed < 1 || *parsed > 10'000'000)
+      throw CostError("--workload: \"" + part + "\" is not a token count in 1..10000000");
     const double value = *parsed;
     if (key == "in") in = value;
     else if (key == "out") out = value;
     else throw CostError("--workload: unknown key \"" + key + "\" (in, out)");
   }
-  if (in < 0 || out < 0) throw CostError("--workload needs in=N and out=M, both >= 0");
+  if (in < 0 || out < 0) throw CostError("--workload needs in=N and out=M, both >= 1");
   return {{in}, {out}};
+}
+
+void check_e(const ELinear& e, const Workload& w, const std::string& flag) {
+  for (const double x : w.input_tokens) {
+    const double us = e.at(x);
+    if (!(us >= 0) || !std::isfinite(us))
+      throw CostError(flag + ": E(x) = " + std::to_string(e.alpha_us) + " + " + std::to_string(e.beta_us_per_token) +
+                      " x us is " + std::to_string(us) + " us at " + std::to_string(static_cast<long long>(x)) +
+                      " input tokens: E is a time, it must be >= 0");
+  }
 }
 
 namespace {
@@ -148,6 +158,7 @@ CostResult compute_cost(const CostInputs& in, const Workload& w) {
     throw CostError("--utilization must be in (0, 1]");
   if (in.mode == LoadMode::concurrency && !(in.concurrency > 0)) throw CostError("--concurrency must be > 0");
   if (in.replicas < 1) throw CostError("the fleet needs at least one replica (--gpus / --tp)");
+  check_e(in.e, w, "E (" + in.e.origin + ")");
   CostResult r;
   r.mean_input_tokens = mean(w.input_tokens);
   r.mean_output_tokens = mean(w.output_tokens);
@@ -217,6 +228,11 @@ CostResult compute_cost(const CostInputs& in, const Workload& w) {
   r.usd_per_1m_output_tokens = r.mean_output_tokens > 0 ? r.usd_per_request / r.mean_output_tokens * 1e6 : 0;
   r.usd_per_1m_tokens_blended = tokens > 0 ? r.usd_per_request / tokens * 1e6 : 0;
   r.break_even_api_price = r.usd_per_1m_tokens_blended;
+  // A profile of next to no bandwidth or compute passes every field's own check and still gives a
+  // step of infinite length: no price is better than inf or NaN in a table.
+  if (!(capacity > 0) || !std::isfinite(capacity) || !std::isfinite(r.usd_per_request) || !std::isfinite(r.t_s.p99))
+    throw CostError("the GPU and model profiles give no finite step time (capacity " + std::to_string(capacity) +
+                    " requests/s per replica): check the GPU profile's bandwidth and compute");
 
   if (in.api_usd_per_1m) {
     const auto [p_in, p_out] = *in.api_usd_per_1m;

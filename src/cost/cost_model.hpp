@@ -41,8 +41,14 @@ struct Workload {
   std::vector<double> input_tokens, output_tokens;  // one pair per request
 };
 
-// "in=N,out=M" (the --workload flag) -> one request of N input and M output tokens.
+// "in=N,out=M" (the --workload flag) -> one request of N input and M output tokens. Both at least
+// 1: a prompt holds a token, and a request answers at least its first token (out=0 priced a request
+// that produces nothing, at 0 $ per 1M tokens).
 Workload parse_workload(const std::string& text);
+
+// Throws CostError naming `flag` when E(x) is negative or not finite for a request of the workload
+// (E is a time: --e-us -1000,0 priced a negative CPU time and negative workers).
+void check_e(const ELinear& e, const Workload& w, const std::string& flag);
 // "A,B" -> two numbers; `what` names the flag in the error.
 std::pair<double, double> parse_number_pair(const std::string& text, const char* what);
 
@@ -89,7 +95,8 @@ struct CostResult {
 // capacity is requests/s of one replica at its steady state with the most sequences that fit; the
 // CPU side scales with E, not with U, because idle workers can be scaled away while a GPU replica
 // cannot be split. The operating point (U, or the load of a concurrency) comes from steady_state.
-// Throws CostError when the largest request of the workload cannot fit the KV cache.
+// Throws CostError when the largest request of the workload cannot fit the KV cache, E is negative
+// (check_e), or the profiles give no finite price (a GPU of next to no bandwidth or compute).
 CostResult compute_cost(const CostInputs& in, const Workload& w);
 
 }  // namespace overhead::cost

@@ -140,6 +140,9 @@ void fit_prefill(const std::vector<PrefillSample>& prefill, EngineFit& fit) {
   fit.ttft_s_per_token_squared = beta(2);
   fit.prefill_points = points.size();
   fit.prefill_r_squared = r_squared(points, beta);
+  if (!(fit.prefill_r_squared >= 0))
+    throw CostError("the time to first token fit is worse than the mean (R^2 " + std::to_string(fit.prefill_r_squared) +
+                    "): the measurements do not follow the server model");
   for (const auto& s : prefill) fit.prefill_residuals_s.push_back(s.ttft_s - fit.ttft_s(s.prompt_tokens));
   fit.prefill_resid_sd_s = resid_sd(fit.prefill_residuals_s, 1 + (beta(1) > 0 ? 1 : 0) + (beta(2) > 0 ? 1 : 0));
 }
@@ -215,7 +218,26 @@ void fit_decode(const std::vector<DecodeSample>& decode, const std::vector<Decod
     points.push_back({{1, batch, batch * context}, tpot});
     by_level[key.first].push_back({batch, context, tpot});
   }
-  const Eigen::VectorXd beta = relative_least_squares(points);
+  Eigen::VectorXd beta = relative_least_squares(points);
+  // A context term below 0 is noise where the context costs next to nothing (as a level's own line
+  // takes it, level_line): it is dropped and the step fitted on the batch alone, as fit_prefill
+  // drops a negative term.
+  if (beta(2) < 0) {
+    std::vector<Point> batch_only;
+    for (const auto& p : points) batch_only.push_back({{1, p.x[1]}, p.y});
+    const Eigen::VectorXd b = relative_least_squares(batch_only);
+    beta = Eigen::Vector3d(b(0), b(1), 0);
+  }
+  // A step that shrinks as sequences are added is no engine: it is what an engine that overstates
+  // its usage gives (1,000,000 tokens claimed for 5 streamed made a negative slope and a negative
+  // time per token, which `cost` priced at 1.8M tokens/s). An error, not a profile.
+  if (beta(1) < 0)
+    throw CostError("the decode step fit has a negative slope (" + std::to_string(beta(1)) +
+                    " s per sequence): the step shrinks as sequences are added, the measurements are not an engine's");
+  for (const auto& p : points)
+    if (!(fitted(beta, p.x) > 0))
+      throw CostError("the decode step fit gives a time per output token <= 0 at batch " + std::to_string(p.x[1]) +
+                      ": the measurements are not an engine's");
   fit.step_overhead_s = beta(0);
   fit.sequence_overhead_s = beta(1);
   fit.context_s_per_token = beta(2);
@@ -232,6 +254,9 @@ void fit_decode(const std::vector<DecodeSample>& decode, const std::vector<Decod
   fit_decode_levels(by_level, fit);
   fit.decode_points = points.size();
   fit.decode_r_squared = r_squared(points, beta);
+  if (!(fit.decode_r_squared >= 0))
+    throw CostError("the decode step fit is worse than the mean (R^2 " + std::to_string(fit.decode_r_squared) +
+                    "): the measurements do not follow the server model");
   for (const auto& s : decode) fit.decode_residuals_s.push_back(s.tpot_s - fit.step_s(s.batch, s.context_tokens));
   fit.decode_resid_sd_s = resid_sd(fit.decode_residuals_s, 3);
 }
@@ -400,6 +425,16 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   if (!(p.fit.prefill_s_per_token >= 0) || !(p.fit.ttft_s_per_token_squared >= 0) ||
       !(p.fit.prefill_s_per_token > 0 || p.fit.ttft_s_per_token_squared > 0))
     throw CostError(file.string() + ": fit.prefill_s_per_token and fit.ttft_s_per_token_squared must be >= 0, one > 0");
+  // A step that shrinks with more sequences or context, or a level of no time, prices an engine
+  // faster than any (a negative TPOT priced 1.8M tokens/s on one GPU): calibrate never writes one.
+  if (!(p.fit.sequence_overhead_s >= 0) || !(p.fit.context_s_per_token >= 0))
+    throw CostError(file.string() + ": fit.sequence_overhead_s and fit.context_s_per_token must be >= 0");
+  for (std::size_t i = 0; i < p.fit.decode_levels.levels.size(); ++i) {
+    const auto& l = p.fit.decode_levels.levels[i];
+    if (!(l.step_s > 0) || !(l.s_per_context_token >= 0))
+      throw CostError(file.string() + ": fit.decode_levels.levels[" + std::to_string(i) +
+                      "]: step_s must be > 0 and s_per_context_token >= 0");
+  }
   if (!(p.max_concurrency >= 1)) throw CostError(file.string() + ": max_concurrency must be >= 1");
   if (!(p.prefill_chunk_tokens >= 1)) throw CostError(file.string() + ": prefill_chunk_tokens must be >= 1");
   return p;

@@ -103,7 +103,9 @@ struct EngineFit {
 };
 
 // Throws CostError when there are too few samples for a fit (3 prefill lengths, 4 decode points
-// over at least two batch sizes and two contexts) or the TTFT does not grow with the prompt.
+// over at least two batch sizes and two contexts), the TTFT does not grow with the prompt, the
+// step's fit has a negative slope per sequence or a time <= 0 at a measured point, or a fit's R^2
+// is below 0 (a context term below 0, noise, is dropped: the step is fitted on the batch alone).
 // R^2 is that of the points (each one's interquartile mean).
 // `concurrent` (may be empty: k = 0) gives the queue share. `lone_decode` (may be empty): lone
 // generations at more contexts (the calibration's lone prompts' tokens after their first), which

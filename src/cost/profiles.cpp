@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "cost/json_file.hpp"
 
@@ -24,6 +25,28 @@ double number_field(const nlohmann::json& j, const char* key, const std::filesys
   return j[key].get<double>();
 }
 
+// The range a figure can have on real hardware and models, generous on both sides: a value past it
+// is a typo or a probe, not a machine (1e-300 GB/s of bandwidth was taken, and priced a step of
+// infinite length).
+struct FigureRange {
+  std::string_view key;
+  double min, max;
+};
+constexpr FigureRange kFigureRanges[] = {
+    {"memory_gb", 0.1, 1e6},
+    {"memory_bandwidth_gb_per_s", 1, 1e6},
+    {"peak_dense_bf16_tflops", 0.01, 1e7},
+    {"peak_dense_fp8_tflops", 0.01, 1e7},
+    {"peak_dense_fp4_tflops", 0.01, 1e7},
+    {"interconnect_gb_per_s", 0.01, 1e6},
+    {"allreduce_latency_us", 0.001, 1e7},
+    {"compute_efficiency", 1e-3, 1},
+    {"bandwidth_efficiency", 1e-3, 1},
+    {"parameters", 1e3, 1e15},
+    {"active_parameters", 1e3, 1e15},
+    {"max_concurrency", 1, 1e7},
+};
+
 Figure figure(const nlohmann::json& j, const char* key, const std::filesystem::path& file) {
   if (!j.contains(key) || !j[key].is_object()) throw CostError(file.string() + ": missing figure \"" + key + "\"");
   const auto& f = j[key];
@@ -34,7 +57,11 @@ Figure figure(const nlohmann::json& j, const char* key, const std::filesystem::p
   out.date = text_field(f, "date", file, key);
   if (out.kind != "measured" && out.kind != "published" && out.kind != "estimated")
     throw CostError(file.string() + ": " + key + ".kind must be measured, published or estimated, not \"" + out.kind + "\"");
-  if (!(out.value > 0)) throw CostError(file.string() + ": " + key + ".value must be positive");
+  if (!(out.value > 0) || !std::isfinite(out.value)) throw CostError(file.string() + ": " + key + ".value must be positive");
+  for (const auto& r : kFigureRanges)
+    if (r.key == key && !(out.value >= r.min && out.value <= r.max))
+      throw CostError(file.string() + ": " + key + ".value " + std::to_string(out.value) + " is out of range [" +
+                      std::to_string(r.min) + ", " + std::to_string(r.max) + "]");
   return out;
 }
 
@@ -169,6 +196,8 @@ Prices load_prices(const std::filesystem::path& file) {
     for (const auto& [name, e] : j["instances"].items()) {
       InstancePrice ip;
       ip.usd_per_hour = number_field(e, "usd_per_hour", file, "instances." + name);
+      if (!(ip.usd_per_hour >= 0) || !std::isfinite(ip.usd_per_hour))
+        throw CostError(file.string() + ": instances." + name + ": usd_per_hour must be a finite number >= 0");
       ip.kind = text_field(e, "kind", file, "instances." + name);
       ip.source = text_field(e, "source", file, "instances." + name);
       ip.date = text_field(e, "date", file, "instances." + name);
@@ -179,6 +208,8 @@ Prices load_prices(const std::filesystem::path& file) {
       ApiPrice ap;
       ap.usd_per_1m_input = number_field(e, "usd_per_1m_input", file, "apis." + name);
       ap.usd_per_1m_output = number_field(e, "usd_per_1m_output", file, "apis." + name);
+      if (!(ap.usd_per_1m_input >= 0 && ap.usd_per_1m_output >= 0) || !std::isfinite(ap.usd_per_1m_input + ap.usd_per_1m_output))
+        throw CostError(file.string() + ": apis." + name + ": the prices must be finite numbers >= 0");
       ap.kind = text_field(e, "kind", file, "apis." + name);
       ap.source = text_field(e, "source", file, "apis." + name);
       ap.date = text_field(e, "date", file, "apis." + name);

@@ -35,6 +35,49 @@ using test_services::unique_name;
 
 using test_services::closed_port;
 
+// A connection of the test's own, to set a table up or read the catalog beside the store.
+PostgresConnection direct_connection() {
+  PostgresEndpoint e;
+  e.host = "127.0.0.1";
+  e.port = std::stoi(pg_env("PG_PORT"));
+  e.user = pg_env("PG_USER");
+  e.password = pg_env("PG_PASSWORD");
+  e.database = pg_env("PG_DB");
+  e.shown = "test";
+  return PostgresConnection(e);
+}
+
+// The first cell of a one-value query on a connection of the test's own ("" for NULL or no row).
+std::string query_value(const std::string& sql, const std::vector<PgParam>& params = {}) {
+  PostgresConnection c = direct_connection();
+  std::string out;
+  c.query_rows("test query", sql, params, [&](const std::vector<const char*>& cells) {
+    if (!cells.empty() && cells[0]) out = cells[0];
+  });
+  return out;
+}
+
+// The table as a version before run_id and the decoder's columns made it (the first 24 fields),
+// with one row.
+void create_older_table(const std::string& table) {
+  PostgresConnection c = direct_connection();
+  c.exec("old table",
+         "CREATE TABLE " + table +
+             " (experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT, end_time TEXT,"
+             " token_count BIGINT, api_input BIGINT, api_output BIGINT, experiment TEXT NOT NULL, tokenizer TEXT,"
+             " case_number BIGINT, worker TEXT, seq BIGINT, batch BIGINT, batch_boundary BIGINT, received BIGINT,"
+             " render_start BIGINT, render_end BIGINT, encode_end BIGINT, publish_start BIGINT, publish_acked BIGINT,"
+             " input_deleted BIGINT, prompt_chars BIGINT, prompt_bytes BIGINT, PRIMARY KEY (experiment_tokenizer, id));"
+             "INSERT INTO " + table +
+             " VALUES ('e#t', 'old', 'm', '', '', 7, NULL, NULL, 'e', 't', 2, 'w', 0, 0, 1, 1, 2, 3, 4, 5, 6, 0, 3, 3);");
+}
+
+// What the catalog says of `table`: its columns and its indexes, to compare before and after.
+std::string table_shape(const std::string& table) {
+  return query_value("SELECT count(*) FROM information_schema.columns WHERE table_name = $1", {{table, false}}) + " columns, " +
+         query_value("SELECT count(*) FROM pg_indexes WHERE tablename = $1", {{table, false}}) + " indexes";
+}
+
 std::string url_with(const std::string& password, int port, const std::string& db) {
   return "postgres://" + pg_env("PG_USER") + ":" + password + "@127.0.0.1:" + std::to_string(port) + "/" + db;
 }
@@ -177,25 +220,7 @@ TEST(PostgresStore, SchemaParameterCreatesTheSchemaAndKeepsTablesApart) {
 // it: old rows read with an empty run id, new ones keep theirs, and a second open changes nothing.
 TEST(PostgresStore, AnOlderTableWithoutRunIdGetsTheColumn) {
   const std::string table = unique_name("old_");
-  {
-    PostgresEndpoint e;
-    e.host = "127.0.0.1";
-    e.port = std::stoi(pg_env("PG_PORT"));
-    e.user = pg_env("PG_USER");
-    e.password = pg_env("PG_PASSWORD");
-    e.database = pg_env("PG_DB");
-    e.shown = "test";
-    PostgresConnection c(e);
-    c.exec("old table",
-           "CREATE TABLE " + table +
-               " (experiment_tokenizer TEXT NOT NULL, id TEXT NOT NULL, model TEXT, start_time TEXT, end_time TEXT,"
-               " token_count BIGINT, api_input BIGINT, api_output BIGINT, experiment TEXT NOT NULL, tokenizer TEXT,"
-               " case_number BIGINT, worker TEXT, seq BIGINT, batch BIGINT, batch_boundary BIGINT, received BIGINT,"
-               " render_start BIGINT, render_end BIGINT, encode_end BIGINT, publish_start BIGINT, publish_acked BIGINT,"
-               " input_deleted BIGINT, prompt_chars BIGINT, prompt_bytes BIGINT, PRIMARY KEY (experiment_tokenizer, id));"
-               "INSERT INTO " + table +
-               " VALUES ('e#t', 'old', 'm', '', '', 7, NULL, NULL, 'e', 't', 2, 'w', 0, 0, 1, 1, 2, 3, 4, 5, 6, 0, 3, 3);");
-  }
+  create_older_table(table);
   for (int open = 0; open < 2; ++open) {
     const auto store = open_store(pg_env("PG_URL") + "?table=" + table);
     auto fresh = pipe::contract::make_record("e", "t", "new" + std::to_string(open), 9);
@@ -212,6 +237,55 @@ TEST(PostgresStore, AnOlderTableWithoutRunIdGetsTheColumn) {
     EXPECT_EQ(rows.back().output_tokens, 0);
     EXPECT_EQ(rows[0].output_tokens, 50);
   }
+}
+
+// `analyze` opens the store read-only: a table that is not there is an error naming it, and is not
+// created (it used to be, with its index); an older table is read as it is, with the columns it
+// lacks empty, and gets no column and no index (it used to get both); a write through the reader
+// is refused.
+TEST(PostgresStore, AReaderCreatesNoTable) {
+  const std::string table = unique_name("absent_");
+  try {
+    (void)open_store(pg_env("PG_URL") + "?table=" + table, Access::read_only);
+    ADD_FAILURE() << "a reader opened a table that is not there";
+  } catch (const pipe::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("no table \"" + table + "\""), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find(pg_env("PG_PASSWORD")), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(query_value("SELECT to_regclass($1)", {{table, false}}), "");
+  // Nor a schema named in the URL.
+  const std::string schema = unique_name("absent_schema_");
+  EXPECT_THROW((void)open_store(pg_env("PG_URL") + "?table=t&schema=" + schema, Access::read_only), pipe::StoreError);
+  EXPECT_EQ(query_value("SELECT count(*) FROM pg_namespace WHERE nspname = $1", {{schema, false}}), "0");
+}
+
+TEST(PostgresStore, AReaderOfAnOlderTableAltersNothing) {
+  const std::string table = unique_name("old_read_");
+  create_older_table(table);
+  const std::string before = table_shape(table);
+  const auto store = open_store(pg_env("PG_URL") + "?table=" + table, Access::read_only);
+  const auto rows = pipe::scan_in_key_order(*store, "e");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].id, "old");
+  EXPECT_EQ(rows[0].run_id, "");
+  EXPECT_EQ(rows[0].publish_acked, 6);
+  EXPECT_EQ(rows[0].output_tokens, 0);
+  EXPECT_THROW(store->upsert(pipe::contract::make_record("e", "t", "new", 1)), pipe::StoreError);
+  EXPECT_EQ(table_shape(table), before);
+  EXPECT_EQ(query_value("SELECT count(*) FROM " + table), "1");
+}
+
+TEST(PostgresStore, AReaderRefusesATableOfAnotherProgram) {
+  const std::string table = unique_name("foreign_");
+  direct_connection().exec("foreign table", "CREATE TABLE " + table + " (note TEXT); INSERT INTO " + table + " VALUES ('keep me');");
+  const std::string before = table_shape(table);
+  try {
+    (void)open_store(pg_env("PG_URL") + "?table=" + table, Access::read_only);
+    ADD_FAILURE() << "a reader took a foreign table for a record store";
+  } catch (const pipe::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a record store"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(table_shape(table), before);
 }
 
 }  // namespace

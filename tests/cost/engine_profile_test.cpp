@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -294,6 +295,58 @@ TEST(EngineFit, TheLevelsAreWrittenToTheProfileAndReadBack) {
   const EngineProfile old = load_engine_profile(file);
   EXPECT_TRUE(old.fit.decode_levels.empty());
   EXPECT_NEAR(old.fit.step_s(4, 600), fit.step_overhead_s + 4 * fit.sequence_overhead_s + fit.context_s_per_token * 2400, 1e-12);
+  std::filesystem::remove(file);
+}
+
+// An engine that overstates its usage makes the step shrink as sequences are added: the fit is an
+// error, not a profile (it was written, with a negative time per token, and priced by `cost`).
+TEST(EngineFit, AStepThatShrinksWithTheBatchIsAnErrorNotAProfile) {
+  std::vector<DecodeSample> d;
+  for (const double batch : {1.0, 4.0})
+    for (const double context : {100.0, 900.0}) d.push_back({batch, context, 0.010 - 0.002 * batch});
+  try {
+    (void)fit_engine(exact_prefill_samples(), d);
+    FAIL() << "expected CostError";
+  } catch (const CostError& e) {
+    EXPECT_NE(std::string(e.what()).find("negative slope"), std::string::npos) << e.what();
+  }
+}
+
+// A context term a little below 0 is the noise of an engine whose context costs next to nothing:
+// dropped (0), the step fitted on the batch alone, not an error.
+TEST(EngineFit, AContextTermBelowZeroIsDroppedNotAnError) {
+  std::vector<DecodeSample> d;
+  for (const double batch : {1.0, 4.0})
+    for (const double context : {100.0, 900.0}) d.push_back({batch, context, 0.002 + 0.001 * batch - 1e-8 * batch * context});
+  const auto fit = fit_engine(exact_prefill_samples(), d);
+  EXPECT_EQ(fit.context_s_per_token, 0);
+  EXPECT_GT(fit.sequence_overhead_s, 0);
+}
+
+// A profile with such a fit (written by hand, or by a version that wrote one) is refused by the
+// readers `cost` and `simulate` use, naming the field.
+TEST(EngineFit, AProfileWithANegativeSlopeOrStepIsRefused) {
+  const auto fit = fit_engine(exact_prefill_samples(), lone_cheaper_samples());
+  const auto file = std::filesystem::temp_directory_path() / ("engine_negative_test_" + std::to_string(::getpid()) + ".json");
+  const auto error_with = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = {{"max_concurrency", 8}, {"fit", engine_fit_json(fit)}};
+    edit(j);
+    std::ofstream(file) << j.dump();
+    try {
+      (void)load_engine_profile(file);
+    } catch (const CostError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_with([](nlohmann::json& j) { j["fit"]["sequence_overhead_s"] = -0.001; }).find("fit.sequence_overhead_s"),
+            std::string::npos);
+  EXPECT_NE(error_with([](nlohmann::json& j) { j["fit"]["context_s_per_token"] = -1e-6; }).find("fit.context_s_per_token"),
+            std::string::npos);
+  EXPECT_NE(error_with([](nlohmann::json& j) { j["fit"]["decode_levels"]["levels"][2]["step_s"] = -0.004; })
+                .find("fit.decode_levels.levels[2]"),
+            std::string::npos);
+  EXPECT_EQ(error_with([](nlohmann::json&) {}), "");
   std::filesystem::remove(file);
 }
 

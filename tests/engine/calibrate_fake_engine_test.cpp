@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -242,6 +243,33 @@ TEST(CalibrateFakeEngine, AModelTheEngineDoesNotServeIsNamedWithThoseItServes) {
   EXPECT_NE(e.find("does not serve model 'llama-9000'"), std::string::npos) << e;
   EXPECT_NE(e.find("fake-engine"), std::string::npos) << e;
   EXPECT_EQ(engine.server.hits.load(), 0);  // refused before any generation
+}
+
+// An engine whose usage cannot be the answer it streamed: every request streams 5 tokens, and its
+// usage says `claimed(max_tokens)`. Calibrate refuses it naming the counts (it used to time each
+// token as the stream's time over the claimed count, fit a negative slope and write the profile).
+std::string error_with_usage(const std::function<int(int)>& claimed) {
+  FakeEngine engine(Timing{});
+  engine.server.pace = nullptr;
+  engine.server.script = [claimed](const std::string& body, std::chrono::microseconds&) {
+    const int max_tokens = nlohmann::json::parse(body).value("max_tokens", 16);
+    std::vector<std::string> out;
+    for (int i = 0; i < 5; ++i) out.push_back(ScriptedOpenAiServer::text_event(" x", i == 4 ? "length" : nullptr));
+    out.push_back(ScriptedOpenAiServer::usage_event(FakeEngine::prompt_tokens(body), claimed(max_tokens)));
+    out.push_back(ScriptedOpenAiServer::done_event());
+    return out;
+  };
+  return error_of(plan_for(engine.server.url(), 5));
+}
+
+TEST(CalibrateFakeEngine, UsageBeyondMaxTokensIsRefused) {
+  const auto e = error_with_usage([](int) { return 1'000'000; });
+  EXPECT_NE(e.find("1000000 completion_tokens for a request of max_tokens"), std::string::npos) << e;
+}
+
+TEST(CalibrateFakeEngine, UsageFarFromTheStreamedTokensIsRefused) {
+  const auto e = error_with_usage([](int max_tokens) { return max_tokens; });  // 32 claimed, 5 streamed
+  EXPECT_NE(e.find("32 completion_tokens, but the text it streamed is 5 tokens"), std::string::npos) << e;
 }
 
 TEST(CalibrateFakeEngine, ABudgetTooShortToFitAnythingIsNamed) {
