@@ -96,6 +96,15 @@ auto open_option(const char* option, const std::string& url, Open open) {
 
 int run_serve(ServeArgs& a) {
   serve::ServerOptions& o = a.server;
+  // Block the stop signals in every thread; one thread waits for them and stops the server, so no
+  // work happens inside a signal handler. First of all: a thread inherits the mask it is started
+  // with, and opening the backends starts threads (the openai decoder's loop); one started before
+  // would take SIGTERM with its default action and kill the process mid-answer.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   const auto colon = a.listen.rfind(':');
   if (colon == std::string::npos) throw CLI::ValidationError("--listen", "expected HOST:PORT, got '" + a.listen + "'");
   o.host = a.listen.substr(0, colon);
@@ -115,14 +124,6 @@ int run_serve(ServeArgs& a) {
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
   o.decoder = open_option("--decoder", a.decoder, [](const std::string& d) { return backends::open_decoder(d); });
   open_reply_path(a, o.pipeline);
-
-  // Block the stop signals in every thread; one thread waits for them and stops the server, so no
-  // work happens inside a signal handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   serve::Server server(o);
   server.bind();
