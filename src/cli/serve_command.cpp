@@ -39,6 +39,9 @@ struct ServeArgs {
   std::string out = "out";
   std::string decoder = "none";
   double request_timeout_s = 30;
+  double first_token_timeout_s = 30;
+  double stream_idle_timeout_s = 30;
+  double stream_timeout_s = 600;
   double shutdown_timeout_s = 10;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
 };
@@ -115,7 +118,11 @@ int run_serve(ServeArgs& a) {
   }
   o.auth_token = serve::load_token(a.auth_token_file, "OVERHEAD_AUTH_TOKEN");
   o.write_timeout_s = o.read_timeout_s;  // one --read-timeout bounds both directions
-  o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.request_timeout_s * 1000));
+  const auto ms = [](double s) { return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000)); };
+  o.request_timeout = ms(a.request_timeout_s);
+  o.first_token_timeout = ms(a.first_token_timeout_s);
+  o.stream_idle_timeout = ms(a.stream_idle_timeout_s);
+  o.stream_timeout = ms(a.stream_timeout_s);
   std::filesystem::create_directories(a.out);
   const std::string store_url = a.store.empty() ? "sqlite:" + (std::filesystem::path(a.out) / "serve.db").string() : a.store;
   o.pipeline.input = open_option("--queue", a.queue, [](const std::string& u) { return backends::open_queue(u); });
@@ -217,8 +224,19 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(CLI::Range(0, 1000000));
   cmd->add_flag("--store-text", args->server.store_text,
                 "Keep each answer's generated text in its stored record (by default only its finish reason)");
-  cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a synchronous chat request waits for its worker's reply")
+  cmd->add_option("--request-timeout", args->request_timeout_s,
+                  "Seconds a chat request without `stream` (synchronous, or on /v1/requests) waits for its worker's whole answer "
+                  "(then 504, or status failed)")
       ->capture_default_str()->check(number_in(0.001, 3600));
+  cmd->add_option("--first-token-timeout", args->first_token_timeout_s,
+                  "Seconds a streamed chat request waits for its first text (then a plain 504)")
+      ->capture_default_str()->check(number_in(0.001, 3600));
+  cmd->add_option("--stream-idle-timeout", args->stream_idle_timeout_s,
+                  "Seconds a stream may wait for its next text once it began (then an error event; a stream that keeps "
+                  "receiving text is never cut by it)")
+      ->capture_default_str()->check(number_in(0.001, 3600));
+  cmd->add_option("--stream-timeout", args->stream_timeout_s, "Seconds a whole stream may last, however steadily it receives text")
+      ->capture_default_str()->check(number_in(0.001, 7 * 24 * 3600));
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout_s, "Seconds SIGTERM waits for requests in flight before answering 503")
       ->capture_default_str()->check(number_in(0, 3600));
   cmd->add_option("--max-queued", args->server.max_queued, "Chat requests awaiting a worker past which a request gets 429 with Retry-After")

@@ -36,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -91,8 +92,10 @@ class ReplyBox final : public reply::ReplyPath {
   explicit ReplyBox(std::size_t max_kept = 10000, std::chrono::milliseconds answer_timeout = std::chrono::hours(24))
       : max_kept_(max_kept), answer_timeout_(answer_timeout) {}
 
-  // Registers a request before it is sent, so that a fast reply cannot arrive first.
-  void open(const std::string& id, RequestInfo info);
+  // Registers a request before it is sent, so that a fast reply cannot arrive first. `timeout`
+  // replaces the box's answer timeout for this request (a stream's is its whole-stream bound, far
+  // longer than a synchronous answer's).
+  void open(const std::string& id, RequestInfo info, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   void note(const std::string& id, const std::optional<std::string>& reply_to) override;
   void text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text) override;
   void deliver(Reply reply) override;
@@ -125,6 +128,7 @@ class ReplyBox final : public reply::ReplyPath {
     RequestSnapshot snapshot;
     std::condition_variable cv;
     std::int64_t deadline_ns = 0;
+    std::chrono::milliseconds timeout{0};  // what deadline_ns was set from, for the timeout's message
     // The streamed text, the generation it came from, and pieces that arrived past a gap.
     std::string text;
     std::string attempt;
@@ -145,6 +149,7 @@ class ReplyBox final : public reply::ReplyPath {
   void deliver_locked(Reply reply);
   void take_early(Slot& slot);
   void expire_overdue();  // with mutex_ held
+  void purge_deadlines();  // with mutex_ held: drops the deadlines of requests no longer queued
 
   std::size_t max_kept_;
   std::chrono::milliseconds answer_timeout_;
@@ -152,7 +157,11 @@ class ReplyBox final : public reply::ReplyPath {
   bool cancelled_ = false;
   std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
   std::deque<std::string> finished_kept_;  // finished asynchronous ids, oldest first
-  std::deque<std::pair<std::int64_t, std::string>> deadlines_;  // (deadline, id) in open order
+  // (deadline, id), earliest first: requests have timeouts of their own (a stream's is longer).
+  using Deadline = std::pair<std::int64_t, std::string>;
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
+  std::size_t purge_deadlines_at_ = kFirstDeadlinePurge;
+  static constexpr std::size_t kFirstDeadlinePurge = 4096;
   std::size_t queued_ = 0;
   Watchers to_call_;  // watchers of slots changed under the lock, called once it is released
 };
