@@ -239,6 +239,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(number_in(0.001, 7 * 24 * 3600));
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout_s, "Seconds SIGTERM waits for requests in flight before answering 503")
       ->capture_default_str()->check(number_in(0, 3600));
+  cmd->add_option("--max-kept-bytes", args->server.max_kept_bytes,
+                  "Bytes of finished asynchronous answers kept for GET /v1/requests/{id} (also at most 10,000 answers); "
+                  "past it the oldest are dropped and asking for one gives 410")
+      ->capture_default_str()->check(integer_in(1, kMaxBodyBytes * 1024));
   cmd->add_option("--max-queued", args->server.max_queued, "Chat requests awaiting a worker past which a request gets 429 with Retry-After")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
   cmd->add_option("--max-log-backlog", args->server.max_log_backlog,

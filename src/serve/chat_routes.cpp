@@ -264,6 +264,13 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
 
   void request_status(const std::string& id, http::Response& res) {
     const auto s = c_.replies.find(id);
+    if (!s && c_.replies.evicted(id)) {
+      // Dropped to keep the finished answers within their bounds: say so, rather than "unknown".
+      send_error(res, {410, "The answer of request '" + id + "' is no longer kept: finished answers are kept up to --max-kept-bytes, " +
+                                "the oldest dropped first; its record is in the store",
+                       "invalid_request_error", "id", "expired"});
+      return;
+    }
     if (!s || !s->info.kept) {
       send_error(res, {404, "No request with id '" + id + "' (unknown, or no longer kept)", "invalid_request_error", "id", "not_found"});
       return;

@@ -12,6 +12,13 @@ namespace {
 constexpr std::size_t kMaxEarlyPieces = 256;
 constexpr std::size_t kMaxStreamBytes = std::size_t{64} << 20;
 
+// What a kept finished answer holds, by the measure of max_kept_bytes: its strings that grow with
+// the answer, and a fixed part for the slot, the id, the record's other fields.
+constexpr std::size_t kSlotOverheadBytes = 1024;
+std::size_t answer_bytes(const Reply& r) {
+  return kSlotOverheadBytes + r.text.size() + r.record.text.size() + r.error_reason.size() + r.finish_reason.size();
+}
+
 }  // namespace
 
 const char* state_name(RequestState s) {
@@ -171,12 +178,37 @@ void ReplyBox::finish(const std::string& id, Slot& slot, Reply reply) {
   --queued_;
   changed(slot);
   if (slot.snapshot.info.kept) {
-    finished_kept_.push_back(id);
-    while (finished_kept_.size() > max_kept_) {
-      slots_.erase(finished_kept_.front());
-      finished_kept_.pop_front();
+    // Only the reply is read from now on (GET /v1/requests/{id}): the streamed copy of its text goes.
+    std::string().swap(slot.text);
+    const std::size_t bytes = answer_bytes(*slot.snapshot.reply);
+    finished_kept_.emplace_back(id, bytes);
+    kept_bytes_ += bytes;
+    evict_kept();
+  }
+}
+
+void ReplyBox::evict_kept() {
+  while (!finished_kept_.empty() && (finished_kept_.size() > max_kept_ || kept_bytes_ > max_kept_bytes_)) {
+    auto [id, bytes] = std::move(finished_kept_.front());
+    finished_kept_.pop_front();
+    kept_bytes_ -= bytes;
+    slots_.erase(id);
+    if (evicted_.insert(id).second) evicted_order_.push_back(std::move(id));
+    while (evicted_order_.size() > kMaxEvictedIds) {
+      evicted_.erase(evicted_order_.front());
+      evicted_order_.pop_front();
     }
   }
+}
+
+bool ReplyBox::evicted(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  return evicted_.contains(id);
+}
+
+std::size_t ReplyBox::kept_bytes() const {
+  std::lock_guard lock(mutex_);
+  return kept_bytes_;
 }
 
 std::optional<RequestSnapshot> ReplyBox::wait(const std::string& id, std::chrono::steady_clock::time_point deadline) {

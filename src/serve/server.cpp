@@ -122,7 +122,7 @@ Server::Server(ServerOptions options)
   if (options_.pipeline.input) {
     // A request no worker answers within the request timeout is answered "timeout" by the box, so
     // an asynchronous one cannot hold its --max-queued place forever.
-    replies_ = std::make_unique<ReplyBox>(10000, options_.request_timeout);
+    replies_ = std::make_unique<ReplyBox>(10000, options_.request_timeout, options_.max_kept_bytes);
     PipelineOptions po;
     po.tokenizers = bindings_->models();
     po.workers = options_.workers;

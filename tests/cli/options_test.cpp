@@ -88,6 +88,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{kServe + "--first-token-timeout nan", "--first-token-timeout", "0.001..3600"},
         UsageCase{kServe + "--stream-idle-timeout 0", "--stream-idle-timeout", "0.001..3600"},
         UsageCase{kServe + "--stream-timeout -1", "--stream-timeout", "0.001..604800"},
+        UsageCase{kServe + "--max-kept-bytes 0", "--max-kept-bytes", "1..1099511627776"},
         UsageCase{kServe + "--shutdown-timeout nan", "--shutdown-timeout", "0..3600"},
         UsageCase{kServe + "--shutdown-timeout -inf", "--shutdown-timeout", "0..3600"},
         UsageCase{kServe + "--max-body-bytes -1", "--max-body-bytes", "1..1073741824"},

@@ -122,6 +122,25 @@ class TickingDecoder final : public pipe::Decoder {
   bool stop_ = false;
   std::thread thread_;
 };
+// A decoder whose every answer is `bytes` long: what a long generation leaves in the gateway.
+class BigAnswerDecoder final : public pipe::Decoder {
+ public:
+  explicit BigAnswerDecoder(std::size_t bytes) : bytes_(bytes) {}
+  std::string describe() const override { return "big:"; }
+  pipe::DecodeResult decode(const pipe::DecodeRequest&) const override {
+    pipe::DecodeResult r;
+    r.decode_start = r.first_token = pipe::monotonic_ns();
+    r.text.assign(bytes_, 'a');
+    r.output_tokens = 1;
+    r.finish_reason = "stop";
+    r.decode_end = pipe::monotonic_ns();
+    return r;
+  }
+
+ private:
+  std::size_t bytes_;
+};
+
 using namespace std::chrono_literals;
 using ChatTest = serve::testing::ChatServeTest;
 using nlohmann::json;
@@ -420,6 +439,40 @@ TEST_F(ChatTest, AStreamWithoutAFirstTokenInTimeIsA504) {
   const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"max_tokens":3,"stream":true})");
   EXPECT_EQ(s.status, 504);
   EXPECT_TRUE(s.content.empty());
+}
+
+// The finished asynchronous answers are bounded in bytes, not only in count: 8 answers of 2 MiB
+// with a 9 MiB bound keep the newest four; asking for an older one is a 410 naming the bound, not
+// a 200 (kept beyond the bound) nor a 404 (never known).
+TEST_F(ChatTest, KeptAsyncAnswersAreBoundedInBytesAndTheOldestAreGone) {
+  constexpr std::size_t kAnswer = std::size_t{2} << 20;
+  serve::ServerOptions o;
+  o.decoder = std::make_shared<BigAnswerDecoder>(kAnswer);
+  o.max_kept_bytes = std::size_t{9} << 20;
+  start(o);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 8; ++i) {
+    const json accepted = post("/v1/requests", std::string(kBody) + "}", 202);
+    ids.push_back(accepted["id"]);
+    warm_up(*client_, accepted);
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    SCOPED_TRACE(ids[i]);
+    const auto r = client_->Get(("/v1/requests/" + ids[i]).c_str());
+    ASSERT_TRUE(r);
+    if (i < 4) {
+      EXPECT_EQ(r->status, 410) << "evicted to stay within --max-kept-bytes";
+      const json e = json::parse(r->body);
+      EXPECT_EQ(e["error"]["code"], "expired");
+      EXPECT_NE(e["error"]["message"].get<std::string>().find("--max-kept-bytes"), std::string::npos);
+    } else {
+      ASSERT_EQ(r->status, 200);
+      const json j = json::parse(r->body);
+      EXPECT_EQ(j["status"], "done");
+      EXPECT_EQ(j["response"]["choices"][0]["message"]["content"].get<std::string>().size(), kAnswer);
+    }
+  }
+  EXPECT_EQ(client_->Get("/v1/requests/req_neverqueued")->status, 404) << "an id never seen is still unknown";
 }
 
 }  // namespace
