@@ -111,11 +111,12 @@ int run_serve(ServeArgs& a) {
   const auto colon = a.listen.rfind(':');
   if (colon == std::string::npos) throw CLI::ValidationError("--listen", "expected HOST:PORT, got '" + a.listen + "'");
   o.host = a.listen.substr(0, colon);
-  try {
-    o.port = std::stoi(a.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    throw CLI::ValidationError("--listen", "the port in '" + a.listen + "' is not a number");
-  }
+  // The port whole and in range: std::stoi alone took "80abc" as 80 and passed 99999 or -1 on to
+  // the bind, whose error then named neither the option nor the range.
+  const std::string port = a.listen.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+    throw CLI::ValidationError("--listen", "the port in '" + a.listen + "' must be a number in 0..65535");
+  o.port = std::stoi(port);
   o.auth_token = serve::load_token(a.auth_token_file, "OVERHEAD_AUTH_TOKEN");
   o.write_timeout_s = o.read_timeout_s;  // one --read-timeout bounds both directions
   const auto ms = [](double s) { return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000)); };
