@@ -409,13 +409,13 @@ TEST_F(ChatTest, AStreamReceivingTextAllAlongOutlivesTheRequestTimeout) {
   EXPECT_EQ(sync->status, 504) << sync->body;
 }
 
-// --stream-idle-timeout: a stream whose text stops coming (3 pieces, then a 3 s stall) ends with a
+// --stream-idle-timeout: a stream whose text stops coming (3 pieces, then a 4 s stall) ends with a
 // timeout error event naming the bound after the text already sent.
 TEST_F(ChatTest, AStreamThatStallsEndsAtTheIdleTimeout) {
   serve::ServerOptions o;
-  o.decoder = std::make_shared<TickingDecoder>(6, 20ms, 3, 3s);
+  o.decoder = std::make_shared<TickingDecoder>(6, 20ms, 3, 4s);
   o.max_decodes = 2;
-  o.stream_idle_timeout = 500ms;
+  o.stream_idle_timeout = 1s;
   start(o);
   warm_up(*client_, post("/v1/requests", std::string(kBody) + "}", 202));
   const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"max_tokens":6,"stream":true})");
