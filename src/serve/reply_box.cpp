@@ -206,11 +206,6 @@ bool ReplyBox::evicted(const std::string& id) const {
   return evicted_.contains(id);
 }
 
-std::size_t ReplyBox::kept_bytes() const {
-  std::lock_guard lock(mutex_);
-  return kept_bytes_;
-}
-
 std::optional<RequestSnapshot> ReplyBox::wait(const std::string& id, std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
   const auto it = slots_.find(id);

@@ -122,8 +122,6 @@ class ReplyBox final : public reply::ReplyPath {
   // Whether `id` was a kept request dropped to stay within the bounds (a client asking for it is
   // told it is gone, not that it never existed). The last kMaxEvictedIds are remembered.
   [[nodiscard]] bool evicted(const std::string& id) const;
-  // What the kept finished answers hold now, by the measure of max_kept_bytes.
-  [[nodiscard]] std::size_t kept_bytes() const;
   static constexpr std::size_t kMaxEvictedIds = 65536;
   // Drops a request whose answer was written (synchronous ones), or that was never sent.
   void forget(const std::string& id);
