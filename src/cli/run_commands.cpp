@@ -16,6 +16,7 @@
 #include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
+#include "cli/decoder_label.hpp"
 #include "cli/option_checks.hpp"
 #include "ports/backend_url.hpp"
 #include "run/cases.hpp"
@@ -114,7 +115,7 @@ struct CommonOptions {
   bool no_progress = false;
   bool no_report = false;
   std::string date;
-  double idle_exit = 5;
+  double idle_exit = 0;  // worker, consume: 0 = never stop on an empty queue (idle_wait())
   std::string name;
   std::string run_id;  // empty = a new one (pipe/run_id.hpp)
   std::string decoder = "none";  // --decoder (backends::open_decoder)
@@ -132,6 +133,19 @@ constexpr std::int64_t kMaxThreads = 256;
 constexpr std::int64_t kMaxInFlight = 1'000'000;
 constexpr std::int64_t kMaxPromptBytesBound = std::int64_t{1} << 32;
 constexpr double kMaxIdleSeconds = 7 * 24 * 3600;
+
+// --idle-exit of `worker` and `consume`: 0 (the default) means never, so a worker or consumer
+// serving a gateway does not leave in a quiet spell and leave the gateway's requests to time out;
+// they run until SIGTERM or SIGINT. A positive value is for batch runs that drain a queue and end.
+// "Never" is a wait no run reaches (a century), not duration::max(), which overflows once the
+// pipeline compares it with nanoseconds.
+std::chrono::milliseconds idle_wait(double seconds) {
+  if (seconds <= 0) return std::chrono::hours(24 * 365 * 100);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+constexpr const char* kIdleExitHelp =
+    "Stop after the queue stayed empty this many seconds (0, the default: never; run until SIGTERM or SIGINT, "
+    "as workers and consumers serving a gateway must)";
 
 // --case of `run`: "all", or a comma list of case numbers 1..5.
 std::string case_list_error(const std::string& text) {
@@ -412,7 +426,7 @@ int worker_command(const CommonOptions& o) {
   DeadLetterSink dead(dl_path);
   auto in = queue_option("--queue", o.queue);
   auto log = queue_option("--log-queue", o.log_queue);
-  const auto idle = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
+  const auto idle = idle_wait(o.idle_exit);
   QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
   WorkerHostOptions ho;
   ho.tokenizers = split_commas(o.tokenizers);
@@ -430,7 +444,7 @@ int worker_command(const CommonOptions& o) {
   ho.number_threads = false;
   open_control_queue(ho, o.queue, name);
   std::printf("worker %s: run id %s%s%s\n", name.c_str(), ho.worker.run_id.c_str(), ho.worker.decoder ? ", decoder " : "",
-              ho.worker.decoder ? ho.worker.decoder->describe().c_str() : "");
+              ho.worker.decoder ? decoder_label(ho.worker.decoder.get()).c_str() : "");
   std::fflush(stdout);
   Progress progress("worker " + name, 0, !o.no_progress);
   ho.worker.progress = &progress.counter();
@@ -464,7 +478,7 @@ int consume_command(const CommonOptions& o) {
   auto log = queue_option("--log-queue", o.log_queue);
   auto store = store_option(store_url(o));
   ConsumerOptions co;
-  co.idle_exit = std::chrono::milliseconds(static_cast<std::int64_t>(o.idle_exit * 1000));
+  co.idle_exit = idle_wait(o.idle_exit);
   co.wait = std::min(co.idle_exit, std::chrono::milliseconds(1000));
   co.stop = &g_stop;
   Progress progress("consume", 0, !o.no_progress);
@@ -523,7 +537,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   worker->add_option("--case", o.case_number, "Case number written into the records")
       ->check(integer_in(1, 5))->capture_default_str();
   worker->add_option("--name", o.name, "Worker name (default worker-<pid>)")->check(non_empty());
-  worker->add_option("--idle-exit", o.idle_exit, "Stop after the queue stayed empty this many seconds")
+  worker->add_option("--idle-exit", o.idle_exit, kIdleExitHelp)
       ->check(number_in(0, kMaxIdleSeconds))->capture_default_str();
   worker->add_option("--out", o.out, "Folder for the dead-letter file")->capture_default_str();
   worker->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when items failed");
@@ -534,7 +548,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   consume->add_option("--log-queue", o.log_queue, "Log queue URL")->required();
   consume->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");
   consume->add_option("--out", o.out, "Folder for the store and the dead-letter file")->capture_default_str();
-  consume->add_option("--idle-exit", o.idle_exit, "Stop after the queue stayed empty this many seconds")
+  consume->add_option("--idle-exit", o.idle_exit, kIdleExitHelp)
       ->check(number_in(0, kMaxIdleSeconds))->capture_default_str();
   consume->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when messages were bad");
   consume->add_flag("--no-progress", o.no_progress, "No progress output");

@@ -19,6 +19,7 @@
 #include "backends/queue_siblings.hpp"
 #include "ports/backend_url.hpp"
 #include "cli/commands.hpp"
+#include "cli/decoder_label.hpp"
 #include "cli/option_checks.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/server.hpp"
@@ -39,6 +40,9 @@ struct ServeArgs {
   std::string out = "out";
   std::string decoder = "none";
   double request_timeout_s = 30;
+  double first_token_timeout_s = 30;
+  double stream_idle_timeout_s = 30;
+  double stream_timeout_s = 600;
   double shutdown_timeout_s = 10;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
 };
@@ -96,17 +100,31 @@ auto open_option(const char* option, const std::string& url, Open open) {
 
 int run_serve(ServeArgs& a) {
   serve::ServerOptions& o = a.server;
+  // Block the stop signals in every thread; one thread waits for them and stops the server, so no
+  // work happens inside a signal handler. First of all: a thread inherits the mask it is started
+  // with, and opening the backends starts threads (the openai decoder's loop); one started before
+  // would take SIGTERM with its default action and kill the process mid-answer.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   const auto colon = a.listen.rfind(':');
   if (colon == std::string::npos) throw CLI::ValidationError("--listen", "expected HOST:PORT, got '" + a.listen + "'");
   o.host = a.listen.substr(0, colon);
-  try {
-    o.port = std::stoi(a.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    throw CLI::ValidationError("--listen", "the port in '" + a.listen + "' is not a number");
-  }
+  // The port whole and in range: std::stoi alone took "80abc" as 80 and passed 99999 or -1 on to
+  // the bind, whose error then named neither the option nor the range.
+  const std::string port = a.listen.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+    throw CLI::ValidationError("--listen", "the port in '" + a.listen + "' must be a number in 0..65535");
+  o.port = std::stoi(port);
   o.auth_token = serve::load_token(a.auth_token_file, "OVERHEAD_AUTH_TOKEN");
   o.write_timeout_s = o.read_timeout_s;  // one --read-timeout bounds both directions
-  o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.request_timeout_s * 1000));
+  const auto ms = [](double s) { return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000)); };
+  o.request_timeout = ms(a.request_timeout_s);
+  o.first_token_timeout = ms(a.first_token_timeout_s);
+  o.stream_idle_timeout = ms(a.stream_idle_timeout_s);
+  o.stream_timeout = ms(a.stream_timeout_s);
   std::filesystem::create_directories(a.out);
   const std::string store_url = a.store.empty() ? "sqlite:" + (std::filesystem::path(a.out) / "serve.db").string() : a.store;
   o.pipeline.input = open_option("--queue", a.queue, [](const std::string& u) { return backends::open_queue(u); });
@@ -116,19 +134,11 @@ int run_serve(ServeArgs& a) {
   o.decoder = open_option("--decoder", a.decoder, [](const std::string& d) { return backends::open_decoder(d); });
   open_reply_path(a, o.pipeline);
 
-  // Block the stop signals in every thread; one thread waits for them and stops the server, so no
-  // work happens inside a signal handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
   serve::Server server(o);
   server.bind();
   std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s%s%s)\n", o.host.c_str(),
                server.bound_port(), o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
-               o.pipeline.store->url().c_str(), o.decoder ? o.decoder->describe().c_str() : "none",
+               o.pipeline.store->url().c_str(), decoder_label(o.decoder.get()).c_str(),
                o.pipeline.replies ? ", replies on " : "", o.pipeline.replies ? o.pipeline.replies->url().c_str() : "");
   const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
   // The exit is bounded: past the deadline the workers get 1 s to finish what they hold and the
@@ -216,10 +226,25 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(CLI::Range(0, 1000000));
   cmd->add_flag("--store-text", args->server.store_text,
                 "Keep each answer's generated text in its stored record (by default only its finish reason)");
-  cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a synchronous chat request waits for its worker's reply")
+  cmd->add_option("--request-timeout", args->request_timeout_s,
+                  "Seconds a chat request without `stream` (synchronous, or on /v1/requests) waits for its worker's whole answer "
+                  "(then 504, or status failed)")
       ->capture_default_str()->check(number_in(0.001, 3600));
+  cmd->add_option("--first-token-timeout", args->first_token_timeout_s,
+                  "Seconds a streamed chat request waits for its first text (then a plain 504)")
+      ->capture_default_str()->check(number_in(0.001, 3600));
+  cmd->add_option("--stream-idle-timeout", args->stream_idle_timeout_s,
+                  "Seconds a stream may wait for its next text once it began (then an error event; a stream that keeps "
+                  "receiving text is never cut by it)")
+      ->capture_default_str()->check(number_in(0.001, 3600));
+  cmd->add_option("--stream-timeout", args->stream_timeout_s, "Seconds a whole stream may last, however steadily it receives text")
+      ->capture_default_str()->check(number_in(0.001, 7 * 24 * 3600));
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout_s, "Seconds SIGTERM waits for requests in flight before answering 503")
       ->capture_default_str()->check(number_in(0, 3600));
+  cmd->add_option("--max-kept-bytes", args->server.max_kept_bytes,
+                  "Bytes of finished asynchronous answers kept for GET /v1/requests/{id} (also at most 10,000 answers); "
+                  "past it the oldest are dropped and asking for one gives 410")
+      ->capture_default_str()->check(integer_in(1, kMaxBodyBytes * 1024));
   cmd->add_option("--max-queued", args->server.max_queued, "Chat requests awaiting a worker past which a request gets 429 with Retry-After")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
   cmd->add_option("--max-log-backlog", args->server.max_log_backlog,

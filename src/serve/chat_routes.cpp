@@ -108,7 +108,9 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     pipe::SourceRecord source = work_item_source(request, id);
     source.stream = request.stream;  // the worker passes the text on as it is generated
     info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), pipe::monotonic_ns(), kept};
-    c_.replies.open(id, info);
+    // A stream is bounded by its first token and the gaps between its pieces (the pump keeps
+    // them); the box's own bound for it is the whole stream's, not a synchronous answer's.
+    c_.replies.open(id, info, request.stream ? std::optional(c_.limits.stream_timeout) : std::nullopt);
     if (auto failure = c_.pipeline.submit(source, *tokenizer)) {
       c_.replies.forget(id);
       if (failure->permanent)
@@ -145,12 +147,14 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
       send_error(res, e.error);
       return;
     }
-    const auto deadline = std::chrono::steady_clock::now() + c_.limits.request_timeout;
+    const auto now = std::chrono::steady_clock::now();
     if (request.stream) {
-      stream_completion(id, info, request.include_usage, deadline, res);
+      stream_completion(id, info, request.include_usage,
+                        StreamDeadlines{now + c_.limits.first_token_timeout, c_.limits.stream_idle_timeout, now + c_.limits.stream_timeout},
+                        res);
       return;
     }
-    sync_completion(id, info, deadline, res);
+    sync_completion(id, info, now + c_.limits.request_timeout, res);
   }
 
   static ApiError shutting_down_error() { return {503, "The server is shutting down", "server_error", "", "shutting_down"}; }
@@ -193,15 +197,15 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
       out.set_content(completion_body(completion).dump(), "application/json");
       return out;
     };
-    SyncAnswer::start(c_.replies, timers_, id, res.defer(), deadline, std::move(hooks));
+    SyncAnswer::start(c_.replies, *timers_, id, res.defer(), deadline, std::move(hooks));
   }
 
   // A stream starts once the worker took the request up: the prompt is rendered and encoded
   // before the first byte goes out, so a template error is still a plain 400. What streams is the
   // decode, piece by piece as the box receives it, pushed by a StreamPump (stream_pump.hpp): the
   // handler returns at once and no thread is held while the stream lasts.
-  void stream_completion(const std::string& id, const RequestInfo& info, bool include_usage,
-                         std::chrono::steady_clock::time_point deadline, http::Response& res) {
+  void stream_completion(const std::string& id, const RequestInfo& info, bool include_usage, StreamDeadlines deadlines,
+                         http::Response& res) {
     Completion head;
     head.id = id;
     head.created = info.created;
@@ -215,7 +219,7 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     hooks.done = [weak](const RequestSnapshot& s) {
       if (const auto self = weak.lock()) self->record_stages(s);
     };
-    StreamPump::start(c_.replies, timers_, id, CompletionStream(head, include_usage), res.defer(), deadline, std::move(hooks));
+    StreamPump::start(c_.replies, timers_, id, CompletionStream(head, include_usage), res.defer(), deadlines, std::move(hooks));
   }
 
   // A request without an answer: timed out, or cut short by a shutdown. At a shutdown the answer
@@ -260,6 +264,13 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
 
   void request_status(const std::string& id, http::Response& res) {
     const auto s = c_.replies.find(id);
+    if (!s && c_.replies.evicted(id)) {
+      // Dropped to keep the finished answers within their bounds: say so, rather than "unknown".
+      send_error(res, {410, "The answer of request '" + id + "' is no longer kept: finished answers are kept up to --max-kept-bytes, " +
+                                "the oldest dropped first; its record is in the store",
+                       "invalid_request_error", "id", "expired"});
+      return;
+    }
     if (!s || !s->info.kept) {
       send_error(res, {404, "No request with id '" + id + "' (unknown, or no longer kept)", "invalid_request_error", "id", "not_found"});
       return;
@@ -286,7 +297,9 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
   }
 
   ChatRouteContext c_;
-  DeadlineTimers timers_;  // the streams' --request-timeout
+  // The answers' deadlines; shared, because a stream's pump re-arms its timer while it lasts and
+  // may outlive these routes at a shutdown (it holds them weakly).
+  std::shared_ptr<DeadlineTimers> timers_ = std::make_shared<DeadlineTimers>();
   std::mutex counted_mutex_;
   std::unordered_set<std::string> counted_;
 };

@@ -27,7 +27,13 @@ class ReplyBox;
 
 struct ChatRouteLimits {
   std::size_t max_messages = 1024;
-  std::chrono::milliseconds request_timeout{30000};  // a synchronous request's wait for its reply
+  std::chrono::milliseconds request_timeout{30000};  // a synchronous (or asynchronous) request's wait for its reply
+  // A stream is not bounded by request_timeout, which would cut one that receives text all along:
+  // its first text must come within first_token_timeout, then no gap between two pieces may pass
+  // stream_idle_timeout, and the whole stream ends within stream_timeout.
+  std::chrono::milliseconds first_token_timeout{30000};
+  std::chrono::milliseconds stream_idle_timeout{30000};
+  std::chrono::milliseconds stream_timeout{600000};
   std::size_t max_queued = 1024;                     // requests awaiting a reply past which 429
   int retry_after_s = 1;
   // Records awaiting the consumer (the log queue's backlog) past which 429: the replies go out

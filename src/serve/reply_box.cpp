@@ -1,5 +1,7 @@
 #include "serve/reply_box.hpp"
 
+#include <algorithm>
+
 #include "ports/clock.hpp"
 
 namespace overhead::serve {
@@ -9,6 +11,13 @@ namespace {
 // (far above any generation; a worker sending more is cut off rather than growing the gateway).
 constexpr std::size_t kMaxEarlyPieces = 256;
 constexpr std::size_t kMaxStreamBytes = std::size_t{64} << 20;
+
+// What a kept finished answer holds, by the measure of max_kept_bytes: its strings that grow with
+// the answer, and a fixed part for the slot, the id, the record's other fields.
+constexpr std::size_t kSlotOverheadBytes = 1024;
+std::size_t answer_bytes(const Reply& r) {
+  return kSlotOverheadBytes + r.text.size() + r.record.text.size() + r.error_reason.size() + r.finish_reason.size();
+}
 
 }  // namespace
 
@@ -21,15 +30,17 @@ const char* state_name(RequestState s) {
   return "queued";
 }
 
-void ReplyBox::open(const std::string& id, RequestInfo info) {
+void ReplyBox::open(const std::string& id, RequestInfo info, std::optional<std::chrono::milliseconds> timeout) {
   auto slot = std::make_shared<Slot>();
   slot->snapshot.info = std::move(info);
-  slot->deadline_ns = pipe::monotonic_ns() + std::chrono::nanoseconds(answer_timeout_).count();
+  slot->timeout = timeout.value_or(answer_timeout_);
+  slot->deadline_ns = pipe::monotonic_ns() + std::chrono::nanoseconds(slot->timeout).count();
   std::unique_lock lock(mutex_);
   expire_overdue();
   if (slots_.emplace(id, slot).second) {
     ++queued_;
-    deadlines_.emplace_back(slot->deadline_ns, id);
+    deadlines_.emplace(slot->deadline_ns, id);
+    if (deadlines_.size() >= purge_deadlines_at_) purge_deadlines();
   }
   call_watchers(lock);
 }
@@ -54,17 +65,31 @@ void ReplyBox::note(const std::string& id, const std::optional<std::string>&) {
 
 void ReplyBox::expire_overdue() {
   const std::int64_t now = pipe::monotonic_ns();
-  // Every request has the same timeout, so deadlines come in open order.
-  while (!deadlines_.empty() && deadlines_.front().first <= now) {
-    const std::string id = std::move(deadlines_.front().second);
-    deadlines_.pop_front();
+  while (!deadlines_.empty() && deadlines_.top().first <= now) {
+    const std::string id = deadlines_.top().second;
+    deadlines_.pop();
     const auto it = slots_.find(id);
     if (it == slots_.end() || it->second->snapshot.state != RequestState::queued) continue;
     finish(id, *it->second,
            Reply::refused(id, kTimeoutKind,
-                          "no worker answered within " + std::to_string(answer_timeout_.count()) +
+                          "no worker answered within " + std::to_string(it->second->timeout.count()) +
                               " ms; the request may still be processed, and its record stored"));
   }
+}
+
+void ReplyBox::purge_deadlines() {
+  // Most requests are answered long before their deadline (a stream's may be many minutes away):
+  // their entries go here rather than hold memory until then. Amortised: the next purge waits
+  // until the heap doubled again.
+  std::vector<Deadline> live;
+  live.reserve(deadlines_.size());
+  while (!deadlines_.empty()) {
+    const auto it = slots_.find(deadlines_.top().second);
+    if (it != slots_.end() && it->second->snapshot.state == RequestState::queued) live.push_back(deadlines_.top());
+    deadlines_.pop();
+  }
+  deadlines_ = decltype(deadlines_)(std::greater<>{}, std::move(live));
+  purge_deadlines_at_ = std::max<std::size_t>(kFirstDeadlinePurge, deadlines_.size() * 2);
 }
 
 void ReplyBox::take_early(Slot& slot) {
@@ -153,12 +178,32 @@ void ReplyBox::finish(const std::string& id, Slot& slot, Reply reply) {
   --queued_;
   changed(slot);
   if (slot.snapshot.info.kept) {
-    finished_kept_.push_back(id);
-    while (finished_kept_.size() > max_kept_) {
-      slots_.erase(finished_kept_.front());
-      finished_kept_.pop_front();
+    // Only the reply is read from now on (GET /v1/requests/{id}): the streamed copy of its text goes.
+    std::string().swap(slot.text);
+    const std::size_t bytes = answer_bytes(*slot.snapshot.reply);
+    finished_kept_.emplace_back(id, bytes);
+    kept_bytes_ += bytes;
+    evict_kept();
+  }
+}
+
+void ReplyBox::evict_kept() {
+  while (!finished_kept_.empty() && (finished_kept_.size() > max_kept_ || kept_bytes_ > max_kept_bytes_)) {
+    auto [id, bytes] = std::move(finished_kept_.front());
+    finished_kept_.pop_front();
+    kept_bytes_ -= bytes;
+    slots_.erase(id);
+    if (evicted_.insert(id).second) evicted_order_.push_back(std::move(id));
+    while (evicted_order_.size() > kMaxEvictedIds) {
+      evicted_.erase(evicted_order_.front());
+      evicted_order_.pop_front();
     }
   }
+}
+
+bool ReplyBox::evicted(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  return evicted_.contains(id);
 }
 
 std::optional<RequestSnapshot> ReplyBox::wait(const std::string& id, std::chrono::steady_clock::time_point deadline) {

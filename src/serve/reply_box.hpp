@@ -36,8 +36,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <queue>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ports/record.hpp"
@@ -86,13 +88,19 @@ using StreamWatcher = std::function<void()>;
 
 class ReplyBox final : public reply::ReplyPath {
  public:
-  // `max_kept`: finished asynchronous requests kept for lookup; the oldest go first.
+  // `max_kept`: finished asynchronous requests kept for lookup, and `max_kept_bytes` what their
+  // answers hold (text, record, error; an answer can be megabytes, so a count alone bounds
+  // nothing): past either the oldest go first, and their ids are remembered as evicted().
   // `answer_timeout`: a request not answered this long after open() fails with kind "timeout".
-  explicit ReplyBox(std::size_t max_kept = 10000, std::chrono::milliseconds answer_timeout = std::chrono::hours(24))
-      : max_kept_(max_kept), answer_timeout_(answer_timeout) {}
+  explicit ReplyBox(std::size_t max_kept = 10000, std::chrono::milliseconds answer_timeout = std::chrono::hours(24),
+                    std::size_t max_kept_bytes = kDefaultMaxKeptBytes)
+      : max_kept_(max_kept), max_kept_bytes_(max_kept_bytes), answer_timeout_(answer_timeout) {}
+  static constexpr std::size_t kDefaultMaxKeptBytes = std::size_t{256} << 20;
 
-  // Registers a request before it is sent, so that a fast reply cannot arrive first.
-  void open(const std::string& id, RequestInfo info);
+  // Registers a request before it is sent, so that a fast reply cannot arrive first. `timeout`
+  // replaces the box's answer timeout for this request (a stream's is its whole-stream bound, far
+  // longer than a synchronous answer's).
+  void open(const std::string& id, RequestInfo info, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   void note(const std::string& id, const std::optional<std::string>& reply_to) override;
   void text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text) override;
   void deliver(Reply reply) override;
@@ -111,6 +119,10 @@ class ReplyBox final : public reply::ReplyPath {
   // with the request (forget(), or eviction).
   void watch(const std::string& id, StreamWatcher watcher);
   [[nodiscard]] std::optional<RequestSnapshot> find(const std::string& id);
+  // Whether `id` was a kept request dropped to stay within the bounds (a client asking for it is
+  // told it is gone, not that it never existed). The last kMaxEvictedIds are remembered.
+  [[nodiscard]] bool evicted(const std::string& id) const;
+  static constexpr std::size_t kMaxEvictedIds = 65536;
   // Drops a request whose answer was written (synchronous ones), or that was never sent.
   void forget(const std::string& id);
   // Wakes every waiter with no reply (shutdown past its deadline).
@@ -125,6 +137,7 @@ class ReplyBox final : public reply::ReplyPath {
     RequestSnapshot snapshot;
     std::condition_variable cv;
     std::int64_t deadline_ns = 0;
+    std::chrono::milliseconds timeout{0};  // what deadline_ns was set from, for the timeout's message
     // The streamed text, the generation it came from, and pieces that arrived past a gap.
     std::string text;
     std::string attempt;
@@ -145,14 +158,24 @@ class ReplyBox final : public reply::ReplyPath {
   void deliver_locked(Reply reply);
   void take_early(Slot& slot);
   void expire_overdue();  // with mutex_ held
+  void purge_deadlines();  // with mutex_ held: drops the deadlines of requests no longer queued
 
+  void evict_kept();  // with mutex_ held: the oldest kept answers past the bounds
   std::size_t max_kept_;
+  std::size_t max_kept_bytes_;
   std::chrono::milliseconds answer_timeout_;
   mutable std::mutex mutex_;
   bool cancelled_ = false;
   std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
-  std::deque<std::string> finished_kept_;  // finished asynchronous ids, oldest first
-  std::deque<std::pair<std::int64_t, std::string>> deadlines_;  // (deadline, id) in open order
+  std::deque<std::pair<std::string, std::size_t>> finished_kept_;  // finished asynchronous (id, bytes), oldest first
+  std::size_t kept_bytes_ = 0;
+  std::deque<std::string> evicted_order_;  // evicted ids, oldest first (at most kMaxEvictedIds)
+  std::unordered_set<std::string> evicted_;
+  // (deadline, id), earliest first: requests have timeouts of their own (a stream's is longer).
+  using Deadline = std::pair<std::int64_t, std::string>;
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
+  std::size_t purge_deadlines_at_ = kFirstDeadlinePurge;
+  static constexpr std::size_t kFirstDeadlinePurge = 4096;
   std::size_t queued_ = 0;
   Watchers to_call_;  // watchers of slots changed under the lock, called once it is released
 };

@@ -122,7 +122,7 @@ Server::Server(ServerOptions options)
   if (options_.pipeline.input) {
     // A request no worker answers within the request timeout is answered "timeout" by the box, so
     // an asynchronous one cannot hold its --max-queued place forever.
-    replies_ = std::make_unique<ReplyBox>(10000, options_.request_timeout);
+    replies_ = std::make_unique<ReplyBox>(10000, options_.request_timeout, options_.max_kept_bytes);
     PipelineOptions po;
     po.tokenizers = bindings_->models();
     po.workers = options_.workers;
@@ -131,10 +131,16 @@ Server::Server(ServerOptions options)
     po.max_decodes = options_.max_decodes;
     po.store_text = options_.store_text;
     pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, po, *replies_);
-    add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
-                                             ChatRouteLimits{options_.max_messages, options_.request_timeout,
-                                                             options_.max_queued, options_.retry_after_s,
-                                                             options_.max_log_backlog}});
+    ChatRouteLimits limits;
+    limits.max_messages = options_.max_messages;
+    limits.request_timeout = options_.request_timeout;
+    limits.first_token_timeout = options_.first_token_timeout;
+    limits.stream_idle_timeout = options_.stream_idle_timeout;
+    limits.stream_timeout = options_.stream_timeout;
+    limits.max_queued = options_.max_queued;
+    limits.retry_after_s = options_.retry_after_s;
+    limits.max_log_backlog = options_.max_log_backlog;
+    add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_, limits});
   }
   http_ = std::make_unique<http::HttpServer>(http_options(options_), routes, *gate_);
 }

@@ -62,8 +62,14 @@ struct ServerOptions {
   std::shared_ptr<const pipe::Decoder> decoder;  // the workers' decoder stage; null = none
   bool store_text = false;       // --store-text: the records keep the generated text
   std::size_t max_decodes = 64;  // generations in flight at once in the in-process workers (--max-decodes)
-  std::chrono::milliseconds request_timeout{30000};
+  std::chrono::milliseconds request_timeout{30000};      // a synchronous or asynchronous answer's wait
+  std::chrono::milliseconds first_token_timeout{30000};  // a stream's wait for its first text
+  std::chrono::milliseconds stream_idle_timeout{30000};  // a stream's longest gap between two pieces of text
+  std::chrono::milliseconds stream_timeout{600000};      // a stream's whole length
   std::size_t max_queued = 1024;  // requests awaiting a worker's reply past which 429
+  // Finished asynchronous answers kept for GET /v1/requests/{id}: at most this many bytes (and
+  // 10,000 answers); past it the oldest are dropped and asking for one is a 410.
+  std::size_t max_kept_bytes = std::size_t{256} << 20;
   std::size_t max_log_backlog = 20000;  // records awaiting the consumer past which 429 (chat_routes.hpp); 0: none
 };
 

@@ -1,19 +1,61 @@
 #include "serve/stream_pump.hpp"
 
+#include <algorithm>
+#include <string>
+
+#include "serve/deadline_timers.hpp"
+
 namespace overhead::serve {
 
-void StreamPump::start(ReplyBox& box, DeadlineTimers& timers, std::string id, CompletionStream stream,
-                       std::shared_ptr<http::Responder> responder, std::chrono::steady_clock::time_point deadline,
-                       StreamPumpHooks hooks) {
-  attach(std::make_shared<StreamPump>(box, std::move(id), std::move(stream), std::move(responder), deadline, std::move(hooks)),
-         timers);
+void StreamPump::start(ReplyBox& box, const std::shared_ptr<DeadlineTimers>& timers, std::string id, CompletionStream stream,
+                       std::shared_ptr<http::Responder> responder, StreamDeadlines deadlines, StreamPumpHooks hooks) {
+  auto pump = std::make_shared<StreamPump>(box, std::move(id), std::move(stream), std::move(responder), deadlines, std::move(hooks));
+  pump->timers_ = timers;
+  const std::weak_ptr<BoxReader> weak = pump;
+  pump->on_timer_ = std::make_shared<const std::function<void()>>([weak] {
+    if (const auto r = weak.lock()) r->wake();
+  });
+  attach(pump, *timers);  // wakes the pump once, which arms its timer
 }
 
 StreamPump::StreamPump(ReplyBox& box, std::string id, CompletionStream stream, std::shared_ptr<http::Responder> responder,
-                       std::chrono::steady_clock::time_point deadline, StreamPumpHooks hooks)
-    : BoxReader(box, std::move(id), std::move(responder), deadline), stream_(std::move(stream)), hooks_(std::move(hooks)) {}
+                       StreamDeadlines deadlines, StreamPumpHooks hooks)
+    : BoxReader(box, std::move(id), std::move(responder), deadlines.total),
+      stream_(std::move(stream)),
+      deadlines_(deadlines),
+      hooks_(std::move(hooks)) {}
 
 void StreamPump::work() {
+  step();
+  arm_timer();
+}
+
+void StreamPump::arm_timer() {
+  if (phase_ != Phase::awaiting_first && phase_ != Phase::streaming) return;
+  const auto next = std::min(deadline_, phase_ == Phase::awaiting_first ? deadlines_.first_token : last_text_ + deadlines_.idle);
+  const auto now = std::chrono::steady_clock::now();
+  // A pending timer before `next` wakes the pump first, which then arms the next one; so at most
+  // one entry waits per pump, however much text arrives.
+  if (armed_ > now && armed_ <= next) return;
+  const auto timers = timers_.lock();
+  if (!timers || !on_timer_) return;
+  armed_ = next;
+  timers->at(next, on_timer_);
+}
+
+std::optional<ApiError> StreamPump::timed_out(std::chrono::steady_clock::time_point now) const {
+  const auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
+  if (now >= deadline_)
+    return ApiError{504, "The stream did not end within its whole-stream bound (--stream-timeout)", "server_error", "", "timeout"};
+  if (phase_ == Phase::awaiting_first && now >= deadlines_.first_token)
+    return ApiError{504, "No first token from the worker in time (--first-token-timeout)", "server_error", "", "timeout"};
+  if (phase_ == Phase::streaming && now >= last_text_ + deadlines_.idle)
+    return ApiError{504, "No further text from the worker within " + ms(deadlines_.idle) + " ms (--stream-idle-timeout)",
+                    "server_error", "", "timeout"};
+  return std::nullopt;
+}
+
+void StreamPump::step() {
   if (phase_ == Phase::ended) return;
   if (client_gone()) return end(true);
   if (phase_ == Phase::closing) {
@@ -21,13 +63,13 @@ void StreamPump::work() {
     return;
   }
   if (phase_ == Phase::streaming && !flush()) return;  // the client's queue is still full
-  const bool late = std::chrono::steady_clock::now() >= deadline_;
+  const auto now = std::chrono::steady_clock::now();
   const auto p = box_.poll_stream(id_, have_);
 
   if (phase_ == Phase::awaiting_first) {
     if (!p) {
-      if (late) {
-        answer_error(hooks_.no_answer());
+      if (const auto late = timed_out(now)) {
+        answer_error(*late);
         end(true);
       }
       return;
@@ -47,11 +89,12 @@ void StreamPump::work() {
       if (const auto s = weak.lock()) s->wake();
     });
     phase_ = Phase::streaming;
+    last_text_ = now;
     out_ = stream_.start();
   }
 
   if (!p) {
-    if (late) return end_stream(CompletionStream::error({504, "No further answer from the worker in time", "server_error", "", "timeout"}), true);
+    if (const auto late = timed_out(now)) return end_stream(CompletionStream::error(*late), true);
     (void)flush();
     return;
   }
@@ -61,6 +104,7 @@ void StreamPump::work() {
     return end_stream(CompletionStream::error(hooks_.refusal(*p->finished->reply)), true);
   stream_.append_text(out_, p->text);
   have_ += p->text.size();
+  if (!p->text.empty()) last_text_ = now;
   if (p->finished) {
     done_ = p->finished;
     return end_stream(stream_.finish(*p->finished->reply), false);

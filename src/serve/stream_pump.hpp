@@ -12,6 +12,13 @@
 // The wake-ups and their serialisation are BoxReader's (box_reader.hpp); the connection's
 // on_writable wakes the pump too.
 //
+// Time bounds: a stream that receives text all along is healthy however long it lasts, so the
+// first text must come by `first_token`, then no more than `idle` may pass between two pieces of text,
+// and the whole stream ends by `total` (BoxReader's deadline). A stream past one of them ends with
+// a timeout: a plain 504 before the head, an error event after it. One timer entry per pump is
+// outstanding at a time: when it fires, the pump re-arms it at its next bound, so text arriving
+// costs no timer work.
+//
 // Back-pressure: when the client reads slower than the text comes, the connection's queue fills
 // (ResponseStream::push says `full`); the pump keeps its events and stops taking text until the
 // queue drained (on_writable). The text waits in the box, which bounds it.
@@ -31,6 +38,12 @@
 
 namespace overhead::serve {
 
+struct StreamDeadlines {
+  std::chrono::steady_clock::time_point first_token;  // the first text by then
+  std::chrono::milliseconds idle{30000};               // the longest wait for the next text after that
+  std::chrono::steady_clock::time_point total;         // the whole stream by then
+};
+
 struct StreamPumpHooks {
   std::function<ApiError(const reply::Reply&)> refusal;  // the error of a worker's refusal
   std::function<ApiError()> no_answer;                   // no answer in time, or a shutdown
@@ -40,18 +53,22 @@ struct StreamPumpHooks {
 
 class StreamPump final : public BoxReader {
  public:
-  // Starts pumping `id` from `box` to `responder`'s client until the request ends or `deadline`.
-  static void start(ReplyBox& box, DeadlineTimers& timers, std::string id, CompletionStream stream,
-                    std::shared_ptr<http::Responder> responder, std::chrono::steady_clock::time_point deadline,
-                    StreamPumpHooks hooks);
+  // Starts pumping `id` from `box` to `responder`'s client until the request ends or one of
+  // `deadlines` passes. The pump holds `timers` weakly (they may go first at a shutdown).
+  static void start(ReplyBox& box, const std::shared_ptr<DeadlineTimers>& timers, std::string id, CompletionStream stream,
+                    std::shared_ptr<http::Responder> responder, StreamDeadlines deadlines, StreamPumpHooks hooks);
 
   StreamPump(ReplyBox& box, std::string id, CompletionStream stream, std::shared_ptr<http::Responder> responder,
-             std::chrono::steady_clock::time_point deadline, StreamPumpHooks hooks);
+             StreamDeadlines deadlines, StreamPumpHooks hooks);
 
 
  private:
   enum class Phase { awaiting_first, streaming, closing, ended };
   void work() override;
+  void step();                 // one wake-up's work, before the timer is re-armed
+  void arm_timer();            // the timer at the next bound, unless one is still pending before it
+  // The bound that passed, if any: the first token's, the idle one or the total one.
+  [[nodiscard]] std::optional<ApiError> timed_out(std::chrono::steady_clock::time_point now) const;
   void answer_error(const ApiError& e);  // before the head: a plain HTTP error
   // Queues the last events; once they are all accepted, closes the stream (close()).
   void end_stream(std::string last_events, bool abandon);
@@ -60,6 +77,9 @@ class StreamPump final : public BoxReader {
   void end(bool abandon);      // abandon: the generation is no longer wanted
 
   const CompletionStream stream_;
+  const StreamDeadlines deadlines_;
+  std::weak_ptr<DeadlineTimers> timers_;
+  std::shared_ptr<const std::function<void()>> on_timer_;  // the timers hold it weakly
   std::shared_ptr<http::ResponseStream> out_stream_;
   StreamPumpHooks hooks_;
   // Below: only inside work().
@@ -68,6 +88,8 @@ class StreamPump final : public BoxReader {
   std::string out_;       // events not yet accepted by the connection's queue
   bool abandon_ = false;  // closing: whether the generation is to be cancelled at the end
   std::optional<RequestSnapshot> done_;  // closing: the request finished done (its stages are recorded)
+  std::chrono::steady_clock::time_point last_text_{};  // streaming: when the last text was taken
+  std::chrono::steady_clock::time_point armed_{};      // when the pending timer fires (past: none pending)
 };
 
 }  // namespace overhead::serve

@@ -41,3 +41,20 @@ TEST(UrlSecrets, ServeHidesThePassword) {
 }
 
 }  // namespace
+
+namespace {
+
+// An engine URL with user info in --decoder: the worker's first line names its decoder with the
+// password hidden (the gateway's banner uses the same label). Nothing is asked of the engine: the
+// worker's mem: queue is empty, and it leaves after --idle-exit.
+TEST(UrlSecrets, AWorkerNamesItsDecoderWithThePasswordHidden) {
+  const auto dir = temp_dir("url_secrets_decoder");
+  const RunResult r = run_overhead("worker --queue mem:in --log-queue mem:log --tokenizers phi-4 --idle-exit 0.1 --no-progress "
+                                   "--decoder 'openai:http://user:hunter2@127.0.0.1:1/v1,model=m' --out " + (dir / "out").string());
+  ASSERT_FALSE(r.lines.empty()) << r.err;
+  EXPECT_NE(r.lines[0].find("decoder openai:http://user:***@127.0.0.1:1/v1,model=m"), std::string::npos) << r.lines[0];
+  for (const auto& line : r.lines) EXPECT_EQ(line.find("hunter2"), std::string::npos) << line;
+  EXPECT_EQ(r.err.find("hunter2"), std::string::npos) << r.err;
+}
+
+}  // namespace

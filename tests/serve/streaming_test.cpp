@@ -32,10 +32,13 @@ using namespace overhead;
 
 // An asynchronous, streaming decoder: every generation in flight is ticked by one thread of its
 // own, one piece "t<i> " every `interval`, then on_done with finish_reason "stop", as an engine
-// batching many sequences would answer.
+// batching many sequences would answer. With `pause`, a generation waits that long once it has
+// sent `pause_after` pieces (0: before its first), as an engine that stalls would.
 class TickingDecoder final : public pipe::Decoder {
  public:
-  TickingDecoder(int tokens, std::chrono::milliseconds interval) : tokens_(tokens), interval_(interval), thread_([this] { run(); }) {}
+  TickingDecoder(int tokens, std::chrono::milliseconds interval, int pause_after = -1,
+                 std::chrono::milliseconds pause = std::chrono::milliseconds(0))
+      : tokens_(tokens), interval_(interval), pause_after_(pause_after), pause_(pause), thread_([this] { run(); }) {}
   ~TickingDecoder() override {
     {
       std::lock_guard lock(mutex_);
@@ -49,7 +52,9 @@ class TickingDecoder final : public pipe::Decoder {
   std::shared_ptr<pipe::DecodeTicket> start(const pipe::DecodeRequest& request,
                                             std::shared_ptr<pipe::DecodeCallbacks> callbacks) const override {
     std::lock_guard lock(mutex_);
-    live_.push_back(Live{std::move(callbacks), request.stream_text, 0, pipe::monotonic_ns(), 0, {}});
+    const std::int64_t now = pipe::monotonic_ns();
+    live_.push_back(Live{std::move(callbacks), request.stream_text, 0, now, 0, {},
+                         pause_after_ == 0 ? now + std::chrono::nanoseconds(pause_).count() : 0});
     max_live_ = std::max(max_live_, live_.size());
     cv_.notify_all();
     return nullptr;
@@ -66,6 +71,7 @@ class TickingDecoder final : public pipe::Decoder {
     int sent;
     std::int64_t start, first;
     std::string text;
+    std::int64_t resume_ns;  // paused until then
   };
   void run() {
     std::unique_lock lock(mutex_);
@@ -76,10 +82,15 @@ class TickingDecoder final : public pipe::Decoder {
       }
       std::vector<Live> done;
       for (auto it = live_.begin(); it != live_.end();) {
+        if (it->resume_ns > pipe::monotonic_ns()) {
+          ++it;
+          continue;
+        }
         const std::string piece = "t" + std::to_string(it->sent++) + " ";
         it->text += piece;
         if (it->first == 0) it->first = pipe::monotonic_ns();
         if (it->stream) it->callbacks->on_text(piece, it->sent);
+        if (it->sent == pause_after_) it->resume_ns = pipe::monotonic_ns() + std::chrono::nanoseconds(pause_).count();
         if (it->sent == tokens_) {
           done.push_back(std::move(*it));
           it = live_.erase(it);
@@ -102,6 +113,8 @@ class TickingDecoder final : public pipe::Decoder {
   }
   int tokens_;
   std::chrono::milliseconds interval_;
+  int pause_after_;
+  std::chrono::milliseconds pause_;
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
   mutable std::vector<Live> live_;
@@ -109,6 +122,25 @@ class TickingDecoder final : public pipe::Decoder {
   bool stop_ = false;
   std::thread thread_;
 };
+// A decoder whose every answer is `bytes` long: what a long generation leaves in the gateway.
+class BigAnswerDecoder final : public pipe::Decoder {
+ public:
+  explicit BigAnswerDecoder(std::size_t bytes) : bytes_(bytes) {}
+  std::string describe() const override { return "big:"; }
+  pipe::DecodeResult decode(const pipe::DecodeRequest&) const override {
+    pipe::DecodeResult r;
+    r.decode_start = r.first_token = pipe::monotonic_ns();
+    r.text.assign(bytes_, 'a');
+    r.output_tokens = 1;
+    r.finish_reason = "stop";
+    r.decode_end = pipe::monotonic_ns();
+    return r;
+  }
+
+ private:
+  std::size_t bytes_;
+};
+
 using namespace std::chrono_literals;
 using ChatTest = serve::testing::ChatServeTest;
 using nlohmann::json;
@@ -328,21 +360,25 @@ TEST_F(ChatTest, SyncAnswersHoldNoHandlerThread) {
   EXPECT_GE(decoder->max_live(), 6u) << "the answers were generated together, one handler thread notwithstanding";
 }
 
-// --request-timeout ends a stream that no thread waits on: the deadline comes from the gateway's
+// Waits until an asynchronous request was answered: the tokenizer is loaded, and the next
+// requests time only themselves.
+void warm_up(httplib::Client& client, const json& accepted) {
+  for (int i = 0; i < 600; ++i) {
+    auto r = client.Get(("/v1/requests/" + accepted["id"].get<std::string>()).c_str());
+    if (r && json::parse(r->body)["status"] != "queued") return;
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+// --stream-timeout ends a stream that no thread waits on: the deadline comes from the gateway's
 // timer, as an error event after the text already sent, never a silent cut.
-TEST_F(ChatTest, AStreamPastTheRequestTimeoutEndsWithAnErrorEvent) {
+TEST_F(ChatTest, AStreamPastTheStreamTimeoutEndsWithAnErrorEvent) {
   serve::ServerOptions o;
   o.decoder = std::make_shared<TickingDecoder>(40, 50ms);
   o.max_decodes = 2;
-  o.request_timeout = 600ms;
+  o.stream_timeout = 600ms;
   start(o);
-  // The tokenizer loaded first, through a request that may take longer than the timeout.
-  const json warm = post("/v1/requests", std::string(kBody) + "}", 202);
-  for (int i = 0; i < 200; ++i) {
-    auto r = client_->Get(("/v1/requests/" + warm["id"].get<std::string>()).c_str());
-    if (r && json::parse(r->body)["status"] != "queued") break;
-    std::this_thread::sleep_for(50ms);
-  }
+  warm_up(*client_, post("/v1/requests", std::string(kBody) + "}", 202));
   const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"max_tokens":40,"stream":true})");
   EXPECT_EQ(s.status, 200);
   ASSERT_FALSE(s.data.empty());
@@ -350,7 +386,93 @@ TEST_F(ChatTest, AStreamPastTheRequestTimeoutEndsWithAnErrorEvent) {
   const json last = json::parse(s.data.back());
   ASSERT_TRUE(last.contains("error")) << s.data.back();
   EXPECT_EQ(last["error"]["code"], "timeout");
+  EXPECT_NE(last["error"]["message"].get<std::string>().find("--stream-timeout"), std::string::npos) << s.data.back();
   EXPECT_TRUE(engine_text(40).starts_with(s.content)) << "what was sent is a prefix of the answer";
+}
+
+// --request-timeout bounds a whole synchronous answer, not a stream: a stream that receives text
+// all along (40 pieces 50 ms apart, about 2 s) outlives a request timeout of 300 ms and ends with
+// [DONE], whole.
+TEST_F(ChatTest, AStreamReceivingTextAllAlongOutlivesTheRequestTimeout) {
+  serve::ServerOptions o;
+  o.decoder = std::make_shared<TickingDecoder>(40, 50ms);
+  o.max_decodes = 2;
+  o.request_timeout = 300ms;
+  o.stream_idle_timeout = 5s;
+  start(o);
+  warm_up(*client_, post("/v1/requests", std::string(kBody) + "}", 202));
+  const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"max_tokens":40,"stream":true})");
+  expect_streamed(s, engine_text(40));
+  // The same request answered whole is still bounded by --request-timeout.
+  const auto sync = client_->Post("/v1/chat/completions", std::string(kBody) + R"(,"max_tokens":40})", "application/json");
+  ASSERT_TRUE(sync);
+  EXPECT_EQ(sync->status, 504) << sync->body;
+}
+
+// --stream-idle-timeout: a stream whose text stops coming (3 pieces, then a 4 s stall) ends with a
+// timeout error event naming the bound after the text already sent.
+TEST_F(ChatTest, AStreamThatStallsEndsAtTheIdleTimeout) {
+  serve::ServerOptions o;
+  o.decoder = std::make_shared<TickingDecoder>(6, 20ms, 3, 4s);
+  o.max_decodes = 2;
+  o.stream_idle_timeout = 1s;
+  start(o);
+  warm_up(*client_, post("/v1/requests", std::string(kBody) + "}", 202));
+  const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"max_tokens":6,"stream":true})");
+  EXPECT_EQ(s.status, 200);
+  EXPECT_EQ(s.content, engine_text(3)) << "the text before the stall went out";
+  ASSERT_FALSE(s.data.empty());
+  const json last = json::parse(s.data.back());
+  ASSERT_TRUE(last.contains("error")) << s.data.back();
+  EXPECT_EQ(last["error"]["code"], "timeout");
+  EXPECT_NE(last["error"]["message"].get<std::string>().find("--stream-idle-timeout"), std::string::npos) << s.data.back();
+}
+
+// --first-token-timeout: a stream whose first text does not come in time gets a plain 504 (no
+// stream began), naming the bound.
+TEST_F(ChatTest, AStreamWithoutAFirstTokenInTimeIsA504) {
+  serve::ServerOptions o;
+  o.decoder = std::make_shared<TickingDecoder>(3, 20ms, 0, 3s);
+  o.max_decodes = 2;
+  o.first_token_timeout = 500ms;
+  start(o);
+  const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"max_tokens":3,"stream":true})");
+  EXPECT_EQ(s.status, 504);
+  EXPECT_TRUE(s.content.empty());
+}
+
+// The finished asynchronous answers are bounded in bytes, not only in count: 8 answers of 2 MiB
+// with a 9 MiB bound keep the newest four; asking for an older one is a 410 naming the bound, not
+// a 200 (kept beyond the bound) nor a 404 (never known).
+TEST_F(ChatTest, KeptAsyncAnswersAreBoundedInBytesAndTheOldestAreGone) {
+  constexpr std::size_t kAnswer = std::size_t{2} << 20;
+  serve::ServerOptions o;
+  o.decoder = std::make_shared<BigAnswerDecoder>(kAnswer);
+  o.max_kept_bytes = std::size_t{9} << 20;
+  start(o);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 8; ++i) {
+    const json accepted = post("/v1/requests", std::string(kBody) + "}", 202);
+    ids.push_back(accepted["id"]);
+    warm_up(*client_, accepted);
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    SCOPED_TRACE(ids[i]);
+    const auto r = client_->Get(("/v1/requests/" + ids[i]).c_str());
+    ASSERT_TRUE(r);
+    if (i < 4) {
+      EXPECT_EQ(r->status, 410) << "evicted to stay within --max-kept-bytes";
+      const json e = json::parse(r->body);
+      EXPECT_EQ(e["error"]["code"], "expired");
+      EXPECT_NE(e["error"]["message"].get<std::string>().find("--max-kept-bytes"), std::string::npos);
+    } else {
+      ASSERT_EQ(r->status, 200);
+      const json j = json::parse(r->body);
+      EXPECT_EQ(j["status"], "done");
+      EXPECT_EQ(j["response"]["choices"][0]["message"]["content"].get<std::string>().size(), kAnswer);
+    }
+  }
+  EXPECT_EQ(client_->Get("/v1/requests/req_neverqueued")->status, 404) << "an id never seen is still unknown";
 }
 
 }  // namespace
