@@ -63,7 +63,8 @@ std::size_t Tokenizer::count(std::string_view text, bool add_special) const {
 
 std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string> texts, bool add_special, unsigned threads) const {
   std::vector<Ids> out(texts.size());
-  util::ThreadPool pool(threads);
+  // The caller's count is capped at the cores and the texts: more threads would not run sooner.
+  util::ThreadPool pool(util::ThreadPool::threads_for(threads, texts.size()));
   pool.parallel_for(texts.size(), [&](std::size_t i) { out[i] = encode(texts[i], add_special); });
   return out;
 }

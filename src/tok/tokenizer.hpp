@@ -74,6 +74,7 @@ class Tokenizer {
   // Number of ids encode() would return.
   std::size_t count(std::string_view text, bool add_special = true) const;
   // Encodes every text on a pool of `threads` threads (0 = all cores); result i is for text i.
+  // The pool never holds more threads than the cores or the texts (a larger count is capped).
   std::vector<Ids> encode_batch(std::span<const std::string> texts, bool add_special = true,
                                 unsigned threads = 0) const;
   // tokenizer.decode(ids, skip_special_tokens=skip_special). Unknown ids are skipped, as HF does.
