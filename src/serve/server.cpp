@@ -134,7 +134,7 @@ Server::Server(ServerOptions options)
     add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_,
                                              ChatRouteLimits{options_.max_messages, options_.request_timeout,
                                                              options_.max_queued, options_.retry_after_s,
-                                                             options_.max_log_backlog}});
+                                                             options_.max_log_backlog, options_.special_tokens_in_content}});
   }
   http_ = std::make_unique<http::HttpServer>(http_options(options_), routes, *gate_);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "serve/chat_pipeline.hpp"
+#include "serve/special_tokens_guard.hpp"
 
 namespace overhead::serve {
 
@@ -65,6 +66,8 @@ struct ServerOptions {
   std::chrono::milliseconds request_timeout{30000};
   std::size_t max_queued = 1024;  // requests awaiting a worker's reply past which 429
   std::size_t max_log_backlog = 20000;  // records awaiting the consumer past which 429 (chat_routes.hpp); 0: none
+  // Special-token text in a chat request's messages (--special-tokens-in-content, special_tokens_guard.hpp).
+  SpecialTokensInContent special_tokens_in_content = SpecialTokensInContent::kRefuse;
 };
 
 class Server {

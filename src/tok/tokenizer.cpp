@@ -95,6 +95,26 @@ bool Tokenizer::is_special(TokenId id) const {
   return a != nullptr && a->special;
 }
 
+std::optional<TokenId> Tokenizer::find_special(std::string_view text) const {
+  // The same split encode() makes. Tokens matched on normalized text (normalized=true, rare for
+  // special ones) are looked for in the raw text too: a client's text is the likelier carrier of
+  // their literal form, and finding one more than encode() would only refuses more.
+  thread_local std::vector<Segment> segments;
+  const AddedVocabulary& added = *impl_->added;
+  for (const bool normalized : {false, true}) {
+    segments.clear();
+    if (normalized) {
+      if (!added.has_normalized_tokens()) break;
+      added.split_normalized(text, 0, text.size(), segments);
+    } else {
+      added.split_raw(text, 0, text.size(), segments);
+    }
+    for (const Segment& s : segments)
+      if (s.token && is_special(*s.token)) return *s.token;
+  }
+  return std::nullopt;
+}
+
 const nlohmann::json& Tokenizer::config() const { return impl_->config(); }
 
 std::optional<std::string> Tokenizer::special_token(std::string_view key) const {
