@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan + libFuzzer, own build folder) and runs
 # each for SECONDS seconds (default 60) from seed corpora:
-#   tokenizer_json_fuzz  seeds: the small tokenizers of fuzz/tokenizers (dictionary tokenizer_json.dict)
+#   tokenizer_json_fuzz  seeds: the small tokenizers of fuzz/tokenizers and hostile variants of one
+#                        (fuzz/hostile_tokenizers.py: growing normalizers, deep nesting; dictionary
+#                        tokenizer_json.dict)
 #   encode_decode_fuzz   seeds: every text of data/tok/corpus.jsonl, once per fixture tokenizer
 #   chat_template_fuzz   seeds: every chat template of data/chat/templates (template NUL messages-JSON)
 #   jsonl_record_fuzz    seeds: the first 300 MT-Bench records, one line each (dictionary pipe_json.dict)
@@ -37,6 +39,7 @@ rm -rf "$SEEDS" && mkdir -p "$SEEDS/tokenizer_json_fuzz" "$SEEDS/encode_decode_f
 for f in "$ROOT"/fuzz/tokenizers/*/tokenizer.json; do
   cp "$f" "$SEEDS/tokenizer_json_fuzz/$(basename "$(dirname "$f")").json"
 done
+python3 "$ROOT/fuzz/hostile_tokenizers.py" "$ROOT/fuzz/tokenizers/bytelevel_tiny/tokenizer.json" "$SEEDS/tokenizer_json_fuzz"
 python3 - "$ROOT/data/tok/corpus.jsonl" "$SEEDS/encode_decode_fuzz" <<'PY'
 import json, os, sys
 # First byte picks the fixture tokenizer (4 of them), the rest is the text.

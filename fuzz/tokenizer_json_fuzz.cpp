@@ -1,7 +1,9 @@
 // libFuzzer target: arbitrary bytes as a tokenizer.json. Loading must either succeed or throw
 // LoadError (naming the file and JSON path); anything else (a crash, a sanitizer report, another
-// exception type) is a bug. A tokenizer that loads is then used a little, since a loader that
-// accepts inconsistent data (ids out of range, dangling merges) tends to fail only at encode time.
+// exception type, memory past -rss_limit_mb) is a bug. A tokenizer that loads is then used a
+// little, since a loader that accepts inconsistent data (ids out of range, dangling merges) tends
+// to fail only at encode time; there an EncodeError (a text its normalizer would grow past the
+// bound) is expected of a hostile file.
 #include <unistd.h>
 
 #include <cstdint>
@@ -40,10 +42,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto tok = overhead::tok::Tokenizer::load(work_dir());
     for (const char* text : {"Hello world", "  \n\n\t x's 12345 日本語 \xF0\x9F\x91\x8D", "<bos><|eot_id|><td>\xE2\x96\x81\xE2\x96\x81", "\xFF\xC0"}) {
-      const auto ids = tok->encode(text, true);
-      (void)tok->count(text, false);
-      (void)tok->decode(ids, false);
-      (void)tok->decode(ids, true);
+      try {
+        const auto ids = tok->encode(text, true);
+        (void)tok->count(text, false);
+        (void)tok->decode(ids, false);
+        (void)tok->decode(ids, true);
+      } catch (const overhead::tok::EncodeError&) {
+        // A normalizer that grows text past its bound refuses the text: expected of hostile files.
+      }
     }
   } catch (const overhead::tok::LoadError&) {
     // The expected outcome for nearly every mutation.

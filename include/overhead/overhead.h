@@ -57,8 +57,9 @@ void overhead_tokenizer_free(overhead_tokenizer* tokenizer);
 overhead_status overhead_encode(const overhead_tokenizer* tokenizer, const char* text, size_t length, int add_special,
                                 overhead_ids* out);
 /* Encodes texts[i] (lengths[i] bytes) into out[i] for i < count, on `threads` threads (0 = all
- * cores). `out` is an array of `count` overhead_ids the caller provides; each is released with
- * overhead_ids_free. On failure no element of `out` holds memory. */
+ * cores; never more than the cores or `count`, a larger number is capped). `out` is an array of
+ * `count` overhead_ids the caller provides; each is released with overhead_ids_free. On failure
+ * no element of `out` holds memory. */
 overhead_status overhead_encode_batch(const overhead_tokenizer* tokenizer, const char* const* texts,
                                       const size_t* lengths, size_t count, int add_special, unsigned threads,
                                       overhead_ids* out);

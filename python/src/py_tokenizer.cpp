@@ -1,6 +1,7 @@
 // overhead._overhead.Tokenizer: encode / decode / count from Python with the GIL released while
 // the C++ tokenizer runs, so Python threads encode in parallel, and ids handed back as plain
 // lists of int (what transformers' tokenizers return).
+#include <limits>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -96,6 +97,42 @@ std::vector<tok::TokenId> ids_of(py::handle ids) {
   return out;
 }
 
+// encode_batch's threads=: 0 (all cores) or a positive count, which the tokenizer caps at the
+// cores and the texts (a huge count once started that many threads and exhausted the host's).
+// A negative or non-integer count is the caller's mistake, said with the argument's name.
+unsigned threads_of(py::handle threads) {
+  PyObject* index = PyNumber_Index(threads.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    throw py::type_error(std::string("threads must be an int, not ") + Py_TYPE(threads.ptr())->tp_name);
+  }
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow > 0) return std::numeric_limits<unsigned>::max();  // capped like any large count
+  if (overflow < 0 || n < 0)
+    throw py::value_error("threads must be 0 (all cores) or a positive count, not " + py::repr(threads).cast<std::string>());
+  constexpr auto kMax = static_cast<long long>(std::numeric_limits<unsigned>::max());
+  return static_cast<unsigned>(n > kMax ? kMax : n);
+}
+
+// An id= argument as a token id: any int (numpy's too); one outside 0..2^32-1 names no token
+// (nullopt), however large, as id_to_token's None and is_special's False say.
+std::optional<tok::TokenId> token_id_of(py::handle id) {
+  PyObject* index = PyNumber_Index(id.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    throw py::type_error(std::string("id must be an int, not ") + Py_TYPE(id.ptr())->tp_name);
+  }
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0 || n < 0 || n > 0xffffffffLL) return std::nullopt;
+  return static_cast<tok::TokenId>(n);
+}
+
 // tokenizer(text): input_ids, then attention_mask, as transformers gives them.
 py::dict encoding(const py::list& ids) {
   py::dict out;
@@ -174,12 +211,13 @@ void bind_tokenizer(py::module_& m) {
           py::arg("text"), py::arg("add_special_tokens") = true)
       .def(
           "encode_batch",
-          [](const PyTokenizer& self, py::handle texts, bool add_special_tokens, unsigned threads) {
+          [](const PyTokenizer& self, py::handle texts, bool add_special_tokens, py::handle threads) {
+            const unsigned pool = threads_of(threads);
             const std::vector<std::string> copies = texts_of(texts);
             std::vector<tok::Ids> batch;
             {
               py::gil_scoped_release unlocked;
-              batch = self.get().encode_batch(copies, add_special_tokens, threads);
+              batch = self.get().encode_batch(copies, add_special_tokens, pool);
             }
             py::list out;
             for (const auto& b : batch) out.append(to_list(b));
@@ -213,9 +251,10 @@ void bind_tokenizer(py::module_& m) {
            py::arg("token"))
       .def(
           "id_to_token",
-          [](const PyTokenizer& self, long long id) -> std::optional<std::string> {
-            if (id < 0 || id > 0xffffffffLL) return std::nullopt;
-            return self.get().id_to_token(static_cast<tok::TokenId>(id));
+          [](const PyTokenizer& self, py::handle id) -> std::optional<std::string> {
+            const auto t = token_id_of(id);
+            if (!t) return std::nullopt;
+            return self.get().id_to_token(*t);
           },
           py::arg("id"))
       .def_property_readonly("vocab_size", [](const PyTokenizer& self) { return self.get().vocab_size(); })
@@ -226,8 +265,13 @@ void bind_tokenizer(py::module_& m) {
       .def_property_readonly("config", [](const PyTokenizer& self) { return from_json(self.get().config()); })
       .def("special_token", [](const PyTokenizer& self, const std::string& key) { return self.get().special_token(key); },
            py::arg("key"))
-      .def("is_special", [](const PyTokenizer& self, tok::TokenId id) { return self.get().is_special(id); },
-           py::arg("id"))
+      .def(
+          "is_special",
+          [](const PyTokenizer& self, py::handle id) {
+            const auto t = token_id_of(id);
+            return t && self.get().is_special(*t);
+          },
+          py::arg("id"))
       .def("_template", &PyTokenizer::template_for, py::arg("source"));
 }
 

@@ -65,6 +65,14 @@ def test_encode_batch_is_encode_on_every_thread_count(phi):
     assert phi.encode_batch([]) == []
 
 
+def test_encode_batch_caps_a_huge_thread_count(phi):
+    # threads=10**6 for two texts once started 32,222 threads (the host's limit); the pool is now
+    # capped at the cores and the texts, and a count beyond any C integer is capped the same way.
+    texts = ["one text", "another"]
+    for threads in (2**32 + 1, 10**30):
+        assert phi.encode_batch(texts, threads=threads) == [phi.encode(t) for t in texts]
+
+
 def test_python_threads_encode_in_parallel_with_the_same_result(phi):
     texts = [m["content"] for r in mtbench_records()[:200] for m in r["prompt"]]
     with ThreadPoolExecutor(max_workers=4) as pool:

@@ -84,6 +84,16 @@ def test_bad_arguments_name_the_bad_value():
         tok.encode_batch(["a", 2])
     with pytest.raises(TypeError, match="a list of str, not a str"):
         tok.encode_batch("abc")
+    with pytest.raises(ValueError, match=r"threads must be 0 \(all cores\) or a positive count, not -1"):
+        tok.encode_batch(["a"], threads=-1)
+    with pytest.raises(TypeError, match="threads must be an int, not str"):
+        tok.encode_batch(["a"], threads="2")
+    # An id no token can have is no token, however large (not an overflow error).
+    for id in (-1, 2**32, 10**30):
+        assert tok.id_to_token(id) is None
+        assert tok.is_special(id) is False
+    with pytest.raises(TypeError, match="id must be an int, not str"):
+        tok.is_special("1")
     with pytest.raises(ValueError, match=r"ids\[1\]: -1 is not a token id"):
         tok.decode([1, -1])
     with pytest.raises(TypeError, match=r"ids\[0\] must be an int"):

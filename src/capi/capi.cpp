@@ -62,6 +62,10 @@ overhead_status guarded(overhead_status fallback, Body&& body) noexcept {
     } catch (const TemplateError& e) {
       last_error = e.what();
       return OVERHEAD_ERROR_TEMPLATE;
+    } catch (const overhead::tok::EncodeError& e) {
+      // A text the tokenizer refuses (its normalized form would pass the size limit).
+      last_error = e.what();
+      return OVERHEAD_ERROR_ARGUMENT;
     } catch (const std::bad_alloc&) {
       last_error = "out of memory";
       return OVERHEAD_ERROR_MEMORY;

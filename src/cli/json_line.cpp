@@ -50,6 +50,88 @@ const char* type_name(simdjson::dom::element_type t) {
   return "not a string";
 }
 
+// A line at least this long is read with nlohmann's SAX parser instead of simdjson's DOM: the DOM
+// costs about 14 bytes per byte of the line (tape, string buffer, structural indexes), kept at
+// the longest line's size, where the SAX reader holds only the field's string.
+constexpr std::size_t kSaxLineBytes = std::size_t{1} << 20;
+// simdjson's nesting bound, which the SAX reader keeps so both paths refuse the same lines.
+constexpr std::size_t kMaxDepth = simdjson::DEFAULT_MAX_DEPTH;
+
+// Validates the whole line and keeps the last value of `field` of the top-level object: its text
+// when a string, else the name of its type.
+class FieldSax final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit FieldSax(const std::string& field) : field_(field) {}
+  bool null() override { return scalar("null"); }
+  bool boolean(bool) override { return scalar("a boolean"); }
+  bool number_integer(number_integer_t) override { return scalar("a number"); }
+  bool number_unsigned(number_unsigned_t) override { return scalar("a number"); }
+  bool number_float(number_float_t, const string_t&) override { return scalar("a number"); }
+  bool binary(binary_t&) override { return scalar("not a string"); }
+  bool string(string_t& v) override {
+    if (depth_ == 0) root = "a string";
+    if (at_field()) {
+      value = std::move(v);  // the lexer's copy: taken, not copied again
+      type = nullptr;
+    }
+    return true;
+  }
+  bool start_object(std::size_t) override { return open("an object", true); }
+  bool start_array(std::size_t) override { return open("a list", false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    key_matches_ = depth_ == 1 && k == field_;
+    return true;
+  }
+  // Worded as describe_invalid_json words the same failure.
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    const auto* located = dynamic_cast<const nlohmann::json::parse_error*>(&e);
+    error = located ? parse_error_text(*located) : "invalid JSON: " + printable(strip_nlohmann_prefix(e.what()));
+    return false;
+  }
+
+  std::string value;
+  const char* type = nullptr;  // the field's type when not a string (nullptr: a string, or absent)
+  bool found = false;
+  const char* root = nullptr;   // the line's type
+  std::string error;            // set when the line is not JSON
+  bool too_deep = false;
+
+ private:
+  bool at_field() {
+    if (!(depth_ == 1 && key_matches_ && in_object_)) return false;
+    found = true;
+    key_matches_ = false;
+    return true;
+  }
+  bool scalar(const char* name) {
+    if (depth_ == 0) root = name;
+    if (at_field()) type = name;
+    return true;
+  }
+  bool open(const char* name, bool object) {
+    if (depth_ == 0) {
+      root = name;
+      in_object_ = object;
+    }
+    if (at_field()) type = name;
+    if (++depth_ > kMaxDepth) {
+      too_deep = true;
+      return false;
+    }
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return true;
+  }
+  const std::string& field_;
+  std::size_t depth_ = 0;
+  bool key_matches_ = false;
+  bool in_object_ = false;
+};
+
 }  // namespace
 
 std::string blank_line_error(std::string_view line) {
@@ -84,6 +166,7 @@ bool JsonLineReader::string_field(std::string_view line, std::size_t line_number
     error = prefix + blank;
     return false;
   }
+  if (line.size() >= kSaxLineBytes) return long_string_field(line, prefix, field, value, error);
   simdjson::dom::element doc;
   // The DOM parser validates the whole text (unlike on-demand parsing, which reads only as far as
   // the field): trailing content, literals and strings after the field are checked too.
@@ -114,6 +197,31 @@ bool JsonLineReader::string_field(std::string_view line, std::size_t line_number
     return false;
   }
   value.assign(s);
+  return true;
+}
+
+bool JsonLineReader::long_string_field(std::string_view line, const std::string& prefix, const std::string& field,
+                                       std::string& value, std::string& error) {
+  FieldSax sax(field);
+  const bool ok = nlohmann::json::sax_parse(line.begin(), line.end(), &sax);
+  if (!ok) {
+    error = prefix + (sax.too_deep ? std::string("invalid JSON (") + simdjson::error_message(simdjson::DEPTH_ERROR) + ")"
+                                   : sax.error);
+    return false;
+  }
+  if (sax.root == nullptr || std::string_view(sax.root) != "an object") {
+    error = prefix + "expected a JSON object, got " + (sax.root ? sax.root : "not a string");
+    return false;
+  }
+  if (!sax.found) {
+    error = prefix + "missing field \"" + field + "\"";
+    return false;
+  }
+  if (sax.type != nullptr) {
+    error = prefix + "field \"" + field + "\" is " + sax.type + ", not a string";
+    return false;
+  }
+  value = std::move(sax.value);
   return true;
 }
 

@@ -32,6 +32,9 @@ class JsonLineReader {
                     std::string& error);
 
  private:
+  // A line of 1 MiB or more, read with a SAX parser (same checks and messages, far less memory).
+  static bool long_string_field(std::string_view line, const std::string& prefix, const std::string& field,
+                                std::string& value, std::string& error);
   simdjson::dom::parser parser_;  // reuses its buffers across lines
 };
 

@@ -45,6 +45,7 @@ struct ServeArgs {
   double stream_timeout_s = 600;
   double shutdown_timeout_s = 10;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
+  std::string special_tokens_in_content = "refuse";
 };
 
 // Upper bounds of the size and count options: far above anything useful, they catch typing slips
@@ -119,6 +120,7 @@ int run_serve(ServeArgs& a) {
     throw CLI::ValidationError("--listen", "the port in '" + a.listen + "' must be a number in 0..65535");
   o.port = std::stoi(port);
   o.auth_token = serve::load_token(a.auth_token_file, "OVERHEAD_AUTH_TOKEN");
+  o.special_tokens_in_content = *serve::special_tokens_policy(a.special_tokens_in_content);  // checked by IsMember
   o.write_timeout_s = o.read_timeout_s;  // one --read-timeout bounds both directions
   const auto ms = [](double s) { return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000)); };
   o.request_timeout = ms(a.request_timeout_s);
@@ -251,6 +253,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "Records awaiting the consumer (the log queue's depth) past which a chat request gets 429 with "
                   "Retry-After, so a slow store cannot grow the backlog without bound (0: no limit)")
       ->capture_default_str()->check(integer_in(0, kMaxCount));
+  cmd->add_option("--special-tokens-in-content", args->special_tokens_in_content,
+                  "Special-token text (e.g. <|im_start|>) in a chat request's messages or tools: refuse (400, "
+                  "code special_token_in_content, counted in /metrics as overhead_special_token_refusals_total), so "
+                  "no client can write control tokens into its prompt; or allow (parsed as the tokens, as HF and vLLM do)")
+      ->capture_default_str()->check(CLI::IsMember({"refuse", "allow"}));
   cmd->callback([args, &exit_code] { exit_code = run_serve(*args); });
 }
 

@@ -7,8 +7,10 @@
 // Templates that write BOS themselves (Llama-3.3, Gemma-2) therefore give two BOS ids, exactly as
 // the seed counted them. --no-special encodes without adding special tokens, which is what
 // apply_chat_template(messages, tokenize=True) does.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "cli/chat_input.hpp"
@@ -33,9 +35,27 @@ struct TokenizeOptions {
   std::string date;
 };
 
+// Ids per piece of output: a long line's ids as text are several times the ids themselves, so
+// they are written out a piece at a time (through `out`, which then holds one piece at most).
+constexpr std::size_t kIdsPerWrite = std::size_t{1} << 16;
+
 void write_ids(std::string& out, const tok::Ids& ids) {
   out += "{\"ids\":";
-  util::append_json_ids(out, ids);
+  if (ids.size() <= kIdsPerWrite) {
+    util::append_json_ids(out, ids);
+  } else {
+    const std::span<const tok::TokenId> all(ids);
+    for (std::size_t i = 0; i < ids.size(); i += kIdsPerWrite) {
+      const std::size_t start = out.size();
+      util::append_json_ids(out, all.subspan(i, std::min(kIdsPerWrite, ids.size() - i)));
+      // Each piece comes out as "[a,...,b]": joined, the brackets between pieces become commas.
+      if (i > 0) out[start] = ',';
+      if (i + kIdsPerWrite >= ids.size()) break;  // the last piece ends the array; the caller writes it
+      out.pop_back();
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
   out += "}\n";
 }
 

@@ -22,6 +22,7 @@
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
 #include "serve/request_json.hpp"
+#include "serve/special_tokens_guard.hpp"
 #include "serve/stream_pump.hpp"
 #include "serve/sync_answer.hpp"
 #include "util/random_id.hpp"
@@ -94,6 +95,7 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     const auto tokenizer = c_.bindings.listed_name(request.model);
     if (!tokenizer)
       throw RequestError{{404, "The model '" + request.model + "' does not exist", "invalid_request_error", "model", "model_not_found"}};
+    if (c_.limits.special_tokens == SpecialTokensInContent::kRefuse) refuse_special_tokens_of(request, *tokenizer);
     if (c_.replies.queued() >= c_.limits.max_queued)
       throw RequestError{{429, "The queue holds " + std::to_string(c_.limits.max_queued) + " requests awaiting an answer; retry after " +
                                    std::to_string(c_.limits.retry_after_s) + " s",
@@ -118,6 +120,21 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
       throw RequestError{{503, "The input queue is unavailable: " + failure->reason, "server_error", "", "queue_unavailable"}};
     }
     return id;
+  }
+
+  // The binding's tokenizer is the one the worker will encode with (loaded once, shared with the
+  // token routes). One that cannot be loaded here cannot be encoded there either: the worker's
+  // refusal answers that request, with nothing encoded.
+  void refuse_special_tokens_of(const ChatRequest& request, const std::string& tokenizer) {
+    std::string error;
+    const auto binding = c_.bindings.get(tokenizer, error);
+    if (!binding) return;
+    try {
+      refuse_special_tokens(binding->tokenizer(), request.messages, request.tools);
+    } catch (const RequestError&) {
+      c_.metrics.count_special_token_refusal();
+      throw;
+    }
   }
 
   void record_stages(const RequestSnapshot& s) {

@@ -13,6 +13,7 @@
 
 #include "pipe/work_item.hpp"
 #include "serve/chat_request.hpp"
+#include "serve/special_tokens_guard.hpp"
 
 namespace overhead::serve::http {
 class Routes;
@@ -40,6 +41,9 @@ struct ChatRouteLimits {
   // when a record is on the log queue, so a store slower than the workers would otherwise let the
   // backlog, and the memory of an in-process queue, grow without bound. 0: no limit.
   std::size_t max_log_backlog = 20000;
+  // Special-token text in the messages or tools: refused (400) or passed on as HF parses it
+  // (special_tokens_guard.hpp).
+  SpecialTokensInContent special_tokens = SpecialTokensInContent::kRefuse;
 };
 
 struct ChatRouteContext {

@@ -68,6 +68,9 @@ std::string Metrics::exposition() const {
   out += "# HELP overhead_http_requests_in_flight Requests admitted and not yet answered.\n";
   out += "# TYPE overhead_http_requests_in_flight gauge\n";
   out += "overhead_http_requests_in_flight " + std::to_string(in_flight()) + "\n";
+  out += "# HELP overhead_special_token_refusals_total Chat requests refused because a message held special-token text (--special-tokens-in-content refuse).\n";
+  out += "# TYPE overhead_special_token_refusals_total counter\n";
+  out += "overhead_special_token_refusals_total " + std::to_string(special_token_refusals_.load(std::memory_order_relaxed)) + "\n";
   return out;
 }
 

@@ -1,5 +1,6 @@
 // The gateway's own counters for GET /metrics: requests answered by route and status, latency
-// histograms per route, and the in-flight gauge, written out in Prometheus' text format.
+// histograms per route, the in-flight gauge and the requests refused for special-token text,
+// written out in Prometheus' text format.
 #pragma once
 
 #include <array>
@@ -31,6 +32,9 @@ class Metrics {
   // skipped (a stamp not taken).
   void record_stage(std::string_view stage, double seconds);
 
+  // A request refused for special-token text in its messages (special_tokens_guard.hpp).
+  void count_special_token_refusal() { special_token_refusals_.fetch_add(1, std::memory_order_relaxed); }
+
   // In-flight admission: counts the request and returns the new number in flight.
   std::int64_t enter() { return in_flight_.fetch_add(1, std::memory_order_relaxed) + 1; }
   void leave() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
@@ -54,6 +58,7 @@ class Metrics {
   std::map<std::string, Histogram> latency_;
   std::map<std::string, Histogram> stages_;
   std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<std::uint64_t> special_token_refusals_{0};
 };
 
 }  // namespace overhead::serve

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "serve/chat_pipeline.hpp"
+#include "serve/special_tokens_guard.hpp"
 
 namespace overhead::serve {
 
@@ -71,6 +72,8 @@ struct ServerOptions {
   // 10,000 answers); past it the oldest are dropped and asking for one is a 410.
   std::size_t max_kept_bytes = std::size_t{256} << 20;
   std::size_t max_log_backlog = 20000;  // records awaiting the consumer past which 429 (chat_routes.hpp); 0: none
+  // Special-token text in a chat request's messages (--special-tokens-in-content, special_tokens_guard.hpp).
+  SpecialTokensInContent special_tokens_in_content = SpecialTokensInContent::kRefuse;
 };
 
 class Server {

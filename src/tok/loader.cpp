@@ -459,9 +459,14 @@ std::unique_ptr<TokenizerImpl> load_tokenizer_json(const std::string& dir, const
   if (L.has(root, "decoder")) impl->decoder = L.decoder(L.field(root, "$", "decoder"), "$.decoder");
 
   const Normalizer* normalizer = impl->normalizer.get();
-  impl->added = std::make_unique<AddedVocabulary>(L.added_tokens(root), [normalizer](const std::string& content) {
+  impl->added = std::make_unique<AddedVocabulary>(L.added_tokens(root), [normalizer, &L](const std::string& content) {
     std::string s = content;
-    if (normalizer) normalizer->normalize(s);
+    try {
+      if (normalizer) normalizer->normalize(s);
+    } catch (const EncodeError& e) {
+      // An added token the file's own normalizer cannot normalize: the file is at fault.
+      L.fail("$.normalizer", std::string("cannot normalize an added token: ") + e.what());
+    }
     return s;
   });
 

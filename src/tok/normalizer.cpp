@@ -2,43 +2,68 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
+#include "tok/errors.hpp"
 #include "tok/unicode_class.hpp"
 #include "util/utf8.hpp"
 
 namespace overhead::tok {
 
-void ReplaceNormalizer::normalize(std::string& text) const {
+namespace {
+
+[[noreturn]] void too_large(std::size_t limit) {
+  throw EncodeError("normalizer: the normalized text would pass " + std::to_string(limit) +
+                    " bytes (16 times its input plus 4 KiB); the tokenizer's normalizer grows text without bound");
+}
+
+// Appends `piece`, first checking the result stays within the limit.
+void append_within(std::string& out, std::string_view piece, std::size_t limit) {
+  if (piece.size() > limit - std::min(limit, out.size())) too_large(limit);
+  out.append(piece);
+}
+
+}  // namespace
+
+void ReplaceNormalizer::apply(std::string& text, std::size_t limit) const {
   std::string out;
-  out.reserve(text.size() + text.size() / 4);
+  out.reserve(std::min(limit, text.size() + text.size() / 4));
+  const std::string_view view(text);
   if (regex_) {
     std::vector<Span> matches;
     regex_->find_all(text, 0, text.size(), matches);
     if (matches.empty()) return;
     std::size_t prev = 0;
     for (const auto& [b, e] : matches) {
-      out.append(text, prev, b - prev);
-      out += content_;
+      append_within(out, view.substr(prev, b - prev), limit);
+      append_within(out, content_, limit);
       prev = e;
     }
-    out.append(text, prev, std::string::npos);
+    append_within(out, view.substr(prev), limit);
   } else {
     if (literal_.empty()) return;
     std::size_t prev = 0, hit;
     while ((hit = text.find(literal_, prev)) != std::string::npos) {
-      out.append(text, prev, hit - prev);
-      out += content_;
+      append_within(out, view.substr(prev, hit - prev), limit);
+      append_within(out, content_, limit);
       prev = hit + literal_.size();
     }
     if (prev == 0) return;
-    out.append(text, prev, std::string::npos);
+    append_within(out, view.substr(prev), limit);
   }
   text.swap(out);
 }
 
-void StripNormalizer::normalize(std::string& text) const {
+void PrependNormalizer::apply(std::string& text, std::size_t limit) const {
+  if (text.empty()) return;
+  if (prefix_.size() > limit - std::min(limit, text.size())) too_large(limit);
+  text.insert(0, prefix_);
+}
+
+void StripNormalizer::apply(std::string& text, std::size_t /*limit*/) const {
   std::size_t b = 0, e = text.size();
   if (left_) {
     while (b < e) {
@@ -57,7 +82,7 @@ void StripNormalizer::normalize(std::string& text) const {
   text = text.substr(b, e - b);
 }
 
-void UnicodeNormalizer::normalize(std::string& text) const {
+void UnicodeNormalizer::apply(std::string& text, std::size_t limit) const {
   int options = UTF8PROC_STABLE;
   switch (form_) {
     case Form::kNFC: options |= UTF8PROC_COMPOSE; break;
@@ -65,16 +90,27 @@ void UnicodeNormalizer::normalize(std::string& text) const {
     case Form::kNFKC: options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT; break;
     case Form::kNFKD: options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT; break;
   }
+  // utf8proc_map allocates 4 bytes per code point of the decomposed text: count them first (no
+  // buffer) so an expansion past the limit is refused before that allocation.
+  const auto points = utf8proc_decompose(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                                         static_cast<utf8proc_ssize_t>(text.size()), nullptr, 0,
+                                         static_cast<utf8proc_option_t>((options & ~UTF8PROC_COMPOSE) | UTF8PROC_DECOMPOSE));
+  if (points < 0) throw std::runtime_error(std::string("unicode normalization failed: ") + utf8proc_errmsg(points));
+  if (static_cast<std::size_t>(points) > limit) too_large(limit);
   utf8proc_uint8_t* result = nullptr;
   const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
                               static_cast<utf8proc_ssize_t>(text.size()), &result,
                               static_cast<utf8proc_option_t>(options));
   if (n < 0) throw std::runtime_error(std::string("unicode normalization failed: ") + utf8proc_errmsg(n));
+  if (static_cast<std::size_t>(n) > limit) {
+    std::free(result);
+    too_large(limit);
+  }
   text.assign(reinterpret_cast<const char*>(result), static_cast<std::size_t>(n));
   std::free(result);
 }
 
-void LowercaseNormalizer::normalize(std::string& text) const {
+void LowercaseNormalizer::apply(std::string& text, std::size_t limit) const {
   std::string out;
   out.reserve(text.size());
   std::size_t i = 0;
@@ -86,6 +122,9 @@ void LowercaseNormalizer::normalize(std::string& text) const {
     }
     util::utf8::append(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
   }
+  // Lowercasing grows a text by half at most (U+0130, 2 bytes, becomes 3), so checking once at
+  // the end allocates nothing unbounded.
+  if (out.size() > limit) too_large(limit);
   text.swap(out);
 }
 

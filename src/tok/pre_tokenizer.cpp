@@ -16,19 +16,25 @@ Matcher Matcher::regex(const std::string& pattern) {
 }
 
 void Matcher::find_all(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) const {
+  (void)find_some(s, begin, end, out, static_cast<std::size_t>(-1));
+}
+
+std::size_t Matcher::find_some(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out,
+                               std::size_t max) const {
   if (scanner_) {
-    scan(*scanner_, s, begin, end, out);
-  } else if (regex_) {
-    regex_->find_all(s, begin, end, out);
-  } else {
-    if (literal_.empty()) return;
-    const std::string_view window = s.substr(0, end);
-    std::size_t pos = begin, hit;
-    while ((hit = window.find(literal_, pos)) != std::string_view::npos) {
-      out.emplace_back(hit, hit + literal_.size());
-      pos = hit + literal_.size();
-    }
+    const std::size_t next = scan(*scanner_, s, begin, end, out, max);
+    return next >= end ? Regex::kDone : next;
   }
+  if (regex_) return regex_->find_some(s, begin, end, out, max);
+  if (literal_.empty()) return Regex::kDone;
+  const std::string_view window = s.substr(0, end);
+  std::size_t pos = begin, hit;
+  for (std::size_t found = 0; (hit = window.find(literal_, pos)) != std::string_view::npos; ++found) {
+    if (found == max) return pos;
+    out.emplace_back(hit, hit + literal_.size());
+    pos = hit + literal_.size();
+  }
+  return Regex::kDone;
 }
 
 void split_pieces(std::vector<Piece>& pieces,
@@ -129,6 +135,59 @@ void SplitPreTokenizer::apply(std::string& buffer, std::vector<Piece>& pieces) c
   split_pieces(
       pieces, [&](std::size_t b, std::size_t e, std::vector<Span>& out) { matcher_.find_all(buffer, b, e, out); },
       behavior_, invert_);
+}
+
+void PreTokenizer::apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const {
+  std::string buffer(text.substr(whole.begin, whole.end - whole.begin));
+  std::vector<Piece> pieces{Piece{0, buffer.size(), whole.at_origin}};
+  apply(buffer, pieces);
+  sink(buffer, pieces);
+}
+
+void SequencePreTokenizer::apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const {
+  if (steps_.empty()) return PreTokenizer::apply_in_batches(text, whole, sink);
+  // Every step works piece by piece (a rebuilt buffer holds only the pieces' own text), so the
+  // later steps applied to each batch of the first step's pieces give what they give on all.
+  steps_.front()->apply_in_batches(text, whole, [&](std::string& batch_buffer, std::vector<Piece>& batch) {
+    for (std::size_t k = 1; k < steps_.size(); ++k) steps_[k]->apply(batch_buffer, batch);
+    sink(batch_buffer, batch);
+  });
+}
+
+void SplitPreTokenizer::apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const {
+  // Only the behaviours that keep or drop each span on its own split at any match; the merging
+  // ones join a match with its neighbour, across where a batch would end.
+  if (behavior_ != SplitBehavior::kIsolated && behavior_ != SplitBehavior::kRemoved)
+    return PreTokenizer::apply_in_batches(text, whole, sink);
+  const bool keep_gaps = behavior_ == SplitBehavior::kIsolated || !invert_;
+  const bool keep_matches = behavior_ == SplitBehavior::kIsolated || invert_;
+  std::vector<Span> matches;
+  std::vector<Piece> batch;
+  std::string batch_buffer;
+  // The pieces get their own buffer, which a later step may rebuild.
+  auto keep = [&](std::size_t b, std::size_t e) {
+    if (b == e) return;
+    const std::size_t at = batch_buffer.size();
+    batch_buffer.append(text.substr(b, e - b));
+    batch.push_back(Piece{at, batch_buffer.size(), whole.at_origin && b == whole.begin});
+  };
+  std::size_t gap = whole.begin;  // where the text not yet kept starts (it may span batches)
+  std::size_t pos = whole.begin;
+  for (;;) {
+    matches.clear();
+    batch.clear();
+    batch_buffer.clear();
+    const std::size_t next = matcher_.find_some(text, pos, whole.end, matches, kBatchPieces);
+    for (const auto& m : matches) {
+      if (keep_gaps) keep(gap, m.first);
+      if (keep_matches) keep(m.first, m.second);
+      gap = m.second;
+    }
+    if (next == Regex::kDone && keep_gaps) keep(gap, whole.end);
+    if (!batch.empty()) sink(batch_buffer, batch);
+    if (next == Regex::kDone) return;
+    pos = next;
+  }
 }
 
 ByteLevelPreTokenizer::ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex)

@@ -24,8 +24,19 @@ struct Piece {
 
 class PreTokenizer {
  public:
+  // Receives one batch of pieces and the buffer they index (which the sink may change).
+  using BatchSink = std::function<void(std::string& buffer, std::vector<Piece>& pieces)>;
+  // Pieces per batch of apply_in_batches.
+  static constexpr std::size_t kBatchPieces = 1 << 14;
+
   virtual ~PreTokenizer() = default;
   virtual void apply(std::string& buffer, std::vector<Piece>& pieces) const = 0;
+  // The pieces apply() gives for the one piece `whole` of `text`, handed to `sink` in order, in
+  // batches of about kBatchPieces where the step can cut them (a Split that keeps or drops each
+  // span, first in a Sequence or alone), else all at once. The same pieces either way, each batch
+  // in a buffer of its own (`text` is only read): a long text then costs memory for one batch of
+  // pieces, not for a list of pieces and a copy as long as the text.
+  virtual void apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const;
 };
 
 // How a pattern's matches are found: a literal string, a PCRE2 regex or a scanner.
@@ -34,6 +45,9 @@ class Matcher {
   static Matcher literal(std::string text) { return Matcher(std::move(text), nullptr, std::nullopt); }
   static Matcher regex(const std::string& pattern);  // uses a scanner when one implements it
   void find_all(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) const;
+  // At most `max` of them: returns the offset to continue from, or Regex::kDone (regex.hpp).
+  std::size_t find_some(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out,
+                        std::size_t max) const;
   bool uses_scanner() const { return scanner_.has_value(); }
 
  private:
@@ -51,6 +65,7 @@ class SplitPreTokenizer final : public PreTokenizer {
   SplitPreTokenizer(Matcher matcher, SplitBehavior behavior, bool invert)
       : matcher_(std::move(matcher)), behavior_(behavior), invert_(invert) {}
   void apply(std::string& buffer, std::vector<Piece>& pieces) const override;
+  void apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const override;
 
  private:
   Matcher matcher_;
@@ -98,6 +113,7 @@ class SequencePreTokenizer final : public PreTokenizer {
   void apply(std::string& buffer, std::vector<Piece>& pieces) const override {
     for (const auto& step : steps_) step->apply(buffer, pieces);
   }
+  void apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const override;
 
  private:
   std::vector<std::unique_ptr<PreTokenizer>> steps_;

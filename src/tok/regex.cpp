@@ -52,13 +52,19 @@ Regex::Regex(const std::string& pattern) : pattern_(pattern) {
 Regex::~Regex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
 
 void Regex::find_all(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) const {
+  (void)find_some(s, begin, end, out, static_cast<std::size_t>(-1));
+}
+
+std::size_t Regex::find_some(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out,
+                             std::size_t max) const {
   auto* code = static_cast<pcre2_code*>(code_);
   ThreadMatchState& st = thread_state();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(s.data());
   std::size_t pos = begin;
-  while (pos <= end) {
+  for (std::size_t found = 0; pos <= end; ++found) {
+    if (found == max) return pos;
     const int rc = pcre2_match(code, subject, end, pos, PCRE2_NO_UTF_CHECK, st.data, st.context);
-    if (rc == PCRE2_ERROR_NOMATCH) return;
+    if (rc == PCRE2_ERROR_NOMATCH) return kDone;
     if (rc < 0) {
       PCRE2_UCHAR message[256];
       pcre2_get_error_message(rc, message, sizeof message);
@@ -71,11 +77,12 @@ void Regex::find_all(std::string_view s, std::size_t begin, std::size_t end, std
       pos = me;
     } else {
       // Empty match: step over one character.
-      if (me >= end) return;
+      if (me >= end) return kDone;
       pos = me + 1;
       while (pos < end && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) ++pos;
     }
   }
+  return kDone;
 }
 
 }  // namespace overhead::tok

@@ -25,6 +25,11 @@ class Regex {
   // Appends the non-overlapping matches in s[begin, end), left to right, as absolute offsets.
   // After an empty match the search resumes one character later (Oniguruma's find_iter rule).
   void find_all(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) const;
+  // The same, at most `max` matches at a time: returns the offset the next call starts from, or
+  // kDone. Each match sees the whole s[.., end), so the matches found in parts are find_all's.
+  static constexpr std::size_t kDone = static_cast<std::size_t>(-1);
+  std::size_t find_some(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out,
+                        std::size_t max) const;
   const std::string& pattern() const { return pattern_; }
 
  private:

@@ -121,9 +121,9 @@ std::size_t whitespace(std::string_view s, std::size_t i, std::size_t end) {
   return last_char_start;  // \s+(?!\S): leave the last space to prefix the next word
 }
 
-void scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) {
+std::size_t scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out, std::size_t max) {
   std::size_t i = begin;
-  while (i < end) {
+  for (std::size_t found = 0; i < end && found < max; ++found) {
     std::size_t i1;
     char32_t c0;
     const std::uint16_t k0 = class_at(s, i, i1, c0);
@@ -153,6 +153,7 @@ void scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::ve
     out.emplace_back(i, stop);
     i = stop;
   }
+  return i;
 }
 
 // o200k's letter alternatives, with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
@@ -192,9 +193,9 @@ std::size_t upper_run(std::string_view s, std::size_t j, std::size_t end) {
   return with_contraction(s, run_of(s, k, end, kW), end);
 }
 
-void scan_o200k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) {
+std::size_t scan_o200k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out, std::size_t max) {
   std::size_t i = begin;
-  while (i < end) {
+  for (std::size_t found = 0; i < end && found < max; ++found) {
     std::size_t i1;
     char32_t c0;
     const std::uint16_t k0 = class_at(s, i, i1, c0);
@@ -215,6 +216,7 @@ void scan_o200k(std::string_view s, std::size_t begin, std::size_t end, std::vec
     out.emplace_back(i, stop);
     i = stop;
   }
+  return i;
 }
 
 }  // namespace
@@ -229,11 +231,13 @@ const std::string& scanner_pattern(ScannerKind kind) {
   return kind == ScannerKind::kO200k ? kO200kPattern : kCl100kPattern;
 }
 
-void scan(ScannerKind kind, std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out) {
+std::size_t scan(ScannerKind kind, std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out,
+                 std::size_t max) {
   switch (kind) {
-    case ScannerKind::kCl100k: scan_cl100k(s, begin, end, out); return;
-    case ScannerKind::kO200k: scan_o200k(s, begin, end, out); return;
+    case ScannerKind::kCl100k: return scan_cl100k(s, begin, end, out, max);
+    case ScannerKind::kO200k: return scan_o200k(s, begin, end, out, max);
   }
+  return end;
 }
 
 }  // namespace overhead::tok

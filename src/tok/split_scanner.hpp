@@ -26,7 +26,10 @@ std::optional<ScannerKind> scanner_for(const std::string& pattern);
 const std::string& scanner_pattern(ScannerKind kind);
 
 // Appends the matches in s[begin, end) (valid UTF-8) as absolute spans. Every character of these
-// patterns' input is covered by some match, so the spans tile [begin, end).
-void scan(ScannerKind kind, std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out);
+// patterns' input is covered by some match, so the spans tile [begin, end). At most `max` are
+// appended; returns where the next call continues (end when all were found). Each match is
+// decided on the whole s[.., end), so the matches found in parts are those found at once.
+std::size_t scan(ScannerKind kind, std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out,
+                 std::size_t max = static_cast<std::size_t>(-1));
 
 }  // namespace overhead::tok

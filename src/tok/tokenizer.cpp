@@ -63,7 +63,8 @@ std::size_t Tokenizer::count(std::string_view text, bool add_special) const {
 
 std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string> texts, bool add_special, unsigned threads) const {
   std::vector<Ids> out(texts.size());
-  util::ThreadPool pool(threads);
+  // The caller's count is capped at the cores and the texts: more threads would not run sooner.
+  util::ThreadPool pool(util::ThreadPool::threads_for(threads, texts.size()));
   pool.parallel_for(texts.size(), [&](std::size_t i) { out[i] = encode(texts[i], add_special); });
   return out;
 }
@@ -92,6 +93,26 @@ std::size_t Tokenizer::vocab_size() const {
 bool Tokenizer::is_special(TokenId id) const {
   const AddedToken* a = impl_->added->by_id(id);
   return a != nullptr && a->special;
+}
+
+std::optional<TokenId> Tokenizer::find_special(std::string_view text) const {
+  // The same split encode() makes. Tokens matched on normalized text (normalized=true, rare for
+  // special ones) are looked for in the raw text too: a client's text is the likelier carrier of
+  // their literal form, and finding one more than encode() would only refuses more.
+  thread_local std::vector<Segment> segments;
+  const AddedVocabulary& added = *impl_->added;
+  for (const bool normalized : {false, true}) {
+    segments.clear();
+    if (normalized) {
+      if (!added.has_normalized_tokens()) break;
+      added.split_normalized(text, 0, text.size(), segments);
+    } else {
+      added.split_raw(text, 0, text.size(), segments);
+    }
+    for (const Segment& s : segments)
+      if (s.token && is_special(*s.token)) return *s.token;
+  }
+  return std::nullopt;
 }
 
 const nlohmann::json& Tokenizer::config() const { return impl_->config(); }

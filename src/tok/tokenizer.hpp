@@ -74,6 +74,7 @@ class Tokenizer {
   // Number of ids encode() would return.
   std::size_t count(std::string_view text, bool add_special = true) const;
   // Encodes every text on a pool of `threads` threads (0 = all cores); result i is for text i.
+  // The pool never holds more threads than the cores or the texts (a larger count is capped).
   std::vector<Ids> encode_batch(std::span<const std::string> texts, bool add_special = true,
                                 unsigned threads = 0) const;
   // tokenizer.decode(ids, skip_special_tokens=skip_special). Unknown ids are skipped, as HF does.
@@ -84,6 +85,11 @@ class Tokenizer {
   std::optional<std::string> id_to_token(TokenId id) const;
   std::size_t vocab_size() const;  // highest id + 1
   bool is_special(TokenId id) const;
+  // The first special added token (special=true) that encode() would find in `text`, leftmost,
+  // as HF finds them (special-token text inside any input is parsed as the token); nullopt when
+  // none. encode() itself stays HF's; a caller that must not let a client write control tokens
+  // (the gateway's --special-tokens-in-content) asks this first. `text` must be valid UTF-8.
+  std::optional<TokenId> find_special(std::string_view text) const;
 
   // tokenizer_config.json as loaded (an empty object when the folder has none). Which of its
   // chat templates is "the" template is binding::ChatBinding's rule, not the tokenizer's.

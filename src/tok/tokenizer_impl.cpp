@@ -41,7 +41,19 @@ void TokenizerImpl::encode(std::string_view text, std::vector<std::uint32_t>& ou
 
 void TokenizerImpl::encode_segment(std::string_view text, std::size_t begin, std::size_t end,
                                    std::vector<std::uint32_t>& out) const {
+  if (!normalizer && !added->has_normalized_tokens() && pre_tokenizer && end - begin >= kBatchedBytes) {
+    // Nothing rewrites a long segment before its batches: they read it in place, uncopied.
+    encode_batched(text, begin, end, begin == 0, out);
+    return;
+  }
   thread_local std::string buffer;
+  // A long segment's copy is not kept for the thread's next text (it would stay as large as
+  // the longest text the thread ever saw).
+  struct Release {
+    ~Release() {
+      if (buffer.capacity() > TokenizerImpl::kBatchedBytes) std::string().swap(buffer);
+    }
+  } release;
   buffer.assign(text.data() + begin, end - begin);
   const bool at_origin = begin == 0;
   if (normalizer) normalizer->normalize(buffer);
@@ -69,11 +81,25 @@ void TokenizerImpl::encode_normalized(std::string& buffer, std::size_t begin, st
     model->encode_piece(std::string_view(buffer).substr(begin, end - begin), out);
     return;
   }
+  if (end - begin >= kBatchedBytes) {
+    encode_batched(buffer, begin, end, at_origin, out);
+    return;
+  }
   thread_local std::vector<Piece> pieces;
   pieces.assign(1, Piece{begin, end, at_origin});
   pre_tokenizer->apply(buffer, pieces);
   const std::string_view view(buffer);
   for (const Piece& p : pieces) model->encode_piece(view.substr(p.begin, p.end - p.begin), out);
+}
+
+void TokenizerImpl::encode_batched(std::string_view text, std::size_t begin, std::size_t end, bool at_origin,
+                                   std::vector<std::uint32_t>& out) const {
+  // A long text is pre-tokenized in batches: its pieces (24 bytes each, one per word or so) and
+  // the matches behind them would otherwise cost several times the text itself.
+  pre_tokenizer->apply_in_batches(text, Piece{begin, end, at_origin}, [&](std::string& b, std::vector<Piece>& ps) {
+    const std::string_view view(b);
+    for (const Piece& p : ps) model->encode_piece(view.substr(p.begin, p.end - p.begin), out);
+  });
 }
 
 std::string TokenizerImpl::decode(const std::vector<std::uint32_t>& ids, bool skip_special) const {

@@ -46,6 +46,9 @@ class TokenizerImpl {
   PostProcessor post;
   std::unique_ptr<Decoder> decoder;            // may be null
 
+  // Segments at least this long are pre-tokenized in batches (PreTokenizer::apply_in_batches).
+  static constexpr std::size_t kBatchedBytes = std::size_t{1} << 20;
+
   // Encodes valid UTF-8 `text`, appending ids to `out`.
   void encode(std::string_view text, std::vector<std::uint32_t>& out, bool add_special) const;
   std::string decode(const std::vector<std::uint32_t>& ids, bool skip_special) const;
@@ -54,6 +57,9 @@ class TokenizerImpl {
   void encode_segment(std::string_view text, std::size_t begin, std::size_t end, std::vector<std::uint32_t>& out) const;
   void encode_normalized(std::string& buffer, std::size_t begin, std::size_t end, bool at_origin,
                          std::vector<std::uint32_t>& out) const;
+  // text[begin, end) through the pre-tokenizer's batches (PreTokenizer::apply_in_batches).
+  void encode_batched(std::string_view text, std::size_t begin, std::size_t end, bool at_origin,
+                      std::vector<std::uint32_t>& out) const;
 
   mutable nlohmann::json config_ = nlohmann::json::object();
   mutable std::once_flag config_parsed_;

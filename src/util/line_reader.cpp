@@ -86,6 +86,11 @@ LineReader::~LineReader() {
   if (impl_ && impl_->file != nullptr) gzclose(impl_->file);
 }
 
+namespace {
+// Lines at least this long are handed over from the read buffer rather than copied out of it.
+constexpr std::size_t kHandOverBytes = std::size_t{1} << 20;
+}  // namespace
+
 bool LineReader::next(std::string& line) {
   Impl& s = *impl_;
   while (s.skip_rest) {  // the rest of a refused line, read and dropped without keeping it
@@ -110,6 +115,16 @@ bool LineReader::next(std::string& line) {
       throw LineTooLongError(path_, ++line_number_, max_line_bytes_);
     }
     if (nl != std::string::npos) {
+      if (s.pos == 0 && nl >= kHandOverBytes) {
+        // A long line fills the buffer from its start: hand the buffer over instead of copying
+        // it, so the line is held once, not twice; what follows it (one read at most) stays.
+        std::string rest = s.buffer.substr(nl + 1);
+        s.buffer.resize(nl);
+        line.swap(s.buffer);
+        s.buffer = std::move(rest);
+        s.pos = 0;
+        break;
+      }
       line.assign(s.buffer, s.pos, nl - s.pos);
       s.pos = nl + 1;
       break;
@@ -117,7 +132,12 @@ bool LineReader::next(std::string& line) {
     searched = s.buffer.size() - s.pos;
     if (!s.fill()) {
       if (s.pos >= s.buffer.size()) return false;
-      line.assign(s.buffer, s.pos, std::string::npos);
+      if (s.pos == 0 && s.buffer.size() >= kHandOverBytes) {
+        line.swap(s.buffer);
+        s.buffer.clear();
+      } else {
+        line.assign(s.buffer, s.pos, std::string::npos);
+      }
       s.pos = s.buffer.size();
       break;
     }

@@ -1,9 +1,25 @@
 #include "util/thread_pool.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 namespace overhead::util {
 
+namespace {
+unsigned cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+}  // namespace
+
+unsigned ThreadPool::threads_for(unsigned requested, std::size_t items) {
+  const unsigned wanted = requested == 0 ? cores() : std::min(requested, cores());
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(wanted, items)));
+}
+
 ThreadPool::ThreadPool(unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads > kMaxThreads)
+    throw std::invalid_argument("thread pool: " + std::to_string(threads) + " threads requested, at most " +
+                                std::to_string(kMaxThreads));
+  if (threads == 0) threads = cores();
   for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 

@@ -1,6 +1,8 @@
 // A fixed pool of worker threads running index-range jobs: parallel_for(n, fn) calls fn(i) for
 // every i in [0, n) and returns when all are done. Used for batch encoding; the tasks share
-// only immutable state, so the pool needs no locks beyond its own job hand-off.
+// only immutable state, so the pool needs no locks beyond its own job hand-off. It also owns the
+// rule for how many threads a caller's count may start (threads_for, kMaxThreads): a count comes
+// from outside (Python, the C API) and threads are a resource every process on the host shares.
 #pragma once
 
 #include <condition_variable>
@@ -14,7 +16,16 @@ namespace overhead::util {
 
 class ThreadPool {
  public:
-  // threads == 0 means std::thread::hardware_concurrency().
+  // The most threads one pool may hold. The pool runs CPU-bound work, so threads beyond the cores
+  // only cost memory and the host's thread budget; a larger count is refused (std::invalid_argument)
+  // rather than started, since starting it could exhaust the limit every other process shares.
+  static constexpr unsigned kMaxThreads = 1024;
+  // The threads worth starting for `items` jobs when a caller asks for `requested` (0 = all
+  // cores): never more than the cores or the items, at least 1. Callers passing on a count they
+  // were given (encode_batch) size their pool with this, so a huge count is capped, not refused.
+  static unsigned threads_for(unsigned requested, std::size_t items);
+
+  // threads == 0 means std::thread::hardware_concurrency(); more than kMaxThreads is refused.
   explicit ThreadPool(unsigned threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
 #include "cli_support.hpp"
 
 namespace {
@@ -75,6 +78,39 @@ TEST_F(TokenizeLines, MalformedLinesAreErrorsWithByteOffsets) {
   EXPECT_NE(utf8.find("UTF-8"), std::string::npos) << utf8;
   EXPECT_NE(error_of(r.lines[5]).find("line 6: expected a JSON object, got a string"), std::string::npos);
   EXPECT_NE(error_of(r.lines[6]).find("line 7: field \"text\" is a number, not a string"), std::string::npos);
+}
+
+// A line of 1 MiB or more is read by another parser (a SAX reader, for memory): each malformed
+// line above, with a 1 MiB field in front, gets the same message at the byte shifted by that field,
+// and the well-formed ones the same ids.
+TEST_F(TokenizeLines, LongLinesAreCheckedAndReadTheSameWay) {
+  const std::vector<std::string> lines = {
+      "{\"text\":\"ok\"}{\"text\":\"two\"}", "{\"text\":\"ok\", \"x\": tru}", "{\"text\":\"ok\"",
+      "{\"text\":\"\\ud800\"}", "{\"text\":\"\xff\"}", "{\"text\":5}", "{\"x\":1}", "{\"text\":[\"a\"]}",
+      "{\"text\":\"first\",\"text\":\"second\"}", "{\"text\":\"second\",\"text\":null}",
+      "{\"a\":{\"text\":\"nested\"},\"text\":\"\\ud83d\\ude00 caf\\u00e9\"}",
+      std::string(2000, '[') + std::string(2000, ']')};
+  const std::string pad = "\"pad\":\"" + std::string(1 << 20, 'x') + "\",";
+  std::string short_input, long_input;
+  for (const std::string& l : lines) {
+    short_input += l + "\n";
+    long_input += (l[0] == '{' ? "{" + pad + l.substr(1) : std::string(1 << 20, ' ') + l) + "\n";
+  }
+  const RunResult a = tokenize(short_input);
+  const RunResult b = tokenize(long_input);
+  ASSERT_EQ(a.lines.size(), lines.size()) << a.err;
+  ASSERT_EQ(b.lines.size(), lines.size()) << b.err;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string expected = a.lines[i];
+    const std::string at = "invalid JSON at byte ";
+    if (const auto k = expected.find(at); k != std::string::npos) {
+      const std::size_t e = expected.find(':', k);
+      const std::size_t byte = std::stoul(expected.substr(k + at.size(), e - k - at.size()));
+      const std::size_t shift = lines[i][0] == '{' ? pad.size() : std::size_t{1} << 20;
+      expected = expected.substr(0, k + at.size()) + std::to_string(byte + shift) + expected.substr(e);
+    }
+    EXPECT_EQ(b.lines[i], expected) << "line " << i + 1;
+  }
 }
 
 TEST_F(TokenizeLines, DuplicateKeysTakeTheLastAsPythonDoes) {

@@ -156,6 +156,64 @@ TEST(TokenizerTest, SparseIdsLoadInMemoryBoundedByTheVocabulary) {
   fs::remove_all(dir);
 }
 
+// A normalizer Sequence of Replace("a" -> 100 x "a") steps grows a text a hundredfold per step;
+// the normalized text is refused (EncodeError) once it would pass max_normalized_size, before it
+// is built, rather than grown without bound (five such steps once took a line to 15 GB).
+nlohmann::json growing_normalizer(std::size_t steps) {
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t k = 0; k < steps; ++k)
+    list.push_back({{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", std::string(100, 'a')}});
+  return {{"type", "Sequence"}, {"normalizers", list}};
+}
+
+TEST(TokenizerTest, NormalizerGrowthPastTheLimitIsRefused) {
+  nlohmann::json j = tiny_tokenizer();
+  j["normalizer"] = growing_normalizer(2);
+  const std::string dir = write_tokenizer("growing", j);
+  const auto t = Tokenizer::load(dir);
+  EXPECT_EQ(t->encode("b"), (Ids{1}));
+  try {
+    (void)t->encode(std::string(100, 'a'));  // would be 1,000,000 bytes; the limit is 5,696
+    ADD_FAILURE() << "a normalized text 175 times the limit was built";
+  } catch (const EncodeError& e) {
+    EXPECT_NE(std::string(e.what()).find("normalizer"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)t->count(std::string(100, 'a')), EncodeError);
+  fs::remove_all(dir);
+}
+
+// Normalizers that grow text the way real ones do still give HF's ids: NFKD's widest expansion
+// (U+FDFA, 3 bytes to 33) and a Replace of one byte by 16.
+TEST(TokenizerTest, NormalizerGrowthWithinTheLimitIsExact) {
+  nlohmann::json j = tiny_tokenizer();
+  j["normalizer"] = {{"type", "Sequence"},
+                     {"normalizers", {{{"type", "NFKD"}},
+                                      {{"type", "Replace"}, {"pattern", {{"String", "c"}}}, {"content", std::string(16, 'b')}}}}};
+  const std::string dir = write_tokenizer("growing-within", j);
+  const auto t = Tokenizer::load(dir);
+  EXPECT_EQ(t->encode(std::string(1000, 'c')).size(), 16000u);
+  std::string wide;
+  for (int i = 0; i < 1000; ++i) wide += "\xEF\xB7\xBA";  // U+FDFA
+  EXPECT_NO_THROW((void)t->encode(wide));
+  fs::remove_all(dir);
+}
+
+// The same growth in an added token's content is the file's fault: refused at load, naming the
+// normalizer.
+TEST(TokenizerTest, AddedTokenTheNormalizerCannotNormalizeFailsTheLoad) {
+  nlohmann::json j = tiny_tokenizer();
+  j["normalizer"] = growing_normalizer(2);
+  j["added_tokens"] = {{{"id", 9}, {"content", std::string(300, 'a')}, {"special", false}, {"normalized", true}}};
+  const std::string dir = write_tokenizer("growing-added", j);
+  try {
+    (void)Tokenizer::load(dir, LoadOptions{.cache_dir = ""});
+    ADD_FAILURE() << "loaded";
+  } catch (const LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("$.normalizer"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
 TEST(TokenizerTest, AddedTokenIdBeyondTheIdRangeNamesItsPath) {
   nlohmann::json j = tiny_tokenizer();
   j["added_tokens"] = {{{"id", 5000000000u}, {"content", "<x>"}}};
