@@ -52,6 +52,7 @@ class StreamPump final : public BoxReader {
  private:
   enum class Phase { awaiting_first, streaming, closing, ended };
   void work() override;
+  void fail() noexcept override;
   void answer_error(const ApiError& e);  // before the head: a plain HTTP error
   // Queues the last events; once they are all accepted, closes the stream (close()).
   void end_stream(std::string last_events, bool abandon);
