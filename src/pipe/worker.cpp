@@ -15,6 +15,12 @@ Worker::Worker(Source& source, const Processor& processor, RecordSink& sink, Dea
                WorkerOptions options)
     : source_(source), processor_(processor), dead_letters_(dead_letters), options_(std::move(options)) {
   if (options_.batch == 0) options_.batch = 1;
+  if (options_.decoder) {
+    const std::string d = options_.decoder->describe();
+    decoder_kind_ = d.substr(0, d.find(':'));  // the kind only: the rest may name a host
+  } else {
+    decoder_kind_ = "none";
+  }
   if (options_.max_in_flight == 0) options_.max_in_flight = 4 * options_.batch;
   if (options_.max_in_flight < options_.batch) options_.max_in_flight = options_.batch;
   if (options_.decoder && options_.max_decodes > 0) {
@@ -158,8 +164,10 @@ void Worker::generation_done(Generation& g, DecodeResult d) {
   r.finish_reason = d.finish_reason;
   if (options_.store_text) r.text = d.text;
   Slot& slot = g.batch.slots[g.index];
-  if (options_.replies)
+  if (options_.replies) {
     slot.answer = std::make_unique<reply::Reply>(reply::Reply::answered(r, std::move(d.text), std::move(d.finish_reason), g.attempt));
+    slot.answer->decoder = decoder_kind_;
+  }
   try {
     r.publish_start = monotonic_ns();
     publisher_->publish(std::move(r), reinterpret_cast<std::uintptr_t>(&slot));
@@ -398,8 +406,10 @@ void Worker::process_item(Batch& b, std::size_t i) {
     start_generation(b, i, std::move(r), encoded, std::move(src), tokenizer);
     return;
   }
-  if (options_.replies)
+  if (options_.replies) {
     slot.answer = std::make_unique<reply::Reply>(reply::Reply::answered(r, std::move(decoded.text), std::move(decoded.finish_reason)));
+    slot.answer->decoder = decoder_kind_;
+  }
   hook(WorkerStage::after_render);
   r.publish_start = monotonic_ns();
   publisher_->publish(std::move(r), reinterpret_cast<std::uintptr_t>(&slot));

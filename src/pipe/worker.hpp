@@ -234,6 +234,7 @@ class Worker final : private PublishListener {
   bool retry_stop_ = false;
   std::thread retry_thread_;
   std::string attempt_prefix_;  // unique per worker: "<name>-<random>-"
+  std::string decoder_kind_;    // what its answers say decoded them: "openai", "sim", "none"
   std::atomic<std::uint64_t> attempts_{0};
 
   std::int64_t next_batch_index_ = 0;
