@@ -4,6 +4,7 @@
 #include "backends/open.hpp"
 #include "backends/openai_decoder.hpp"
 #include "backends/sim_decoder.hpp"
+#include "ports/backend_url.hpp"
 
 namespace overhead::backends {
 
@@ -20,7 +21,7 @@ constexpr DecoderForm kDecoderForms[] = {
      [](std::string_view rest) -> std::shared_ptr<const pipe::Decoder> {
        return std::make_shared<SimDecoder>(parse_sim_decoder(rest));
      }},
-    {"openai:", "openai:URL[,model=NAME][,timeout_ms=MS][,usage=required]",
+    {"openai:", "openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,api_key_env=NAME]",
      [](std::string_view rest) -> std::shared_ptr<const pipe::Decoder> {
        return std::make_shared<OpenAiDecoder>(parse_openai_decoder(rest));
      }},
@@ -35,7 +36,7 @@ std::shared_ptr<const pipe::Decoder> open_decoder(std::string_view spec) {
     if (spec.starts_with(f.prefix)) return f.open(spec.substr(f.prefix.size()));
     known += ", " + std::string(f.usage);
   }
-  throw std::invalid_argument("unknown decoder '" + std::string(spec) + "' (known: " + known + ")");
+  throw std::invalid_argument("unknown decoder '" + pipe::redact_url(spec) + "' (known: " + known + ")");
 }
 
 }  // namespace overhead::backends

@@ -1,6 +1,7 @@
 #include "backends/openai_decoder.hpp"
 
 #include <charconv>
+#include <cstdlib>
 #include <future>
 #include <stdexcept>
 
@@ -9,6 +10,7 @@
 
 #include "backends/curl_stream_loop.hpp"
 #include "backends/openai_stream.hpp"
+#include "ports/backend_url.hpp"
 #include "ports/errors.hpp"
 
 namespace overhead::backends {
@@ -71,24 +73,27 @@ class WaitedCallbacks final : public pipe::DecodeCallbacks {
 
 OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   const std::string form =
-      "expected openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,coalesce_us=US], URL e.g. http://127.0.0.1:8000/v1";
+      "expected openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME], URL e.g. "
+      "http://127.0.0.1:8000/v1";
   OpenAiDecoderParams p;
   const std::size_t comma = text.find(',');
   std::string_view url = text.substr(0, comma);
+  // The URL may hold a password (http://USER:PASSWORD@host/v1): errors show it redacted.
   if (!url.starts_with("http://") && !url.starts_with("https://"))
-    throw std::invalid_argument("openai: '" + std::string(url) + "' is not an http:// or https:// URL (" + form + ")");
+    throw std::invalid_argument("openai: '" + pipe::redact_url(url) + "' is not an http:// or https:// URL (" + form + ")");
   if (url.find_first_of(" \t\r\n") != std::string_view::npos || url.size() <= url.find("//") + 2)
-    throw std::invalid_argument("openai: '" + std::string(url) + "' is not a URL (" + form + ")");
+    throw std::invalid_argument("openai: '" + pipe::redact_url(url) + "' is not a URL (" + form + ")");
   while (url.ends_with('/')) url.remove_suffix(1);
   p.base_url = std::string(url);
-  bool have_model = false, have_timeout = false, have_usage = false, have_coalesce = false;
+  bool have_model = false, have_timeout = false, have_usage = false, have_coalesce = false, have_key = false;
   for (std::size_t pos = comma; pos != std::string_view::npos && pos < text.size();) {
     const std::size_t next = text.find(',', pos + 1);
     const std::string_view part = text.substr(pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
     pos = next;
     const std::size_t eq = part.find('=');
     if (eq == std::string_view::npos)
-      throw std::invalid_argument("openai: '" + std::string(part) + "' is not KEY=VALUE (" + form + ")");
+      throw std::invalid_argument("openai: '" + pipe::redact_url(part) + "' is not KEY=VALUE (" + form +
+                                  "; a ',' in the URL's password is written %2C)");
     const std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
     if (key == "model") {
       if (have_model) throw std::invalid_argument("openai: 'model' given twice");
@@ -117,8 +122,23 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
       if (value.empty() || ec != std::errc() || end != value.data() + value.size() || us < 0 || us > 100000)
         throw std::invalid_argument("openai: '" + std::string(part) + "': coalesce_us must be an integer from 0 to 100000");
       p.coalesce_window = std::chrono::microseconds(us);
+    } else if (key == "api_key_env") {
+      if (have_key) throw std::invalid_argument("openai: 'api_key_env' given twice");
+      have_key = true;
+      if (value.empty()) throw std::invalid_argument("openai: 'api_key_env' is empty (the NAME of an environment variable)");
+      p.api_key_env = std::string(value);
+      const char* key_text = std::getenv(p.api_key_env.c_str());
+      if (!key_text || !*key_text)
+        throw std::invalid_argument("openai: api_key_env=" + p.api_key_env + ": the environment variable " + p.api_key_env +
+                                    " is not set or empty");
+      p.api_key = key_text;
+      // The key goes into a header line: a control character would end it (and is never a key's).
+      for (const char c : p.api_key)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+          throw std::invalid_argument("openai: api_key_env=" + p.api_key_env + ": the key in " + p.api_key_env +
+                                      " holds a control character");
     } else {
-      throw std::invalid_argument("openai: unknown parameter '" + std::string(key) + "' (" + form + ")");
+      throw std::invalid_argument("openai: unknown parameter '" + pipe::redact_url(key) + "' (" + form + ")");
     }
   }
   return p;
@@ -128,8 +148,10 @@ OpenAiDecoder::OpenAiDecoder(OpenAiDecoderParams p) : p_(std::move(p)) {
   global_init();
   auto settings = std::make_shared<OpenAiStreamSettings>();
   settings->url = p_.base_url + "/completions";
+  settings->shown_url = pipe::redact_url(settings->url);
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   headers = curl_slist_append(headers, "Accept: text/event-stream");
+  if (!p_.api_key.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + p_.api_key).c_str());
   settings->headers = std::shared_ptr<curl_slist>(headers, &curl_slist_free_all);
   settings->timeout_ms = static_cast<long>(p_.timeout.count());
   settings->usage_required = p_.usage_required;
@@ -142,9 +164,12 @@ OpenAiDecoder::OpenAiDecoder(OpenAiDecoderParams p) : p_(std::move(p)) {
 OpenAiDecoder::~OpenAiDecoder() = default;
 
 std::string OpenAiDecoder::describe() const {
-  return "openai:" + p_.base_url + (p_.model.empty() ? "" : ",model=" + p_.model) +
+  // Shown at start-up, in dead letters and errors, in summary.json: the password redacted, the key
+  // only by the name of its variable.
+  return "openai:" + pipe::redact_url(p_.base_url) + (p_.model.empty() ? "" : ",model=" + p_.model) +
          (p_.usage_required ? ",usage=required" : "") +
-         (p_.coalesce_window != kDefaultCoalesceWindow ? ",coalesce_us=" + std::to_string(p_.coalesce_window.count()) : "");
+         (p_.coalesce_window != kDefaultCoalesceWindow ? ",coalesce_us=" + std::to_string(p_.coalesce_window.count()) : "") +
+         (p_.api_key_env.empty() ? "" : ",api_key_env=" + p_.api_key_env);
 }
 
 std::size_t OpenAiDecoder::in_flight() const { return loop_->in_flight(); }

@@ -1,10 +1,15 @@
-// `--decoder openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,coalesce_us=US]`: the decoder stage on a real
+// `--decoder openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME]`: the decoder stage on a real
 // OpenAI-compatible server (vLLM, llama.cpp's server, SGLang, TGI). URL is the API base as OpenAI
 // clients take it (e.g. http://127.0.0.1:8000/v1); each generation is one POST URL/completions with
 // the prompt we rendered (so the engine's prompt is the one we counted), `max_tokens` = the wanted
 // length (left out when unknown), the request's sampling fields (temperature, top_p, stop, seed,
 // presence_penalty, frequency_penalty, user), `stream: true` and
 // `stream_options: {include_usage: true}`. `model` is NAME, else the item's tokenizer name.
+//
+// Credentials: api_key_env=NAME sends the key in the environment variable NAME as
+// `Authorization: Bearer KEY` (read once, at parsing; never shown: describe() names the variable);
+// a URL's user info (http://USER:PASSWORD@host/v1) is sent as basic auth, and every message and
+// describe() show the URL with its password redacted (pipe::redact_url).
 //
 // Asynchronous: every generation is a transfer on the decoder's one CurlStreamLoop thread (one curl
 // multi handle, hundreds of streams in flight, no thread per stream). start() returns at once.
@@ -18,7 +23,9 @@
 // waited for, for batch runs.
 //
 // Errors are DecoderError: a refused or lost connection, a timeout, 429 and 5xx are transient (with
-// the body's message); any other status, a stream that is no OpenAI stream, an error event, or a
+// the body's message, cut on a character boundary and made valid UTF-8); a 4xx that blames the
+// request (DecoderError::engine_refused: not 401, 403, 407, 408, 429) is permanent and carries the
+// engine's status and message for the client; any other status, a stream that is no OpenAI stream, an error event, or a
 // missing usage chunk when required are permanent; a stream that ends without [DONE] is transient
 // (a dropped stream may go through next time).
 #pragma once
@@ -40,6 +47,8 @@ struct OpenAiDecoderParams {
   std::chrono::milliseconds timeout{600000};
   bool usage_required = false;  // usage=required
   std::chrono::microseconds coalesce_window = kDefaultCoalesceWindow;  // coalesce_us=
+  std::string api_key_env;  // api_key_env=: the variable's name (shown)
+  std::string api_key;      // its value: sent as a Bearer token, never shown
 };
 
 class CurlStreamLoop;

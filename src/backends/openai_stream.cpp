@@ -9,6 +9,7 @@
 #include "backends/openai_stream_event.hpp"
 #include "ports/clock.hpp"
 #include "ports/errors.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::backends {
 
@@ -21,7 +22,9 @@ constexpr std::size_t kMaxEventBytes = 1 << 20;  // a longer line is no completi
 constexpr std::size_t kMaxErrorBody = 4096;
 
 // The message of a non-200 answer: error.message (OpenAI, vLLM, llama.cpp), message, detail
-// (FastAPI), else the body's start.
+// (FastAPI), else the body's start. The parser validates the strings' UTF-8; the body's start is
+// cut on a character boundary and repaired (an engine or a proxy may send any bytes), so the
+// message can go into JSON (the client's error, the dead-letter file).
 std::string error_message(const std::string& body) {
   const auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_object()) {
@@ -32,7 +35,13 @@ std::string error_message(const std::string& body) {
     for (const char* k : {"message", "detail"})
       if (const auto m = j.find(k); m != j.end() && m->is_string()) return m->get<std::string>();
   }
-  return body.substr(0, 300);
+  return util::utf8::excerpt(body, 300);
+}
+
+// An HTTP 4xx that says the request is at fault (DecoderError::engine_refused says which): not
+// the engine's credentials (401, 403, 407, the operator's to fix), a timeout (408) or a throttle (429).
+bool is_refusal(long status) {
+  return status >= 400 && status < 500 && status != 401 && status != 403 && status != 407 && status != 408 && status != 429;
 }
 
 }  // namespace
@@ -102,7 +111,7 @@ bool OpenAiStream::on_line(std::string_view line) {
     return on_data(line);
   }
   if (line.starts_with("event:") || line.starts_with("id:") || line.starts_with("retry:")) return true;
-  protocol_error_ = "not an OpenAI stream (a line is no server-sent event): " + std::string(line.substr(0, 200));
+  protocol_error_ = "not an OpenAI stream (a line is no server-sent event): " + util::utf8::excerpt(line, 200);
   return false;
 }
 
@@ -120,12 +129,12 @@ bool OpenAiStream::on_data(std::string_view data) {
     event_.reserve(event_.size() + CompletionEventParser::kPadding);
   CompletionEvent ev;
   if (!parser.parse(event_.data(), event_.size(), event_.capacity(), ev, why)) {
-    protocol_error_ = "not an OpenAI stream (" + why + "): " + std::string(data.substr(0, 200));
+    protocol_error_ = "not an OpenAI stream (" + why + "): " + util::utf8::excerpt(data, 200);
     return false;
   }
   if (ev.has_error) {
     protocol_error_ = "the server sent an error in the stream: " +
-                      std::string(ev.error_message.empty() ? data.substr(0, 300) : ev.error_message);
+                      (ev.error_message.empty() ? util::utf8::excerpt(data, 300) : util::utf8::repair(ev.error_message));
     return false;
   }
   if (!ev.text.empty()) {
@@ -144,7 +153,7 @@ bool OpenAiStream::on_data(std::string_view data) {
 }
 
 void OpenAiStream::fail(const std::string& what, Failure failure) {
-  callbacks_->on_error(DecoderError("openai decoder: POST " + settings_->url + ": " + what, failure));
+  callbacks_->on_error(DecoderError("openai decoder: POST " + settings_->shown_url + ": " + what, failure));
 }
 
 void OpenAiStream::on_finished(CURLcode rc) {
@@ -156,9 +165,11 @@ void OpenAiStream::on_finished(CURLcode rc) {
   // No HTTP answer: refused, unreachable, timed out, dropped. The server may be back soon.
   if (rc != CURLE_OK && status_ == 0) return fail(curl_easy_strerror(rc), Failure::transient);
   if (status_ != 200) {
+    const std::string what = "HTTP " + std::to_string(status_) + ": " + error_message(error_body_);
+    if (is_refusal(status_))
+      return callbacks_->on_error(DecoderError::engine_refused("openai decoder: POST " + settings_->shown_url + ": " + what, what));
     const bool transient = status_ == 429 || status_ >= 500;
-    return fail("HTTP " + std::to_string(status_) + ": " + error_message(error_body_),
-                transient ? Failure::transient : Failure::permanent);
+    return fail(what, transient ? Failure::transient : Failure::permanent);
   }
   if (rc != CURLE_OK) return fail(std::string("stream cut: ") + curl_easy_strerror(rc), Failure::transient);
   if (!done_) return fail("the stream ended without data: [DONE]", Failure::transient);

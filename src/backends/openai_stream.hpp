@@ -15,8 +15,9 @@
 namespace overhead::backends {
 
 struct OpenAiStreamSettings {
-  std::string url;                 // {base}/completions
-  std::shared_ptr<curl_slist> headers;  // Content-Type, Accept (curl keeps a pointer, not a copy)
+  std::string url;                 // {base}/completions, with the URL's user info (curl sends it as basic auth)
+  std::string shown_url;           // url with its password redacted: the one for messages
+  std::shared_ptr<curl_slist> headers;  // Content-Type, Accept, Authorization (curl keeps a pointer, not a copy)
   long timeout_ms = 600000;        // the whole generation
   bool usage_required = false;     // a stream without usage is an error (else output_tokens = -1)
 };

@@ -23,6 +23,7 @@
 #include "cli/calibrate_engine.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "ports/backend_url.hpp"
 #include "cost/json_file.hpp"
 #include "cost/profiles.hpp"
 
@@ -205,7 +206,7 @@ int run_calibrate(const CalibrateOptions& o) {
     for (const auto& s : c.lone_decode) lone.push_back({{"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
     const nlohmann::json profile = {
         {"kind", "overhead engine profile"},
-        {"engine", plan.base_url},
+        {"engine", pipe::redact_url(plan.base_url)},  // a profile is shared: never the engine's password
         {"model", c.model},
         {"tokenizer", o.tokenizer},
         {"date", utc_now()},

@@ -11,6 +11,7 @@
 
 #include "backends/openai_decoder.hpp"
 #include "binding/chat_binding.hpp"
+#include "ports/backend_url.hpp"
 #include "ports/clock.hpp"
 
 namespace overhead::cli {
@@ -145,11 +146,12 @@ nlohmann::json fetch_models(const std::string& base_url, const std::string& mode
   curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, 10000L);
   curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
   const CURLcode rc = curl_easy_perform(curl.get());
+  const std::string shown = pipe::redact_url(base_url);  // the URL may hold the engine's password
   if (rc != CURLE_OK)
-    throw std::runtime_error("the engine at " + base_url + " is unreachable: " + curl_easy_strerror(rc));
+    throw std::runtime_error("the engine at " + shown + " is unreachable: " + curl_easy_strerror(rc));
   long status = 0;
   curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
-  const std::string not_openai = "the engine at " + base_url + " is not OpenAI-compatible: GET /models ";
+  const std::string not_openai = "the engine at " + shown + " is not OpenAI-compatible: GET /models ";
   if (status != 200) throw std::runtime_error(not_openai + "answered HTTP " + std::to_string(status));
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("data") || !j["data"].is_array() || j["data"].empty())
@@ -161,7 +163,7 @@ nlohmann::json fetch_models(const std::string& base_url, const std::string& mode
   if (!model.empty() && std::find(ids.begin(), ids.end(), model) == ids.end()) {
     std::string served;
     for (const auto& id : ids) served += (served.empty() ? "" : ", ") + id;
-    throw std::runtime_error("the engine at " + base_url + " does not serve model '" + model + "' (it serves: " + served + ")");
+    throw std::runtime_error("the engine at " + shown + " does not serve model '" + model + "' (it serves: " + served + ")");
   }
   return j;
 }

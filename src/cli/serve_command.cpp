@@ -131,7 +131,12 @@ int run_serve(ServeArgs& a) {
   const std::string store_url = a.store.empty() ? "sqlite:" + (std::filesystem::path(a.out) / "serve.db").string() : a.store;
   o.pipeline.input = open_option("--queue", a.queue, [](const std::string& u) { return backends::open_queue(u); });
   o.pipeline.log = open_option("--log-queue", a.log_queue, [](const std::string& u) { return backends::open_queue(u); });
-  o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
+  // A gateway without workers of its own stores nothing (its workers' consumers do): no store is
+  // opened, and none is made on disk.
+  if (o.workers > 0)
+    o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
+  else if (!a.store.empty())
+    std::fprintf(stderr, "overhead serve: --store is not opened: with --workers 0 the workers' `overhead consume` stores\n");
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
   o.decoder = open_option("--decoder", a.decoder, [](const std::string& d) { return backends::open_decoder(d); });
   open_reply_path(a, o.pipeline);
@@ -140,7 +145,7 @@ int run_serve(ServeArgs& a) {
   server.bind();
   std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s%s%s)\n", o.host.c_str(),
                server.bound_port(), o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
-               o.pipeline.store->url().c_str(), decoder_label(o.decoder.get()).c_str(),
+               o.pipeline.store ? o.pipeline.store->url().c_str() : "none", decoder_label(o.decoder.get()).c_str(),
                o.pipeline.replies ? ", replies on " : "", o.pipeline.replies ? o.pipeline.replies->url().c_str() : "");
   const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
   // The exit is bounded: past the deadline the workers get 1 s to finish what they hold and the

@@ -24,6 +24,7 @@ const char* kind_name(DeadLetterKind kind) {
     case DeadLetterKind::store_failed: return "store_failed";
     case DeadLetterKind::duplicate_id: return "duplicate_id";
     case DeadLetterKind::decode_failed: return "decode_failed";
+    case DeadLetterKind::engine_refused: return "engine_refused";
   }
   return "?";
 }

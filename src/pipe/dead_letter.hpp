@@ -31,13 +31,14 @@ enum class DeadLetterKind {
   store_failed,       // the consumer (or case 1's copy): a record the store refused for good
   duplicate_id,       // a source line whose id an earlier line already has (records are keyed by id)
   decode_failed,      // the decoder stage (--decoder) failed for the item, after the retries
+  engine_refused,     // the engine blamed the request (an HTTP 4xx, e.g. a prompt over its context length)
 };
 inline constexpr DeadLetterKind kDeadLetterKinds[] = {
     DeadLetterKind::malformed_json,   DeadLetterKind::missing_field,  DeadLetterKind::bad_prompt,
     DeadLetterKind::template_error,   DeadLetterKind::unknown_tokenizer, DeadLetterKind::prompt_too_large,
     DeadLetterKind::bad_message,      DeadLetterKind::processing_error, DeadLetterKind::publish_failed,
     DeadLetterKind::stamps_failed,    DeadLetterKind::send_failed,    DeadLetterKind::store_failed,
-    DeadLetterKind::duplicate_id,     DeadLetterKind::decode_failed};
+    DeadLetterKind::duplicate_id,     DeadLetterKind::decode_failed,  DeadLetterKind::engine_refused};
 
 // The kind's stable name ("publish_failed").
 [[nodiscard]] const char* kind_name(DeadLetterKind kind);

@@ -15,6 +15,12 @@ Worker::Worker(Source& source, const Processor& processor, RecordSink& sink, Dea
                WorkerOptions options)
     : source_(source), processor_(processor), dead_letters_(dead_letters), options_(std::move(options)) {
   if (options_.batch == 0) options_.batch = 1;
+  if (options_.decoder) {
+    const std::string d = options_.decoder->describe();
+    decoder_kind_ = d.substr(0, d.find(':'));  // the kind only: the rest may name a host
+  } else {
+    decoder_kind_ = "none";
+  }
   if (options_.max_in_flight == 0) options_.max_in_flight = 4 * options_.batch;
   if (options_.max_in_flight < options_.batch) options_.max_in_flight = options_.batch;
   if (options_.decoder && options_.max_decodes > 0) {
@@ -89,13 +95,16 @@ class Worker::Generation final : public DecodeCallbacks, public std::enable_shar
   void on_done(DecodeResult result) override { worker_.generation_done(*this, std::move(result)); }
   void on_error(const DecoderError& e) override {
     last_error = e.what();
+    // The engine blamed the request: the client's error, in the engine's words, never retried.
+    if (!e.refusal().empty()) return worker_.generation_failed(*this, DeadLetterKind::engine_refused, e.refusal());
     // A retry may help, and no text went out that a second generation could contradict.
     if (e.retryable() && streamed == 0 && tries < worker_.options_.decoder_retry.attempts) {
       worker_.retry_generation(shared_from_this());
       return;
     }
-    worker_.generation_failed(*this, "decoder " + worker_.options_.decoder->describe() + " failed after " + std::to_string(tries) +
-                                         (tries == 1 ? " try" : " tries") + (e.retryable() ? "" : " (permanent)") + ": " + last_error);
+    worker_.generation_failed(*this, DeadLetterKind::decode_failed,
+                              "decoder " + worker_.options_.decoder->describe() + " failed after " + std::to_string(tries) +
+                                  (tries == 1 ? " try" : " tries") + (e.retryable() ? "" : " (permanent)") + ": " + last_error);
   }
 
  private:
@@ -155,8 +164,10 @@ void Worker::generation_done(Generation& g, DecodeResult d) {
   r.finish_reason = d.finish_reason;
   if (options_.store_text) r.text = d.text;
   Slot& slot = g.batch.slots[g.index];
-  if (options_.replies)
+  if (options_.replies) {
     slot.answer = std::make_unique<reply::Reply>(reply::Reply::answered(r, std::move(d.text), std::move(d.finish_reason), g.attempt));
+    slot.answer->decoder = decoder_kind_;
+  }
   try {
     r.publish_start = monotonic_ns();
     publisher_->publish(std::move(r), reinterpret_cast<std::uintptr_t>(&slot));
@@ -166,9 +177,9 @@ void Worker::generation_done(Generation& g, DecodeResult d) {
   release_generation();
 }
 
-void Worker::generation_failed(Generation& g, const std::string& reason) {
+void Worker::generation_failed(Generation& g, DeadLetterKind why, const std::string& reason) {
   g.end();
-  const std::string kind = kind_name(DeadLetterKind::decode_failed);
+  const std::string kind = kind_name(why);
   // Counted before answered: a client that got the refusal finds the dead letter counted.
   const std::string id = g.record.id;
   dead_letter_item(g.batch, g.index, kind, reason, g.tokenizer);
@@ -203,7 +214,7 @@ void Worker::retry_loop() {
     const bool stopping = retry_stop_;
     lock.unlock();
     if (stopping) {
-      generation_failed(*g, "the worker stopped before a retry of the decoder: " + g->last_error);
+      generation_failed(*g, DeadLetterKind::decode_failed, "the worker stopped before a retry of the decoder: " + g->last_error);
     } else {
       options_.decoder_retry.wait(g->tries);
       g->begin();
@@ -370,7 +381,7 @@ void Worker::process_item(Batch& b, std::size_t i) {
     return;
   }
   r.experiment = options_.experiment;
-  r.tokenizer = std::move(tokenizer);
+  r.tokenizer = tokenizer;  // a copy: a generation started below still counts its text with it
   r.experiment_tokenizer = r.experiment + '#' + r.tokenizer;
   r.id = src->id;
   r.model = src->model;
@@ -395,8 +406,10 @@ void Worker::process_item(Batch& b, std::size_t i) {
     start_generation(b, i, std::move(r), encoded, std::move(src), tokenizer);
     return;
   }
-  if (options_.replies)
+  if (options_.replies) {
     slot.answer = std::make_unique<reply::Reply>(reply::Reply::answered(r, std::move(decoded.text), std::move(decoded.finish_reason)));
+    slot.answer->decoder = decoder_kind_;
+  }
   hook(WorkerStage::after_render);
   r.publish_start = monotonic_ns();
   publisher_->publish(std::move(r), reinterpret_cast<std::uintptr_t>(&slot));
@@ -411,7 +424,16 @@ DecodeResult Worker::decode_item(Record& r, const ProcessResult& res, const Sour
   req.tokenizer = tokenizer;
   req.sampling = src.sampling.get();
   DecodeResult d;
-  const RetryOutcome out = call_with_retries(options_.decoder_retry, [&] { d = options_.decoder->decode(req); }, [] {});
+  std::string refusal;  // the engine blamed the request (DecoderError::engine_refused)
+  const RetryOutcome out = call_with_retries(options_.decoder_retry, [&] {
+    try {
+      d = options_.decoder->decode(req);
+    } catch (const DecoderError& e) {
+      refusal = e.refusal();
+      throw;
+    }
+  }, [] {});
+  if (!out.ok && !refusal.empty()) throw ItemError(kind_name(DeadLetterKind::engine_refused), refusal);
   if (!out.ok) {
     // The letter's origin names the item; the reason does not repeat it.
     ItemError err(kind_name(DeadLetterKind::decode_failed),

@@ -173,7 +173,7 @@ class Worker final : private PublishListener {
   void start_generation(Batch& b, std::size_t i, Record r, const ProcessResult& res, std::shared_ptr<const SourceRecord> src,
                         const std::string& tokenizer);
   void generation_done(Generation& g, DecodeResult d);
-  void generation_failed(Generation& g, const std::string& reason);
+  void generation_failed(Generation& g, DeadLetterKind why, const std::string& reason);
   void retry_generation(std::shared_ptr<Generation> g);
   void retry_loop();
   void wait_generations();
@@ -234,6 +234,7 @@ class Worker final : private PublishListener {
   bool retry_stop_ = false;
   std::thread retry_thread_;
   std::string attempt_prefix_;  // unique per worker: "<name>-<random>-"
+  std::string decoder_kind_;    // what its answers say decoded them: "openai", "sim", "none"
   std::atomic<std::uint64_t> attempts_{0};
 
   std::int64_t next_batch_index_ = 0;

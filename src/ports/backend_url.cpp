@@ -53,11 +53,25 @@ int hex_digit(char c) {
 
 std::string redact_url(std::string_view url) {
   const UrlLayout l = url_layout(url);
-  if (!l.has_password) return std::string(url);
-  std::string out(url.substr(0, l.password_begin));
-  out += "***";
-  out += url.substr(l.at);
-  return out;
+  if (l.has_password) {
+    std::string out(url.substr(0, l.password_begin));
+    out += "***";
+    out += url.substr(l.at);
+    return out;
+  }
+  const auto at = url.rfind('@');
+  if (l.has_authority || at == std::string_view::npos) return std::string(url);
+  // No "scheme://", yet an '@': a URL typed with a slash too few (redis:/u:SECRET@host) or none
+  // still holds what reads as user info, and an error that echoes it must not show the secret.
+  // USER:PASSWORD hides the password; a lone token without '/' (redis:/SECRET@host) is hidden whole;
+  // a path with an '@' in a file name (sqlite:/tmp/a@b.db) is left as it is.
+  const auto colon = url.find(':');
+  std::size_t begin = colon != std::string_view::npos && colon < at ? colon + 1 : 0;
+  while (begin < at && url[begin] == '/') ++begin;
+  const std::string_view info = url.substr(begin, at - begin);
+  if (const auto c = info.find(':'); c != std::string_view::npos) begin += c + 1;
+  else if (info.empty() || info.find('/') != std::string_view::npos) return std::string(url);
+  return std::string(url.substr(0, begin)) + "***" + std::string(url.substr(at));
 }
 
 BackendUrl parse_backend_url(std::string_view url) {

@@ -67,7 +67,9 @@ struct BackendUrl {
 
 // The redacted form of any string that may be a URL, without parsing it fully (for a URL that
 // is shown but not opened). It finds the password by the parser's own reading of the URL's
-// layout, so whatever parse_backend_url takes as the password is hidden. Never throws.
+// layout, so whatever parse_backend_url takes as the password is hidden; in a string that is no
+// "scheme://" URL, anything shaped like user info before an '@' (redis:/u:SECRET@host, one slash
+// too few) is hidden too. The one redaction for every message that echoes a URL. Never throws.
 [[nodiscard]] std::string redact_url(std::string_view url);
 
 }  // namespace overhead::pipe

@@ -14,6 +14,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace overhead::pipe {
 
@@ -54,6 +55,20 @@ class ObjectStoreError : public BackendError {
 class DecoderError : public BackendError {
  public:
   using BackendError::BackendError;
+  // The engine said the request itself is at fault (an HTTP 4xx other than 401, 403, 407, 408 and
+  // 429, e.g. vLLM's 400 for a prompt over the model's context length): permanent, and the
+  // client's error rather than the engine's, so a gateway answers it 400 and an SDK does not
+  // retry it. `refusal` is the engine's status and message, fit to show the client.
+  static DecoderError engine_refused(const std::string& what, std::string refusal) {
+    DecoderError e(what, Failure::permanent);
+    e.refusal_ = std::move(refusal);
+    return e;
+  }
+  // Empty unless engine_refused().
+  [[nodiscard]] const std::string& refusal() const { return refusal_; }
+
+ private:
+  std::string refusal_;
 };
 
 // Whether a retry of the call that threw `e` can help. A BackendError says so itself;

@@ -31,6 +31,10 @@ struct Reply {
   std::string text;             // done: the answer's text; over a queue left out when it was streamed (text_bytes)
   std::int64_t text_bytes = 0;  // done: the answer's length in bytes, streamed or not
   std::string finish_reason;    // done: as the engine said ("stop", "length", ...); "" when nothing decoded
+  // done: the kind of the answering worker's decoder ("openai", "sim", "none"), which names the
+  // answer's system_fingerprint (a gateway that only routes has no decoder of its own); "" from a
+  // worker that does not say.
+  std::string decoder;
   std::string error_kind;       // failed: a pipe::DeadLetterKind name (template_error, ...) or "timeout"
   std::string error_reason;
 

@@ -85,6 +85,7 @@ ReplyEvent decode_line(std::string_view line, const std::string& where) {
     Reply r = Reply::answered(std::move(*rec), string_field(inner, "text"), string_field(inner, "finish_reason"),
                               string_field(inner, "attempt"));
     r.text_bytes = int_field(inner, "text_bytes");
+    r.decoder = string_field(inner, "decoder");
     if (r.id.empty()) r.id = string_field(inner, "id");
     return r;
   }
@@ -149,6 +150,10 @@ void append_reply(std::string& body, const Reply& reply, bool with_text) {
   append_text(body, reply.finish_reason);
   body += ",\"text_bytes\":";
   body += std::to_string(reply.text_bytes);
+  if (!reply.decoder.empty()) {
+    body += ",\"decoder\":";
+    append_text(body, reply.decoder);
+  }
   if (with_text) {
     body += ",\"text\":";
     append_text(body, reply.text);

@@ -14,6 +14,10 @@ struct ApiError {
   std::string code;   // empty gives null
 };
 
+// The 500 of a request the gateway failed to answer (its answer could not be built): a fixed
+// message, so writing it cannot fail as the answer did.
+[[nodiscard]] ApiError answer_failed_error();
+
 // The JSON text of the error body.
 [[nodiscard]] std::string error_body(const ApiError& e);
 

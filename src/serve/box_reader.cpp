@@ -1,5 +1,8 @@
 #include "serve/box_reader.hpp"
 
+#include <cstdio>
+#include <exception>
+
 #include "serve/deadline_timers.hpp"
 
 namespace overhead::serve {
@@ -27,10 +30,24 @@ void BoxReader::wake() {
   if (wakes_.fetch_add(1, std::memory_order_acq_rel) != 0) return;  // the thread at work will look again
   for (;;) {
     int seen = wakes_.load(std::memory_order_acquire);
-    work();
+    work_or_fail();
     // No wake-up since `seen`: done. Else what it announced may have been missed: look again.
     if (wakes_.compare_exchange_strong(seen, 0, std::memory_order_acq_rel)) return;
   }
+}
+
+void BoxReader::work_or_fail() noexcept {
+  // An exception would leave the counter above zero (every later wake-up returns at once) and the
+  // client without an answer until it gives up: the request is answered with an error instead.
+  try {
+    work();
+    return;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "serve: answering request %s failed: %s\n", id_.c_str(), e.what());
+  } catch (...) {
+    std::fprintf(stderr, "serve: answering request %s failed\n", id_.c_str());
+  }
+  fail();
 }
 
 }  // namespace overhead::serve

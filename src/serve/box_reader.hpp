@@ -6,6 +6,8 @@
 // until no wake-up came meanwhile; the others return at once. So a wake-up never blocks, whichever
 // thread makes it (the decoder's loop, the reply receiver, the connection's event loop, the
 // deadline thread). The box holds the reader from attach() until the reader forgets its request.
+// A work() that throws does not end the serialisation nor leave the request unanswered: the
+// reader's fail() answers it (a 500, or an error event in a stream already begun) and ends it.
 #pragma once
 
 #include <atomic>
@@ -38,6 +40,9 @@ class BoxReader : public std::enable_shared_from_this<BoxReader> {
   static void attach(const std::shared_ptr<BoxReader>& reader, DeadlineTimers& timers);
   // One wake-up's work, serialised.
   virtual void work() = 0;
+  // work() threw: answer the request with an error (if it is not answered yet) and forget it.
+  // Serialised as work() is. Must not throw.
+  virtual void fail() noexcept = 0;
   [[nodiscard]] bool client_gone() const { return client_gone_.load(std::memory_order_acquire); }
   void mark_client_gone() { client_gone_.store(true, std::memory_order_release); }
 
@@ -47,6 +52,8 @@ class BoxReader : public std::enable_shared_from_this<BoxReader> {
   const std::chrono::steady_clock::time_point deadline_;
 
  private:
+  void work_or_fail() noexcept;
+
   std::shared_ptr<const std::function<void()>> on_deadline_;  // the timers hold it weakly
   std::atomic<int> wakes_{0};
   std::atomic<bool> client_gone_{false};

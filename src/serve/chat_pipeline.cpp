@@ -57,7 +57,10 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, r
       log_sink_(backends_.log) {
   if (options_.workers == 0 && !backends_.replies)
     throw std::invalid_argument("a gateway without workers of its own needs a reply queue (a shared input queue)");
-  fingerprint_ = decoder_fingerprint(options_.decoder ? options_.decoder->describe() : "none");
+  if (options_.workers > 0 && !backends_.store) throw std::invalid_argument("a gateway with workers needs a store for their records");
+  // Without workers of its own the gateway's decoder generates nothing: the answering worker's
+  // reply names its decoder, and until one does the fingerprint is unknown (empty: null).
+  if (options_.workers > 0) fingerprint_ = decoder_fingerprint(options_.decoder ? options_.decoder->describe() : "none");
   if (backends_.replies && backends_.open_control_queue && backends_.is_control_queue)
     remote_cancels_ = std::make_unique<reply::RemoteCancels>(backends_.open_control_queue, backends_.is_control_queue);
   if (backends_.replies) receiver_ = std::make_unique<reply::ReplyReceiver>(backends_.replies, replies, remote_cancels_.get());

@@ -38,7 +38,7 @@ namespace overhead::serve {
 struct PipelineBackends {
   std::shared_ptr<pipe::Queue> input;  // work items
   std::shared_ptr<pipe::Queue> log;    // records, from the workers to the consumer
-  std::shared_ptr<pipe::Store> store;
+  std::shared_ptr<pipe::Store> store;  // the in-process consumer's; null in a gateway without workers
   // Over a shared queue: this gateway's reply queue (a sibling of `input`, named `reply_name`),
   // which every work item names, so that any worker on the broker answers here. Null: the
   // workers are in this process and answer the box directly.
@@ -111,7 +111,8 @@ class ChatPipeline {
   // Unknown (the queue failed to tell) counts as 0.
   [[nodiscard]] std::size_t log_backlog();
   [[nodiscard]] const std::map<std::string, std::string>& load_errors() const { return host_->load_errors(); }
-  // The completions' system_fingerprint: names the decoder ("overhead-decoder-none").
+  // The completions' system_fingerprint: names the in-process workers' decoder
+  // ("overhead-decoder-none"); empty (unknown) in a gateway without workers of its own.
   [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
 
  private:

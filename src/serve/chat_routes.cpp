@@ -53,6 +53,10 @@ ApiError refusal_error(const Reply& r) {
   if (r.error_kind == kTimeoutKind) return {504, "No answer from the worker: " + r.error_reason, "server_error", "", "timeout"};
   if (is(DeadLetterKind::publish_failed))
     return {503, "The record of this request could not be published: " + r.error_reason, "server_error", "", "publish_failed"};
+  // The engine blamed the request (e.g. a prompt over its context length): the client's error, which
+  // an SDK must not retry as it retries a 502.
+  if (is(DeadLetterKind::engine_refused))
+    return {400, "The engine refused this request: " + r.error_reason, "invalid_request_error", "", "engine_refused"};
   if (is(DeadLetterKind::decode_failed))
     return {502, "The decoder failed on this request: " + r.error_reason, "server_error", "", "decode_failed"};
   if (is(DeadLetterKind::bad_prompt) || is(DeadLetterKind::missing_field) || is(DeadLetterKind::malformed_json))

@@ -15,7 +15,7 @@ Json usage_json(const Completion& c) {
 
 Json chunk(const Completion& c, Json choices) {
   return Json{{"id", c.id},           {"object", "chat.completion.chunk"}, {"created", c.created},
-              {"model", c.model},     {"system_fingerprint", c.fingerprint},
+              {"model", c.model},     {"system_fingerprint", fingerprint_json(c.fingerprint)},
               {"choices", std::move(choices)}};
 }
 
@@ -29,11 +29,16 @@ std::string event(const Json& j) { return "data: " + j.dump() + "\n\n"; }
 
 }  // namespace
 
+nlohmann::ordered_json fingerprint_json(const std::string& fingerprint) {
+  return fingerprint.empty() ? Json(nullptr) : Json(fingerprint);
+}
+
 Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model, const reply::Reply& reply,
                             const std::string& fingerprint) {
   const reply::Usage usage = reply.usage();
   return Completion{id,   created, model, usage.prompt_tokens, reply.text, usage.completion_tokens,
-                    reply.finish_reason.empty() ? "length" : reply.finish_reason, fingerprint};
+                    reply.finish_reason.empty() ? "length" : reply.finish_reason,
+                    reply.decoder.empty() ? fingerprint : decoder_fingerprint(reply.decoder)};
 }
 
 std::string decoder_fingerprint(const std::string& decoder_description) {
@@ -48,7 +53,7 @@ nlohmann::ordered_json completion_body(const Completion& c) {
               {"object", "chat.completion"},
               {"created", c.created},
               {"model", c.model},
-              {"system_fingerprint", c.fingerprint},
+              {"system_fingerprint", fingerprint_json(c.fingerprint)},
               {"choices", Json::array({choice})},
               {"usage", usage_json(c)}};
 }

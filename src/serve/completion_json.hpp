@@ -9,7 +9,10 @@
 // can tell. With `sim:` or `openai:` the worker's decoder ran: the content is the decoder's text
 // (the simulated decoder has none: it stays empty, no text is made up), `finish_reason` the
 // engine's, `completion_tokens` the record's output_tokens, and the fingerprint names the decoder
-// ("overhead-decoder-openai").
+// ("overhead-decoder-openai"). The decoder is the answering worker's (Reply::decoder), which may
+// run on another machine than the gateway: a gateway that only routes (no workers of its own) has
+// no decoder to name, so before the reply names one (a stream's first chunks) the fingerprint is
+// null, never a guess.
 #pragma once
 
 #include <cstdint>
@@ -33,12 +36,16 @@ struct Completion {
   std::string content;
   std::int64_t completion_tokens = 0;
   std::string finish_reason;
-  std::string fingerprint = kDecoderNoneFingerprint;
+  std::string fingerprint = kDecoderNoneFingerprint;  // empty: unknown (JSON null)
 };
+
+// The system_fingerprint field's value: the fingerprint, null when it is unknown.
+[[nodiscard]] nlohmann::ordered_json fingerprint_json(const std::string& fingerprint);
 
 // The completion of a done reply: its text and finish reason ("length" when the worker had no
 // decoder), the record's prompt tokens and its decoder's output tokens (0 with none).
-// `fingerprint`: decoder_fingerprint() of the pipeline's decoder.
+// `fingerprint`: the gateway's own (ChatPipeline::fingerprint()), used when the reply does not name
+// its worker's decoder.
 [[nodiscard]] Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model,
                                           const reply::Reply& reply, const std::string& fingerprint);
 // "overhead-decoder-none", "overhead-decoder-sim", "overhead-decoder-openai" for a describe()

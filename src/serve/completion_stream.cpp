@@ -11,7 +11,7 @@ using Json = nlohmann::ordered_json;
 
 Json chunk_head(const Completion& c) {
   return Json{{"id", c.id},       {"object", "chat.completion.chunk"}, {"created", c.created},
-              {"model", c.model}, {"system_fingerprint", c.fingerprint}};
+              {"model", c.model}, {"system_fingerprint", fingerprint_json(c.fingerprint)}};
 }
 
 Json one_choice(Json delta, const char* finish_reason) {

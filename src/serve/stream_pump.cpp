@@ -112,6 +112,24 @@ void StreamPump::step() {
   (void)flush();
 }
 
+void StreamPump::fail() noexcept {
+  if (phase_ == Phase::ended) return;
+  try {
+    if (!out_stream_) {
+      answer_error(answer_failed_error());
+      return end(true);
+    }
+    if (phase_ == Phase::streaming) return end_stream(CompletionStream::error(answer_failed_error()), true);
+  } catch (...) {
+  }
+  // Closing, or the error event could not be written: the stream ends without it.
+  try {
+    if (out_stream_) out_stream_->close();
+    end(true);
+  } catch (...) {
+  }
+}
+
 void StreamPump::answer_error(const ApiError& e) {
   http::Response res;
   res.status = e.status;

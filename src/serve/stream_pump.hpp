@@ -69,6 +69,7 @@ class StreamPump final : public BoxReader {
   void arm_timer();            // the timer at the next bound, unless one is still pending before it
   // The bound that passed, if any: the first token's, the idle one or the total one.
   [[nodiscard]] std::optional<ApiError> timed_out(std::chrono::steady_clock::time_point now) const;
+  void fail() noexcept override;
   void answer_error(const ApiError& e);  // before the head: a plain HTTP error
   // Queues the last events; once they are all accepted, closes the stream (close()).
   void end_stream(std::string last_events, bool abandon);

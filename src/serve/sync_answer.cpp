@@ -28,6 +28,18 @@ void SyncAnswer::work() {
   if (std::chrono::steady_clock::now() >= deadline_) return answer_error(hooks_.no_answer(), true);
 }
 
+void SyncAnswer::fail() noexcept {
+  if (ended_) return;
+  try {
+    return answer_error(answer_failed_error(), true);
+  } catch (...) {
+  }
+  try {
+    end(true);  // no answer could be written: the Responder, once dropped, answers 500 itself
+  } catch (...) {
+  }
+}
+
 void SyncAnswer::answer_error(const ApiError& e, bool abandon) {
   http::Response res;
   res.status = e.status;

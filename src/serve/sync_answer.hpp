@@ -41,6 +41,7 @@ class SyncAnswer final : public BoxReader {
 
  private:
   void work() override;
+  void fail() noexcept override;
   void answer_error(const ApiError& e, bool abandon);
   void end(bool abandon);  // abandon: the generation is no longer wanted
 

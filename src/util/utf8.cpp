@@ -88,6 +88,17 @@ std::string repair(std::string_view s) {
   return out;
 }
 
+std::string_view truncate(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  // s[max_bytes] is the first byte left out. When it continues a character, that character's lead
+  // is at most 3 bytes back; the character is left out whole when it would run past the cut.
+  std::size_t lead = max_bytes;
+  for (int back = 0; back < 3 && lead > 0 && is_continuation(static_cast<unsigned char>(s[lead])); ++back) --lead;
+  const auto b = static_cast<unsigned char>(s[lead]);
+  if (!is_continuation(b) && lead + sequence_length(b) > max_bytes) return s.substr(0, lead);
+  return s.substr(0, max_bytes);
+}
+
 std::size_t count_code_points(std::string_view valid) {
   std::size_t n = 0;
   for (const char c : valid) n += !is_continuation(static_cast<unsigned char>(c));

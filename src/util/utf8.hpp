@@ -75,6 +75,13 @@ std::size_t valid_prefix(std::string_view s);
 inline bool is_valid(std::string_view s) { return valid_prefix(s) == s.size(); }
 // s with every maximal invalid subsequence replaced by U+FFFD.
 std::string repair(std::string_view s);
+// The first at most `max_bytes` bytes of s, cut before a character the cut would split (a byte
+// budget for a message or a log line must not leave half a character behind). Bytes that are no
+// part of a valid character are kept as they are: repair() is what makes them valid.
+std::string_view truncate(std::string_view s, std::size_t max_bytes);
+// Text from outside (an engine's error body, a broker's message) made fit for JSON and for people:
+// at most `max_bytes` bytes cut on a character boundary, then repaired.
+inline std::string excerpt(std::string_view s, std::size_t max_bytes) { return repair(truncate(s, max_bytes)); }
 
 // Code points of VALID UTF-8 (the bytes that are not continuation bytes).
 std::size_t count_code_points(std::string_view valid);

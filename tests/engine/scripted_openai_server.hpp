@@ -80,6 +80,11 @@ class ScriptedOpenAiServer {
     std::lock_guard lock(mutex_);
     return bodies_.empty() ? nlohmann::json() : nlohmann::json::parse(bodies_.back(), nullptr, false);
   }
+  // The head (request line and headers) of the last POST, as received.
+  [[nodiscard]] std::string last_head() {
+    std::lock_guard lock(mutex_);
+    return heads_.empty() ? std::string() : heads_.back();
+  }
 
   // A text_completion chunk's event, as vLLM writes it.
   static std::string text_event(const std::string& text, const char* finish_reason = nullptr) {
@@ -163,6 +168,7 @@ class ScriptedOpenAiServer {
       {
         std::lock_guard lock(mutex_);
         bodies_.push_back(request_body);
+        heads_.push_back(head);
       }
       if (!answer(fd, request_body)) return close_fd(fd);
     }
@@ -207,6 +213,7 @@ class ScriptedOpenAiServer {
   std::vector<int> open_fds_;
   std::vector<std::thread> connections_;
   std::vector<std::string> bodies_;
+  std::vector<std::string> heads_;
 };
 
 }  // namespace overhead::testing

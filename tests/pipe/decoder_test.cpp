@@ -138,7 +138,8 @@ TEST(SimDecoder, WaitsTheModelledTimeWithoutTheCpu) {
 }
 
 // The fake processor, plus what the decoder stage asks of a processor: the answer counted as one
-// token per byte (so a 50-byte answer is 50 tokens), the prompt text, and count_text likewise.
+// token per byte (so a 50-byte answer is 50 tokens), the prompt text, and count_text likewise
+// with the one tokenizer the source names ("llama"; another name is no tokenizer it has).
 class DecodingProcessor final : public Processor {
  public:
   ProcessResult process(const SourceRecord& s, const std::string& t) const override { return inner_.process(s, t); }
@@ -149,7 +150,8 @@ class DecodingProcessor final : public Processor {
     if (want_prompt) r.prompt = "<prompt of " + s.id + ">";
     return r;
   }
-  std::optional<std::int64_t> count_text(const std::string&, std::string_view text) const override {
+  std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const override {
+    if (tokenizer != "llama") return std::nullopt;
     return static_cast<std::int64_t>(text.size());
   }
 
@@ -172,13 +174,14 @@ struct WorkerRun {
 };
 
 void run_worker(WorkerRun& out, std::vector<std::shared_ptr<const SourceRecord>> records,
-                std::shared_ptr<const Decoder> decoder, int attempts = 3) {
+                std::shared_ptr<const Decoder> decoder, int attempts = 3, std::size_t max_decodes = 0) {
   FileSource source(std::move(records), {"llama"});
   DecodingProcessor proc;
   MemorySink sink;
   WorkerOptions o;
   o.decoder = std::move(decoder);
   o.decoder_retry.attempts = attempts;
+  o.max_decodes = max_decodes;
   o.decoder_retry.sleep = [](std::chrono::microseconds) {};
   o.retry.sleep = [](std::chrono::microseconds) {};
   Worker worker(source, proc, sink, out.dead, o);
@@ -276,6 +279,23 @@ TEST(OpenAiDecoder, TheWorkerRecordsTheStreamAndCountsTheTextWithoutUsage) {
   EXPECT_EQ(server.last_body.value("max_tokens", 0), 10) << "the answer's length";
 }
 
+// The same through the asynchronous stage (--max-decodes > 0, as the gateway runs it): the item's
+// tokenizer names the model and counts the text (it was read after the record took it, so the
+// engine was sent "model": "" and the answer counted 0 tokens).
+TEST(OpenAiDecoder, TheAsynchronousStageSendsAndCountsWithTheItemsTokenizer) {
+  FakeOpenAi server;
+  server.usage = false;
+  server.tokens = 10;
+  WorkerRun run;
+  run_worker(run, {record_with("a", std::string(10, 'y'))}, open_decoder("openai:" + server.url()), 3, 4);
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.dead.total(), 0u);
+  EXPECT_EQ(run.records[0].output_tokens, 30) << "count_text of \"t0 t1 ... t9 \" with the item's tokenizer";
+  EXPECT_EQ(run.records[0].tokenizer, "llama");
+  std::lock_guard lock(server.mutex);
+  EXPECT_EQ(server.last_body.value("model", ""), "llama");
+}
+
 TEST(OpenAiDecoder, AServerErrorIsRetriedThenACountedDeadLetter) {
   FakeOpenAi server;
   server.status = 500;
@@ -293,13 +313,24 @@ TEST(OpenAiDecoder, AServerErrorIsRetriedThenACountedDeadLetter) {
   EXPECT_FALSE(letters[0].payload.empty()) << "the letter carries the item";
 }
 
+// A 400 blames the request: never retried, an engine_refused letter in the engine's words, on
+// both paths (a 401 is the engine's credentials, the operator's: decode_failed, also permanent).
 TEST(OpenAiDecoder, ABadRequestIsNotRetried) {
+  for (const std::size_t max_decodes : {std::size_t{0}, std::size_t{4}}) {
+    FakeOpenAi server;
+    server.status = 400;
+    WorkerRun run;
+    run_worker(run, {record_with("a", std::string(5, 'y'))}, open_decoder("openai:" + server.url()), 3, max_decodes);
+    EXPECT_EQ(run.dead.counts().at("engine_refused"), 1u) << max_decodes;
+    EXPECT_EQ(server.hits.load(), 1) << "400 is permanent";
+    EXPECT_EQ(run.dead.letters()[0].reason, "HTTP 400: boom");
+  }
   FakeOpenAi server;
-  server.status = 400;
+  server.status = 401;
   WorkerRun run;
   run_worker(run, {record_with("a", std::string(5, 'y'))}, open_decoder("openai:" + server.url()), 3);
   EXPECT_EQ(run.dead.counts().at("decode_failed"), 1u);
-  EXPECT_EQ(server.hits.load(), 1) << "400 is permanent";
+  EXPECT_EQ(server.hits.load(), 1) << "401 is permanent";
   EXPECT_NE(run.dead.letters()[0].reason.find("(permanent)"), std::string::npos);
 }
 

@@ -115,6 +115,26 @@ TEST(BackendUrl, APasswordWithDelimitersIsParsedWholeAndHiddenWhole) {
   EXPECT_EQ(e.find("hunter2"), std::string::npos) << e;
 }
 
+// A URL typed with a slash too few (or none) is no "scheme://" URL, yet what reads as user info
+// in it is hidden: in the redaction and in every error that echoes it (the error used to show it
+// whole). A path with an '@' in a file name is left as it is.
+TEST(BackendUrl, UserInfoInAMalformedUrlIsHiddenToo) {
+  EXPECT_EQ(redact_url("redis:/u:SECRET@host:1/q"), "redis:/u:***@host:1/q");
+  EXPECT_EQ(redact_url("redis:u:SECRET@host:1/q"), "redis:u:***@host:1/q");
+  EXPECT_EQ(redact_url("redis:/SECRET@host:1"), "redis:/***@host:1");
+  EXPECT_EQ(redact_url("u:SECRET@host"), "u:***@host");
+  EXPECT_EQ(redact_url("sqlite:/tmp/a@b.db"), "sqlite:/tmp/a@b.db");
+  EXPECT_EQ(redact_url("http:/u:SECRET@host/v1"), "http:/u:***@host/v1");
+  for (const char* bad : {"redis:/u:SECRET@host:1/q", "redis:u:SECRET@host:1/q", "nosuch:/u:SECRET@h", "redis:/SECRET@host:1"}) {
+    const std::string e = error_of([&] { (void)backends::open_queue(bad); });
+    EXPECT_FALSE(e.empty()) << bad;
+    EXPECT_EQ(e.find("SECRET"), std::string::npos) << e;
+    const std::string s = error_of([&] { (void)backends::open_store(bad); });
+    EXPECT_FALSE(s.empty()) << bad;
+    EXPECT_EQ(s.find("SECRET"), std::string::npos) << s;
+  }
+}
+
 TEST(BackendUrl, RedactUrlNeverThrows) {
   EXPECT_EQ(redact_url("redis://u:pw@h:1/0?x=1"), "redis://u:***@h:1/0?x=1");
   EXPECT_EQ(redact_url("mem:in"), "mem:in");

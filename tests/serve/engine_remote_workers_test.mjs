@@ -22,7 +22,7 @@
 // env file) and the engine's variables (tests/CMakeLists.txt: OVERHEAD_LLAMA_ENGINE_ENV).
 import {spawn, spawnSync} from 'node:child_process';
 import {createRequire} from 'node:module';
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, before, after} from 'node:test';
@@ -186,6 +186,10 @@ test('over Redis: sync, stream and async carry the engine\'s own text from a rem
   assert.equal(c.choices[0].finish_reason, want.finish_reason);
   assert.equal(c.usage.completion_tokens, want.completion_tokens);
   assert.equal(c.usage.total_tokens, c.usage.prompt_tokens + c.usage.completion_tokens);
+  // The remote worker's decoder generated it, and says so (the gateway has none of its own); the
+  // gateway stores nothing, so it opened no store.
+  assert.equal(c.system_fingerprint, 'overhead-decoder-openai');
+  assert.ok(!existsSync(path.join(dir, 'serve.db')), 'a routing-only gateway made no serve.db');
 
   const started = performance.now();
   const stream = await client().chat.completions.create({...request, stream: true, stream_options: {include_usage: true}});

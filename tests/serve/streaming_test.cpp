@@ -246,7 +246,10 @@ TEST_F(ChatTest, AnOpenAiServersTextComesBackSyncStreamedAndAsync) {
 
 // A routing-only gateway (no workers of its own) and a worker elsewhere, joined by a shared
 // input queue and the gateway's reply queue (mem: queues, shared within the process): the
-// worker's deltas reach the client in order, batched, while the engine generates.
+// worker's deltas reach the client in order, batched, while the engine generates. The gateway has
+// no store (it stores nothing) and no decoder: the answers' fingerprint names the worker's decoder
+// (it used to say "overhead-decoder-none" for text the worker generated), and the chunks sent
+// before the worker's answer say null (unknown), never a guess.
 TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
   const std::string input = "mem:stream-in";
   const std::string reply_name = backends::reply_queue_name(input, "gw");
@@ -259,7 +262,6 @@ TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
   o.pipeline.reply_name = reply_name;
   o.pipeline.open_reply_queue = [input](const std::string& n) { return backends::open_queue(backends::sibling_queue_url(input, n)); };
   o.pipeline.is_reply_queue = [input](std::string_view n) { return backends::is_reply_queue_of(input, n); };
-  o.pipeline.store = std::shared_ptr<pipe::Store>(backends::open_store("sqlite:" + (dir_ / "serve.db").string()));
   launch(o);
 
   // The remote worker: its own host, answering on the reply queue each item names.
@@ -277,9 +279,14 @@ TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
   std::thread worker([&] { (void)host.run(source, log, dead); });
 
   const std::string text = engine_text(20);
-  expect_streamed(read_stream(server_->bound_port(), std::string(kBody) + R"(,"stream":true})"), text);
+  const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"stream":true})");
+  expect_streamed(s, text);
+  ASSERT_GE(s.data.size(), 3u);
+  EXPECT_TRUE(json::parse(s.data.front())["system_fingerprint"].is_null()) << s.data.front();
+  EXPECT_EQ(json::parse(s.data[s.data.size() - 2])["system_fingerprint"], "overhead-decoder-ticking") << s.data[s.data.size() - 2];
   const json sync = post("/v1/chat/completions", std::string(kBody) + "}", 200);
   EXPECT_EQ(sync["choices"][0]["message"]["content"], text);
+  EXPECT_EQ(sync["system_fingerprint"], "overhead-decoder-ticking");
   stop_worker = true;
   worker.join();
   const auto counts = host.queue_replies()->counts();

@@ -28,6 +28,25 @@ TEST(Utf8Test, RepairReplacesMaximalSubparts) {
   EXPECT_FALSE(is_valid("\x80"));
 }
 
+// A byte budget cuts before a character it would split, never inside it; invalid bytes are left
+// for repair(), and excerpt() gives valid text whatever came in.
+TEST(Utf8Test, TruncateCutsOnACharacterBoundary) {
+  const std::string s = "ab\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80";  // a b é 日 😀
+  EXPECT_EQ(truncate(s, 100), s);
+  EXPECT_EQ(truncate(s, 2), "ab");
+  EXPECT_EQ(truncate(s, 3), "ab");                // é would be cut after its lead
+  EXPECT_EQ(truncate(s, 4), "ab\xC3\xA9");
+  EXPECT_EQ(truncate(s, 5), "ab\xC3\xA9");        // 日 cut after 1 byte
+  EXPECT_EQ(truncate(s, 6), "ab\xC3\xA9");        // and after 2
+  EXPECT_EQ(truncate(s, 10), "ab\xC3\xA9\xE6\x97\xA5");  // 😀 cut after 3
+  EXPECT_EQ(truncate(s, 0), "");
+  for (std::size_t n = 0; n <= s.size(); ++n) EXPECT_TRUE(is_valid(truncate(s, n))) << n;
+  // Stray continuation bytes are no character: kept, for repair() to replace.
+  EXPECT_EQ(truncate("a\x80\x80\x80\x80\x80", 3), "a\x80\x80");
+  EXPECT_EQ(excerpt("a\xFF\xC3\xA9", 4), "a\xEF\xBF\xBD\xC3\xA9");
+  EXPECT_EQ(excerpt("a\xFF\xC3\xA9", 3), "a\xEF\xBF\xBD");
+}
+
 TEST(Utf8Test, DecodesAndCounts) {
   const std::string s = "a\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80";
   std::size_t i = 0;
