@@ -202,7 +202,7 @@ void add_worker_options(CLI::App& cmd, CommonOptions& o) {
       ->check(CLI::Validator([](std::string& s) { return run_id_error(s); }, "ID", "run id"));
   cmd.add_option("--decoder", o.decoder,
                  "Decoder stage after render+encode (docs/pipeline.md): none, sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] "
-                 "(waits the modelled D), or openai:URL[,model=NAME][,timeout_ms=MS] (an OpenAI-compatible server)")
+                 "(waits the modelled D), or openai:URL[,model=NAME][,timeout_ms=MS][,api_key_env=VAR] (an OpenAI-compatible server; its API key read from the environment variable VAR)")
       ->check(decoder_validator())
       ->capture_default_str();
   cmd.add_option("--max-decodes", o.max_decodes,

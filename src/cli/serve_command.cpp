@@ -226,7 +226,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--decoder", args->decoder,
                   "Decoder stage after render+encode: none (no generation: empty answer, 0 completion tokens, finish_reason "
                   "length), sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] (waits the modelled D; completion_tokens = "
-                  "max_tokens), or openai:URL[,model=NAME][,timeout_ms=MS] (an OpenAI-compatible server)")
+                  "max_tokens), or openai:URL[,model=NAME][,timeout_ms=MS][,api_key_env=VAR] (an OpenAI-compatible server; its API key read from the environment variable VAR)")
       ->capture_default_str();
   cmd->add_option("--max-decodes", args->server.max_decodes,
                   "Generations in flight at once in this process's workers (the decoder streams them; 0: one at a time)")

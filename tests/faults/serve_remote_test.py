@@ -48,9 +48,9 @@ def cli_chat_count(overhead, work, msgs):
     return len(json.loads(out.stdout.splitlines()[0])["ids"])
 
 
-def start_gateway(a, in_url, log_url, store_url, work):
+def start_gateway(a, in_url, log_url, work):
     proc = subprocess.Popen([a.overhead, "serve", "--listen", "127.0.0.1:0", "--tokenizers", TOKENIZER, "--queue", in_url,
-                             "--log-queue", log_url, "--store", store_url, "--workers", "0", "--out", work,
+                             "--log-queue", log_url, "--workers", "0", "--out", work,
                              "--request-timeout", "60"], stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline()  # "overhead serve: listening on http://127.0.0.1:PORT ..."
     marker = "http://127.0.0.1:"
@@ -93,7 +93,7 @@ def main():
     failures = []
     say = lambda text: print(redact(text, svc.secrets), flush=True)
 
-    gateway, port, banner = start_gateway(a, in_url, log_url, store_url, a.work_dir)
+    gateway, port, banner = start_gateway(a, in_url, log_url, a.work_dir)
     say(banner)
     marker = f"/{in_stream}-reply-"
     reply_stream = ""

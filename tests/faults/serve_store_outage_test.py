@@ -97,7 +97,7 @@ def answers_so_far(url):
 def start_gateway(a, in_url, log_url, store_url, log_path):
     log = open(log_path, "w")
     proc = subprocess.Popen([a.overhead, "serve", "--listen", "127.0.0.1:0", "--tokenizers", TOKENIZER, "--queue", in_url,
-                             "--log-queue", log_url, "--store", store_url, "--workers", "0", "--out", a.work_dir,
+                             "--log-queue", log_url, "--workers", "0", "--out", a.work_dir,
                              "--max-log-backlog", str(a.max_log_backlog), "--request-timeout", "60"], stderr=log)
     for _ in range(600):
         text = open(log_path).read()
