@@ -16,7 +16,6 @@
 #include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
-#include "cli/decoder_label.hpp"
 #include "cli/option_checks.hpp"
 #include "ports/backend_url.hpp"
 #include "run/cases.hpp"
@@ -444,7 +443,7 @@ int worker_command(const CommonOptions& o) {
   ho.number_threads = false;
   open_control_queue(ho, o.queue, name);
   std::printf("worker %s: run id %s%s%s\n", name.c_str(), ho.worker.run_id.c_str(), ho.worker.decoder ? ", decoder " : "",
-              ho.worker.decoder ? decoder_label(ho.worker.decoder.get()).c_str() : "");
+              ho.worker.decoder ? ho.worker.decoder->describe().c_str() : "");
   std::fflush(stdout);
   Progress progress("worker " + name, 0, !o.no_progress);
   ho.worker.progress = &progress.counter();

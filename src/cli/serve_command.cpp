@@ -19,7 +19,6 @@
 #include "backends/queue_siblings.hpp"
 #include "ports/backend_url.hpp"
 #include "cli/commands.hpp"
-#include "cli/decoder_label.hpp"
 #include "cli/option_checks.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/server.hpp"
@@ -145,7 +144,7 @@ int run_serve(ServeArgs& a) {
   server.bind();
   std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s%s%s)\n", o.host.c_str(),
                server.bound_port(), o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
-               o.pipeline.store ? o.pipeline.store->url().c_str() : "none", decoder_label(o.decoder.get()).c_str(),
+               o.pipeline.store ? o.pipeline.store->url().c_str() : "none", o.decoder ? o.decoder->describe().c_str() : "none",
                o.pipeline.replies ? ", replies on " : "", o.pipeline.replies ? o.pipeline.replies->url().c_str() : "");
   const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
   // The exit is bounded: past the deadline the workers get 1 s to finish what they hold and the
