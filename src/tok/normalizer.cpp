@@ -20,10 +20,11 @@ namespace {
                     " bytes (16 times its input plus 4 KiB); the tokenizer's normalizer grows text without bound");
 }
 
-// Appends `piece`, first checking the result stays within the limit.
-void append_within(std::string& out, std::string_view piece, std::size_t limit) {
-  if (piece.size() > limit - std::min(limit, out.size())) too_large(limit);
-  out.append(piece);
+// Checked after each replacement rather than before each append: one comparison per match on
+// the hot path (Gemma replaces every space), and the text past the limit is at most one
+// replacement or the input's tail, both already held in memory.
+void check_within(const std::string& out, std::size_t limit) {
+  if (out.size() > limit) too_large(limit);
 }
 
 }  // namespace
@@ -38,22 +39,25 @@ void ReplaceNormalizer::apply(std::string& text, std::size_t limit) const {
     if (matches.empty()) return;
     std::size_t prev = 0;
     for (const auto& [b, e] : matches) {
-      append_within(out, view.substr(prev, b - prev), limit);
-      append_within(out, content_, limit);
+      out.append(view.substr(prev, b - prev));
+      out += content_;
+      check_within(out, limit);
       prev = e;
     }
-    append_within(out, view.substr(prev), limit);
+    out.append(view.substr(prev));
   } else {
     if (literal_.empty()) return;
     std::size_t prev = 0, hit;
     while ((hit = text.find(literal_, prev)) != std::string::npos) {
-      append_within(out, view.substr(prev, hit - prev), limit);
-      append_within(out, content_, limit);
+      out.append(view.substr(prev, hit - prev));
+      out += content_;
+      check_within(out, limit);
       prev = hit + literal_.size();
     }
     if (prev == 0) return;
-    append_within(out, view.substr(prev), limit);
+    out.append(view.substr(prev));
   }
+  check_within(out, limit);
   text.swap(out);
 }
 
