@@ -5,6 +5,7 @@
 
 #include "util/hash.hpp"
 #include "util/json_writer.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::pipe {
 
@@ -40,18 +41,6 @@ bool parse_dead_letter_kind(std::string_view name, DeadLetterKind& out) {
 
 DeadLetterSink::DeadLetterSink(std::string path) : path_(std::move(path)) {}
 
-namespace {
-
-// The first `max` bytes of `text`, cut back to a whole UTF-8 character so the excerpt stays text.
-std::string_view utf8_prefix(std::string_view text, std::size_t max) {
-  if (text.size() <= max) return text;
-  std::size_t end = max;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  return text.substr(0, end);
-}
-
-}  // namespace
-
 void DeadLetterSink::add(DeadLetter letter) {
   DeadLetterKind known;
   if (!parse_dead_letter_kind(letter.kind, known))
@@ -63,7 +52,7 @@ void DeadLetterSink::add(DeadLetter letter) {
   if (letter.payload.size() > kMaxPayloadBytes) {
     payload_bytes = letter.payload.size();
     payload_digest = util::text_digest(letter.payload);
-    letter.payload = std::string(utf8_prefix(letter.payload, kMaxPayloadBytes));
+    letter.payload = std::string(util::utf8::truncate(letter.payload, kMaxPayloadBytes));
   }
   std::string line;
   if (!path_.empty()) {

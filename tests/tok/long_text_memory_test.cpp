@@ -9,6 +9,7 @@
 
 #include "tok/tokenizer.hpp"
 #include "util/line_reader.hpp"
+#include "util/utf8.hpp"
 
 namespace overhead::tok {
 namespace {
@@ -38,9 +39,7 @@ std::string long_text(std::size_t bytes) {
   std::string text;
   text.reserve(bytes + chunk.size());
   while (text.size() < bytes) text += chunk;
-  text.resize(bytes);
-  while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
-  if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+  text.resize(util::utf8::truncate(text, bytes).size());
   return text;
 }
 
