@@ -97,40 +97,43 @@ std::vector<tok::TokenId> ids_of(py::handle ids) {
   return out;
 }
 
+// An int argument (a Python int, or anything with __index__ such as numpy's) as a long long, with
+// the side it overflowed to: -1 below, +1 above, 0 when it fits. Not an int: TypeError naming it.
+struct IntArgument {
+  long long value = 0;
+  int overflow = 0;
+};
+IntArgument int_argument(py::handle arg, const char* name) {
+  PyObject* index = PyNumber_Index(arg.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    throw py::type_error(std::string(name) + " must be an int, not " + Py_TYPE(arg.ptr())->tp_name);
+  }
+  IntArgument out;
+  out.value = PyLong_AsLongLongAndOverflow(index, &out.overflow);
+  Py_DECREF(index);
+  if (out.value == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return out;
+}
+
 // encode_batch's threads=: 0 (all cores) or a positive count, which the tokenizer caps at the
 // cores and the texts (a huge count once started that many threads and exhausted the host's).
 // A negative or non-integer count is the caller's mistake, said with the argument's name.
 unsigned threads_of(py::handle threads) {
-  PyObject* index = PyNumber_Index(threads.ptr());
-  if (index == nullptr) {
-    PyErr_Clear();
-    throw py::type_error(std::string("threads must be an int, not ") + Py_TYPE(threads.ptr())->tp_name);
-  }
-  int overflow = 0;
-  const long long n = PyLong_AsLongLongAndOverflow(index, &overflow);
-  Py_DECREF(index);
-  if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
-  if (overflow > 0) return std::numeric_limits<unsigned>::max();  // capped like any large count
-  if (overflow < 0 || n < 0)
+  const IntArgument n = int_argument(threads, "threads");
+  if (n.overflow > 0) return std::numeric_limits<unsigned>::max();  // capped like any large count
+  if (n.overflow < 0 || n.value < 0)
     throw py::value_error("threads must be 0 (all cores) or a positive count, not " + py::repr(threads).cast<std::string>());
   constexpr auto kMax = static_cast<long long>(std::numeric_limits<unsigned>::max());
-  return static_cast<unsigned>(n > kMax ? kMax : n);
+  return static_cast<unsigned>(n.value > kMax ? kMax : n.value);
 }
 
 // An id= argument as a token id: any int (numpy's too); one outside 0..2^32-1 names no token
 // (nullopt), however large, as id_to_token's None and is_special's False say.
 std::optional<tok::TokenId> token_id_of(py::handle id) {
-  PyObject* index = PyNumber_Index(id.ptr());
-  if (index == nullptr) {
-    PyErr_Clear();
-    throw py::type_error(std::string("id must be an int, not ") + Py_TYPE(id.ptr())->tp_name);
-  }
-  int overflow = 0;
-  const long long n = PyLong_AsLongLongAndOverflow(index, &overflow);
-  Py_DECREF(index);
-  if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
-  if (overflow != 0 || n < 0 || n > 0xffffffffLL) return std::nullopt;
-  return static_cast<tok::TokenId>(n);
+  const IntArgument n = int_argument(id, "id");
+  if (n.overflow != 0 || n.value < 0 || n.value > 0xffffffffLL) return std::nullopt;
+  return static_cast<tok::TokenId>(n.value);
 }
 
 // tokenizer(text): input_ids, then attention_mask, as transformers gives them.
