@@ -10,18 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/fits_select.hpp"
-#include "stats/quantile.hpp"
+#include "cost/sim_statistics.hpp"
 
 namespace overhead::cost {
 namespace {
-
-Percentiles percentiles(const std::vector<double>& v) {
-  const double qs[] = {0.5, 0.95, 0.99};
-  const auto q = stats::quantiles(v, qs);
-  double sum = 0;
-  for (double x : v) sum += x;
-  return {sum / static_cast<double>(v.size()), q[0], q[1], q[2]};
-}
 
 double mean(const std::vector<double>& v) {
   double sum = 0;
@@ -208,11 +200,11 @@ CostResult compute_cost(const CostInputs& in, const Workload& w) {
     ttft[i] = e[i] + first;
     t[i] = e[i] + d[i];
   }
-  r.e_s = percentiles(e);
-  r.d_s = percentiles(d);
-  r.t_s = percentiles(t);
-  r.ttft_s = percentiles(ttft);
-  r.tpot_s = percentiles(tpot);
+  r.e_s = summarize(e);
+  r.d_s = summarize(d);
+  r.t_s = summarize(t);
+  r.ttft_s = summarize(ttft);
+  r.tpot_s = summarize(tpot);
   r.e_share = r.e_s.mean / r.t_s.mean;
 
   r.requests_per_s = capacity * r.utilization * replicas;
