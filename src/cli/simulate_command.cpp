@@ -30,6 +30,9 @@
 #include "cli/simulate_command_replay.hpp"
 #include "cost/pricing.hpp"
 #include "cost/capacity.hpp"
+#include "cost/chain_config.hpp"
+#include "cost/fleet_cost.hpp"
+#include "cost/service_times.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/fits_select.hpp"
 #include "cost/profiles.hpp"
@@ -67,13 +70,6 @@ struct SimulateOptions {
   double publish_ms = 0, linger_ms = 5;
   std::string store_write_ms;
 };
-
-// Service time with the model's mean: as is ("fixed"), or exponential around it ("exp"), the
-// latter for comparing with M/M/c theory and for a pessimistic spread.
-double draw(double mean, bool exponential, std::mt19937_64& rng) {
-  if (!exponential || mean <= 0) return mean;
-  return std::exponential_distribution<double>(1.0 / mean)(rng);
-}
 
 bool exponential_flag(const std::string& value, const char* flag) {
   if (value == "fixed") return false;
@@ -150,20 +146,7 @@ void print_text(const SimulateOptions& o, const std::string& arrivals, const std
                 r.saturated_stage.c_str());
 }
 
-// $/hour of a fleet and $ per request at its throughput; the prices are the presets unless given.
-struct FleetCost {
-  double gpu_usd_per_hour = 0, cpu_usd_per_hour = 0, usd_per_hour = 0, usd_per_request = 0;
-};
-FleetCost fleet_cost(const cost::Scenario& sc, int gpus, int workers, double requests_per_s) {
-  FleetCost c;
-  c.gpu_usd_per_hour = sc.gpu_usd_per_hour;
-  c.cpu_usd_per_hour = sc.cpu_usd_per_hour;
-  c.usd_per_hour = gpus * c.gpu_usd_per_hour + workers * c.cpu_usd_per_hour;
-  c.usd_per_request = requests_per_s > 0 ? c.usd_per_hour / 3600.0 / requests_per_s : 0;
-  return c;
-}
-
-nlohmann::json cost_json(const FleetCost& c) {
+nlohmann::json cost_json(const cost::FleetCost& c) {
   return {{"gpu_usd_per_hour", c.gpu_usd_per_hour}, {"cpu_usd_per_hour", c.cpu_usd_per_hour},
           {"usd_per_hour", c.usd_per_hour}, {"usd_per_request", c.usd_per_request}};
 }
@@ -186,34 +169,29 @@ std::pair<double, double> write_times(const std::string& text) {
 
 // The input queue, the publisher pool and the consumer from the flags (each off unless asked
 // for), and a line per part saying what was set, for the text output.
-std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
+std::string pipeline_around(const SimulateOptions& o, cost::ChainSpec& spec) {
   std::string text;
   char line[320];
   if (o.batch > 0) {
     if (o.batch > 10) throw cost::CostError("--batch must be 1 to 10 (a queue's receive gives at most 10)");
     if (o.prefetch != "on" && o.prefetch != "off") throw cost::CostError("--prefetch must be on or off, got \"" + o.prefetch + "\"");
-    config.input.batch = o.batch;
-    config.input.prefetch = o.prefetch == "on";
+    spec.input.batch = o.batch;
+    spec.input.prefetch = o.prefetch == "on";
     double half_turnover = 0;
     std::string origin = "typed in";
     if (o.receive_ms < 0 || o.delete_ms < 0) {
       origin = "0: give --receive-ms/--delete-ms or --fits";
       if (!o.fits.empty()) {
-        // The fit's turnover term is a delete and a receive paid in line: half each, as the
-        // closed-batch replay splits it.
         const std::string file = cost::select_fits(o.fits, o.backend, o.case_number);
-        const auto fits = cost::e_batch_from_fits(file, o.case_number);
-        const auto* chosen = &fits.front();
-        for (const auto& f : fits)
-          if (f.first == o.tokenizer) chosen = &f;
-        half_turnover = std::max(0.0, chosen->second.turnover_us) / 2 / 1e6;
-        origin = "half of the turnover term of " + file + " (" + chosen->first + ") each";
+        std::string chosen;
+        half_turnover = cost::half_turnover_s(file, o.case_number, o.tokenizer, chosen);
+        origin = "half of the turnover term of " + file + " (" + chosen + ") each";
       }
     }
-    config.input.receive_s = o.receive_ms >= 0 ? o.receive_ms / 1000 : half_turnover;
-    config.input.delete_s = o.delete_ms >= 0 ? o.delete_ms / 1000 : half_turnover;
+    spec.input.receive_s = o.receive_ms >= 0 ? o.receive_ms / 1000 : half_turnover;
+    spec.input.delete_s = o.delete_ms >= 0 ? o.delete_ms / 1000 : half_turnover;
     std::snprintf(line, sizeof line, "input queue: receives of up to %zu, receive %.4g ms, delete %.4g ms (%s), prefetch %s\n",
-                  config.input.batch, config.input.receive_s * 1000, config.input.delete_s * 1000, origin.c_str(),
+                  spec.input.batch, spec.input.receive_s * 1000, spec.input.delete_s * 1000, origin.c_str(),
                   o.prefetch.c_str());
     text += line;
   } else if (o.receive_ms >= 0 || o.delete_ms >= 0) {
@@ -222,12 +200,12 @@ std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
   if (o.publishers < 0 || o.consumers < 0) throw cost::CostError("--publishers and --consumers must be >= 0");
   if (o.publishers > 0) {
     if (o.publish_ms < 0) throw cost::CostError("--publish-ms must be >= 0");
-    config.publish.publishers = o.publishers;
-    config.publish.capacity = o.publish_capacity ? o.publish_capacity : 2 * static_cast<std::size_t>(o.publishers);
-    const double seconds = o.publish_ms / 1000;
-    config.publish.publish_s = [seconds](const cost::SimRequest&, double, std::mt19937_64&) { return seconds; };
+    spec.publishers = o.publishers;
+    spec.publish_capacity = o.publish_capacity;
+    spec.publish_s = o.publish_ms / 1000;
     std::snprintf(line, sizeof line, "publisher pool: %d thread(s), up to %zu records waiting (then the worker blocks), "
-                  "%.4g ms per publish\n", o.publishers, config.publish.capacity, o.publish_ms);
+                  "%.4g ms per publish\n", o.publishers,
+                  o.publish_capacity ? o.publish_capacity : 2 * static_cast<std::size_t>(o.publishers), o.publish_ms);
     text += line;
   } else if (o.publish_capacity > 0 || o.publish_ms > 0) {
     throw cost::CostError("--publish-capacity and --publish-ms need --publishers");
@@ -238,7 +216,7 @@ std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
     if (o.linger_ms < 0 || o.consumer_batch < 1) throw cost::CostError("--linger-ms must be >= 0 and --consumer-batch >= 1");
     const auto [fixed, per_record] = write_times(o.store_write_ms);
     if (fixed < 0 || per_record < 0) throw cost::CostError("--store-write-ms must be >= 0");
-    config.consumer = {consumers, o.consumer_batch, o.linger_ms / 1000, fixed, per_record};
+    spec.consumer = {consumers, o.consumer_batch, o.linger_ms / 1000, fixed, per_record};
     std::snprintf(line, sizeof line, "consumer: %d, writes of up to %zu records after %.4g ms of linger, %.4g ms + %.4g ms per record\n",
                   consumers, o.consumer_batch, o.linger_ms, fixed * 1000, per_record * 1000);
     text += line;
@@ -256,14 +234,7 @@ nlohmann::json latency_json(const cost::Percentiles& p) {
 
 cost::EngineSimConfig engine_config(const SimulateOptions& o, const cost::Scenario& sc, const cost::ELinear& e, bool e_exp,
                                     const std::vector<cost::SimRequest>& requests) {
-  cost::EngineSimConfig c;
-  c.replica = sc.replica;
-  c.replicas = sc.replicas;
-  c.requests = o.requests();
-  c.seed = o.seed();
-  c.workload = requests;
-  c.workers = o.workers;
-  c.cpu = [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) { return draw(e.at(q.input_tokens) / 1e6, e_exp, rng); };
+  cost::EngineSimConfig c = cost::engine_sim_config(sc, requests, cost::cpu_service(e, e_exp), o.workers, o.requests(), o.seed());
   if (o.concurrency > 0) {
     c.closed_loop = true;
     c.concurrency = o.concurrency;
@@ -294,7 +265,7 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
     r = cost::simulate_engine(config);
   }
   if (!o.plots.empty()) write_simulation_plots(o, r);
-  const auto c = fleet_cost(sc, o.pricing.scenario.gpus, o.workers, r.requests_per_s);
+  const auto c = cost::fleet_cost(sc, o.pricing.scenario.gpus, o.workers, r.requests_per_s);
   double mean_in = 0, mean_out = 0;
   for (const auto& q : requests) {
     mean_in += q.input_tokens;
@@ -400,40 +371,26 @@ cost::ELinear e_of(const SimulateOptions& o) {
   return {0, 0, "none given (E = 0)"};
 }
 
-// The per-request stage chain: the arrivals (drawn, or replayed from records), the pipeline's
-// parts around the workers (`around` says which), the workers with E and the GPU slots with D.
+// The per-request stage chain (cost/chain_config.hpp): the arrivals (drawn, or replayed from
+// records), the pipeline's parts around the workers (`around` says which), the workers with E and
+// the GPU slots with D.
 cost::SimConfig chain_config(const SimulateOptions& o, std::vector<cost::SimRequest> requests, const ArrivalReplay& replayed,
                              const cost::Scenario& scenario, const cost::ELinear& e, int slots, std::string& around) {
-  const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
-  const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
-  cost::SimConfig config;
-  config.arrival_rate = o.rate;
-  if (o.burst_cv > 0) {
-    config.arrivals = cost::Arrivals::gamma;
-    config.arrival_cv = o.burst_cv;
-  }
-  config.requests = o.requests();
-  config.seed = o.seed();
-  config.workload = std::move(requests);
-  if (!o.replay_arrivals.empty()) {
-    config.arrivals = cost::Arrivals::replay;
-    config.arrival_times = replayed.times;
-    config.requests = replayed.times.size();
-  }
-  around = pipeline_around(o, config);
-  config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
-                             return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
-                           }});
-  // Here a request keeps the step time of the batch it found when it started (the engine
-  // simulation does not; see engine_sim.hpp): its prefill steps and out - 1 decode steps.
-  const cost::Roofline roofline = scenario.replica;
-  const int replicas = scenario.replicas;
-  config.stages.push_back({"gpu", slots, [roofline, d_exp, replicas](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
-                             const double per_replica = std::max(1.0, std::ceil(batch / replicas));
-                             const auto s = cost::steady_state(roofline, per_replica, q.input_tokens, q.output_tokens, true);
-                             return draw((s.prefill_steps + std::max(1.0, q.output_tokens) - 1) * s.step_s, d_exp, rng);
-                           }});
-  return config;
+  cost::ChainSpec spec;
+  spec.rate = o.rate;
+  spec.burst_cv = o.burst_cv;
+  spec.replay = !o.replay_arrivals.empty();
+  if (spec.replay) spec.replayed = replayed.times;
+  spec.requests = o.requests();
+  spec.seed = o.seed();
+  spec.workload = std::move(requests);
+  spec.workers = o.workers;
+  spec.e = e;
+  spec.e_exponential = exponential_flag(o.e_dist, "--e-dist");
+  spec.d_exponential = exponential_flag(o.d_dist, "--d-dist");
+  spec.gpu_slots = slots;
+  around = pipeline_around(o, spec);
+  return cost::chain_config(std::move(spec), scenario);
 }
 
 // --target-p99: the fewest GPU instances, then workers, meeting the p99 at --rate (capacity.hpp).
@@ -449,8 +406,8 @@ int plan_for_target(const SimulateOptions& o, const cost::Scenario& scenario, co
   q.gpu = config.stages[1].service_s;
   q.gpu_slots = slots;
   const auto plan = cost::plan_capacity(q);
-  const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.pricing.scenario.gpus, plan.workers, plan.result.throughput_per_s)
-                          : FleetCost{};
+  const auto c = plan.met ? cost::fleet_cost(scenario, plan.instances * o.pricing.scenario.gpus, plan.workers, plan.result.throughput_per_s)
+                          : cost::FleetCost{};
   if (o.json) {
     nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
                         {"simulations", plan.simulations}, {"gpus_per_instance", o.pricing.scenario.gpus}, {"gpu_slots", slots}};
@@ -515,7 +472,7 @@ nlohmann::json chain_stages_json(const cost::SimConfig& config, const cost::SimR
 
 // The stage chain's run as JSON.
 void print_chain_json(const SimulateOptions& o, const cost::SimConfig& config, const cost::SimResult& r,
-                      const ArrivalReplay& replayed, const cost::ELinear& e, int slots, const FleetCost& c,
+                      const ArrivalReplay& replayed, const cost::ELinear& e, int slots, const cost::FleetCost& c,
                       std::size_t requests_in_workload) {
   const bool replaying = !o.replay_arrivals.empty();
   const nlohmann::json stages = chain_stages_json(config, r);
@@ -587,18 +544,14 @@ int run_simulate(const SimulateOptions& o) {
       throw cost::CostError("--requests above " + std::to_string(kMaxChainRequests) +
                             " needs the engine simulation (drop --replay-arrivals, --batch, --publishers, the consumer's "
                             "flags, --target-p99, --gpu-slots and --d-dist exp)");
-    double mean_tokens = 0;
-    for (const auto& q : requests) mean_tokens += q.input_tokens + q.output_tokens;
-    mean_tokens /= static_cast<double>(requests.size());
-    const int slots = o.gpu_slots > 0 ? o.gpu_slots
-                                      : static_cast<int>(cost::concurrency_limit(scenario.replica, mean_tokens)) * scenario.replicas;
+    const int slots = o.gpu_slots > 0 ? o.gpu_slots : cost::gpu_slots_for(scenario, requests);
     std::string around;
     const cost::SimConfig config = chain_config(o, std::move(requests), replayed, scenario, e, slots, around);
     if (o.target_p99_ms > 0) return plan_for_target(o, scenario, config, slots, replaying);
 
     const auto r = cost::simulate(config);
     if (!o.plots.empty()) write_simulation_plots(o, r);
-    const auto c = fleet_cost(scenario, o.pricing.scenario.gpus, o.workers, r.throughput_per_s);
+    const auto c = cost::fleet_cost(scenario, o.pricing.scenario.gpus, o.workers, r.throughput_per_s);
     if (o.json) {
       print_chain_json(o, config, r, replayed, e, slots, c, replaying ? replayed.times.size() : workload.input_tokens.size());
       return 0;

@@ -61,6 +61,9 @@ MaxRate find_max_rate(EngineSimConfig c, const LatencyTargets& targets);
 // the workload in turn, and `workers` CPU workers with E; none when workers is 0).
 EngineSimConfig engine_sim_config(const Scenario& s, const Workload& w, const ELinear& e, int workers,
                                   std::size_t requests, std::uint64_t seed);
+// The same with the requests given as they are and E as a service time (service_times.hpp).
+EngineSimConfig engine_sim_config(const Scenario& s, std::vector<SimRequest> workload, ServiceTime cpu, int workers,
+                                  std::size_t requests, std::uint64_t seed);
 
 // A scenario priced under a load: the replica, replicas, prices and E of the scenario, the
 // operating point of the load. max_rate runs find_max_rate (with enough workers that E is never
