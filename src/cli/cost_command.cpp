@@ -88,10 +88,6 @@ cost::CostInputs api_priced(cost::CostInputs in, const std::vector<std::string>&
   return in;
 }
 
-nlohmann::json percentiles_json(const cost::Percentiles& p) {
-  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
-}
-
 // The steady state's TTFT or TPOT: mean, p50 and p99 (one value for a single-request workload).
 nlohmann::json steady_json(const cost::Percentiles& p) { return {{"mean", p.mean}, {"p50", p.p50}, {"p99", p.p99}}; }
 

@@ -87,4 +87,8 @@ nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& re
           {"kv_capacity_tokens", cost::kv_capacity_tokens(replica)}};
 }
 
+nlohmann::json percentiles_json(const cost::Percentiles& p) {
+  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
+}
+
 }  // namespace overhead::cli

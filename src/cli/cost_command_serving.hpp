@@ -32,4 +32,7 @@ CLI::Validator number_pair_check();
 // The engine settings a run used, for --json.
 nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& replica);
 
+// Mean, p50, p95 and p99 of a run's figure, for --json.
+nlohmann::json percentiles_json(const cost::Percentiles& p);
+
 }  // namespace overhead::cli

@@ -1,8 +1,11 @@
-// What a simulated fleet costs: $/hour of its GPUs and CPU workers at the scenario's prices, and
-// $ per request at the throughput it served.
+// What a simulated fleet costs: $/hour of its GPUs and CPU workers at the scenario's prices, $ per
+// request at the throughput it served, and $ per 1M tokens of its workload's mean request.
 #pragma once
 
+#include <vector>
+
 #include "cost/scenario.hpp"
+#include "cost/sim_result.hpp"
 
 namespace overhead::cost {
 
@@ -11,5 +14,12 @@ struct FleetCost {
 };
 
 FleetCost fleet_cost(const Scenario& sc, int gpus, int workers, double requests_per_s);
+
+// $ per 1M output tokens, and per 1M tokens in and out (blended), at the workload's mean request;
+// 0 when it has no such tokens.
+struct TokenPrices {
+  double usd_per_1m_output = 0, usd_per_1m_blended = 0;
+};
+TokenPrices token_prices(const FleetCost& c, const std::vector<SimRequest>& workload);
 
 }  // namespace overhead::cost
