@@ -13,8 +13,9 @@
 namespace overhead::cli {
 namespace {
 
-// Every stage of the chain's run, with the pipeline's parts where they ran.
-nlohmann::json chain_stages_json(const cost::SimConfig& config, const cost::SimResult& r) {
+// Every stage of a run, with the pipeline's parts where they ran (the chain's publisher pool and input
+// queue; the engine simulation has neither).
+nlohmann::json stages_json(const cost::SimResult& r, bool publishing, bool input_queue) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : r.stages) {
     nlohmann::json st = {{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
@@ -22,7 +23,7 @@ nlohmann::json chain_stages_json(const cost::SimConfig& config, const cost::SimR
                          {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
                          {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
                          {"service_s", percentiles_json(s.service_s)}, {"request_path", s.request_path}};
-    if (s.name == "cpu" && config.publish.publishers > 0) {
+    if (s.name == "cpu" && publishing) {
       st["blocked_share"] = s.blocked_share;
       st["blocked_s"] = percentiles_json(s.blocked_s);
     }
@@ -30,10 +31,22 @@ nlohmann::json chain_stages_json(const cost::SimConfig& config, const cost::SimR
       st["rounds"] = s.rounds;
       st["mean_round_size"] = s.mean_round_size;
     }
-    if (s.name == "cpu" && config.input.on()) st["io_share"] = s.io_share;
+    if (s.name == "cpu" && input_queue) st["io_share"] = s.io_share;
     stages.push_back(std::move(st));
   }
   return stages;
+}
+
+// The queue depth over time, the workload's size, and E's and D's percentiles, in a run's JSON.
+void add_depth_and_services(nlohmann::json& j, const cost::SimResult& r, std::size_t requests_in_workload) {
+  nlohmann::json depth = {{"t_s", r.depth_times}};
+  for (const auto& s : r.stages) depth[s.name] = s.depth;
+  j["queue_depth_over_time"] = depth;
+  j["requests_in_workload"] = requests_in_workload;
+  for (const auto& s : r.stages) {
+    if (s.name == "cpu") j["e_s"] = percentiles_json(s.service_s);
+    if (s.name == "gpu") j["d_s"] = percentiles_json(s.service_s);
+  }
 }
 
 }  // namespace
@@ -139,13 +152,7 @@ void print_engine_run(const SimulateOptions& o, const cost::Scenario& sc, const 
                 per_1m.usd_per_1m_output);
     return;
   }
-  nlohmann::json stages = nlohmann::json::array();
-  for (const auto& st : r.stages)
-    stages.push_back({{"name", st.name}, {"servers", st.servers}, {"utilization", st.utilization},
-                      {"offered_load", st.offered_load}, {"mean_batch", st.mean_batch},
-                      {"mean_queue_length", st.mean_queue_length}, {"max_queue_length", st.max_queue_length},
-                      {"saturated", st.saturated}, {"wait_s", percentiles_json(st.wait_s)},
-                      {"service_s", percentiles_json(st.service_s)}, {"request_path", true}});
+  const nlohmann::json stages = stages_json(r, false, false);
   nlohmann::json j = {{"requests", r.requests}, {"seed", o.seed()}, {"arrivals", o.concurrency > 0 ? "closed" : o.burst_cv > 0 ? "gamma" : "poisson"},
                       {"arrival_rate", o.concurrency > 0 ? r.requests_per_s : config.arrival_rate},
                       {"arrival_cv", o.burst_cv > 0 ? o.burst_cv : 1.0},
@@ -166,14 +173,7 @@ void print_engine_run(const SimulateOptions& o, const cost::Scenario& sc, const 
   if (o.max_rate())
     j["max_rate"] = {{"requests_per_s", max_rate.rate}, {"ttft_p99_ms", o.targets().ttft_p99_ms}, {"tpot_p99_ms", o.targets().tpot_p99_ms},
                      {"simulations", max_rate.simulations}};
-  nlohmann::json depth = {{"t_s", r.depth_times}};
-  for (const auto& st : r.stages) depth[st.name] = st.depth;
-  j["queue_depth_over_time"] = depth;
-  j["requests_in_workload"] = requests_in_workload;
-  for (const auto& st : r.stages) {
-    if (st.name == "cpu") j["e_s"] = percentiles_json(st.service_s);
-    if (st.name == "gpu") j["d_s"] = percentiles_json(st.service_s);
-  }
+  add_depth_and_services(j, r, requests_in_workload);
   j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
   std::printf("%s\n", j.dump(1).c_str());
 }
@@ -196,7 +196,7 @@ void print_chain_json(const SimulateOptions& o, const cost::SimConfig& config, c
                       const ArrivalReplay& replayed, const cost::ELinear& e, int slots, const cost::FleetCost& c,
                       std::size_t requests_in_workload) {
   const bool replaying = !o.replay_arrivals.empty();
-  const nlohmann::json stages = chain_stages_json(config, r);
+  const nlohmann::json stages = stages_json(r, config.publish.publishers > 0, config.input.on());
   const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";
   nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed()},
                       {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
@@ -208,14 +208,7 @@ void print_chain_json(const SimulateOptions& o, const cost::SimConfig& config, c
                       {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
                       {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
                       {"cost", cost_json(c)}};
-  nlohmann::json depth = {{"t_s", r.depth_times}};
-  for (const auto& s : r.stages) depth[s.name] = s.depth;
-  j["queue_depth_over_time"] = depth;
-  j["requests_in_workload"] = requests_in_workload;
-  for (const auto& s : r.stages) {
-    if (s.name == "cpu") j["e_s"] = percentiles_json(s.service_s);
-    if (s.name == "gpu") j["d_s"] = percentiles_json(s.service_s);
-  }
+  add_depth_and_services(j, r, requests_in_workload);
   if (replaying)
     j["replay"] = {{"source", o.replay_arrivals}, {"experiment", o.experiment}, {"arrival_stamp", replayed.stamp},
                    {"speedup", o.speedup}, {"records", replayed.times.size()}, {"unstamped", replayed.unstamped},
