@@ -112,17 +112,7 @@ int run_cost(const CostOptions& o) {
     const auto& model = scenario.model;
     const auto& prices = scenario.prices;
 
-    cost::ELinear e;
-    if (!o.e_us.empty()) {
-      const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
-      e = {a, b, "typed in"};
-    } else if (!o.fits.empty()) {
-      e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
-    } else if (!o.backend.empty()) {
-      throw cost::CostError("--backend needs --fits (one fits.json per backend)");
-    } else {
-      e = {0, 0, "none given (E = 0)"};
-    }
+    const cost::ELinear e = cost::choose_e(o.e_us, o.fits, o.backend, o.case_number, o.tokenizer);
     const std::string& gpu_price_source = scenario.gpu_price_source;
     std::string api_source;
     cost::Workload workload;
@@ -219,14 +209,7 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CostOptions>();
   CLI::App* cmd = app.add_subcommand("cost", "$ per request and per 1M tokens, T = E(x) + D(y|x), and the break-even");
   cmd->add_flag("--list", o->list, "Print the shipped GPU, model and price profiles");
-  cmd->add_option("--fits", o->fits,
-                  "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
-  cmd->add_option("--backend", o->backend,
-                  "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
-  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->check(integer_in(0, 1000))->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
-  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)")
-      ->check(number_pair_check());
+  add_e_flags(*cmd, o->fits, o->backend, o->case_number, o->tokenizer, o->e_us);
   add_serving_flags(*cmd, o->pricing.scenario);
   add_load_flags(*cmd, o->pricing.load);
   cmd->add_option("--requests", o->pricing.load.requests, "With --max-rate: requests simulated per candidate rate")

@@ -181,17 +181,6 @@ void check_modes(const SimulateOptions& o) {
   if (o.burst_cv < 0) throw cost::CostError("--burst-cv must be > 0 (1 = Poisson-like, above 1 = bursts)");
 }
 
-// E typed in, from a fit, or 0.
-cost::ELinear e_of(const SimulateOptions& o) {
-  if (!o.e_us.empty()) {
-    const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
-    return {a, b, "typed in"};
-  }
-  if (!o.fits.empty()) return cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
-  if (!o.backend.empty()) throw cost::CostError("--backend needs --fits (one fits.json per backend)");
-  return {0, 0, "none given (E = 0)"};
-}
-
 // The per-request stage chain (cost/chain_config.hpp): the arrivals (drawn, or replayed from
 // records), the pipeline's parts around the workers (`around` says which), the workers with E and
 // the GPU slots with D.
@@ -234,7 +223,7 @@ int run_simulate(const SimulateOptions& o) {
     const bool replaying = !o.replay_arrivals.empty();
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
     const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
-    const cost::ELinear e = e_of(o);
+    const cost::ELinear e = cost::choose_e(o.e_us, o.fits, o.backend, o.case_number, o.tokenizer);
     const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
     const auto workload = is_records_workload(o.pricing.workload)
                               ? workload_from_records(o.pricing.workload, o.workload_tokenizer).workload
@@ -305,14 +294,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", o->pricing.load.seed, "Random seed (same seed, same result)")->check(integer_in(0, INT64_MAX))->capture_default_str();
   CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")
                              ->check(integer_in(1, 1'000'000))->capture_default_str();
-  cmd->add_option("--fits", o->fits,
-                  "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
-  cmd->add_option("--backend", o->backend,
-                  "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
-  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->check(integer_in(0, 1000))->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
-  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)")
-      ->check(number_pair_check());
+  add_e_flags(*cmd, o->fits, o->backend, o->case_number, o->tokenizer, o->e_us);
   cmd->add_option("--e-dist", o->e_dist, "E around its mean: fixed or exp")->capture_default_str();
   cmd->add_option("--d-dist", o->d_dist, "D around the roofline: fixed or exp")->capture_default_str();
   add_serving_flags(*cmd, o->pricing.scenario);

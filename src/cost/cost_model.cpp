@@ -5,11 +5,11 @@
 #include <cmath>
 #include <optional>
 #include <exception>
-#include <fstream>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "cost/fits_select.hpp"
+#include "cost/json_file.hpp"
 #include "cost/sim_statistics.hpp"
 
 namespace overhead::cost {
@@ -85,14 +85,7 @@ void check_e(const ELinear& e, const Workload& w, const std::string& flag) {
 namespace {
 
 nlohmann::json read_fits(const std::string& fits_file) {
-  std::ifstream in(fits_file);
-  if (!in) throw CostError(fits_file + ": cannot open");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw CostError(fits_file + ": " + e.what());
-  }
+  nlohmann::json j = read_json_file(fits_file);
   if (!j.contains("fits") || !j["fits"].is_array()) throw CostError(fits_file + ": missing array \"fits\"");
   return j;
 }
@@ -121,6 +114,17 @@ std::vector<std::pair<std::string, EBatch>> e_batch_from_fits(const std::string&
   if (out.empty())
     throw CostError(fits_file + ": no OLS cycle fit with the turnover term (model b) for case " + std::to_string(case_number));
   return out;
+}
+
+ELinear choose_e(const std::string& e_us, const std::vector<std::string>& fits, const std::string& backend,
+                 int case_number, const std::string& tokenizer) {
+  if (!e_us.empty()) {
+    const auto [a, b] = parse_number_pair(e_us, "--e-us");
+    return {a, b, "typed in"};
+  }
+  if (!fits.empty()) return e_from_fits(select_fits(fits, backend, case_number), case_number, tokenizer);
+  if (!backend.empty()) throw CostError("--backend needs --fits (one fits.json per backend)");
+  return {0, 0, "none given (E = 0)"};
 }
 
 ELinear e_from_fits(const std::string& fits_file, int case_number, const std::string& tokenizer) {
