@@ -76,12 +76,13 @@ cost::CostInputs api_priced(cost::CostInputs in, const std::vector<std::string>&
                             std::string& source) {
   if (api_prices.empty()) return in;
   const std::string& api = api_prices.front();
-  if (const auto preset = prices.apis.find(api); preset != prices.apis.end()) {
-    in.api_usd_per_1m = {preset->second.usd_per_1m_input, preset->second.usd_per_1m_output};
-    source = preset->second.kind + ", " + preset->second.source + " (" + preset->second.date + ")";
+  bool preset = false;
+  const cost::ApiPrice price = cost::api_price(api, prices, &preset);
+  in.api_usd_per_1m = {price.usd_per_1m_input, price.usd_per_1m_output};
+  if (preset) {
+    source = price.kind + ", " + price.source + " (" + price.date + ")";
   } else {
-    in.api_usd_per_1m = cost::parse_number_pair(api, "--api-price");
-    if (!(in.api_usd_per_1m->first >= 0 && in.api_usd_per_1m->second >= 0))
+    if (!(price.usd_per_1m_input >= 0 && price.usd_per_1m_output >= 0))
       throw cost::CostError("--api-price " + api + ": a price is >= 0 $ per 1M tokens");
     source = "--api-price";
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "cost/service_times.hpp"
@@ -67,6 +68,15 @@ MaxRate find_max_rate(EngineSimConfig c, const LatencyTargets& targets) {
   }
   m.rate = lo;
   return m;
+}
+
+ApiPrice api_price(const std::string& name_or_pair, const Prices& prices, bool* preset) {
+  const auto found = prices.apis.find(name_or_pair);
+  if (preset) *preset = found != prices.apis.end();
+  if (found != prices.apis.end()) return found->second;
+  ApiPrice typed;
+  std::tie(typed.usd_per_1m_input, typed.usd_per_1m_output) = parse_number_pair(name_or_pair, "--api-price");
+  return typed;
 }
 
 EngineSimConfig engine_sim_config(const Scenario& s, const Workload& w, const ELinear& e, int workers,
