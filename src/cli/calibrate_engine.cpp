@@ -1,7 +1,5 @@
 #include "cli/calibrate_engine.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -9,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "aws/http_client.hpp"
 #include "backends/openai_decoder.hpp"
 #include "binding/chat_binding.hpp"
 #include "ports/backend_url.hpp"
@@ -17,14 +16,6 @@
 namespace overhead::cli {
 
 namespace {
-
-std::size_t append_body(char* data, std::size_t size, std::size_t n, void* out) {
-  auto* body = static_cast<std::string*>(out);
-  // /v1/models is a short list: refuse a body past 4 MiB rather than hold whatever a server sends.
-  if (body->size() + size * n > (4u << 20)) return 0;
-  body->append(data, size * n);
-  return size * n;
-}
 
 // The prompt of exactly `tokens` tokens as the tokenizer counts it (special tokens included, as
 // the engine adds its BOS): a run of one common word, grown until the count is reached.
@@ -136,23 +127,28 @@ constexpr int kMaxRounds = 1000;  // the budget ends them first; a bound on the 
 }  // namespace
 
 nlohmann::json fetch_models(const std::string& base_url, const std::string& model) {
-  const std::string url = base_url + "/models";
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), &curl_easy_cleanup);
-  if (!curl) throw std::runtime_error("cannot start libcurl");
-  std::string body;
-  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &append_body);
-  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, 10000L);
-  curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
-  const CURLcode rc = curl_easy_perform(curl.get());
+  // /v1/models is a short list: a body past 4 MiB is refused rather than parsed.
+  constexpr std::size_t kMaxBody = 4u << 20;
   const std::string shown = pipe::redact_url(base_url);  // the URL may hold the engine's password
-  if (rc != CURLE_OK)
-    throw std::runtime_error("the engine at " + shown + " is unreachable: " + curl_easy_strerror(rc));
-  long status = 0;
-  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  aws::HttpRequest request;
+  request.url = base_url + "/models";
+  request.timeout = std::chrono::milliseconds(10000);
+  aws::HttpResponse response;
+  try {
+    // One call, connecting included, within the 10 s it always had.
+    aws::HttpClient client({.connect_timeout = request.timeout});
+    response = client.send(request);
+  } catch (const aws::TransportError& e) {
+    // Its message names the URL; the engine's is shown redacted, with curl's reason.
+    const std::string what = e.what(), prefix = request.method + " " + request.url + ": ";
+    throw std::runtime_error("the engine at " + shown + " is unreachable: " +
+                             (what.starts_with(prefix) ? what.substr(prefix.size()) : what));
+  }
+  const long status = response.status;
+  const std::string& body = response.body;
   const std::string not_openai = "the engine at " + shown + " is not OpenAI-compatible: GET /models ";
   if (status != 200) throw std::runtime_error(not_openai + "answered HTTP " + std::to_string(status));
+  if (body.size() > kMaxBody) throw std::runtime_error(not_openai + "answered more than 4 MiB");
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("data") || !j["data"].is_array() || j["data"].empty())
     throw std::runtime_error(not_openai + "is not a model list ({\"data\": [{\"id\": ...}]})");

@@ -76,20 +76,17 @@ cost::CostInputs api_priced(cost::CostInputs in, const std::vector<std::string>&
                             std::string& source) {
   if (api_prices.empty()) return in;
   const std::string& api = api_prices.front();
-  if (const auto preset = prices.apis.find(api); preset != prices.apis.end()) {
-    in.api_usd_per_1m = {preset->second.usd_per_1m_input, preset->second.usd_per_1m_output};
-    source = preset->second.kind + ", " + preset->second.source + " (" + preset->second.date + ")";
+  bool preset = false;
+  const cost::ApiPrice price = cost::api_price(api, prices, &preset);
+  in.api_usd_per_1m = {price.usd_per_1m_input, price.usd_per_1m_output};
+  if (preset) {
+    source = price.kind + ", " + price.source + " (" + price.date + ")";
   } else {
-    in.api_usd_per_1m = cost::parse_number_pair(api, "--api-price");
-    if (!(in.api_usd_per_1m->first >= 0 && in.api_usd_per_1m->second >= 0))
+    if (!(price.usd_per_1m_input >= 0 && price.usd_per_1m_output >= 0))
       throw cost::CostError("--api-price " + api + ": a price is >= 0 $ per 1M tokens");
     source = "--api-price";
   }
   return in;
-}
-
-nlohmann::json percentiles_json(const cost::Percentiles& p) {
-  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
 }
 
 // The steady state's TTFT or TPOT: mean, p50 and p99 (one value for a single-request workload).
@@ -116,17 +113,7 @@ int run_cost(const CostOptions& o) {
     const auto& model = scenario.model;
     const auto& prices = scenario.prices;
 
-    cost::ELinear e;
-    if (!o.e_us.empty()) {
-      const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
-      e = {a, b, "typed in"};
-    } else if (!o.fits.empty()) {
-      e = cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
-    } else if (!o.backend.empty()) {
-      throw cost::CostError("--backend needs --fits (one fits.json per backend)");
-    } else {
-      e = {0, 0, "none given (E = 0)"};
-    }
+    const cost::ELinear e = cost::choose_e(o.e_us, o.fits, o.backend, o.case_number, o.tokenizer);
     const std::string& gpu_price_source = scenario.gpu_price_source;
     std::string api_source;
     cost::Workload workload;
@@ -223,14 +210,7 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CostOptions>();
   CLI::App* cmd = app.add_subcommand("cost", "$ per request and per 1M tokens, T = E(x) + D(y|x), and the break-even");
   cmd->add_flag("--list", o->list, "Print the shipped GPU, model and price profiles");
-  cmd->add_option("--fits", o->fits,
-                  "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
-  cmd->add_option("--backend", o->backend,
-                  "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
-  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->check(integer_in(0, 1000))->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
-  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)")
-      ->check(number_pair_check());
+  add_e_flags(*cmd, o->fits, o->backend, o->case_number, o->tokenizer, o->e_us);
   add_serving_flags(*cmd, o->pricing.scenario);
   add_load_flags(*cmd, o->pricing.load);
   cmd->add_option("--requests", o->pricing.load.requests, "With --max-rate: requests simulated per candidate rate")

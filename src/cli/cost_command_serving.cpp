@@ -61,6 +61,18 @@ std::size_t load_modes_given(const CLI::App& cmd) {
   return n;
 }
 
+void add_e_flags(CLI::App& cmd, std::vector<std::string>& fits, std::string& backend, int& case_number,
+                 std::string& tokenizer, std::string& e_us) {
+  cmd.add_option("--fits", fits,
+                 "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
+  cmd.add_option("--backend", backend,
+                 "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
+  cmd.add_option("--case", case_number, "Case whose E fit to use")->check(integer_in(0, 1000))->capture_default_str();
+  cmd.add_option("--tokenizer", tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
+  cmd.add_option("--e-us", e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)")
+      ->check(number_pair_check());
+}
+
 CLI::Validator number_pair_check() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
@@ -85,6 +97,10 @@ nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& re
           {"max_batch", replica.max_concurrency},
           {"prefill_chunk_tokens", replica.prefill_chunk_tokens},
           {"kv_capacity_tokens", cost::kv_capacity_tokens(replica)}};
+}
+
+nlohmann::json percentiles_json(const cost::Percentiles& p) {
+  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
 }
 
 }  // namespace overhead::cli

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cost/pricing.hpp"
 #include "cost/scenario.hpp"
@@ -26,10 +27,18 @@ void add_max_rate_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& 
 // How many of the load flags were given (more than one is a usage error).
 std::size_t load_modes_given(const CLI::App& cmd);
 
+// Where E comes from: --fits (repeatable), --backend, --case, --tokenizer, or --e-us typed in
+// (cost::choose_e reads them).
+void add_e_flags(CLI::App& cmd, std::vector<std::string>& fits, std::string& backend, int& case_number,
+                 std::string& tokenizer, std::string& e_us);
+
 // "A,B": exactly two finite numbers (a third value is refused, not dropped).
 CLI::Validator number_pair_check();
 
 // The engine settings a run used, for --json.
 nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& replica);
+
+// Mean, p50, p95 and p99 of a run's figure, for --json.
+nlohmann::json percentiles_json(const cost::Percentiles& p);
 
 }  // namespace overhead::cli

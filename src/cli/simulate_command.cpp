@@ -12,8 +12,6 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,149 +21,31 @@
 #include "cli/cost_command_serving.hpp"
 #include "cli/option_checks.hpp"
 #include "cost/engine_sim.hpp"
-#include "cost/latency_sketch.hpp"
 #include "cost/scenario.hpp"
 #include "cli/cost_command_workload.hpp"
 #include "cli/simulate_command_arrivals.hpp"
+#include "cli/simulate_command_options.hpp"
+#include "cli/simulate_command_print.hpp"
 #include "cli/simulate_command_replay.hpp"
 #include "cost/pricing.hpp"
 #include "cost/capacity.hpp"
+#include "cost/chain_config.hpp"
+#include "cost/fleet_cost.hpp"
+#include "cost/service_times.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/fits_select.hpp"
 #include "cost/profiles.hpp"
 #include "cost/simulator.hpp"
-#include "report/simulation_figures.hpp"
 
 namespace overhead::cli {
 
 namespace {
 
-// The deployment, the workload, --max-rate's targets and the requests and seed of every
-// simulation live in `pricing`, the cost family's one struct; the rest is the simulator's own.
-struct SimulateOptions {
-  cost::PricingOptions pricing;
-  std::vector<std::string> fits;
-  std::string backend, tokenizer, workload_tokenizer = "llama-3.3-70b-instruct", e_us, e_dist = "fixed", d_dist = "fixed";
-  int case_number = 5, workers = 1, gpu_slots = 0;
-  double rate = 0, burst_cv = 0, target_p99_ms = 0, concurrency = 0;
-  bool max_rate() const { return pricing.load.mode == cost::Load::max_rate; }
-  const cost::LatencyTargets& targets() const { return pricing.load.targets; }
-  std::size_t requests() const { return pricing.load.requests; }
-  std::uint64_t seed() const { return pricing.load.seed; }
-  bool json = false;
-  std::string plots;  // --plots DIR: the run's figures as SVG
-  // Arrivals replayed from a store's records.
-  std::string replay_arrivals, experiment, arrival_stamp = "auto";
-  double speedup = 1;
-  // The input queue (off unless --batch), the publisher pool (off unless --publishers) and the
-  // consumer (off unless --consumers or --store-write-ms). A negative time: from the fit or 0.
-  std::size_t batch = 0;
-  std::string prefetch = "on";
-  double receive_ms = -1, delete_ms = -1;
-  int publishers = 0, consumers = 0;
-  std::size_t publish_capacity = 0, consumer_batch = 200;
-  double publish_ms = 0, linger_ms = 5;
-  std::string store_write_ms;
-};
-
-// Service time with the model's mean: as is ("fixed"), or exponential around it ("exp"), the
-// latter for comparing with M/M/c theory and for a pessimistic spread.
-double draw(double mean, bool exponential, std::mt19937_64& rng) {
-  if (!exponential || mean <= 0) return mean;
-  return std::exponential_distribution<double>(1.0 / mean)(rng);
-}
 
 bool exponential_flag(const std::string& value, const char* flag) {
   if (value == "fixed") return false;
   if (value == "exp") return true;
   throw cost::CostError(std::string(flag) + " must be fixed or exp, got \"" + value + "\"");
-}
-
-// --plots DIR: queue depth over time and the latency percentiles, as SVG files.
-void write_simulation_plots(const SimulateOptions& o, const cost::SimResult& r) {
-  const std::string title = o.pricing.scenario.gpu + " x" + std::to_string(o.pricing.scenario.gpus) + " serving " + o.pricing.scenario.model + ", " +
-                            std::to_string(o.workers) + " CPU worker(s), " + std::to_string(r.requests) + " requests";
-  for (const auto& f : report::simulation_figures(r, title)) write_output_file(o.plots, f.name + ".svg", report::svg_file(f));
-}
-
-nlohmann::json percentiles_json(const cost::Percentiles& p) {
-  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
-}
-
-void print_text(const SimulateOptions& o, const std::string& arrivals, const std::string& around, const cost::ELinear& e,
-                const cost::SimResult& r) {
-  std::printf("%zu requests, %s (seed %llu); E(x) = %.3f + %.5f*x us (%s)\n", r.requests, arrivals.c_str(),
-              static_cast<unsigned long long>(o.seed()), e.alpha_us, e.beta_us_per_token, e.origin.c_str());
-  if (!around.empty()) std::printf("%s\n", around.c_str());
-  std::printf("completed %.4g requests/s over %.4g s simulated\n\n", r.throughput_per_s, r.span_s);
-  bool branch = false, blocked = false, rounds = false;
-  for (const auto& s : r.stages) {
-    branch = branch || !s.request_path;
-    blocked = blocked || s.name == "publish";  // the pool is modelled: show whether it blocked
-    rounds = rounds || s.rounds > 0;
-  }
-  std::printf("%-9s %7s %6s %8s %7s %10s %10s %10s %10s %11s %9s", "stage", "servers", "util", "offered", "batch",
-              "wait mean", "wait p99", "svc mean", "svc p99", "queue mean", "queue max");
-  if (blocked) std::printf(" %8s %11s", "blocked", "blocked p99");
-  if (rounds) std::printf(" %8s %6s %6s", "rounds", "size", "io");
-  std::printf("\n");
-  for (const auto& s : r.stages) {
-    const std::string name = s.request_path ? s.name : s.name + "*";
-    std::printf("%-9s %7d %6.3f %8.3f %7.2f %10.4g %10.4g %10.4g %10.4g %11.4g %9zu", name.c_str(), s.servers,
-                s.utilization, s.offered_load, s.mean_batch, s.wait_s.mean, s.wait_s.p99, s.service_s.mean,
-                s.service_s.p99, s.mean_queue_length, s.max_queue_length);
-    if (blocked) std::printf(" %8.3f %11.4g", s.blocked_share, s.blocked_s.p99);
-    if (rounds) std::printf(" %8zu %6.2f %6.3f", s.rounds, s.mean_round_size, s.io_share);
-    std::printf("\n");
-  }
-  if (branch)
-    std::printf("* the record's branch (publish, then store), off the request's path; blocked: share of the workers' "
-                "time held by a full publisher pool, and per request\n");
-  if (rounds)
-    std::printf("rounds: receives (cpu) and store writes (consumer), of `size` on average; io: share of the workers' "
-                "time in receives and deletes on their own thread\n");
-  std::printf("\n%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
-  std::vector<std::pair<const char*, cost::Percentiles>> rows = {{"queue wait (all)", r.queue_wait_s}, {"end-to-end", r.latency_s}};
-  for (const auto& s : r.stages) {
-    if (s.name == "cpu") rows.emplace_back("E", s.service_s);
-    if (s.name == "gpu") rows.emplace_back("D", s.service_s);
-  }
-  if (r.stored_latency_s.p99 > 0) rows.emplace_back("arrival to stored", r.stored_latency_s);
-  for (const auto& [name, p] : rows)
-    std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", name, p.mean, p.p50, p.p95, p.p99);
-  // Queue depth over time: ten of the recorded instants (all of them in --json).
-  std::printf("\n%-12s", "queue depth");
-  for (const auto& s : r.stages) std::printf(" %10s", s.name.c_str());
-  std::printf("\n");
-  const std::size_t step = std::max<std::size_t>(1, r.depth_times.size() / 10);
-  for (std::size_t k = step - 1; k < r.depth_times.size(); k += step) {
-    std::printf("  t=%-9.4g", r.depth_times[k]);
-    for (const auto& s : r.stages) std::printf(" %10.0f", s.depth[k]);
-    std::printf("\n");
-  }
-  if (r.saturated_stage.empty())
-    std::printf("\nno stage saturates; the busiest is %s\n", r.bottleneck_stage.c_str());
-  else
-    std::printf("\nSATURATED: %s (offered load >= 1; its queue grows without bound at this rate)\n",
-                r.saturated_stage.c_str());
-}
-
-// $/hour of a fleet and $ per request at its throughput; the prices are the presets unless given.
-struct FleetCost {
-  double gpu_usd_per_hour = 0, cpu_usd_per_hour = 0, usd_per_hour = 0, usd_per_request = 0;
-};
-FleetCost fleet_cost(const cost::Scenario& sc, int gpus, int workers, double requests_per_s) {
-  FleetCost c;
-  c.gpu_usd_per_hour = sc.gpu_usd_per_hour;
-  c.cpu_usd_per_hour = sc.cpu_usd_per_hour;
-  c.usd_per_hour = gpus * c.gpu_usd_per_hour + workers * c.cpu_usd_per_hour;
-  c.usd_per_request = requests_per_s > 0 ? c.usd_per_hour / 3600.0 / requests_per_s : 0;
-  return c;
-}
-
-nlohmann::json cost_json(const FleetCost& c) {
-  return {{"gpu_usd_per_hour", c.gpu_usd_per_hour}, {"cpu_usd_per_hour", c.cpu_usd_per_hour},
-          {"usd_per_hour", c.usd_per_hour}, {"usd_per_request", c.usd_per_request}};
 }
 
 // "A" or "A,B" in milliseconds -> seconds: a store write's fixed part and its part per record.
@@ -186,34 +66,29 @@ std::pair<double, double> write_times(const std::string& text) {
 
 // The input queue, the publisher pool and the consumer from the flags (each off unless asked
 // for), and a line per part saying what was set, for the text output.
-std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
+std::string pipeline_around(const SimulateOptions& o, cost::ChainSpec& spec) {
   std::string text;
   char line[320];
   if (o.batch > 0) {
     if (o.batch > 10) throw cost::CostError("--batch must be 1 to 10 (a queue's receive gives at most 10)");
     if (o.prefetch != "on" && o.prefetch != "off") throw cost::CostError("--prefetch must be on or off, got \"" + o.prefetch + "\"");
-    config.input.batch = o.batch;
-    config.input.prefetch = o.prefetch == "on";
+    spec.input.batch = o.batch;
+    spec.input.prefetch = o.prefetch == "on";
     double half_turnover = 0;
     std::string origin = "typed in";
     if (o.receive_ms < 0 || o.delete_ms < 0) {
       origin = "0: give --receive-ms/--delete-ms or --fits";
       if (!o.fits.empty()) {
-        // The fit's turnover term is a delete and a receive paid in line: half each, as the
-        // closed-batch replay splits it.
         const std::string file = cost::select_fits(o.fits, o.backend, o.case_number);
-        const auto fits = cost::e_batch_from_fits(file, o.case_number);
-        const auto* chosen = &fits.front();
-        for (const auto& f : fits)
-          if (f.first == o.tokenizer) chosen = &f;
-        half_turnover = std::max(0.0, chosen->second.turnover_us) / 2 / 1e6;
-        origin = "half of the turnover term of " + file + " (" + chosen->first + ") each";
+        std::string chosen;
+        half_turnover = cost::half_turnover_s(file, o.case_number, o.tokenizer, chosen);
+        origin = "half of the turnover term of " + file + " (" + chosen + ") each";
       }
     }
-    config.input.receive_s = o.receive_ms >= 0 ? o.receive_ms / 1000 : half_turnover;
-    config.input.delete_s = o.delete_ms >= 0 ? o.delete_ms / 1000 : half_turnover;
+    spec.input.receive_s = o.receive_ms >= 0 ? o.receive_ms / 1000 : half_turnover;
+    spec.input.delete_s = o.delete_ms >= 0 ? o.delete_ms / 1000 : half_turnover;
     std::snprintf(line, sizeof line, "input queue: receives of up to %zu, receive %.4g ms, delete %.4g ms (%s), prefetch %s\n",
-                  config.input.batch, config.input.receive_s * 1000, config.input.delete_s * 1000, origin.c_str(),
+                  spec.input.batch, spec.input.receive_s * 1000, spec.input.delete_s * 1000, origin.c_str(),
                   o.prefetch.c_str());
     text += line;
   } else if (o.receive_ms >= 0 || o.delete_ms >= 0) {
@@ -222,12 +97,12 @@ std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
   if (o.publishers < 0 || o.consumers < 0) throw cost::CostError("--publishers and --consumers must be >= 0");
   if (o.publishers > 0) {
     if (o.publish_ms < 0) throw cost::CostError("--publish-ms must be >= 0");
-    config.publish.publishers = o.publishers;
-    config.publish.capacity = o.publish_capacity ? o.publish_capacity : 2 * static_cast<std::size_t>(o.publishers);
-    const double seconds = o.publish_ms / 1000;
-    config.publish.publish_s = [seconds](const cost::SimRequest&, double, std::mt19937_64&) { return seconds; };
+    spec.publishers = o.publishers;
+    spec.publish_capacity = o.publish_capacity;
+    spec.publish_s = o.publish_ms / 1000;
     std::snprintf(line, sizeof line, "publisher pool: %d thread(s), up to %zu records waiting (then the worker blocks), "
-                  "%.4g ms per publish\n", o.publishers, config.publish.capacity, o.publish_ms);
+                  "%.4g ms per publish\n", o.publishers,
+                  o.publish_capacity ? o.publish_capacity : 2 * static_cast<std::size_t>(o.publishers), o.publish_ms);
     text += line;
   } else if (o.publish_capacity > 0 || o.publish_ms > 0) {
     throw cost::CostError("--publish-capacity and --publish-ms need --publishers");
@@ -238,7 +113,7 @@ std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
     if (o.linger_ms < 0 || o.consumer_batch < 1) throw cost::CostError("--linger-ms must be >= 0 and --consumer-batch >= 1");
     const auto [fixed, per_record] = write_times(o.store_write_ms);
     if (fixed < 0 || per_record < 0) throw cost::CostError("--store-write-ms must be >= 0");
-    config.consumer = {consumers, o.consumer_batch, o.linger_ms / 1000, fixed, per_record};
+    spec.consumer = {consumers, o.consumer_batch, o.linger_ms / 1000, fixed, per_record};
     std::snprintf(line, sizeof line, "consumer: %d, writes of up to %zu records after %.4g ms of linger, %.4g ms + %.4g ms per record\n",
                   consumers, o.consumer_batch, o.linger_ms, fixed * 1000, per_record * 1000);
     text += line;
@@ -250,20 +125,9 @@ std::string pipeline_around(const SimulateOptions& o, cost::SimConfig& config) {
 // The per-request stage chain keeps every request in memory; the engine simulation does not.
 constexpr std::size_t kMaxChainRequests = 5'000'000;
 
-nlohmann::json latency_json(const cost::Percentiles& p) {
-  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
-}
-
 cost::EngineSimConfig engine_config(const SimulateOptions& o, const cost::Scenario& sc, const cost::ELinear& e, bool e_exp,
                                     const std::vector<cost::SimRequest>& requests) {
-  cost::EngineSimConfig c;
-  c.replica = sc.replica;
-  c.replicas = sc.replicas;
-  c.requests = o.requests();
-  c.seed = o.seed();
-  c.workload = requests;
-  c.workers = o.workers;
-  c.cpu = [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) { return draw(e.at(q.input_tokens) / 1e6, e_exp, rng); };
+  cost::EngineSimConfig c = cost::engine_sim_config(sc, requests, cost::cpu_service(e, e_exp), o.workers, o.requests(), o.seed());
   if (o.concurrency > 0) {
     c.closed_loop = true;
     c.concurrency = o.concurrency;
@@ -294,81 +158,9 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
     r = cost::simulate_engine(config);
   }
   if (!o.plots.empty()) write_simulation_plots(o, r);
-  const auto c = fleet_cost(sc, o.pricing.scenario.gpus, o.workers, r.requests_per_s);
-  double mean_in = 0, mean_out = 0;
-  for (const auto& q : requests) {
-    mean_in += q.input_tokens;
-    mean_out += q.output_tokens;
-  }
-  mean_in /= static_cast<double>(requests.size());
-  mean_out /= static_cast<double>(requests.size());
-  const double usd_per_1m_out = mean_out > 0 ? c.usd_per_request / mean_out * 1e6 : 0;
-  const double usd_per_1m_blended = mean_in + mean_out > 0 ? c.usd_per_request / (mean_in + mean_out) * 1e6 : 0;
-  const std::string precision = sc.serving.precision.empty() ? sc.model.precision : sc.serving.precision;
-  std::string arrivals;
-  {
-    char text[200];
-    if (o.concurrency > 0)
-      std::snprintf(text, sizeof text, "closed loop of %.0f clients", o.concurrency);
-    else if (o.burst_cv > 0)
-      std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g", config.arrival_rate, o.burst_cv);
-    else
-      std::snprintf(text, sizeof text, "Poisson at %.4g/s%s", o.max_rate() ? max_rate.rate : config.arrival_rate,
-                    o.max_rate() ? " (the highest meeting the p99 targets)" : "");
-    arrivals = text;
-  }
-  if (!o.json) {
-    print_text(o, arrivals, "", e, r);
-    std::printf("\nengine: %s x%d as %d replica(s) of tp %d, %s weights, %s KV, batch cap %.0f, prefill budget %.0f tokens\n",
-                sc.gpu.name.c_str(), o.pricing.scenario.gpus, sc.replicas, sc.serving.tp, precision.c_str(), sc.serving.kv_dtype.c_str(),
-                sc.replica.max_concurrency, sc.replica.prefill_chunk_tokens);
-    std::printf("%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
-    std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TTFT", r.ttft_s.mean, r.ttft_s.p50, r.ttft_s.p95, r.ttft_s.p99);
-    std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TPOT", r.tpot_s.mean, r.tpot_s.p50, r.tpot_s.p95, r.tpot_s.p99);
-    std::printf("fleet: %.4g requests/s, %.4g output tokens/s, mean batch %.1f per replica\n", r.requests_per_s,
-                r.output_tokens_per_s, r.mean_batch);
-    std::printf("cost: $%.4f/hour (%d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request, $%.4f per 1M output tokens\n",
-                c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request,
-                usd_per_1m_out);
-    return 0;
-  }
-  nlohmann::json stages = nlohmann::json::array();
-  for (const auto& st : r.stages)
-    stages.push_back({{"name", st.name}, {"servers", st.servers}, {"utilization", st.utilization},
-                      {"offered_load", st.offered_load}, {"mean_batch", st.mean_batch},
-                      {"mean_queue_length", st.mean_queue_length}, {"max_queue_length", st.max_queue_length},
-                      {"saturated", st.saturated}, {"wait_s", latency_json(st.wait_s)},
-                      {"service_s", latency_json(st.service_s)}, {"request_path", true}});
-  nlohmann::json j = {{"requests", r.requests}, {"seed", o.seed()}, {"arrivals", o.concurrency > 0 ? "closed" : o.burst_cv > 0 ? "gamma" : "poisson"},
-                      {"arrival_rate", o.concurrency > 0 ? r.requests_per_s : config.arrival_rate},
-                      {"arrival_cv", o.burst_cv > 0 ? o.burst_cv : 1.0},
-                      {"gpu", sc.gpu.name}, {"model", sc.model.name}, {"gpus", o.pricing.scenario.gpus}, {"tp", sc.serving.tp},
-                      {"replicas", sc.replicas}, {"precision", precision}, {"kv_dtype", sc.serving.kv_dtype},
-                      {"engine", engine_json(sc.serving.engine, sc.replica)}, {"workers", o.workers},
-                      {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us}, {"e_beta_us_per_token", e.beta_us_per_token},
-                      {"predicted_total_s", r.span_s}, {"throughput_per_s", r.throughput_per_s},
-                      {"requests_per_s", r.requests_per_s}, {"output_tokens_per_s", r.output_tokens_per_s},
-                      {"ttft_s", latency_json(r.ttft_s)}, {"tpot_s", latency_json(r.tpot_s)},
-                      {"latency_s", latency_json(r.latency_s)}, {"queue_wait_s", latency_json(r.queue_wait_s)},
-                      {"mean_batch", r.mean_batch}, {"steps", r.steps}, {"stages", stages},
-                      {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
-                      {"percentile_relative_error", cost::LatencySketch::kRelativeError},
-                      {"cost", cost_json(c)}, {"usd_per_request", c.usd_per_request},
-                      {"usd_per_1m_output_tokens", usd_per_1m_out}, {"usd_per_1m_tokens_blended", usd_per_1m_blended}};
-  if (o.concurrency > 0) j["concurrency"] = o.concurrency;
-  if (o.max_rate())
-    j["max_rate"] = {{"requests_per_s", max_rate.rate}, {"ttft_p99_ms", o.targets().ttft_p99_ms}, {"tpot_p99_ms", o.targets().tpot_p99_ms},
-                     {"simulations", max_rate.simulations}};
-  nlohmann::json depth = {{"t_s", r.depth_times}};
-  for (const auto& st : r.stages) depth[st.name] = st.depth;
-  j["queue_depth_over_time"] = depth;
-  j["requests_in_workload"] = requests.size();
-  for (const auto& st : r.stages) {
-    if (st.name == "cpu") j["e_s"] = latency_json(st.service_s);
-    if (st.name == "gpu") j["d_s"] = latency_json(st.service_s);
-  }
-  j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
-  std::printf("%s\n", j.dump(1).c_str());
+  const auto c = cost::fleet_cost(sc, o.pricing.scenario.gpus, o.workers, r.requests_per_s);
+  const auto per_1m = cost::token_prices(c, requests);
+  print_engine_run(o, sc, e, config, r, max_rate, c, per_1m, requests.size());
   return 0;
 }
 
@@ -389,51 +181,26 @@ void check_modes(const SimulateOptions& o) {
   if (o.burst_cv < 0) throw cost::CostError("--burst-cv must be > 0 (1 = Poisson-like, above 1 = bursts)");
 }
 
-// E typed in, from a fit, or 0.
-cost::ELinear e_of(const SimulateOptions& o) {
-  if (!o.e_us.empty()) {
-    const auto [a, b] = cost::parse_number_pair(o.e_us, "--e-us");
-    return {a, b, "typed in"};
-  }
-  if (!o.fits.empty()) return cost::e_from_fits(cost::select_fits(o.fits, o.backend, o.case_number), o.case_number, o.tokenizer);
-  if (!o.backend.empty()) throw cost::CostError("--backend needs --fits (one fits.json per backend)");
-  return {0, 0, "none given (E = 0)"};
-}
-
-// The per-request stage chain: the arrivals (drawn, or replayed from records), the pipeline's
-// parts around the workers (`around` says which), the workers with E and the GPU slots with D.
+// The per-request stage chain (cost/chain_config.hpp): the arrivals (drawn, or replayed from
+// records), the pipeline's parts around the workers (`around` says which), the workers with E and
+// the GPU slots with D.
 cost::SimConfig chain_config(const SimulateOptions& o, std::vector<cost::SimRequest> requests, const ArrivalReplay& replayed,
                              const cost::Scenario& scenario, const cost::ELinear& e, int slots, std::string& around) {
-  const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
-  const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
-  cost::SimConfig config;
-  config.arrival_rate = o.rate;
-  if (o.burst_cv > 0) {
-    config.arrivals = cost::Arrivals::gamma;
-    config.arrival_cv = o.burst_cv;
-  }
-  config.requests = o.requests();
-  config.seed = o.seed();
-  config.workload = std::move(requests);
-  if (!o.replay_arrivals.empty()) {
-    config.arrivals = cost::Arrivals::replay;
-    config.arrival_times = replayed.times;
-    config.requests = replayed.times.size();
-  }
-  around = pipeline_around(o, config);
-  config.stages.push_back({"cpu", o.workers, [e, e_exp](const cost::SimRequest& q, double, std::mt19937_64& rng) {
-                             return draw(e.at(q.input_tokens) / 1e6, e_exp, rng);
-                           }});
-  // Here a request keeps the step time of the batch it found when it started (the engine
-  // simulation does not; see engine_sim.hpp): its prefill steps and out - 1 decode steps.
-  const cost::Roofline roofline = scenario.replica;
-  const int replicas = scenario.replicas;
-  config.stages.push_back({"gpu", slots, [roofline, d_exp, replicas](const cost::SimRequest& q, double batch, std::mt19937_64& rng) {
-                             const double per_replica = std::max(1.0, std::ceil(batch / replicas));
-                             const auto s = cost::steady_state(roofline, per_replica, q.input_tokens, q.output_tokens, true);
-                             return draw((s.prefill_steps + std::max(1.0, q.output_tokens) - 1) * s.step_s, d_exp, rng);
-                           }});
-  return config;
+  cost::ChainSpec spec;
+  spec.rate = o.rate;
+  spec.burst_cv = o.burst_cv;
+  spec.replay = !o.replay_arrivals.empty();
+  if (spec.replay) spec.replayed = replayed.times;
+  spec.requests = o.requests();
+  spec.seed = o.seed();
+  spec.workload = std::move(requests);
+  spec.workers = o.workers;
+  spec.e = e;
+  spec.e_exponential = exponential_flag(o.e_dist, "--e-dist");
+  spec.d_exponential = exponential_flag(o.d_dist, "--d-dist");
+  spec.gpu_slots = slots;
+  around = pipeline_around(o, spec);
+  return cost::chain_config(std::move(spec), scenario);
 }
 
 // --target-p99: the fewest GPU instances, then workers, meeting the p99 at --rate (capacity.hpp).
@@ -442,120 +209,12 @@ int plan_for_target(const SimulateOptions& o, const cost::Scenario& scenario, co
   if (replaying || config.input.on() || config.publish.publishers > 0)
     throw cost::CostError("--target-p99 plans workers and GPUs under --rate alone: drop --replay-arrivals, --batch, "
                           "--publishers and the consumer's flags");
-  cost::CapacityQuery q;
-  q.traffic = config;
-  q.target_p99_s = o.target_p99_ms / 1000;
-  q.cpu = config.stages[0].service_s;
-  q.gpu = config.stages[1].service_s;
-  q.gpu_slots = slots;
+  const cost::CapacityQuery q = cost::capacity_query(config, o.target_p99_ms / 1000, slots);
   const auto plan = cost::plan_capacity(q);
-  const auto c = plan.met ? fleet_cost(scenario, plan.instances * o.pricing.scenario.gpus, plan.workers, plan.result.throughput_per_s)
-                          : FleetCost{};
-  if (o.json) {
-    nlohmann::json j = {{"target_p99_s", q.target_p99_s}, {"arrival_rate", o.rate}, {"met", plan.met},
-                        {"simulations", plan.simulations}, {"gpus_per_instance", o.pricing.scenario.gpus}, {"gpu_slots", slots}};
-    if (plan.met) {
-      j["gpu_instances"] = plan.instances;
-      j["cpu_workers"] = plan.workers;
-      j["latency_s"] = percentiles_json(plan.result.latency_s);
-      j["cost"] = cost_json(c);
-    } else {
-      j["reason"] = plan.reason;
-    }
-    std::printf("%s\n", j.dump(1).c_str());
-  } else if (plan.met) {
-    std::printf("target p99 %.4g ms at %.4g requests/s: %d GPU instance(s) of %d GPU(s) (%d slots each) and %d CPU "
-                "worker(s)\n  simulated p50 %.4g s, p99 %.4g s (%d simulations of %zu requests)\n"
-                "  $%.4f/hour, $%.6g per request\n",
-                o.target_p99_ms, o.rate, plan.instances, o.pricing.scenario.gpus, slots, plan.workers, plan.result.latency_s.p50,
-                plan.result.latency_s.p99, plan.simulations, o.requests(), c.usd_per_hour, c.usd_per_request);
-  } else {
-    std::printf("target p99 %.4g ms at %.4g requests/s: not met: %s\n", o.target_p99_ms, o.rate, plan.reason.c_str());
-  }
+  const auto c = plan.met ? cost::fleet_cost(scenario, plan.instances * o.pricing.scenario.gpus, plan.workers, plan.result.throughput_per_s)
+                          : cost::FleetCost{};
+  print_capacity_plan(o, q, plan, slots, c);
   return plan.met ? 0 : 1;
-}
-
-// How the requests arrived, for the text output.
-std::string chain_arrivals_text(const SimulateOptions& o, const ArrivalReplay& replayed, const cost::SimResult& r) {
-  char text[160];
-  if (!o.replay_arrivals.empty())
-    std::snprintf(text, sizeof text, "arrivals replayed from %s (%s, %s stamps, speedup %.4g; %.4g/s, CV %.3g)",
-                  o.replay_arrivals.c_str(), o.experiment.c_str(), replayed.stamp.c_str(), o.speedup, r.arrival_rate,
-                  r.arrival_cv);
-  else if (o.burst_cv > 0)
-    std::snprintf(text, sizeof text, "gamma bursts at %.4g/s, CV %.3g (drawn: %.4g/s, CV %.3g)", o.rate, o.burst_cv,
-                  r.arrival_rate, r.arrival_cv);
-  else
-    std::snprintf(text, sizeof text, "Poisson at %.4g/s", o.rate);
-  return text;
-}
-
-// Every stage of the chain's run, with the pipeline's parts where they ran.
-nlohmann::json chain_stages_json(const cost::SimConfig& config, const cost::SimResult& r) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (const auto& s : r.stages) {
-    nlohmann::json st = {{"name", s.name}, {"servers", s.servers}, {"utilization", s.utilization},
-                         {"offered_load", s.offered_load}, {"mean_batch", s.mean_batch},
-                         {"mean_queue_length", s.mean_queue_length}, {"max_queue_length", s.max_queue_length},
-                         {"saturated", s.saturated}, {"wait_s", percentiles_json(s.wait_s)},
-                         {"service_s", percentiles_json(s.service_s)}, {"request_path", s.request_path}};
-    if (s.name == "cpu" && config.publish.publishers > 0) {
-      st["blocked_share"] = s.blocked_share;
-      st["blocked_s"] = percentiles_json(s.blocked_s);
-    }
-    if (s.rounds > 0) {
-      st["rounds"] = s.rounds;
-      st["mean_round_size"] = s.mean_round_size;
-    }
-    if (s.name == "cpu" && config.input.on()) st["io_share"] = s.io_share;
-    stages.push_back(std::move(st));
-  }
-  return stages;
-}
-
-// The stage chain's run as JSON.
-void print_chain_json(const SimulateOptions& o, const cost::SimConfig& config, const cost::SimResult& r,
-                      const ArrivalReplay& replayed, const cost::ELinear& e, int slots, const FleetCost& c,
-                      std::size_t requests_in_workload) {
-  const bool replaying = !o.replay_arrivals.empty();
-  const nlohmann::json stages = chain_stages_json(config, r);
-  const char* process = replaying ? "replay" : o.burst_cv > 0 ? "gamma" : "poisson";
-  nlohmann::json j = {{"requests", r.requests}, {"arrival_rate", replaying ? r.arrival_rate : o.rate}, {"seed", o.seed()},
-                      {"arrivals", process}, {"arrival_cv", replaying ? r.arrival_cv : o.burst_cv > 0 ? o.burst_cv : 1.0},
-                      {"drawn_arrival_rate", r.arrival_rate}, {"drawn_arrival_cv", r.arrival_cv},
-                      {"gpu", o.pricing.scenario.gpu}, {"model", o.pricing.scenario.model}, {"gpus", o.pricing.scenario.gpus}, {"workers", o.workers},
-                      {"gpu_slots", slots}, {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us},
-                      {"e_beta_us_per_token", e.beta_us_per_token}, {"predicted_total_s", r.span_s},
-                      {"throughput_per_s", r.throughput_per_s}, {"stages", stages},
-                      {"queue_wait_s", percentiles_json(r.queue_wait_s)}, {"latency_s", percentiles_json(r.latency_s)},
-                      {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
-                      {"cost", cost_json(c)}};
-  nlohmann::json depth = {{"t_s", r.depth_times}};
-  for (const auto& s : r.stages) depth[s.name] = s.depth;
-  j["queue_depth_over_time"] = depth;
-  j["requests_in_workload"] = requests_in_workload;
-  for (const auto& s : r.stages) {
-    if (s.name == "cpu") j["e_s"] = percentiles_json(s.service_s);
-    if (s.name == "gpu") j["d_s"] = percentiles_json(s.service_s);
-  }
-  if (replaying)
-    j["replay"] = {{"source", o.replay_arrivals}, {"experiment", o.experiment}, {"arrival_stamp", replayed.stamp},
-                   {"speedup", o.speedup}, {"records", replayed.times.size()}, {"unstamped", replayed.unstamped},
-                   {"decoded", replayed.decoded}};
-  if (config.input.on())
-    j["input_queue"] = {{"batch", config.input.batch}, {"receive_s", config.input.receive_s},
-                        {"delete_s", config.input.delete_s}, {"prefetch", config.input.prefetch}};
-  if (config.publish.publishers > 0)
-    j["publish"] = {{"publishers", config.publish.publishers}, {"capacity", config.publish.capacity},
-                    {"publish_s", o.publish_ms / 1000}};
-  if (config.consumer.consumers > 0) {
-    j["consumer"] = {{"consumers", config.consumer.consumers}, {"batch", config.consumer.batch},
-                     {"linger_s", config.consumer.linger_s}, {"write_s", config.consumer.write_s},
-                     {"write_per_record_s", config.consumer.write_per_record_s}};
-    j["stored_latency_s"] = percentiles_json(r.stored_latency_s);
-  }
-  j["saturated_stage"] = r.saturated_stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saturated_stage);
-  std::printf("%s\n", j.dump(1).c_str());
 }
 
 int run_simulate(const SimulateOptions& o) {
@@ -564,7 +223,7 @@ int run_simulate(const SimulateOptions& o) {
     const bool replaying = !o.replay_arrivals.empty();
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
     const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
-    const cost::ELinear e = e_of(o);
+    const cost::ELinear e = cost::choose_e(o.e_us, o.fits, o.backend, o.case_number, o.tokenizer);
     const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
     const auto workload = is_records_workload(o.pricing.workload)
                               ? workload_from_records(o.pricing.workload, o.workload_tokenizer).workload
@@ -587,18 +246,14 @@ int run_simulate(const SimulateOptions& o) {
       throw cost::CostError("--requests above " + std::to_string(kMaxChainRequests) +
                             " needs the engine simulation (drop --replay-arrivals, --batch, --publishers, the consumer's "
                             "flags, --target-p99, --gpu-slots and --d-dist exp)");
-    double mean_tokens = 0;
-    for (const auto& q : requests) mean_tokens += q.input_tokens + q.output_tokens;
-    mean_tokens /= static_cast<double>(requests.size());
-    const int slots = o.gpu_slots > 0 ? o.gpu_slots
-                                      : static_cast<int>(cost::concurrency_limit(scenario.replica, mean_tokens)) * scenario.replicas;
+    const int slots = o.gpu_slots > 0 ? o.gpu_slots : cost::gpu_slots_for(scenario, requests);
     std::string around;
     const cost::SimConfig config = chain_config(o, std::move(requests), replayed, scenario, e, slots, around);
     if (o.target_p99_ms > 0) return plan_for_target(o, scenario, config, slots, replaying);
 
     const auto r = cost::simulate(config);
     if (!o.plots.empty()) write_simulation_plots(o, r);
-    const auto c = fleet_cost(scenario, o.pricing.scenario.gpus, o.workers, r.throughput_per_s);
+    const auto c = cost::fleet_cost(scenario, o.pricing.scenario.gpus, o.workers, r.throughput_per_s);
     if (o.json) {
       print_chain_json(o, config, r, replayed, e, slots, c, replaying ? replayed.times.size() : workload.input_tokens.size());
       return 0;
@@ -639,14 +294,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", o->pricing.load.seed, "Random seed (same seed, same result)")->check(integer_in(0, INT64_MAX))->capture_default_str();
   CLI::Option* workers = cmd->add_option("--workers", o->workers, "CPU workers (the E stage; with --replay default: the run's)")
                              ->check(integer_in(1, 1'000'000))->capture_default_str();
-  cmd->add_option("--fits", o->fits,
-                  "fits.json from `overhead analyze` (E = alpha + beta*tokens); repeat once per backend with --backend");
-  cmd->add_option("--backend", o->backend,
-                  "With several --fits: the backend whose fit to use (the fits.json's store scheme: sqlite, postgres, ...)");
-  cmd->add_option("--case", o->case_number, "Case whose E fit to use")->check(integer_in(0, 1000))->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer, "Tokenizer whose E fit to use (default: the first of the case)");
-  cmd->add_option("--e-us", o->e_us, "E typed in: ALPHA,BETA in microseconds (alpha + beta*input tokens)")
-      ->check(number_pair_check());
+  add_e_flags(*cmd, o->fits, o->backend, o->case_number, o->tokenizer, o->e_us);
   cmd->add_option("--e-dist", o->e_dist, "E around its mean: fixed or exp")->capture_default_str();
   cmd->add_option("--d-dist", o->d_dist, "D around the roofline: fixed or exp")->capture_default_str();
   add_serving_flags(*cmd, o->pricing.scenario);

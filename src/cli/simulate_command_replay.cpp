@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/open.hpp"
+#include "cli/cost_command_serving.hpp"
 #include "cost/closed_batch.hpp"
 #include "cost/replay_inputs.hpp"
 #include "cost/timeline.hpp"
@@ -53,10 +54,6 @@ std::vector<cost::TimelineItem> load(const std::string& source, const std::strin
   unstamped = 0;
   if (is_timeline_file(source)) return cost::read_timeline(source);
   return timeline_from_store(source, experiment, unstamped);
-}
-
-nlohmann::json percentiles_json(const cost::Percentiles& p) {
-  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}};
 }
 
 double error(double predicted, double measured) { return measured != 0 ? predicted / measured - 1 : NAN; }

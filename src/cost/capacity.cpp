@@ -82,4 +82,14 @@ CapacityPlan plan_capacity(const CapacityQuery& q) {
   return plan;
 }
 
+CapacityQuery capacity_query(const SimConfig& chain, double target_p99_s, int gpu_slots) {
+  CapacityQuery q;
+  q.traffic = chain;
+  q.target_p99_s = target_p99_s;
+  q.cpu = chain.stages.at(0).service_s;
+  q.gpu = chain.stages.at(1).service_s;
+  q.gpu_slots = gpu_slots;
+  return q;
+}
+
 }  // namespace overhead::cost

@@ -44,4 +44,8 @@ SimResult simulate_fleet(const CapacityQuery& q, int workers, int instances);
 
 CapacityPlan plan_capacity(const CapacityQuery& q);
 
+// The query for a per-request chain (chain_config.hpp): its arrivals and workload, its first
+// stage's E and its second's D, `gpu_slots` per instance.
+CapacityQuery capacity_query(const SimConfig& chain, double target_p99_s, int gpu_slots);
+
 }  // namespace overhead::cost

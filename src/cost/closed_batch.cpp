@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <queue>
 #include <random>
-#include <tuple>
+#include <utility>
 
-#include "stats/quantile.hpp"
+#include "cost/event_queue.hpp"
+#include "cost/sim_statistics.hpp"
 
 namespace overhead::cost {
 namespace {
@@ -85,8 +84,7 @@ ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const
   std::vector<Worker> workers(static_cast<std::size_t>(config.workers));
   // Receive requests: (time the batch is in hand, order of asking, worker). The queue hands the
   // next batch to the earliest request.
-  using Request = std::tuple<double, std::uint64_t, std::size_t>;
-  std::priority_queue<Request, std::vector<Request>, std::greater<>> requests;
+  EventQueue<std::pair<std::uint64_t, std::size_t>> requests;
   std::uint64_t asked = 0;
   auto round_trip = [&](std::size_t item) { return stretch * std::max(0.0, fits[items[item].fit].turnover_us); };
   for (std::size_t w = 0; w < workers.size(); ++w) {
@@ -94,7 +92,7 @@ ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const
     // a prefetching worker asks for `ahead` batches back to back.
     for (std::size_t k = 0; k < ahead; ++k) {
       const double at = config.prefetch ? static_cast<double>(k) * round_trip(0) / 2 : 0;
-      requests.emplace(at, asked++, w);
+      requests.push({at, {asked++, w}});
       workers[w].receive_free = at;
     }
   }
@@ -102,7 +100,8 @@ ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const
   ClosedBatchResult r;
   std::size_t head = 0;
   while (!requests.empty()) {
-    const auto [at, order, w] = requests.top();
+    const auto [at, asking] = requests.top();
+    const std::size_t w = asking.second;
     requests.pop();
     Worker& wk = workers[w];
     if (head == items.size()) {
@@ -134,9 +133,9 @@ ClosedBatchResult simulate_once(const std::vector<ClosedBatchItem>& items, const
       wk.settle_free = settled;
       const double next = std::max(settled, wk.receive_free) + half;
       wk.receive_free = next;
-      requests.emplace(next, asked++, w);
+      requests.push({next, {asked++, w}});
     } else {
-      requests.emplace(t, asked++, w);
+      requests.push({t, {asked++, w}});
     }
   }
 
@@ -180,9 +179,7 @@ ClosedBatchResult simulate_closed_batch(const std::vector<ClosedBatchItem>& item
   }
   r.total_s = total / static_cast<double>(runs);
   r.cpu_stretch = config.cpu.relative(config.workers);
-  const double qs[] = {0.5, 0.95, 0.99};
-  const auto q = stats::quantiles(all, qs);
-  r.cycle_us = {std::accumulate(all.begin(), all.end(), 0.0) / static_cast<double>(all.size()), q[0], q[1], q[2]};
+  r.cycle_us = summarize(all);
   return r;
 }
 

@@ -5,23 +5,15 @@
 #include <cmath>
 #include <optional>
 #include <exception>
-#include <fstream>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "cost/fits_select.hpp"
-#include "stats/quantile.hpp"
+#include "cost/json_file.hpp"
+#include "cost/sim_statistics.hpp"
 
 namespace overhead::cost {
 namespace {
-
-Percentiles percentiles(const std::vector<double>& v) {
-  const double qs[] = {0.5, 0.95, 0.99};
-  const auto q = stats::quantiles(v, qs);
-  double sum = 0;
-  for (double x : v) sum += x;
-  return {sum / static_cast<double>(v.size()), q[0], q[1], q[2]};
-}
 
 double mean(const std::vector<double>& v) {
   double sum = 0;
@@ -93,14 +85,7 @@ void check_e(const ELinear& e, const Workload& w, const std::string& flag) {
 namespace {
 
 nlohmann::json read_fits(const std::string& fits_file) {
-  std::ifstream in(fits_file);
-  if (!in) throw CostError(fits_file + ": cannot open");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw CostError(fits_file + ": " + e.what());
-  }
+  nlohmann::json j = read_json_file(fits_file);
   if (!j.contains("fits") || !j["fits"].is_array()) throw CostError(fits_file + ": missing array \"fits\"");
   return j;
 }
@@ -129,6 +114,17 @@ std::vector<std::pair<std::string, EBatch>> e_batch_from_fits(const std::string&
   if (out.empty())
     throw CostError(fits_file + ": no OLS cycle fit with the turnover term (model b) for case " + std::to_string(case_number));
   return out;
+}
+
+ELinear choose_e(const std::string& e_us, const std::vector<std::string>& fits, const std::string& backend,
+                 int case_number, const std::string& tokenizer) {
+  if (!e_us.empty()) {
+    const auto [a, b] = parse_number_pair(e_us, "--e-us");
+    return {a, b, "typed in"};
+  }
+  if (!fits.empty()) return e_from_fits(select_fits(fits, backend, case_number), case_number, tokenizer);
+  if (!backend.empty()) throw CostError("--backend needs --fits (one fits.json per backend)");
+  return {0, 0, "none given (E = 0)"};
 }
 
 ELinear e_from_fits(const std::string& fits_file, int case_number, const std::string& tokenizer) {
@@ -208,11 +204,11 @@ CostResult compute_cost(const CostInputs& in, const Workload& w) {
     ttft[i] = e[i] + first;
     t[i] = e[i] + d[i];
   }
-  r.e_s = percentiles(e);
-  r.d_s = percentiles(d);
-  r.t_s = percentiles(t);
-  r.ttft_s = percentiles(ttft);
-  r.tpot_s = percentiles(tpot);
+  r.e_s = summarize(e);
+  r.d_s = summarize(d);
+  r.t_s = summarize(t);
+  r.ttft_s = summarize(ttft);
+  r.tpot_s = summarize(tpot);
   r.e_share = r.e_s.mean / r.t_s.mean;
 
   r.requests_per_s = capacity * r.utilization * replicas;

@@ -23,6 +23,12 @@ struct ELinear {
 // (empty: the first tokenizer of that case) from an `overhead analyze` fits.json.
 ELinear e_from_fits(const std::string& fits_file, int case_number, const std::string& tokenizer);
 
+// E as `cost` and `simulate` take it: typed in (`e_us`, "ALPHA,BETA" microseconds, --e-us), else
+// from the fits.json select_fits picks among `fits` (fits_select.hpp), else 0. Throws CostError on
+// a backend without fits.
+ELinear choose_e(const std::string& e_us, const std::vector<std::string>& fits, const std::string& backend,
+                 int case_number, const std::string& tokenizer);
+
 // E with the batch-boundary term (model "b" of fits.json): alpha + alpha2 * turnover + beta * x, in
 // microseconds; alpha2 is what the item whose cycle spans an input-batch turnover pays on top (the
 // delete of its batch and the receive of the next, when no prefetch hides them).

@@ -1,9 +1,9 @@
 #include "cost/fits_select.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cost/json_file.hpp"
 #include "cost/profiles.hpp"
 
 namespace overhead::cost {
@@ -27,14 +27,7 @@ void add_unique(std::vector<T>& v, const T& x) {
 }  // namespace
 
 FitsHolding fits_holding(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw CostError(file + ": cannot open");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw CostError(file + ": " + e.what());
-  }
+  const nlohmann::json j = read_json_file(file);
   if (!j.is_object() || !j.contains("fits") || !j["fits"].is_array()) throw CostError(file + ": missing array \"fits\"");
   FitsHolding h;
   h.file = file;

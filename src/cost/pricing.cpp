@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "cost/service_times.hpp"
 
 namespace overhead::cost {
 
@@ -66,16 +70,32 @@ MaxRate find_max_rate(EngineSimConfig c, const LatencyTargets& targets) {
   return m;
 }
 
+ApiPrice api_price(const std::string& name_or_pair, const Prices& prices, bool* preset) {
+  const auto found = prices.apis.find(name_or_pair);
+  if (preset) *preset = found != prices.apis.end();
+  if (found != prices.apis.end()) return found->second;
+  ApiPrice typed;
+  std::tie(typed.usd_per_1m_input, typed.usd_per_1m_output) = parse_number_pair(name_or_pair, "--api-price");
+  return typed;
+}
+
 EngineSimConfig engine_sim_config(const Scenario& s, const Workload& w, const ELinear& e, int workers,
+                                  std::size_t requests, std::uint64_t seed) {
+  std::vector<SimRequest> workload;
+  for (std::size_t i = 0; i < w.input_tokens.size(); ++i) workload.push_back({w.input_tokens[i], w.output_tokens[i]});
+  return engine_sim_config(s, std::move(workload), cpu_service(e, false), workers, requests, seed);
+}
+
+EngineSimConfig engine_sim_config(const Scenario& s, std::vector<SimRequest> workload, ServiceTime cpu, int workers,
                                   std::size_t requests, std::uint64_t seed) {
   EngineSimConfig c;
   c.replica = s.replica;
   c.replicas = s.replicas;
   c.requests = requests;
   c.seed = seed;
-  for (std::size_t i = 0; i < w.input_tokens.size(); ++i) c.workload.push_back({w.input_tokens[i], w.output_tokens[i]});
+  c.workload = std::move(workload);
   c.workers = workers;
-  c.cpu = [e](const SimRequest& q, double, std::mt19937_64&) { return e.at(q.input_tokens) / 1e6; };
+  c.cpu = std::move(cpu);
   return c;
 }
 

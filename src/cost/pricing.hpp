@@ -46,6 +46,10 @@ struct PricingOptions {
   std::vector<std::string> api_prices;  // preset names or IN,OUT pairs
 };
 
+// An API's $ per 1M input and output tokens (--api-price): the price table's preset of that name,
+// or "IN,OUT" typed in (then its kind, source and date are empty). `preset`, when given, says which.
+ApiPrice api_price(const std::string& name_or_pair, const Prices& prices, bool* preset = nullptr);
+
 // The highest Poisson rate whose simulated TTFT and TPOT p99 meet the targets, by bisection
 // between 0 and the fleet's steady-state capacity (14 halvings: 1/16384 of it). `c` gives the
 // fleet, the workload, the workers and the requests per candidate; its rate is searched.
@@ -60,6 +64,9 @@ MaxRate find_max_rate(EngineSimConfig c, const LatencyTargets& targets);
 // The engine simulation of a scenario's fleet for a workload (replica, replicas, requests, seed,
 // the workload in turn, and `workers` CPU workers with E; none when workers is 0).
 EngineSimConfig engine_sim_config(const Scenario& s, const Workload& w, const ELinear& e, int workers,
+                                  std::size_t requests, std::uint64_t seed);
+// The same with the requests given as they are and E as a service time (service_times.hpp).
+EngineSimConfig engine_sim_config(const Scenario& s, std::vector<SimRequest> workload, ServiceTime cpu, int workers,
                                   std::size_t requests, std::uint64_t seed);
 
 // A scenario priced under a load: the replica, replicas, prices and E of the scenario, the

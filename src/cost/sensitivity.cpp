@@ -1,7 +1,8 @@
 #include "cost/sensitivity.hpp"
 
 #include <cmath>
-#include <tuple>
+
+#include "cost/pricing.hpp"
 
 namespace overhead::cost {
 namespace {
@@ -51,13 +52,9 @@ double full_load_output_tokens_per_s(const CostInputs& in, const Workload& w) {
 ApiLine api_line(const std::string& name_or_pair, const Prices& prices, const Workload& w) {
   ApiLine line;
   line.name = name_or_pair;
-  const auto preset = prices.apis.find(name_or_pair);
-  if (preset != prices.apis.end()) {
-    line.usd_per_1m_in = preset->second.usd_per_1m_input;
-    line.usd_per_1m_out = preset->second.usd_per_1m_output;
-  } else {
-    std::tie(line.usd_per_1m_in, line.usd_per_1m_out) = parse_number_pair(name_or_pair, "--api-price");
-  }
+  const ApiPrice price = api_price(name_or_pair, prices);
+  line.usd_per_1m_in = price.usd_per_1m_input;
+  line.usd_per_1m_out = price.usd_per_1m_output;
   line.usd_per_1m_tokens_blended = blended_price(line.usd_per_1m_in, line.usd_per_1m_out, w);
   return line;
 }

@@ -2,135 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <functional>
 #include <numeric>
 #include <queue>
 #include <utility>
 
+#include "cost/arrival_process.hpp"
 #include "cost/consumer_stage.hpp"
+#include "cost/sim_statistics.hpp"
 #include "cost/worker_front.hpp"
-#include "stats/quantile.hpp"
 
 namespace overhead::cost {
 namespace {
-
-Percentiles summarize(const std::vector<double>& v) {
-  if (v.empty()) return {};
-  const double qs[] = {0.5, 0.95, 0.99};
-  const auto q = stats::quantiles(v, qs);
-  const double sum = std::accumulate(v.begin(), v.end(), 0.0);
-  return {sum / static_cast<double>(v.size()), q[0], q[1], q[2]};
-}
-
-// Time-average and maximum of a count that steps +1 at each `ups` time and -1 at each `downs`
-// time, over [0, span]. Computed from the events themselves rather than from the waits, so that
-// Little's law is a check of the bookkeeping and not an identity.
-std::pair<double, std::size_t> time_average_count(std::vector<double> ups, std::vector<double> downs, double span) {
-  std::sort(ups.begin(), ups.end());
-  std::sort(downs.begin(), downs.end());
-  double area = 0, last = 0;
-  long long count = 0, peak = 0;
-  std::size_t u = 0, d = 0;
-  while (u < ups.size() || d < downs.size()) {
-    // A departure at the same instant as an arrival goes first, so a zero wait counts zero.
-    const bool down = d < downs.size() && (u == ups.size() || downs[d] <= ups[u]);
-    const double t = down ? downs[d] : ups[u];
-    area += static_cast<double>(count) * (t - last);
-    last = t;
-    if (down) {
-      --count;
-      ++d;
-    } else {
-      ++count;
-      ++u;
-      peak = std::max(peak, count);
-    }
-  }
-  return {span > 0 ? area / span : 0, static_cast<std::size_t>(peak)};
-}
-
-// The count (ups minus downs so far, a departure at an instant counted before an arrival at it)
-// at each of the sorted `times`.
-std::vector<double> count_at(std::vector<double> ups, std::vector<double> downs, const std::vector<double>& times) {
-  std::sort(ups.begin(), ups.end());
-  std::sort(downs.begin(), downs.end());
-  std::vector<double> out;
-  out.reserve(times.size());
-  std::size_t u = 0, d = 0;
-  for (const double t : times) {
-    while (u < ups.size() && ups[u] <= t) ++u;
-    while (d < downs.size() && downs[d] <= t) ++d;
-    out.push_back(static_cast<double>(u) - static_cast<double>(d));
-  }
-  return out;
-}
-
-// Mean, over intervals [start, start + duration), of how many intervals are in progress at one's
-// start, itself included: the running batch each request found, for the stages whose starts are
-// not computed in order.
-double mean_concurrency(const std::vector<double>& starts, const std::vector<double>& durations) {
-  if (starts.empty()) return 0;
-  std::vector<double> ends(starts.size()), at = starts;
-  for (std::size_t i = 0; i < starts.size(); ++i) ends[i] = starts[i] + durations[i];
-  std::sort(at.begin(), at.end());
-  const auto counts = count_at(starts, std::move(ends), at);
-  return std::accumulate(counts.begin(), counts.end(), 0.0) / static_cast<double>(counts.size());
-}
-
-// The arrivals of a config: drawn (Poisson, gamma) or replayed; and the rate and CV of their gaps.
-struct DrawnArrivals {
-  std::vector<double> times;
-  double rate = 0, cv = 0;
-};
-
-DrawnArrivals draw_arrivals(const SimConfig& config, std::mt19937_64& rng) {
-  DrawnArrivals a;
-  double gap_sum = 0, gap_sq = 0, gaps = 0;
-  auto add_gap = [&](double g) {
-    gap_sum += g;
-    gap_sq += g * g;
-    gaps += 1;
-  };
-  if (config.arrivals == Arrivals::replay) {
-    a.times = config.arrival_times;
-    for (std::size_t i = 0; i < a.times.size(); ++i) {
-      if (!(a.times[i] >= 0) || !std::isfinite(a.times[i]))
-        throw CostError("simulate: replayed arrival " + std::to_string(i) + " is negative or not a number");
-      if (i > 0) {
-        if (a.times[i] < a.times[i - 1]) throw CostError("simulate: replayed arrivals must be in time order");
-        add_gap(a.times[i] - a.times[i - 1]);
-      }
-    }
-  } else {
-    const std::size_t n = config.requests;
-    a.times.resize(n);
-    double t = 0;
-    if (config.arrivals == Arrivals::poisson) {
-      std::exponential_distribution<double> gap(config.arrival_rate);
-      for (std::size_t i = 0; i < n; ++i) {
-        const double g = gap(rng);
-        a.times[i] = t += g;
-        add_gap(g);
-      }
-    } else {
-      // Gamma with shape k = 1/CV^2 and scale 1/(rate k): mean 1/rate, CV as stated.
-      const double k = 1.0 / (config.arrival_cv * config.arrival_cv);
-      std::gamma_distribution<double> gap(k, 1.0 / (config.arrival_rate * k));
-      for (std::size_t i = 0; i < n; ++i) {
-        const double g = gap(rng);
-        a.times[i] = t += g;
-        add_gap(g);
-      }
-    }
-  }
-  if (gaps > 0 && gap_sum > 0) {
-    const double mean = gap_sum / gaps;
-    a.rate = 1.0 / mean;
-    a.cv = std::sqrt(std::max(0.0, gap_sq / gaps - mean * mean)) / mean;
-  }
-  return a;
-}
 
 // A stage's events, kept until the span is known: its utilization, offered load and queue depth
 // are per second of the whole run.
@@ -139,17 +22,6 @@ struct StageEvents {
   double busy_seconds = 0, blocked_seconds = 0, io_seconds = 0, mean_service = 0;
   double in_rate = 0;  // NaN when all its arrivals came at one instant: then the run's rate
 };
-
-// Requests per second into a stage, from the spread of its arrival times.
-double in_rate_of(const std::vector<double>& arrivals) {
-  const auto [first, last] = std::minmax_element(arrivals.begin(), arrivals.end());
-  const std::size_t n = arrivals.size();
-  return n > 1 && *last > *first ? static_cast<double>(n - 1) / (*last - *first) : std::numeric_limits<double>::quiet_NaN();
-}
-
-}  // namespace
-
-namespace {
 
 // Refuses a config that cannot run, naming what is wrong.
 void check_config(const SimConfig& config) {
@@ -257,7 +129,7 @@ void run_chain(const SimConfig& config, const WorkerFront& wf, bool front, std::
     sr.wait_s = summarize(c.wait);
     sr.service_s = summarize(c.service);
     ev.mean_service = sr.service_s.mean;
-    ev.in_rate = in_rate_of(c.at);
+    ev.in_rate = rate_of_spread(c.at);
     ev.arrivals = c.at;
     ev.starts = c.start;
     events.push_back(std::move(ev));
@@ -289,7 +161,7 @@ std::vector<double> publish_branch(const SimConfig& config, const WorkerFront& w
   ev.mean_service = sr.service_s.mean;
   // The load offered to the pool is the records as E ends, not as the pool lets them in (a
   // full pool throttles its own arrivals to its capacity).
-  ev.in_rate = in_rate_of(offered);
+  ev.in_rate = rate_of_spread(offered);
   ev.arrivals = wf.handed_off;
   ev.starts = wf.publish_start;
   r.span_s = std::max(r.span_s, *std::max_element(published.begin(), published.end()));
@@ -326,7 +198,7 @@ std::vector<double> consumer_branch(const SimConfig& config, const std::vector<d
   cs.service_s = summarize(cr.write_s);
   cev.busy_seconds = cr.busy_seconds;
   cev.mean_service = cr.busy_seconds / static_cast<double>(n);  // a record's share of its round
-  cev.in_rate = in_rate_of(log_arrival);
+  cev.in_rate = rate_of_spread(log_arrival);
   cev.starts = cr.write_start;
   cev.arrivals = std::move(log_arrival);
   r.span_s = std::max(r.span_s, *std::max_element(stored.begin(), stored.end()));
@@ -338,8 +210,7 @@ std::vector<double> consumer_branch(const SimConfig& config, const std::vector<d
 // Per stage, once the span is known: offered load, utilization, queue depth over time and length.
 void stage_figures(std::size_t depth_samples, std::vector<StageEvents>& events, SimResult& r) {
   r.throughput_per_s = static_cast<double>(r.requests) / r.span_s;
-  for (std::size_t k = 1; k <= depth_samples; ++k)
-    r.depth_times.push_back(r.span_s * static_cast<double>(k) / static_cast<double>(depth_samples));
+  r.depth_times = depth_instants(r.span_s, depth_samples);
   for (std::size_t k = 0; k < r.stages.size(); ++k) {
     auto& sr = r.stages[k];
     auto& ev = events[k];
@@ -372,18 +243,6 @@ void request_figures(const std::vector<double>& arrival, const Chain& c, const s
   r.mean_in_system = time_average_count(arrival, c.at, r.span_s).first;
 }
 
-// The first saturated stage, and the one with the highest offered load.
-void name_bottleneck(SimResult& r) {
-  double worst = -1;
-  for (const auto& sr : r.stages) {
-    if (sr.saturated && r.saturated_stage.empty()) r.saturated_stage = sr.name;
-    if (sr.offered_load > worst) {
-      worst = sr.offered_load;
-      r.bottleneck_stage = sr.name;
-    }
-  }
-}
-
 }  // namespace
 
 SimResult simulate(const SimConfig& config) {
@@ -392,7 +251,8 @@ SimResult simulate(const SimConfig& config) {
   const bool front = config.input.on() || publishing;
 
   std::mt19937_64 rng(config.seed);
-  const DrawnArrivals drawn = draw_arrivals(config, rng);
+  const DrawnArrivals drawn =
+      draw_arrivals(config.arrivals, config.arrival_rate, config.arrival_cv, config.requests, config.arrival_times, rng);
   const std::vector<double>& arrival = drawn.times;
 
   SimResult r;

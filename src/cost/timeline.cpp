@@ -5,10 +5,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <sstream>
 
-#include "stats/quantile.hpp"
+#include "cost/sim_statistics.hpp"
 #include "util/line_reader.hpp"
 
 namespace overhead::cost {
@@ -110,11 +109,7 @@ MeasuredRun measure(const std::vector<TimelineItem>& items) {
       valid.push_back(m.cycles_us[order[k]]);
     }
   }
-  if (!valid.empty()) {
-    const double qs[] = {0.5, 0.95, 0.99};
-    const auto q = stats::quantiles(valid, qs);
-    m.cycle_us = {std::accumulate(valid.begin(), valid.end(), 0.0) / static_cast<double>(valid.size()), q[0], q[1], q[2]};
-  }
+  m.cycle_us = summarize(valid);
   return m;
 }
 

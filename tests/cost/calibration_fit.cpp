@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cost/calibration.hpp"
+#include "published_table.hpp"
 
 using namespace overhead::cost;
 

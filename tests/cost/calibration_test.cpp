@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cost/calibration.hpp"
+#include "published_table.hpp"
 
 namespace overhead::cost {
 namespace {

@@ -1,4 +1,4 @@
-#include "cost/calibration.hpp"
+#include "published_table.hpp"
 
 #include <fstream>
 

@@ -1,7 +1,8 @@
 // The calibration table (data/calibration/published.csv): published, measured serving results,
 // one a row with its source, and the server model's prediction of each. The fit of the engine's
-// efficiency parameters (tests/cost/calibration_fit.cpp) and the check of the held-out rows
-// (tests/cost/calibration_test.cpp) both use these.
+// efficiency parameters (calibration_fit.cpp, a tool run by hand) and the check of the held-out
+// rows (calibration_test.cpp) both use these; nothing in src/ does (a run's own engine is
+// calibrated by `overhead calibrate`), so it lives here with them.
 #pragma once
 
 #include <filesystem>
