@@ -48,8 +48,8 @@
 #include "pipe/source.hpp"
 #include "reply/reply.hpp"
 #include "reply/reply_path.hpp"
-#include "pipe/item_stage.hpp"
-#include "pipe/worker_batches.hpp"
+#include "pipe/item_stage.hpp"      // the item stage, one half of the worker
+#include "pipe/worker_batches.hpp"  // the batch loop, the other
 
 namespace overhead::pipe {
 
@@ -91,7 +91,7 @@ struct WorkerOptions {
   // to end, so no thread is held per stream and the engine's memory stays bounded (the seed read
   // its input synchronously for that reason). Text is streamed to the replies of items that ask
   // for it. 0: the worker's thread starts each generation and waits for its end, one item at a
-// time (a batch run's exact timing), answering whole.
+  // time (a batch run's exact timing), answering whole.
   std::size_t max_decodes = 0;
   // Where the generations started through Decoder::start (max_decodes > 0) are registered by
   // request id, so an in-process gateway can cancel one (generation_cancels.hpp); null = nowhere.
