@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cstdlib>
-#include <future>
 #include <stdexcept>
 
 #include <curl/curl.h>
@@ -59,14 +58,6 @@ class StreamTicket final : public pipe::DecodeTicket {
  private:
   std::weak_ptr<CurlStreamLoop> loop_;
   std::weak_ptr<OpenAiStream> stream_;
-};
-
-// decode(): the callbacks fill a promise the caller waits on.
-class WaitedCallbacks final : public pipe::DecodeCallbacks {
- public:
-  std::promise<pipe::DecodeResult> promise;
-  void on_done(pipe::DecodeResult result) override { promise.set_value(std::move(result)); }
-  void on_error(const DecoderError& error) override { promise.set_exception(std::make_exception_ptr(error)); }
 };
 
 }  // namespace
@@ -181,15 +172,6 @@ std::shared_ptr<pipe::DecodeTicket> OpenAiDecoder::start(const pipe::DecodeReque
   auto ticket = std::make_shared<StreamTicket>(loop_, stream);
   loop_->add(std::move(stream));
   return ticket;
-}
-
-pipe::DecodeResult OpenAiDecoder::decode(const pipe::DecodeRequest& request) const {
-  auto waited = std::make_shared<WaitedCallbacks>();
-  auto result = waited->promise.get_future();
-  pipe::DecodeRequest plain = request;
-  plain.stream_text = false;
-  (void)start(plain, waited);
-  return result.get();  // rethrows the DecoderError
 }
 
 }  // namespace overhead::backends

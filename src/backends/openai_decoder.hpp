@@ -19,8 +19,8 @@
 // at the first text, decode_end at `data: [DONE]`; output_tokens is the usage chunk's
 // completion_tokens, else -1 (the worker counts the text with the item's tokenizer; with
 // usage=required a stream without usage is an error); finish_reason is the engine's. cancel()
-// closes the transfer, so the server sees the client go and stops generating. decode() is start()
-// waited for, for batch runs.
+// closes the transfer, so the server sees the client go and stops generating. decode() is the
+// port's: start() waited for.
 //
 // Errors are DecoderError: a refused or lost connection, a timeout, 429 and 5xx are transient (with
 // the body's message, cut on a character boundary and made valid UTF-8); a 4xx that blames the
@@ -62,8 +62,6 @@ class OpenAiDecoder final : public pipe::Decoder {
   ~OpenAiDecoder() override;
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] bool needs_prompt() const override { return true; }
-  // start() waited for. Must not be called from one of this decoder's callbacks (its loop's thread).
-  [[nodiscard]] pipe::DecodeResult decode(const pipe::DecodeRequest& request) const override;
   [[nodiscard]] std::shared_ptr<pipe::DecodeTicket> start(const pipe::DecodeRequest& request,
                                                           std::shared_ptr<pipe::DecodeCallbacks> callbacks) const override;
   // Generations started and not yet ended (a gauge for tests and benchmarks).

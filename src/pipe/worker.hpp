@@ -48,6 +48,8 @@
 #include "pipe/source.hpp"
 #include "reply/reply.hpp"
 #include "reply/reply_path.hpp"
+#include "pipe/item_stage.hpp"      // the item stage, one half of the worker
+#include "pipe/worker_batches.hpp"  // the batch loop, the other
 
 namespace overhead::pipe {
 
@@ -88,7 +90,8 @@ struct WorkerOptions {
   // publishes the record, answers and settles the item. Past this many the worker waits for one
   // to end, so no thread is held per stream and the engine's memory stays bounded (the seed read
   // its input synchronously for that reason). Text is streamed to the replies of items that ask
-  // for it. 0: decode() on the worker's thread, one item at a time (a batch run's exact timing).
+  // for it. 0: the worker's thread starts each generation and waits for its end, one item at a
+  // time (a batch run's exact timing), answering whole.
   std::size_t max_decodes = 0;
   // Where the generations started through Decoder::start (max_decodes > 0) are registered by
   // request id, so an in-process gateway can cancel one (generation_cancels.hpp); null = nowhere.
@@ -119,13 +122,14 @@ struct WorkerStats {
   PublisherStats publisher;
 };
 
-class Worker final : private PublishListener {
-  class Generation;
-
+// The composition of the two halves: the batch loop (worker_batches.hpp: receive, settle,
+// extend, stamp patches, the prefetch threads) and the item stage (item_stage.hpp: parse,
+// render and encode, generation, record, publish, answers).
+class Worker final {
  public:
   Worker(Source& source, const Processor& processor, RecordSink& sink, DeadLetterSink& dead_letters,
          WorkerOptions options);
-  ~Worker() override;
+  ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
@@ -133,113 +137,9 @@ class Worker final : private PublishListener {
   WorkerStats run();
 
  private:
-  struct Batch;
-  struct Slot {
-    Batch* batch = nullptr;
-    std::string key, id;
-    std::int64_t acked = 0;
-    bool ok = false;
-    // With replies: the answer, delivered once the publisher confirmed the record (or refused).
-    std::unique_ptr<reply::Reply> answer;
-    bool abandoned = false;  // left alone at a shutdown (WorkerOptions::abandon): its input is kept
-  };
-  struct Batch {
-    std::int64_t index = 0;
-    std::int64_t received = 0;
-    std::int64_t last_extended = 0;
-    std::vector<SourceEntry> entries;
-    std::vector<std::string> receipts;
-    std::vector<Slot> slots;
-    std::atomic<std::size_t> pending{0};
-  };
-
-  void on_published(std::uintptr_t token, bool ok, std::int64_t acked_ns) override;
-  void item_settled(Batch& b);
-  // Polls the source once for a batch; `b` is set when the result is PollResult::items.
-  PollResult poll_batch(std::shared_ptr<Batch>& b);
-  void open_batch(const std::shared_ptr<Batch>& b);
-  void process_batch(Batch& b);
-  void process_item(Batch& b, std::size_t i);
-  // The decoder stage of one item: fills the record's D stamps and output_tokens, and returns
-  // the decoder's result (its text and finish reason). Throws ItemError (decode_failed) when the
-  // decoder still fails after the retries.
-  DecodeResult decode_item(Record& r, const ProcessResult& res, const SourceRecord& src, const std::string& tokenizer);
-  // The id the item's refusal is answered under (empty: none). Reads the address of a body that
-  // did not decode; never throws.
-  std::string answerable_id(const SourceEntry& e, const SourceRecord* src);
-  void refuse(const std::string& id, const std::string& kind, const std::string& reason);
-  // The asynchronous decoder stage (max_decodes > 0): waits for room, then starts the item's
-  // generation; its end publishes the record (generation_done) or dead-letters the item.
-  void start_generation(Batch& b, std::size_t i, Record r, const ProcessResult& res, std::shared_ptr<const SourceRecord> src,
-                        const std::string& tokenizer);
-  void generation_done(Generation& g, DecodeResult d);
-  void generation_failed(Generation& g, DeadLetterKind why, const std::string& reason);
-  void retry_generation(std::shared_ptr<Generation> g);
-  void retry_loop();
-  void wait_generations();
-  void release_generation();
-  void dead_letter_item(Batch& b, std::size_t i, const std::string& kind, const std::string& reason,
-                        const std::string& tokenizer);
-  // Acknowledges ready batches in order; with `wait`, blocks until the front one is ready.
-  // Returns false when nothing is open.
-  bool settle(bool wait);
-  void extend_old_batches();
-  // Sends the input_deleted stamps still held (see deleted_stamps_); false when that failed.
-  bool send_deleted_stamps();
-  // The same, but only when no batch is open whose patch could carry them.
-  void send_deleted_stamps_if_idle();
-  // With prefetch: the receiving thread and the settling thread, and how either stops the run.
-  void receive_loop();
-  void settle_loop();
-  void fail_io();
-  void hook(WorkerStage stage) {
-    if (options_.fault) options_.fault(stage);
-  }
-
-  Source& source_;
-  const Processor& processor_;
-  DeadLetterSink& dead_letters_;
-  WorkerOptions options_;
-  std::unique_ptr<Publisher> publisher_;
-  std::int64_t wall_offset_ns_ = 0;  // wall = monotonic + offset, fixed at start (one clock read per stamp)
-
-  std::mutex mutex_;
-  // One condition per waiter, so that an event wakes only the thread it concerns (on a busy
-  // machine every needless wake-up costs a context switch at a batch boundary):
-  std::condition_variable cv_;        // an open batch settled its last item, or the worker is done
-  std::condition_variable room_cv_;   // a batch was settled: room for the receiving thread
-  std::condition_variable batch_cv_;  // a batch (or the end of the source) for the processing thread
-  void notify_all_waiters() {
-    cv_.notify_all();
-    room_cv_.notify_all();
-    batch_cv_.notify_all();
-  }
-  std::deque<std::shared_ptr<Batch>> open_;     // received, not yet settled, in order
-  std::deque<std::shared_ptr<Batch>> channel_;  // prefetched, not yet processed
-  std::size_t unsettled_ = 0;
-  bool source_done_ = false;
-  bool worker_done_ = false;
-  bool aborted_ = false;
-  std::exception_ptr io_error_;
-
-  // input_deleted stamps of batches already deleted, not yet sent: they go out with the next
-  // batch's publish_acked patch. Touched only by the thread that settles.
-  std::vector<StampPatch> deleted_stamps_;
-
-  // Generations started and not ended; retries waiting for their backoff, run by retry_thread_.
-  std::mutex decode_mutex_;
-  std::condition_variable decode_cv_;
-  std::size_t generations_ = 0;
-  std::deque<std::shared_ptr<Generation>> retries_;
-  bool retry_stop_ = false;
-  std::thread retry_thread_;
-  std::string attempt_prefix_;  // unique per worker: "<name>-<random>-"
-  std::string decoder_kind_;    // what its answers say decoded them: "openai", "sim", "none"
-  std::atomic<std::uint64_t> attempts_{0};
-
-  std::int64_t next_batch_index_ = 0;
-  std::int64_t next_seq_ = 0;
-  std::atomic<std::uint64_t> items_{0}, ok_{0}, bad_{0}, publish_failed_{0}, batches_{0}, delete_failures_{0};
+  const WorkerOptions options_;  // normalized (worker.cpp); both halves read it
+  BatchLoop loop_;
+  ItemStage items_;
 };
 
 }  // namespace overhead::pipe

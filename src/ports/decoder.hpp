@@ -5,10 +5,12 @@
 // backends::open_decoder; `none` is no decoder at all (a null pointer: the worker's hot path
 // pays one branch).
 //
-// Two ways to run one generation: decode() blocks the calling thread until the answer is whole
-// (batch runs), start() hands the answer to DecodeCallbacks as it streams (the serving path; an
-// asynchronous decoder keeps many generations in flight on its own thread). A decoder that only
-// implements decode() gets a start() that runs decode() on the caller's thread.
+// The worker runs every generation through start(), which hands the answer to DecodeCallbacks as
+// it streams (an asynchronous decoder keeps many generations in flight on its own thread); with
+// --max-decodes 0 it waits for each one's end itself. A decoder implements the form natural to it
+// and gets the other from the port: a synchronous one (sim) implements decode(), which blocks
+// until the answer is whole, and its start() runs decode() on the caller's thread; an
+// asynchronous one (openai) implements start(), and its decode() waits for start()'s end.
 #pragma once
 
 #include <cstdint>
@@ -93,16 +95,18 @@ class Decoder {
   [[nodiscard]] virtual std::string describe() const = 0;
   // Whether decode() reads DecodeRequest::prompt (the worker renders it only then).
   [[nodiscard]] virtual bool needs_prompt() const { return false; }
-  // Thread-safe: called from every worker thread at once. Throws DecoderError (errors.hpp),
-  // transient when a retry may help; the worker retries those and dead-letters the item
-  // (decode_failed) when it still fails.
-  [[nodiscard]] virtual DecodeResult decode(const DecodeRequest& request) const = 0;
+  // One generation, the caller's thread blocked until the answer is whole (request.stream_text is
+  // ignored). Thread-safe. Throws DecoderError (errors.hpp), transient when a retry may help. This
+  // default waits for start(); it must not run inside one of this decoder's callbacks (an
+  // asynchronous decoder's own thread). A decoder overrides decode() or start(), or both.
+  [[nodiscard]] virtual DecodeResult decode(const DecodeRequest& request) const;
   // Starts one generation and returns at once (an asynchronous decoder) or after it finished
   // (this default: runs decode() on the caller's thread, then calls on_text once with the whole
   // text when request.stream_text, and on_done / on_error, before returning). Thread-safe. Many
   // generations may be in flight at once; the caller bounds how many (--max-decodes). The
   // request's string_views need to stay valid only until start() returns (the decoder copies what
-  // it keeps). Never throws for a failed generation: that goes to on_error.
+  // it keeps). Never throws for a failed generation: that goes to on_error, whose transient
+  // errors the worker retries (dead-lettering the item, decode_failed, when it still fails).
   [[nodiscard]] virtual std::shared_ptr<DecodeTicket> start(const DecodeRequest& request,
                                                             std::shared_ptr<DecodeCallbacks> callbacks) const;
 };

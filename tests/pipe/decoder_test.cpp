@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -229,6 +231,95 @@ TEST(SimDecoder, NoneLeavesTheRecordWithoutDecoderStamps) {
   EXPECT_EQ(r.first_token, 0);
   EXPECT_EQ(r.decode_end, 0);
   EXPECT_EQ(r.output_tokens, 0);
+}
+
+// --- the port's defaults and the worker's one decode path -----------------------------------
+
+// Implements only start(): each generation ends 3 ms later on a thread of its own, and the decoder
+// notes the most generations it ever had in flight at once.
+class LateDecoder final : public Decoder {
+ public:
+  ~LateDecoder() override {
+    for (auto& t : threads_) t.join();
+  }
+  [[nodiscard]] std::string describe() const override { return "late"; }
+  [[nodiscard]] std::shared_ptr<DecodeTicket> start(const DecodeRequest& request,
+                                                    std::shared_ptr<DecodeCallbacks> callbacks) const override {
+    const int now = ++in_flight_;
+    int seen = most_.load();
+    while (now > seen && !most_.compare_exchange_weak(seen, now)) {
+    }
+    const std::int64_t tokens = request.max_tokens;
+    std::lock_guard lock(mutex_);
+    threads_.emplace_back([this, tokens, callbacks] {
+      DecodeResult r;
+      r.decode_start = monotonic_ns();
+      std::this_thread::sleep_for(3ms);
+      r.first_token = r.decode_end = monotonic_ns();
+      r.output_tokens = tokens;
+      r.text = "late";
+      r.finish_reason = "stop";
+      --in_flight_;
+      callbacks->on_done(std::move(r));
+    });
+    return nullptr;
+  }
+  [[nodiscard]] int most_in_flight() const { return most_.load(); }
+
+ private:
+  mutable std::atomic<int> in_flight_{0}, most_{0};
+  mutable std::mutex mutex_;
+  mutable std::vector<std::thread> threads_;
+};
+
+class NeitherDecoder final : public Decoder {
+ public:
+  [[nodiscard]] std::string describe() const override { return "neither"; }
+};
+
+TEST(DecoderPort, AStartOnlyDecoderGetsADecodeThatWaitsForTheEnd) {
+  const LateDecoder d;
+  DecodeRequest req;
+  req.max_tokens = 4;
+  const DecodeResult r = d.decode(req);
+  EXPECT_EQ(r.text, "late");
+  EXPECT_EQ(r.output_tokens, 4);
+  EXPECT_GE(r.decode_end - r.decode_start, 2 * kMs);
+}
+
+TEST(DecoderPort, ADecoderThatImplementsNeitherFailsClearlyInsteadOfRecursing) {
+  const NeitherDecoder d;
+  try {
+    (void)d.decode(DecodeRequest{});
+    ADD_FAILURE() << "an answer from nothing";
+  } catch (const DecoderError& e) {
+    EXPECT_FALSE(e.retryable());
+    EXPECT_NE(std::string(e.what()).find("implements neither"), std::string::npos) << e.what();
+  }
+}
+
+// --max-decodes 0: the worker starts every generation through start() and waits for its end, so
+// an asynchronous decoder still runs one item at a time and each record is published after its
+// generation ended, before the next one starts.
+TEST(DecoderPort, WithoutMaxDecodesTheWorkerWaitsForEachGeneration) {
+  auto d = std::make_shared<LateDecoder>();
+  WorkerRun run;
+  run_worker(run,
+             {record_with("a", std::string(5, 'y')), record_with("b", std::string(6, 'y')),
+              record_with("c", std::string(7, 'y')), record_with("d", std::nullopt, 2)},
+             d);
+  ASSERT_EQ(run.records.size(), 4u);
+  EXPECT_EQ(run.dead.total(), 0u);
+  EXPECT_EQ(d->most_in_flight(), 1) << "one generation at a time";
+  for (std::size_t k = 0; k < run.records.size(); ++k) {
+    expect_ordered(run.records[k]);
+    if (k > 0) {
+      EXPECT_LE(run.records[k - 1].publish_start, run.records[k].decode_start) << run.records[k].id;
+    }
+  }
+  EXPECT_EQ(run.records[0].output_tokens, 5);
+  EXPECT_EQ(run.records[3].output_tokens, 2);
+  EXPECT_EQ(run.records[0].finish_reason, "stop");
 }
 
 // --- openai ----------------------------------------------------------------------------------
