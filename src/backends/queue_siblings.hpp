@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "ports/queue_family.hpp"
+
 namespace overhead::backends {
 
 // The queue's name within its backend. Throws std::invalid_argument (redacted URL) for a URL that
@@ -25,6 +27,11 @@ namespace overhead::backends {
 // `url` with the queue name replaced by `name`; everything else (credentials included) as given.
 // The result is for opening only: show it with pipe::redact_url.
 [[nodiscard]] std::string sibling_queue_url(const std::string& url, std::string_view name);
+// The `role` sibling's name: "<input name>-<infix>-<suffix>" (the infix per role in
+// queue_siblings.cpp), cut and checked as reply_queue_name below.
+[[nodiscard]] std::string sibling_queue_name(const std::string& input_url, pipe::SiblingRole role, std::string_view suffix);
+// Whether `name` follows the `role` rule of `input_url`'s queue. Never throws.
+[[nodiscard]] bool is_sibling_queue_of(const std::string& input_url, pipe::SiblingRole role, std::string_view name);
 // The reply queue name for a gateway: "<input name>-reply-<suffix>", the suffix cut to what SQS
 // allows (80 characters in all; only A-Z a-z 0-9 _ -). Throws std::invalid_argument when the input
 // name itself is not such a plain name or leaves no room for a suffix.

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "backends/open.hpp"
-#include "backends/queue_siblings.hpp"
 #include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
@@ -403,13 +402,11 @@ int enqueue_command(const CommonOptions& o) {
 // with --max-decodes > 0) reads its own control queue, "<input>-ctl-<host>-<pid>" next to the input
 // queue, and names it to a gateway as it takes up the gateway's item. A queue that cannot be opened
 // (on SQS it must exist) leaves the worker without it: its generations then run to their end.
-void open_control_queue(WorkerHostOptions& ho, const std::string& input_url, const std::string& name) {
-  if (!ho.worker.decoder || ho.worker.max_decodes == 0 || parse_backend_url(input_url).scheme == "mem") return;
+void open_control_queue(WorkerHostOptions& ho, const std::string& name) {
+  if (!ho.worker.decoder || ho.worker.max_decodes == 0 || !ho.family->shared()) return;
   try {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
-    ho.control_name = backends::control_queue_name(input_url, std::string(host) + "-" + std::to_string(::getpid()));
-    ho.control_queue = backends::open_queue(backends::sibling_queue_url(input_url, ho.control_name));
+    ho.control_name = ho.family->own_sibling_name(SiblingRole::control);
+    ho.control_queue = ho.family->open(ho.control_name);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "worker %s: no control queue (%s): gateways cannot cancel its generations\n", name.c_str(), e.what());
     ho.control_name.clear();
@@ -433,15 +430,14 @@ int worker_command(const CommonOptions& o) {
   // A gateway's request (`overhead serve` over this queue) names its reply queue; the worker
   // answers there once the record is published or the item refused (reply/queue_replies.hpp).
   // Items without a reply queue are not answered.
-  ho.open_reply_queue = [url = o.queue](const std::string& reply) { return backends::open_queue(backends::sibling_queue_url(url, reply)); };
-  ho.is_reply_queue = [url = o.queue](std::string_view reply) { return backends::is_reply_queue_of(url, reply); };
+  ho.family = backends::open_queue_family(o.queue);
   ho.worker = worker_options(o);
   ho.worker.name = name;
   ho.worker.case_number = o.case_number;
   ho.worker.visibility = in->visibility_timeout();
   ho.worker.fault = crash_point_from_env();  // kill tests only: unset in any real deployment
   ho.number_threads = false;
-  open_control_queue(ho, o.queue, name);
+  open_control_queue(ho, name);
   std::printf("worker %s: run id %s%s%s\n", name.c_str(), ho.worker.run_id.c_str(), ho.worker.decoder ? ", decoder " : "",
               ho.worker.decoder ? ho.worker.decoder->describe().c_str() : "");
   std::fflush(stdout);

@@ -16,7 +16,6 @@
 
 #include "backends/open.hpp"
 #include "backends/queue_schemes.hpp"
-#include "backends/queue_siblings.hpp"
 #include "ports/backend_url.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
@@ -57,36 +56,31 @@ constexpr std::int64_t kMaxThreads = 1024;
 // own, a sibling of the input queue that every work item names, so that any worker on the broker
 // can answer it (backends/queue_siblings.hpp). Over mem: the workers are in this process.
 void open_reply_path(const ServeArgs& a, serve::PipelineBackends& b) {
-  const backends::QueueScheme* scheme = backends::find_queue_scheme(pipe::parse_backend_url(a.queue).scheme);
-  if (scheme != nullptr && !scheme->shared) {
+  const auto family = backends::open_queue_family(a.queue);  // the scheme is known: --queue opened
+  if (!family->shared()) {
     if (a.server.workers == 0)
       throw CLI::ValidationError("--workers", "0 needs a shared --queue (" + backends::shared_queue_prefixes() +
-                                                  "): over " + std::string(scheme->scheme) +
+                                                  "): over " + pipe::parse_backend_url(a.queue).scheme +
                                                   ": only this process can work");
     if (!a.reply_queue.empty()) throw CLI::ValidationError("--reply-queue", "needs a shared --queue (over mem: the workers answer in-process)");
     return;
   }
-  const std::string input = a.queue;
   try {
     if (a.reply_queue.empty()) {
-      char host[256] = {};
-      if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
-      b.reply_name = backends::reply_queue_name(input, std::string(host) + "-" + std::to_string(::getpid()));
+      b.reply_name = family->own_sibling_name(pipe::SiblingRole::reply);
     } else {
       b.reply_name = a.reply_queue;
-      if (!backends::is_reply_queue_of(input, b.reply_name))
+      if (!family->is_sibling(pipe::SiblingRole::reply, b.reply_name))
         throw std::invalid_argument("\"" + b.reply_name + "\" is not a reply queue name of the input queue: it must read \"" +
-                                    backends::queue_name(input) + "-reply-SUFFIX\" (A-Z a-z 0-9 _ -, at most 80 characters)");
+                                    family->name() + "-reply-SUFFIX\" (A-Z a-z 0-9 _ -, at most 80 characters)");
     }
-    b.replies = backends::open_queue(backends::sibling_queue_url(input, b.reply_name));
+    b.replies = family->open(b.reply_name);
   } catch (const std::invalid_argument& e) {
     throw CLI::ValidationError("--reply-queue", e.what());
   }
-  b.open_reply_queue = [input](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); };
-  b.is_reply_queue = [input](std::string_view name) { return backends::is_reply_queue_of(input, name); };
-  // Cancels go to the control queue a remote worker named (only to names of that shape).
-  b.open_control_queue = [input](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); };
-  b.is_control_queue = [input](std::string_view name) { return backends::is_control_queue_of(input, name); };
+  // The in-process workers answer, and cancels go to the control queue a remote worker named,
+  // in the same family (only to names of those shapes).
+  b.family = family;
 }
 
 template <class Open>

@@ -40,10 +40,8 @@ pipe::WorkerHostOptions host_options(const PipelineBackends& b, const PipelineOp
     h.replies = &replies;
     return h;
   }
-  if (!b.open_reply_queue || !b.is_reply_queue || b.reply_name.empty())
-    throw std::invalid_argument("a reply queue needs its name, an opener and a check for the workers");
-  h.open_reply_queue = b.open_reply_queue;
-  h.is_reply_queue = b.is_reply_queue;
+  if (!b.family || b.reply_name.empty()) throw std::invalid_argument("a reply queue needs its name and its queue family");
+  h.family = b.family;
   return h;
 }
 
@@ -61,8 +59,7 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, r
   // Without workers of its own the gateway's decoder generates nothing: the answering worker's
   // reply names its decoder, and until one does the fingerprint is unknown (empty: null).
   if (options_.workers > 0) fingerprint_ = decoder_fingerprint(options_.decoder ? options_.decoder->describe() : "none");
-  if (backends_.replies && backends_.open_control_queue && backends_.is_control_queue)
-    remote_cancels_ = std::make_unique<reply::RemoteCancels>(backends_.open_control_queue, backends_.is_control_queue);
+  if (backends_.replies) remote_cancels_ = std::make_unique<reply::RemoteCancels>(backends_.family);
   if (backends_.replies) receiver_ = std::make_unique<reply::ReplyReceiver>(backends_.replies, replies, remote_cancels_.get());
   source_ = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
   if (options_.workers == 0) return;  // the workers and the consumers run elsewhere

@@ -22,6 +22,7 @@
 #include "pipe/dead_letter.hpp"
 #include "ports/decoder.hpp"
 #include "ports/queue.hpp"
+#include "ports/queue_family.hpp"
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
 #include "ports/store.hpp"
@@ -44,13 +45,10 @@ struct PipelineBackends {
   // workers are in this process and answer the box directly.
   std::shared_ptr<pipe::Queue> replies;
   std::string reply_name;
-  // How the in-process workers open the reply queue an item names (over a shared queue only).
-  reply::QueueReplies::OpenQueue open_reply_queue;
-  reply::QueueReplies::IsReplyQueue is_reply_queue;
-  // How the gateway reaches a remote worker's control queue to cancel a generation
-  // (reply/remote_cancels.hpp); unset: remote generations are not cancelled.
-  reply::RemoteCancels::OpenQueue open_control_queue;
-  reply::RemoteCancels::IsControlQueue is_control_queue;
+  // The input queue's family (with a reply queue only): the in-process workers open the reply
+  // queue an item names there, and the gateway a remote worker's control queue to cancel a
+  // generation (reply/remote_cancels.hpp).
+  std::shared_ptr<const pipe::QueueFamily> family;
 };
 
 struct PipelineOptions {

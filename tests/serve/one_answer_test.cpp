@@ -44,8 +44,7 @@ TEST_F(ChatTest, AnUnansweredAsynchronousRequestTimesOutAndFreesItsPlace) {
   o.pipeline.log = backends::open_queue("mem:unanswered-log");
   o.pipeline.replies = backends::open_queue(backends::sibling_queue_url(input, reply_name));
   o.pipeline.reply_name = reply_name;
-  o.pipeline.open_reply_queue = [input](const std::string& n) { return backends::open_queue(backends::sibling_queue_url(input, n)); };
-  o.pipeline.is_reply_queue = [input](std::string_view n) { return backends::is_reply_queue_of(input, n); };
+  o.pipeline.family = backends::open_queue_family(input);
   o.pipeline.store = std::shared_ptr<pipe::Store>(backends::open_store("sqlite:" + (dir_ / "serve.db").string()));
   launch(o);
 

@@ -260,8 +260,7 @@ TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
   o.pipeline.log = backends::open_queue("mem:stream-log");
   o.pipeline.replies = backends::open_queue(backends::sibling_queue_url(input, reply_name));
   o.pipeline.reply_name = reply_name;
-  o.pipeline.open_reply_queue = [input](const std::string& n) { return backends::open_queue(backends::sibling_queue_url(input, n)); };
-  o.pipeline.is_reply_queue = [input](std::string_view n) { return backends::is_reply_queue_of(input, n); };
+  o.pipeline.family = backends::open_queue_family(input);
   launch(o);
 
   // The remote worker: its own host, answering on the reply queue each item names.
@@ -270,8 +269,7 @@ TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
   h.tokenizers = {"phi-4"};
   h.worker.decoder = std::make_shared<TickingDecoder>(20, 30ms);
   h.worker.max_decodes = 4;
-  h.open_reply_queue = o.pipeline.open_reply_queue;
-  h.is_reply_queue = o.pipeline.is_reply_queue;
+  h.family = o.pipeline.family;
   pipe::WorkerHost host(std::move(h));
   pipe::QueueSource source(backends::open_queue(input), 100ms, 24h, &stop_worker);
   pipe::QueueSink log(backends::open_queue("mem:stream-log"));
