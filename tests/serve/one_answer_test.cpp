@@ -36,7 +36,7 @@ TEST_F(ChatTest, AnUnansweredAsynchronousRequestTimesOutAndFreesItsPlace) {
   const std::string input = "mem:unanswered-in";
   const std::string reply_name = backends::reply_queue_name(input, "gw");
   serve::ServerOptions o;
-  o.workers = 0;
+  o.workers.threads = 0;
   o.models = {"phi-4"};
   o.max_queued = 2;
   o.request_timeout = 400ms;
@@ -70,8 +70,8 @@ TEST_F(ChatTest, AnUnansweredAsynchronousRequestTimesOutAndFreesItsPlace) {
 // answered 200 or whose 503 said their record may be stored.
 TEST_F(ChatTest, AShutdownIsBoundedAndNeverStoresWhatItSaidWasNotDone) {
   serve::ServerOptions o;
-  o.decoder = backends::open_decoder("sim:prefill=1e9,decode=10");
-  o.max_decodes = 0;  // one item at a time on the worker's thread
+  o.workers.worker.decoder = backends::open_decoder("sim:prefill=1e9,decode=10");
+  o.workers.worker.max_decodes = 0;  // one item at a time on the worker's thread
   start(o);
   (void)post("/v1/chat/completions", kBody, 200);  // the tokenizer loaded, before the clock starts
   const std::string slow = R"({"model":"phi-4","messages":[{"role":"user","content":"hi"}],"max_tokens":20})";
