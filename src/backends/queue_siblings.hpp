@@ -12,6 +12,10 @@
 // Control queues go the other way: a worker that can stop its generations (cancellation) reads
 // "IN-ctl-SUFFIX" (SUFFIX: its host and pid) and names it when it takes up a gateway's item; the
 // gateway sends a cancel there, and only to names of that shape (reply/remote_cancels.hpp).
+//
+// The rest of the code reaches these rules through the queue-family port (ports/queue_family.hpp,
+// backends::open_queue_family): each SiblingRole is one row of the rule table in
+// queue_siblings.cpp, so a new kind of sibling (a batch lane, say) is one role and one row.
 #pragma once
 
 #include <string>
