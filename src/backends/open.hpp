@@ -19,6 +19,7 @@
 #include "ports/decoder.hpp"
 #include "ports/object_store.hpp"
 #include "ports/queue.hpp"
+#include "ports/queue_family.hpp"
 #include "ports/store.hpp"
 
 namespace overhead::backends {
@@ -39,6 +40,12 @@ enum class Access { create, existing, read_only };
 // pipe::QueueError when `access` is `existing` and the queue's file is not there.
 [[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {},
                                                       Access access = Access::create);
+
+// The family of the queue at `input_url` (ports/queue_family.hpp): its siblings opened by name
+// under the same credentials and parameters, their names by the rules of queue_siblings.hpp, and
+// whether other processes share it (the scheme's registry entry). Opens nothing itself. Throws
+// std::invalid_argument for an unknown scheme.
+[[nodiscard]] std::shared_ptr<const pipe::QueueFamily> open_queue_family(const std::string& input_url);
 
 // sqlite:PATH[?timeout_ms=]
 // postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S&timeout_ms=]

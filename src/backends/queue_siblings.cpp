@@ -9,9 +9,25 @@
 namespace overhead::backends {
 namespace {
 
-constexpr std::string_view kReplyInfix = "-reply-";
-constexpr std::string_view kControlInfix = "-ctl-";
 constexpr std::size_t kMaxNameLength = 80;
+
+// The name rule of each sibling role (ports/queue_family.hpp): its infix, and what it is called
+// in errors. A new role is one row here.
+struct SiblingRule {
+  pipe::SiblingRole role;
+  std::string_view infix;
+  const char* what;
+};
+constexpr SiblingRule kSiblingRules[] = {
+    {pipe::SiblingRole::reply, "-reply-", "a reply queue"},
+    {pipe::SiblingRole::control, "-ctl-", "a control queue"},
+};
+
+const SiblingRule& rule_of(pipe::SiblingRole role) {
+  for (const auto& r : kSiblingRules)
+    if (r.role == role) return r;
+  throw std::logic_error("a sibling role without its name rule");
+}
 
 // The scheme's sibling-name rule, from the registry (queue_schemes.cpp).
 const QueueNaming& naming_of(const pipe::BackendUrl& u) {
@@ -31,10 +47,11 @@ std::string sibling_queue_url(const std::string& url, std::string_view name) {
   return naming_of(u).with_name(url, u, name);
 }
 
-namespace {
-
 // "<input name><infix><suffix>", the suffix cut to what SQS allows (see the header).
-std::string sibling_name(const std::string& input_url, std::string_view infix, std::string_view suffix, const char* what) {
+std::string sibling_queue_name(const std::string& input_url, pipe::SiblingRole role, std::string_view suffix) {
+  const SiblingRule& rule = rule_of(role);
+  const std::string_view infix = rule.infix;
+  const char* what = rule.what;
   const std::string input = queue_name(input_url);
   std::string name = input + std::string(infix);
   if (!pipe::is_plain_queue_name(input) || name.size() >= kMaxNameLength)
@@ -48,7 +65,8 @@ std::string sibling_name(const std::string& input_url, std::string_view infix, s
   return name;
 }
 
-bool is_sibling_of(const std::string& input_url, std::string_view infix, std::string_view name) {
+bool is_sibling_queue_of(const std::string& input_url, pipe::SiblingRole role, std::string_view name) {
+  const std::string_view infix = rule_of(role).infix;
   if (!pipe::is_plain_queue_name(name)) return false;
   try {
     const std::string prefix = queue_name(input_url) + std::string(infix);
@@ -58,20 +76,18 @@ bool is_sibling_of(const std::string& input_url, std::string_view infix, std::st
   }
 }
 
-}  // namespace
-
 std::string reply_queue_name(const std::string& input_url, std::string_view suffix) {
-  return sibling_name(input_url, kReplyInfix, suffix, "a reply queue");
+  return sibling_queue_name(input_url, pipe::SiblingRole::reply, suffix);
 }
 
-bool is_reply_queue_of(const std::string& input_url, std::string_view name) { return is_sibling_of(input_url, kReplyInfix, name); }
+bool is_reply_queue_of(const std::string& input_url, std::string_view name) { return is_sibling_queue_of(input_url, pipe::SiblingRole::reply, name); }
 
 std::string control_queue_name(const std::string& input_url, std::string_view suffix) {
-  return sibling_name(input_url, kControlInfix, suffix, "a control queue");
+  return sibling_queue_name(input_url, pipe::SiblingRole::control, suffix);
 }
 
 bool is_control_queue_of(const std::string& input_url, std::string_view name) {
-  return is_sibling_of(input_url, kControlInfix, name);
+  return is_sibling_queue_of(input_url, pipe::SiblingRole::control, name);
 }
 
 }  // namespace overhead::backends

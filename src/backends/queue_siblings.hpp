@@ -12,10 +12,16 @@
 // Control queues go the other way: a worker that can stop its generations (cancellation) reads
 // "IN-ctl-SUFFIX" (SUFFIX: its host and pid) and names it when it takes up a gateway's item; the
 // gateway sends a cancel there, and only to names of that shape (reply/remote_cancels.hpp).
+//
+// The rest of the code reaches these rules through the queue-family port (ports/queue_family.hpp,
+// backends::open_queue_family): each SiblingRole is one row of the rule table in
+// queue_siblings.cpp, so a new kind of sibling (a batch lane, say) is one role and one row.
 #pragma once
 
 #include <string>
 #include <string_view>
+
+#include "ports/queue_family.hpp"
 
 namespace overhead::backends {
 
@@ -25,6 +31,11 @@ namespace overhead::backends {
 // `url` with the queue name replaced by `name`; everything else (credentials included) as given.
 // The result is for opening only: show it with pipe::redact_url.
 [[nodiscard]] std::string sibling_queue_url(const std::string& url, std::string_view name);
+// The `role` sibling's name: "<input name>-<infix>-<suffix>" (the infix per role in
+// queue_siblings.cpp), cut and checked as reply_queue_name below.
+[[nodiscard]] std::string sibling_queue_name(const std::string& input_url, pipe::SiblingRole role, std::string_view suffix);
+// Whether `name` follows the `role` rule of `input_url`'s queue. Never throws.
+[[nodiscard]] bool is_sibling_queue_of(const std::string& input_url, pipe::SiblingRole role, std::string_view name);
 // The reply queue name for a gateway: "<input name>-reply-<suffix>", the suffix cut to what SQS
 // allows (80 characters in all; only A-Z a-z 0-9 _ -). Throws std::invalid_argument when the input
 // name itself is not such a plain name or leaves no room for a suffix.

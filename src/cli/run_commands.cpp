@@ -12,16 +12,17 @@
 #include <unistd.h>
 
 #include "backends/open.hpp"
-#include "backends/queue_siblings.hpp"
 #include "cli/chat_input.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/worker_flags.hpp"
 #include "ports/backend_url.hpp"
 #include "run/cases.hpp"
 #include "pipe/chat_token_processor.hpp"
 #include "ports/clock.hpp"
 #include "pipe/consumer.hpp"
+#include "pipe/consumer_host.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/progress.hpp"
@@ -97,40 +98,26 @@ std::string join(const std::vector<std::string>& v) {
 struct CommonOptions {
   std::string data;
   std::string tokenizers = join(tok::seed_tokenizer_names());
-  std::string experiment = "jmtbench";
   std::string queue = "mem:in";
   std::string log_queue = "mem:log";
   std::string store;
   std::string object_store;  // empty = file:<out> (case 1's CSV)
   std::string out = "out";
-  std::size_t batch = 10;
-  unsigned publishers = 10;
-  std::string prefetch = "on";
+  std::size_t batch = 10;  // enqueue: messages per send
   std::size_t limit = 0;
   std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
-  std::int64_t max_prompt_bytes = pipe::kDefaultMaxPromptBytes;
-  std::size_t max_in_flight = 0;
   bool allow_failures = false;
   bool no_progress = false;
   bool no_report = false;
-  std::string date;
   double idle_exit = 0;  // worker, consume: 0 = never stop on an empty queue (idle_wait())
   std::string name;
-  std::string run_id;  // empty = a new one (pipe/run_id.hpp)
-  std::string decoder = "none";  // --decoder (backends::open_decoder)
-  std::size_t max_decodes = 0;   // --max-decodes (pipe::WorkerOptions::max_decodes)
-  bool store_text = false;       // --store-text
   bool with_answers = false;     // enqueue: carry the records' answers for a worker's decoder
   int case_number = 5;
-  unsigned workers = 1;
 };
 
 // The accepted ranges. A queue receives and sends at most 10 messages at once (as SQS does); the
 // upper bounds on threads and sizes only catch typing slips, they are far above anything useful.
 constexpr std::int64_t kMaxLimit = 1'000'000'000;
-constexpr std::int64_t kMaxThreads = 256;
-constexpr std::int64_t kMaxInFlight = 1'000'000;
-constexpr std::int64_t kMaxPromptBytesBound = std::int64_t{1} << 32;
 constexpr double kMaxIdleSeconds = 7 * 24 * 3600;
 
 // --idle-exit of `worker` and `consume`: 0 (the default) means never, so a worker or consumer
@@ -161,55 +148,6 @@ void add_data_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--tokenizers", o.tokenizers, "Comma-separated tokenizer names")->check(name_list())->capture_default_str();
   cmd.add_option("--limit", o.limit, "Use only the first N records (0 = all)")->check(integer_in(0, kMaxLimit));
   add_max_line_bytes_option(cmd, o.max_line_bytes);
-}
-
-// --decoder: a form backends::open_decoder accepts; its error names the bad part (exit 2).
-CLI::Validator decoder_validator() {
-  return CLI::Validator(
-      [](std::string& s) {
-        try {
-          (void)backends::open_decoder(s);
-          return std::string();
-        } catch (const std::invalid_argument& e) {
-          return std::string(e.what());
-        }
-      },
-      "DECODER", "decoder");
-}
-
-void add_worker_options(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--experiment", o.experiment,
-                 "Experiment name: run writes NAME-caseN, one per case; worker writes NAME as given")
-      ->check(non_empty())
-      ->capture_default_str();
-  cmd.add_option("--batch", o.batch, "Items per input batch (a queue takes at most 10)")
-      ->check(integer_in(1, static_cast<std::int64_t>(kMaxQueueBatch)))->capture_default_str();
-  cmd.add_option("--publishers", o.publishers, "Threads of the asynchronous log publisher")
-      ->check(integer_in(1, kMaxThreads))->capture_default_str();
-  cmd.add_option("--prefetch", o.prefetch, "Receive the next batch while processing this one")
-      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
-  cmd.add_option("--max-prompt-bytes", o.max_prompt_bytes,
-                 "Dead-letter prompts larger than this (0 = no limit; the default is far above any chat prompt)")
-      ->check(integer_in(0, kMaxPromptBytesBound))
-      ->capture_default_str();
-  cmd.add_option("--max-in-flight", o.max_in_flight, "Items received but not settled (0 = 4 x batch)")
-      ->check(integer_in(0, kMaxInFlight));
-  cmd.add_option("--date", o.date, "Pin strftime_now in chat templates (YYYY-MM-DD)")->check(date_validator());
-  cmd.add_option("--run-id", o.run_id,
-                 "Run id written into every record (default: a new one, UTC time + random suffix; give workers "
-                 "of one deployment the same)")
-      ->check(CLI::Validator([](std::string& s) { return run_id_error(s); }, "ID", "run id"));
-  cmd.add_option("--decoder", o.decoder,
-                 "Decoder stage after render+encode (docs/pipeline.md): none, sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] "
-                 "(waits the modelled D), or openai:URL[,model=NAME][,timeout_ms=MS][,api_key_env=VAR] (an OpenAI-compatible server; its API key read from the environment variable VAR)")
-      ->check(decoder_validator())
-      ->capture_default_str();
-  cmd.add_option("--max-decodes", o.max_decodes,
-                 "Generations in flight at once per worker (the decoder streams them; 0: one at a time on the worker's "
-                 "thread, as a batch run measures)")
-      ->check(integer_in(0, kMaxInFlight))
-      ->capture_default_str();
-  cmd.add_flag("--store-text", o.store_text, "Keep the decoder's generated text in each record (by default only its finish reason)");
 }
 
 std::string store_url(const CommonOptions& o) {
@@ -284,23 +222,7 @@ void require_a_tokenizer(const std::map<std::string, std::string>& load_errors, 
                            "), an HF model id, or a folder holding tokenizer.json");
 }
 
-// The worker settings shared by `run` and `worker`.
-WorkerOptions worker_options(const CommonOptions& o) {
-  WorkerOptions wo;
-  wo.experiment = o.experiment;
-  wo.batch = o.batch;
-  wo.prefetch = o.prefetch == "on";
-  wo.publishers = o.publishers;
-  wo.max_in_flight = o.max_in_flight;
-  wo.max_prompt_bytes = o.max_prompt_bytes;
-  wo.run_id = o.run_id.empty() ? new_run_id() : o.run_id;
-  wo.decoder = backends::open_decoder(o.decoder);  // checked by decoder_validator
-  wo.max_decodes = o.max_decodes;
-  wo.store_text = o.store_text;
-  return wo;
-}
-
-int run_command(const CommonOptions& o, const std::string& cases) {
+int run_command(const CommonOptions& o, const WorkerFlags& flags, const std::string& cases) {
   RunConfig cfg;
   cfg.data = o.data.empty() ? default_data() : o.data;
   cfg.tokenizers = split_commas(o.tokenizers);
@@ -310,8 +232,9 @@ int run_command(const CommonOptions& o, const std::string& cases) {
   cfg.store_url = store_url(o);
   cfg.limit = o.limit;
   cfg.max_line_bytes = o.max_line_bytes;
-  cfg.workers = o.workers;
-  cfg.worker = worker_options(o);
+  const WorkerHostOptions host = worker_host_options(flags);
+  cfg.workers = host.threads;
+  cfg.worker = host.worker;
   cfg.progress = !o.no_progress;
   if (!std::filesystem::exists(cfg.data)) throw std::runtime_error(cfg.data + ": no such data file");
   std::vector<int> numbers;
@@ -333,7 +256,7 @@ int run_command(const CommonOptions& o, const std::string& cases) {
     backends.input = queue_option("--queue", cfg.queue_url);
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::log_queue; }))
     backends.log = queue_option("--log-queue", cfg.log_queue_url);
-  ChatTokenProcessor processor(cfg.tokenizers, o.date.empty() ? std::nullopt : std::optional<std::string>(o.date));
+  ChatTokenProcessor processor(cfg.tokenizers, host.date);
   require_a_tokenizer(processor.load_errors(), cfg.tokenizers.size());
   std::unique_ptr<ObjectStore> objects;
   if (uses([](const CasePreset& p) { return p.sink == CaseSink::memory_csv; }))
@@ -403,13 +326,11 @@ int enqueue_command(const CommonOptions& o) {
 // with --max-decodes > 0) reads its own control queue, "<input>-ctl-<host>-<pid>" next to the input
 // queue, and names it to a gateway as it takes up the gateway's item. A queue that cannot be opened
 // (on SQS it must exist) leaves the worker without it: its generations then run to their end.
-void open_control_queue(WorkerHostOptions& ho, const std::string& input_url, const std::string& name) {
-  if (!ho.worker.decoder || ho.worker.max_decodes == 0 || parse_backend_url(input_url).scheme == "mem") return;
+void open_control_queue(WorkerHostOptions& ho, const std::string& name) {
+  if (!ho.worker.decoder || ho.worker.max_decodes == 0 || !ho.family->shared()) return;
   try {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
-    ho.control_name = backends::control_queue_name(input_url, std::string(host) + "-" + std::to_string(::getpid()));
-    ho.control_queue = backends::open_queue(backends::sibling_queue_url(input_url, ho.control_name));
+    ho.control_name = ho.family->own_sibling_name(SiblingRole::control);
+    ho.control_queue = ho.family->open(ho.control_name);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "worker %s: no control queue (%s): gateways cannot cancel its generations\n", name.c_str(), e.what());
     ho.control_name.clear();
@@ -417,7 +338,7 @@ void open_control_queue(WorkerHostOptions& ho, const std::string& input_url, con
   }
 }
 
-int worker_command(const CommonOptions& o) {
+int worker_command(const CommonOptions& o, const WorkerFlags& flags) {
   install_stop_handler();
   const std::string name = o.name.empty() ? "worker-" + std::to_string(::getpid()) : o.name;
   std::filesystem::create_directories(o.out);  // a command makes its own --out folder, and no other
@@ -427,23 +348,26 @@ int worker_command(const CommonOptions& o) {
   auto log = queue_option("--log-queue", o.log_queue);
   const auto idle = idle_wait(o.idle_exit);
   QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
-  WorkerHostOptions ho;
-  ho.tokenizers = split_commas(o.tokenizers);
-  ho.date = o.date.empty() ? std::nullopt : std::optional<std::string>(o.date);
   // A gateway's request (`overhead serve` over this queue) names its reply queue; the worker
   // answers there once the record is published or the item refused (reply/queue_replies.hpp).
-  // Items without a reply queue are not answered.
-  ho.open_reply_queue = [url = o.queue](const std::string& reply) { return backends::open_queue(backends::sibling_queue_url(url, reply)); };
-  ho.is_reply_queue = [url = o.queue](std::string_view reply) { return backends::is_reply_queue_of(url, reply); };
-  ho.worker = worker_options(o);
+  // Items without a reply queue are not answered. Over a shared queue a gateway can reach the
+  // worker, so without --max-decodes it streams as serve does (cli/worker_flags.cpp).
+  const auto family = backends::open_queue_family(o.queue);
+  WorkerHostOptions ho = worker_host_options(flags, family->shared());
+  ho.tokenizers = split_commas(o.tokenizers);
+  ho.family = family;
   ho.worker.name = name;
   ho.worker.case_number = o.case_number;
   ho.worker.visibility = in->visibility_timeout();
   ho.worker.fault = crash_point_from_env();  // kill tests only: unset in any real deployment
   ho.number_threads = false;
-  open_control_queue(ho, o.queue, name);
-  std::printf("worker %s: run id %s%s%s\n", name.c_str(), ho.worker.run_id.c_str(), ho.worker.decoder ? ", decoder " : "",
-              ho.worker.decoder ? ho.worker.decoder->describe().c_str() : "");
+  open_control_queue(ho, name);
+  // The generations in flight are named when they stream (the default over a shared queue).
+  const std::string in_flight = ho.worker.decoder && ho.worker.max_decodes > 0
+                                    ? ", " + std::to_string(ho.worker.max_decodes) + " generations in flight"
+                                    : std::string();
+  std::printf("worker %s: run id %s%s%s%s\n", name.c_str(), ho.worker.run_id.c_str(), ho.worker.decoder ? ", decoder " : "",
+              ho.worker.decoder ? ho.worker.decoder->describe().c_str() : "", in_flight.c_str());
   std::fflush(stdout);
   Progress progress("worker " + name, 0, !o.no_progress);
   ho.worker.progress = &progress.counter();
@@ -482,8 +406,9 @@ int consume_command(const CommonOptions& o) {
   co.stop = &g_stop;
   Progress progress("consume", 0, !o.no_progress);
   co.progress = &progress.counter();
-  Consumer consumer(log, *store, dead, co);
-  const ConsumerStats cs = consumer.run();
+  ConsumerHost consumer(log, *store, dead, co);
+  consumer.drain();  // it ends once the log queue stayed empty for --idle-exit (or at SIGTERM)
+  const ConsumerStats cs = consumer.join();
   std::printf("consumed %llu messages: %llu records, %llu stamp patches (%llu deferred), %llu bad, into %s in %.3f s\n",
               static_cast<unsigned long long>(cs.messages), static_cast<unsigned long long>(cs.records),
               static_cast<unsigned long long>(cs.stamp_patches), static_cast<unsigned long long>(cs.deferred_patches),
@@ -495,6 +420,7 @@ int consume_command(const CommonOptions& o) {
 
 void add_run_commands(CLI::App& app, int& exit_code) {
   static CommonOptions o;
+  static WorkerFlags run_flags, worker_flags;
   static std::string cases = "all";
 
   CLI::App* run = app.add_subcommand("run", "Run the seed's five cases on the embedded default (mem: queues, sqlite: store)");
@@ -503,9 +429,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   run->footer(run_help_footer());
   add_data_options(*run, o);
-  add_worker_options(*run, o);
-  run->add_option("--workers", o.workers, "Worker threads per case (the seed had one)")
-      ->check(integer_in(1, kMaxThreads))->capture_default_str();
+  add_worker_flags(*run, WorkerCommand::run, run_flags);  // --experiment .. --store-text, --workers
   run->add_option("--queue", o.queue, "Input queue URL (case 5)")->capture_default_str();
   run->add_option("--log-queue", o.log_queue, "Log queue URL (cases 3-5)")->capture_default_str();
   run->add_option("--store", o.store, "Record store URL (default sqlite:<out>/records.db)");
@@ -514,7 +438,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   run->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when items failed");
   run->add_flag("--no-report", o.no_report, "Skip the analysis at the end (headline fits, <out>/report/)");
   run->add_flag("--no-progress", o.no_progress, "No progress output");
-  run->callback([&exit_code] { exit_code = run_command(o, cases); });
+  run->callback([&exit_code] { exit_code = run_command(o, run_flags, cases); });
 
   CLI::App* enqueue = app.add_subcommand("enqueue", "Producer: send every record once per tokenizer to the input queue");
   add_data_options(*enqueue, o);
@@ -532,7 +456,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   worker->add_option("--log-queue", o.log_queue, "Log queue URL")->required();
   worker->add_option("--tokenizers", o.tokenizers, "Tokenizers to load (items naming others are dead-lettered)")
       ->check(name_list())->capture_default_str();
-  add_worker_options(*worker, o);
+  add_worker_flags(*worker, WorkerCommand::worker, worker_flags);
   worker->add_option("--case", o.case_number, "Case number written into the records")
       ->check(integer_in(1, 5))->capture_default_str();
   worker->add_option("--name", o.name, "Worker name (default worker-<pid>)")->check(non_empty());
@@ -541,7 +465,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
   worker->add_option("--out", o.out, "Folder for the dead-letter file")->capture_default_str();
   worker->add_flag("--allow-failures", o.allow_failures, "Exit 0 even when items failed");
   worker->add_flag("--no-progress", o.no_progress, "No progress output");
-  worker->callback([&exit_code] { exit_code = worker_command(o); });
+  worker->callback([&exit_code] { exit_code = worker_command(o, worker_flags); });
 
   CLI::App* consume = app.add_subcommand("consume", "Consumer: log queue -> record store");
   consume->add_option("--log-queue", o.log_queue, "Log queue URL")->required();

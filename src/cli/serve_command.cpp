@@ -16,10 +16,10 @@
 
 #include "backends/open.hpp"
 #include "backends/queue_schemes.hpp"
-#include "backends/queue_siblings.hpp"
 #include "ports/backend_url.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/worker_flags.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/server.hpp"
 
@@ -27,17 +27,18 @@ namespace overhead::cli {
 namespace {
 
 // What `overhead serve` is told. The server's own options are bound straight into the
-// ServerOptions the server reads (their defaults are the server's); the rest are what this command
-// turns into parts of it (the listen address, the token file, the URLs it opens, seconds).
+// ServerOptions the server reads (their defaults are the server's), the in-process workers' into
+// the worker flags (cli/worker_flags.hpp, then ServerOptions::workers); the rest are what this
+// command turns into parts of it (the listen address, the token file, the URLs it opens, seconds).
 struct ServeArgs {
   serve::ServerOptions server;
+  WorkerFlags worker;
   std::string listen = "127.0.0.1:8000";
   std::string auth_token_file;
   std::string queue = "mem:";
   std::string log_queue = "mem:";
   std::string store;
   std::string out = "out";
-  std::string decoder = "none";
   double request_timeout_s = 30;
   double first_token_timeout_s = 30;
   double stream_idle_timeout_s = 30;
@@ -57,36 +58,31 @@ constexpr std::int64_t kMaxThreads = 1024;
 // own, a sibling of the input queue that every work item names, so that any worker on the broker
 // can answer it (backends/queue_siblings.hpp). Over mem: the workers are in this process.
 void open_reply_path(const ServeArgs& a, serve::PipelineBackends& b) {
-  const backends::QueueScheme* scheme = backends::find_queue_scheme(pipe::parse_backend_url(a.queue).scheme);
-  if (scheme != nullptr && !scheme->shared) {
-    if (a.server.workers == 0)
+  const auto family = backends::open_queue_family(a.queue);  // the scheme is known: --queue opened
+  if (!family->shared()) {
+    if (a.server.workers.threads == 0)
       throw CLI::ValidationError("--workers", "0 needs a shared --queue (" + backends::shared_queue_prefixes() +
-                                                  "): over " + std::string(scheme->scheme) +
+                                                  "): over " + pipe::parse_backend_url(a.queue).scheme +
                                                   ": only this process can work");
     if (!a.reply_queue.empty()) throw CLI::ValidationError("--reply-queue", "needs a shared --queue (over mem: the workers answer in-process)");
     return;
   }
-  const std::string input = a.queue;
   try {
     if (a.reply_queue.empty()) {
-      char host[256] = {};
-      if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
-      b.reply_name = backends::reply_queue_name(input, std::string(host) + "-" + std::to_string(::getpid()));
+      b.reply_name = family->own_sibling_name(pipe::SiblingRole::reply);
     } else {
       b.reply_name = a.reply_queue;
-      if (!backends::is_reply_queue_of(input, b.reply_name))
+      if (!family->is_sibling(pipe::SiblingRole::reply, b.reply_name))
         throw std::invalid_argument("\"" + b.reply_name + "\" is not a reply queue name of the input queue: it must read \"" +
-                                    backends::queue_name(input) + "-reply-SUFFIX\" (A-Z a-z 0-9 _ -, at most 80 characters)");
+                                    family->name() + "-reply-SUFFIX\" (A-Z a-z 0-9 _ -, at most 80 characters)");
     }
-    b.replies = backends::open_queue(backends::sibling_queue_url(input, b.reply_name));
+    b.replies = family->open(b.reply_name);
   } catch (const std::invalid_argument& e) {
     throw CLI::ValidationError("--reply-queue", e.what());
   }
-  b.open_reply_queue = [input](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); };
-  b.is_reply_queue = [input](std::string_view name) { return backends::is_reply_queue_of(input, name); };
-  // Cancels go to the control queue a remote worker named (only to names of that shape).
-  b.open_control_queue = [input](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); };
-  b.is_control_queue = [input](std::string_view name) { return backends::is_control_queue_of(input, name); };
+  // The in-process workers answer, and cancels go to the control queue a remote worker named,
+  // in the same family (only to names of those shapes).
+  b.family = family;
 }
 
 template <class Open>
@@ -132,19 +128,19 @@ int run_serve(ServeArgs& a) {
   o.pipeline.log = open_option("--log-queue", a.log_queue, [](const std::string& u) { return backends::open_queue(u); });
   // A gateway without workers of its own stores nothing (its workers' consumers do): no store is
   // opened, and none is made on disk.
-  if (o.workers > 0)
+  if (a.worker.host.threads > 0)
     o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
   else if (!a.store.empty())
     std::fprintf(stderr, "overhead serve: --store is not opened: with --workers 0 the workers' `overhead consume` stores\n");
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
-  o.decoder = open_option("--decoder", a.decoder, [](const std::string& d) { return backends::open_decoder(d); });
+  o.workers = worker_host_options(a.worker);  // the decoder opened
   open_reply_path(a, o.pipeline);
 
   serve::Server server(o);
   server.bind();
   std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s%s%s)\n", o.host.c_str(),
                server.bound_port(), o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
-               o.pipeline.store ? o.pipeline.store->url().c_str() : "none", o.decoder ? o.decoder->describe().c_str() : "none",
+               o.pipeline.store ? o.pipeline.store->url().c_str() : "none", o.workers.worker.decoder ? o.workers.worker.decoder->describe().c_str() : "none",
                o.pipeline.replies ? ", replies on " : "", o.pipeline.replies ? o.pipeline.replies->url().c_str() : "");
   const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
   // The exit is bounded: past the deadline the workers get 1 s to finish what they hold and the
@@ -215,23 +211,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-queue", args->log_queue, "Log queue URL from the workers to the consumer")->capture_default_str();
   cmd->add_option("--store", args->store, "Record store URL (default sqlite:<out>/serve.db)");
   cmd->add_option("--out", args->out, "Folder for the default store and the dead letters")->capture_default_str();
-  cmd->add_option("--workers", args->server.workers,
-                  "In-process workers taking chat requests off the input queue (0: none; `overhead worker` and "
-                  "`overhead consume` processes on the same broker do the work)")
-      ->capture_default_str()->check(integer_in(0, 64));
+  args->worker.host = args->server.workers;  // the gateway's worker defaults
+  add_worker_flags(*cmd, WorkerCommand::serve, args->worker);  // --workers, --decoder, --max-decodes, --store-text
   cmd->add_option("--reply-queue", args->reply_queue,
                   "Over a shared --queue: the name of this gateway's reply queue, INPUT-reply-SUFFIX (default "
                   "INPUT-reply-<host>-<pid>); workers answer there");
-  cmd->add_option("--decoder", args->decoder,
-                  "Decoder stage after render+encode: none (no generation: empty answer, 0 completion tokens, finish_reason "
-                  "length), sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] (waits the modelled D; completion_tokens = "
-                  "max_tokens), or openai:URL[,model=NAME][,timeout_ms=MS][,api_key_env=VAR] (an OpenAI-compatible server; its API key read from the environment variable VAR)")
-      ->capture_default_str();
-  cmd->add_option("--max-decodes", args->server.max_decodes,
-                  "Generations in flight at once in this process's workers (the decoder streams them; 0: one at a time)")
-      ->capture_default_str()->check(CLI::Range(0, 1000000));
-  cmd->add_flag("--store-text", args->server.store_text,
-                "Keep each answer's generated text in its stored record (by default only its finish reason)");
   cmd->add_option("--request-timeout", args->request_timeout_s,
                   "Seconds a chat request without `stream` (synchronous, or on /v1/requests) waits for its worker's whole answer "
                   "(then 504, or status failed)")

@@ -23,10 +23,8 @@ const std::map<std::string, std::string> kNoErrors;
 }  // namespace
 
 WorkerHost::WorkerHost(WorkerHostOptions options, const Processor* processor) : options_(std::move(options)) {
-  const bool over_queue = options_.open_reply_queue || options_.is_reply_queue;
+  const bool over_queue = options_.family != nullptr;
   if (over_queue && options_.replies) throw std::invalid_argument("a worker host answers either in process or on reply queues, not both");
-  if (over_queue && !(options_.open_reply_queue && options_.is_reply_queue))
-    throw std::invalid_argument("answering on reply queues needs both an opener and a check of the names");
   if (processor) {
     processor_ = processor;
   } else {
@@ -37,7 +35,7 @@ WorkerHost::WorkerHost(WorkerHostOptions options, const Processor* processor) : 
     throw std::invalid_argument("a control queue is read by a worker host that answers on reply queues");
   if (over_queue) {
     const std::string control = options_.control_queue ? options_.control_name : std::string();
-    queue_replies_ = std::make_unique<reply::QueueReplies>(options_.open_reply_queue, options_.is_reply_queue, 65536,
+    queue_replies_ = std::make_unique<reply::QueueReplies>(options_.family, 65536,
                                                            reply::ReplyBatching{}, control);
     options_.worker.replies = queue_replies_.get();
   } else {

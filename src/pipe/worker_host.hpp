@@ -6,8 +6,8 @@
 //
 // Replies (reply/reply_path.hpp), at most one of:
 //   - `replies`: an in-process gateway's own path (its box): the workers answer it directly;
-//   - `open_reply_queue` + `is_reply_queue`: the workers answer each item on the reply queue it
-//     names, a sibling of the input queue (reply/queue_replies.hpp; the host owns it);
+//   - `family` (the input queue's, ports/queue_family.hpp): the workers answer each item on the
+//     reply queue it names, a sibling of the input queue (reply/queue_replies.hpp; the host owns it);
 //   - neither: nobody waits for answers (a batch run).
 //
 // Cancellation over a shared queue (with reply queues only): given its `control_queue`, the host
@@ -30,6 +30,7 @@
 #include "pipe/source.hpp"
 #include "pipe/worker.hpp"
 #include "reply/control_receiver.hpp"
+#include "ports/queue_family.hpp"
 #include "reply/queue_replies.hpp"
 
 namespace overhead::pipe {
@@ -46,8 +47,7 @@ struct WorkerHostOptions {
   std::vector<std::string> tokenizers;
   std::optional<std::string> date;
   reply::ReplyPath* replies = nullptr;
-  reply::QueueReplies::OpenQueue open_reply_queue;
-  reply::QueueReplies::IsReplyQueue is_reply_queue;
+  std::shared_ptr<const QueueFamily> family;  // answer on the reply queues items name (see above)
   std::shared_ptr<Queue> control_queue;  // null: gateways cannot cancel this host's generations
   std::string control_name;              // its name, as a gateway opens it (a sibling of the input)
 };

@@ -18,10 +18,9 @@ constexpr std::uint64_t kPrintedFailures = 10;
 
 }  // namespace
 
-QueueReplies::QueueReplies(OpenQueue open, IsReplyQueue accept, std::size_t max_pending, ReplyBatching batching,
+QueueReplies::QueueReplies(std::shared_ptr<const pipe::QueueFamily> family, std::size_t max_pending, ReplyBatching batching,
                            std::string control)
-    : open_(std::move(open)),
-      accept_(std::move(accept)),
+    : family_(std::move(family)),
       max_pending_(max_pending == 0 ? 1 : max_pending),
       batching_(batching),
       control_(std::move(control)),
@@ -38,7 +37,7 @@ QueueReplies::~QueueReplies() {
 
 void QueueReplies::note(const std::string& id, const std::optional<std::string>& reply_to) {
   if (!reply_to) return;
-  if (!accept_(*reply_to))
+  if (!family_->is_sibling(pipe::SiblingRole::reply, *reply_to))
     throw pipe::ItemError("bad_message", "reply_to \"" + *reply_to + "\" is not a reply queue of this worker's input queue");
   bool wake = false;
   {
@@ -208,7 +207,7 @@ std::shared_ptr<pipe::Queue> QueueReplies::queue_for(const std::string& name) {
   }
   // Opened outside the lock: connecting can take a while, and events for other queues need not
   // wait for it. Only the sender thread opens queues.
-  auto queue = open_(name);
+  auto queue = family_->open(name);
   std::lock_guard lock(mutex_);
   return queues_.try_emplace(name, std::move(queue)).first->second;
 }

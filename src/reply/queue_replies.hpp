@@ -1,7 +1,8 @@
 // How a worker answers on a reply queue (the RPC pattern over a shared broker: Redis, SQS, a
 // SQLite queue file): an item that names a reply queue (its reply_to) is answered there, in the
 // reply codec's format (reply_codec.hpp). The reply queue is opened as a sibling of the worker's
-// input queue through the opener the caller gives, and kept open for the next reply.
+// input queue, in the input queue's family (ports/queue_family.hpp), and kept open for the next
+// reply.
 //
 // Batching: events wait in one outbox per reply queue and leave in one message:
 //   - the first delta of a request, and every final reply, go at once (they wake the sender);
@@ -28,7 +29,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +38,7 @@
 #include <unordered_map>
 
 #include "ports/queue.hpp"
+#include "ports/queue_family.hpp"
 #include "reply/reply_path.hpp"
 
 namespace overhead::reply {
@@ -49,20 +50,20 @@ struct ReplyBatching {
 
 class QueueReplies final : public ReplyPath {
  public:
-  using OpenQueue = std::function<std::shared_ptr<pipe::Queue>(const std::string& name)>;
-  using IsReplyQueue = std::function<bool(std::string_view name)>;
+  // `family`: the worker's input queue's; an item's reply queue is opened there, and only when
+  // its name follows the family's reply rule.
   // `max_pending`: items noted and not yet answered that are remembered; past it the oldest are
   // forgotten (an item whose record never published leaves its note behind).
   // `control`: this worker's control queue, named to the gateway in a `taken` event when an item
   // is noted; empty: the worker cannot be reached for cancels, no event is sent.
-  QueueReplies(OpenQueue open, IsReplyQueue accept, std::size_t max_pending = 65536, ReplyBatching batching = {},
+  QueueReplies(std::shared_ptr<const pipe::QueueFamily> family, std::size_t max_pending = 65536, ReplyBatching batching = {},
                std::string control = {});
   // Sends what is still waiting, then stops the sender.
   ~QueueReplies() override;
   QueueReplies(const QueueReplies&) = delete;
   QueueReplies& operator=(const QueueReplies&) = delete;
 
-  // Throws pipe::ItemError (bad_message) for a reply_to that `accept` refuses.
+  // Throws pipe::ItemError (bad_message) for a reply_to that is not a reply queue of the family.
   void note(const std::string& id, const std::optional<std::string>& reply_to) override;
   void text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text) override;
   void deliver(Reply reply) override;
@@ -98,8 +99,7 @@ class QueueReplies final : public ReplyPath {
   void run_sender();
   void send_out(std::unique_lock<std::mutex>& lock);
 
-  OpenQueue open_;
-  IsReplyQueue accept_;
+  std::shared_ptr<const pipe::QueueFamily> family_;
   std::size_t max_pending_;
   ReplyBatching batching_;
   std::string control_;

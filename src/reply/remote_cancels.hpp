@@ -12,13 +12,13 @@
 //
 // Sending never blocks the caller (it runs on the HTTP side, possibly on the event loop): cancels
 // wait in one outbox per control queue and one thread sends them, each outbox in one message. A
-// control queue name that is not one of the input queue's (`accept`) is never written to.
+// control queue name that is not one of the input queue's family (ports/queue_family.hpp) is
+// never written to.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,17 +29,18 @@
 #include <unordered_set>
 
 #include "ports/queue.hpp"
+#include "ports/queue_family.hpp"
 #include "reply/reply.hpp"
 
 namespace overhead::reply {
 
 class RemoteCancels {
  public:
-  using OpenQueue = std::function<std::shared_ptr<pipe::Queue>(const std::string& name)>;
-  using IsControlQueue = std::function<bool(std::string_view name)>;
+  // `family`: the gateway's input queue's; a worker's control queue is opened there, and only when
+  // its name follows the family's control rule.
   // `max_remembered`: requests whose worker is known, and cancels waiting for a worker, each at
   // most this many (the oldest forgotten first).
-  RemoteCancels(OpenQueue open, IsControlQueue accept, std::size_t max_remembered = 65536);
+  RemoteCancels(std::shared_ptr<const pipe::QueueFamily> family, std::size_t max_remembered = 65536);
   // Sends what waits (a bounded time: one call per control queue), then stops the sender.
   ~RemoteCancels();
   RemoteCancels(const RemoteCancels&) = delete;
@@ -66,8 +67,7 @@ class RemoteCancels {
   std::shared_ptr<pipe::Queue> queue_for(const std::string& name);
   void count_failure(const std::string& name, const std::string& why);
 
-  OpenQueue open_;
-  IsControlQueue accept_;
+  std::shared_ptr<const pipe::QueueFamily> family_;
   std::size_t max_remembered_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -9,6 +9,7 @@
 
 #include "ports/clock.hpp"
 #include "pipe/consumer.hpp"
+#include "pipe/consumer_host.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/producer.hpp"
 #include "pipe/progress.hpp"
@@ -34,29 +35,13 @@ std::vector<Record> scan_experiment(Store& store, const std::string& experiment)
   return scan_in_key_order(store, experiment);
 }
 
-// Consumer running beside the worker; drained and joined by finish().
-class BackgroundConsumer {
- public:
-  BackgroundConsumer(std::shared_ptr<Queue> log, Store& store, DeadLetterSink& dead) {
-    ConsumerOptions o;
-    o.wait = std::chrono::milliseconds(20);
-    o.drain = &drain_;
-    consumer_ = std::make_unique<Consumer>(std::move(log), store, dead, o);
-    thread_ = std::thread([this] { stats_ = consumer_->run(); });
-  }
-  ~BackgroundConsumer() { finish(); }
-  ConsumerStats finish() {
-    drain_ = true;
-    if (thread_.joinable()) thread_.join();
-    return stats_;
-  }
-
- private:
-  std::atomic<bool> drain_{false};
-  std::unique_ptr<Consumer> consumer_;
-  std::thread thread_;
-  ConsumerStats stats_;
-};
+// The consumer running beside the case's workers (pipe/consumer_host.hpp); drained and joined
+// once they finished.
+std::unique_ptr<ConsumerHost> background_consumer(std::shared_ptr<Queue> log, Store& store, DeadLetterSink& dead) {
+  ConsumerOptions o;
+  o.wait = std::chrono::milliseconds(20);
+  return std::make_unique<ConsumerHost>(std::move(log), store, dead, o);
+}
 
 }  // namespace
 
@@ -84,7 +69,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   if (preset.publisher == PublisherMode::sync) wo.publishers = 0;
 
   std::shared_ptr<Queue> log;
-  std::unique_ptr<BackgroundConsumer> consumer;
+  std::unique_ptr<ConsumerHost> consumer;
   std::unique_ptr<RecordSink> sink;
   MemorySink* memory = nullptr;
   switch (preset.sink) {
@@ -120,7 +105,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     FileSource source(std::move(records), config.tokenizers);
     Progress progress(label, source.expected(), config.progress);
     wo.progress = &progress.counter();
-    if (log) consumer = std::make_unique<BackgroundConsumer>(log, store, dead);
+    if (log) consumer = background_consumer(log, store, dead);
     ws = run_workers(source, *sink, dead);
   } else {
     auto in = backends.input;
@@ -133,7 +118,7 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
     QueueSource source(in, std::chrono::milliseconds(0), std::chrono::milliseconds(0), nullptr, ps.messages);
     Progress progress(label, ps.messages, config.progress);
     wo.progress = &progress.counter();
-    consumer = std::make_unique<BackgroundConsumer>(log, store, dead);
+    consumer = background_consumer(log, store, dead);
     start = monotonic_ns();
     cpu_start = process_cpu_ns();
     ws = run_workers(source, *sink, dead);
@@ -165,7 +150,8 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   } else {
     if (consumer) {
       const std::int64_t drain_start = monotonic_ns();
-      consumer->finish();
+      consumer->drain();
+      (void)consumer->join();
       result.drain_ns = monotonic_ns() - drain_start;
     }
     stored = scan_experiment(store, result.experiment);

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "ports/clock.hpp"
-#include "pipe/consumer.hpp"
+#include "pipe/consumer_host.hpp"
 #include "ports/errors.hpp"
 #include "serve/completion_json.hpp"
 
@@ -22,50 +22,40 @@ constexpr std::chrono::hours kNeverIdle{24 * 365};
 // How long past the shutdown deadline the consumer may take to store the last records.
 constexpr std::chrono::seconds kDrainGrace{5};
 
-pipe::WorkerHostOptions host_options(const PipelineBackends& b, const PipelineOptions& o, reply::ReplyPath& replies,
+pipe::WorkerHostOptions host_options(const PipelineBackends& b, pipe::WorkerHostOptions h, reply::ReplyPath& replies,
                                      const std::atomic<bool>& stop_workers, pipe::GenerationCancels& cancels) {
-  pipe::WorkerHostOptions h;
   // Without in-process workers nothing here renders, so no tokenizer is loaded.
-  if (o.workers > 0) h.tokenizers = o.tokenizers;
-  h.threads = o.workers;
-  h.worker.name = "serve-worker-0";
-  h.worker.experiment = o.experiment;
+  if (h.threads == 0) h.tokenizers.clear();
   h.worker.visibility = b.input->visibility_timeout();
-  h.worker.decoder = o.decoder;
-  h.worker.max_decodes = o.max_decodes;
-  h.worker.store_text = o.store_text;
   h.worker.abandon = &stop_workers;
   h.worker.cancels = &cancels;
   if (!b.replies) {
     h.replies = &replies;
     return h;
   }
-  if (!b.open_reply_queue || !b.is_reply_queue || b.reply_name.empty())
-    throw std::invalid_argument("a reply queue needs its name, an opener and a check for the workers");
-  h.open_reply_queue = b.open_reply_queue;
-  h.is_reply_queue = b.is_reply_queue;
+  if (!b.family || b.reply_name.empty()) throw std::invalid_argument("a reply queue needs its name and its queue family");
+  h.family = b.family;
   return h;
 }
 
 }  // namespace
 
-ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, reply::ReplyPath& replies)
+ChatPipeline::ChatPipeline(PipelineBackends backends, pipe::WorkerHostOptions workers, const std::string& dead_letter_path,
+                           reply::ReplyPath& replies)
     : backends_(std::move(backends)),
-      options_(std::move(options)),
-      dead_letters_(options_.dead_letter_path),
-      host_(std::make_unique<pipe::WorkerHost>(host_options(backends_, options_, replies, stop_workers_, cancels_))),
+      workers_count_(workers.threads),
+      fingerprint_(workers.threads > 0 ? decoder_fingerprint(workers.worker.decoder ? workers.worker.decoder->describe() : "none")
+                                       : std::string()),
+      dead_letters_(dead_letter_path),
+      host_(std::make_unique<pipe::WorkerHost>(host_options(backends_, std::move(workers), replies, stop_workers_, cancels_))),
       log_sink_(backends_.log) {
-  if (options_.workers == 0 && !backends_.replies)
+  if (workers_count_ == 0 && !backends_.replies)
     throw std::invalid_argument("a gateway without workers of its own needs a reply queue (a shared input queue)");
-  if (options_.workers > 0 && !backends_.store) throw std::invalid_argument("a gateway with workers needs a store for their records");
-  // Without workers of its own the gateway's decoder generates nothing: the answering worker's
-  // reply names its decoder, and until one does the fingerprint is unknown (empty: null).
-  if (options_.workers > 0) fingerprint_ = decoder_fingerprint(options_.decoder ? options_.decoder->describe() : "none");
-  if (backends_.replies && backends_.open_control_queue && backends_.is_control_queue)
-    remote_cancels_ = std::make_unique<reply::RemoteCancels>(backends_.open_control_queue, backends_.is_control_queue);
+  if (workers_count_ > 0 && !backends_.store) throw std::invalid_argument("a gateway with workers needs a store for their records");
+  if (backends_.replies) remote_cancels_ = std::make_unique<reply::RemoteCancels>(backends_.family);
   if (backends_.replies) receiver_ = std::make_unique<reply::ReplyReceiver>(backends_.replies, replies, remote_cancels_.get());
   source_ = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
-  if (options_.workers == 0) return;  // the workers and the consumers run elsewhere
+  if (workers_count_ == 0) return;  // the workers and the consumers run elsewhere
   workers_ = std::thread([this] {
     try {
       (void)host_->run(*source_, log_sink_, dead_letters_);
@@ -78,27 +68,17 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, PipelineOptions options, r
     workers_done_ = true;
     done_cv_.notify_all();
   });
-  consumer_ = std::thread([this] {
-    pipe::ConsumerOptions co;
-    co.wait = kReceiveWait;
-    co.idle_exit = std::chrono::milliseconds(0);
-    co.drain = &drain_consumer_;
-    co.stop = &stop_consumer_;
-    try {
-      pipe::Consumer consumer(backends_.log, *backends_.store, dead_letters_, co);
-      (void)consumer.run();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "overhead serve: consumer stopped: %s\n", e.what());
-    }
-    std::lock_guard lock(done_mutex_);
-    consumer_done_ = true;
-    done_cv_.notify_all();
+  pipe::ConsumerOptions co;
+  co.wait = kReceiveWait;
+  co.idle_exit = std::chrono::milliseconds(0);
+  consumer_ = std::make_unique<pipe::ConsumerHost>(backends_.log, *backends_.store, dead_letters_, co, [](const std::exception& e) {
+    std::fprintf(stderr, "overhead serve: consumer stopped: %s\n", e.what());
   });
 }
 
 bool ChatPipeline::stop_taking(std::chrono::steady_clock::time_point until) {
   stop_workers_ = true;
-  if (options_.workers == 0) return true;
+  if (workers_count_ == 0) return true;
   std::unique_lock lock(done_mutex_);
   return done_cv_.wait_until(lock, until, [&] { return workers_done_; });
 }
@@ -143,7 +123,7 @@ void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
   stopped_ = true;
   // Items already queued are still answered (asynchronous requests wait for them), up to the
   // deadline. Without workers here the input queue is other gateways' too: nothing to wait for.
-  while (options_.workers > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (workers_count_ > 0 && std::chrono::steady_clock::now() < deadline) {
     try {
       const pipe::QueueCounts c = backends_.input->counts();
       if (c.visible + c.in_flight == 0) break;
@@ -154,13 +134,12 @@ void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
   }
   stop_workers_ = true;
   if (workers_.joinable()) workers_.join();
-  drain_consumer_ = true;
-  if (consumer_.joinable()) {
+  if (consumer_) {
+    consumer_->drain();
     // The records the workers published are stored, if the store takes them within a few seconds
     // past the deadline: a store that is down must not hold the exit.
-    std::unique_lock lock(done_mutex_);
-    if (!done_cv_.wait_until(lock, std::max(deadline, std::chrono::steady_clock::now()) + kDrainGrace, [&] { return consumer_done_; })) {
-      stop_consumer_ = true;
+    if (!consumer_->wait_until(std::max(deadline, std::chrono::steady_clock::now()) + kDrainGrace)) {
+      consumer_->stop();
       std::size_t left = 0;
       try {
         const pipe::QueueCounts c = backends_.log->counts();
@@ -170,8 +149,7 @@ void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
       std::fprintf(stderr, "overhead serve: the store did not take the last records in time; about %zu left on %s\n", left,
                    backends_.log->url().c_str());
     }
-    lock.unlock();
-    consumer_.join();
+    (void)consumer_->join();
   }
   // Over a shared queue the replies of items taken by other workers may still arrive until here.
   if (receiver_) receiver_->stop();

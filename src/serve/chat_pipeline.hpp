@@ -22,10 +22,12 @@
 #include "pipe/dead_letter.hpp"
 #include "ports/decoder.hpp"
 #include "ports/queue.hpp"
+#include "ports/queue_family.hpp"
 #include "pipe/record_sink.hpp"
 #include "pipe/source.hpp"
 #include "ports/store.hpp"
 #include "pipe/work_item.hpp"
+#include "pipe/consumer_host.hpp"
 #include "pipe/generation_cancels.hpp"
 #include "pipe/worker_host.hpp"
 #include "reply/queue_replies.hpp"
@@ -44,27 +46,10 @@ struct PipelineBackends {
   // workers are in this process and answer the box directly.
   std::shared_ptr<pipe::Queue> replies;
   std::string reply_name;
-  // How the in-process workers open the reply queue an item names (over a shared queue only).
-  reply::QueueReplies::OpenQueue open_reply_queue;
-  reply::QueueReplies::IsReplyQueue is_reply_queue;
-  // How the gateway reaches a remote worker's control queue to cancel a generation
-  // (reply/remote_cancels.hpp); unset: remote generations are not cancelled.
-  reply::RemoteCancels::OpenQueue open_control_queue;
-  reply::RemoteCancels::IsControlQueue is_control_queue;
-};
-
-struct PipelineOptions {
-  std::vector<std::string> tokenizers;  // loaded by the workers at start
-  // In-process workers; each also runs with the consumer. 0 (only with a reply queue): workers
-  // and consumers run elsewhere (`overhead worker`, `overhead consume` on the same broker).
-  unsigned workers = 1;
-  std::string experiment = "serve";     // records are keyed "<experiment>#<tokenizer>"
-  std::string dead_letter_path;         // empty: counted in memory only
-  // The workers' decoder stage (ports/decoder.hpp, `--decoder`); null = none.
-  std::shared_ptr<const pipe::Decoder> decoder;
-  // Generations in flight at once in this process's workers (pipe::WorkerOptions::max_decodes).
-  std::size_t max_decodes = 64;
-  bool store_text = false;  // the records keep the generated text (--store-text)
+  // The input queue's family (with a reply queue only): the in-process workers open the reply
+  // queue an item names there, and the gateway a remote worker's control queue to cancel a
+  // generation (reply/remote_cancels.hpp).
+  std::shared_ptr<const pipe::QueueFamily> family;
 };
 
 // Why a work item was not sent.
@@ -75,9 +60,12 @@ struct SubmitFailure {
 
 class ChatPipeline {
  public:
-  // Loads the tokenizers and starts the workers and the consumer (none with 0 workers), and the
-  // reply receiver over a shared queue.
-  ChatPipeline(PipelineBackends backends, PipelineOptions options, reply::ReplyPath& replies);
+  // Loads the tokenizers and starts the workers and the consumer (none with workers.threads 0),
+  // and the reply receiver over a shared queue. `workers`: the in-process workers' settings
+  // (serve::ServerOptions::workers; their tokenizers loaded at start); what answers, cancels and
+  // abandons is set here. `dead_letter_path` empty: dead letters are counted in memory only.
+  ChatPipeline(PipelineBackends backends, pipe::WorkerHostOptions workers, const std::string& dead_letter_path,
+               reply::ReplyPath& replies);
   ~ChatPipeline();
   ChatPipeline(const ChatPipeline&) = delete;
   ChatPipeline& operator=(const ChatPipeline&) = delete;
@@ -96,7 +84,7 @@ class ChatPipeline {
   // cancelled (the engine's request closed, its record's finish_reason "cancelled"), now or as it
   // starts: an in-process worker's directly, a remote worker's through its control queue.
   void cancel(const std::string& id) {
-    if (options_.workers > 0) cancels_.cancel(id);
+    if (workers_count_ > 0) cancels_.cancel(id);
     if (remote_cancels_) remote_cancels_->cancel(id);
   }
   // Whether the input queue is shared with other workers (a reply queue is used): an item this
@@ -117,7 +105,7 @@ class ChatPipeline {
 
  private:
   PipelineBackends backends_;
-  PipelineOptions options_;
+  unsigned workers_count_;  // in-process workers (0: they run elsewhere)
   std::string fingerprint_;
   pipe::DeadLetterSink dead_letters_;
   // Set first at a shutdown: the source stops receiving and the workers leave what they did not
@@ -128,15 +116,12 @@ class ChatPipeline {
   // worker; else they answer the box.
   std::unique_ptr<pipe::WorkerHost> host_;
   pipe::QueueSink log_sink_;
-  std::atomic<bool> drain_consumer_{false};
-  std::atomic<bool> stop_consumer_{false};
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
   bool workers_done_ = false;
-  bool consumer_done_ = false;
   std::unique_ptr<pipe::QueueSource> source_;
   std::thread workers_;
-  std::thread consumer_;
+  std::unique_ptr<pipe::ConsumerHost> consumer_;  // the in-process consumer (with workers only)
   std::unique_ptr<reply::RemoteCancels> remote_cancels_;  // over a shared queue; outlives the receiver
   std::unique_ptr<reply::ReplyReceiver> receiver_;
   bool stopped_ = false;

@@ -123,14 +123,9 @@ Server::Server(ServerOptions options)
     // A request no worker answers within the request timeout is answered "timeout" by the box, so
     // an asynchronous one cannot hold its --max-queued place forever.
     replies_ = std::make_unique<ReplyBox>(10000, options_.request_timeout, options_.max_kept_bytes);
-    PipelineOptions po;
-    po.tokenizers = bindings_->models();
-    po.workers = options_.workers;
-    po.dead_letter_path = options_.dead_letter_path;
-    po.decoder = options_.decoder;
-    po.max_decodes = options_.max_decodes;
-    po.store_text = options_.store_text;
-    pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, po, *replies_);
+    pipe::WorkerHostOptions workers = options_.workers;
+    workers.tokenizers = bindings_->models();
+    pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, std::move(workers), options_.dead_letter_path, *replies_);
     ChatRouteLimits limits;
     limits.max_messages = options_.max_messages;
     limits.request_timeout = options_.request_timeout;

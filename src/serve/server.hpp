@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pipe/worker_host.hpp"
 #include "serve/chat_pipeline.hpp"
 #include "serve/special_tokens_guard.hpp"
 
@@ -58,11 +59,11 @@ struct ServerOptions {
   // The pipeline behind /v1/chat/completions and /v1/requests (opened by the caller). Without an
   // input queue those routes are not served; the token routes need none.
   PipelineBackends pipeline;
-  unsigned workers = 1;
+  // The in-process workers (pipe/worker_host.hpp): `threads` of them (0: none, only with a reply
+  // queue; `overhead worker` processes on the broker do the work), with every worker setting
+  // (worker.decoder, worker.max_decodes, worker.store_text, ...). Their tokenizers are `models`.
+  pipe::WorkerHostOptions workers = gateway_workers();
   std::string dead_letter_path;  // empty: dead letters are counted in memory only
-  std::shared_ptr<const pipe::Decoder> decoder;  // the workers' decoder stage; null = none
-  bool store_text = false;       // --store-text: the records keep the generated text
-  std::size_t max_decodes = 64;  // generations in flight at once in the in-process workers (--max-decodes)
   std::chrono::milliseconds request_timeout{30000};      // a synchronous or asynchronous answer's wait
   std::chrono::milliseconds first_token_timeout{30000};  // a stream's wait for its first text
   std::chrono::milliseconds stream_idle_timeout{30000};  // a stream's longest gap between two pieces of text
@@ -74,6 +75,17 @@ struct ServerOptions {
   std::size_t max_log_backlog = 20000;  // records awaiting the consumer past which 429 (chat_routes.hpp); 0: none
   // Special-token text in a chat request's messages (--special-tokens-in-content, special_tokens_guard.hpp).
   SpecialTokensInContent special_tokens_in_content = SpecialTokensInContent::kRefuse;
+
+  // The gateway's worker defaults (the same as `overhead serve`'s, cli/worker_flags.cpp): one
+  // worker, records under experiment "serve", 64 generations in flight so that streams arrive as
+  // deltas.
+  static pipe::WorkerHostOptions gateway_workers() {
+    pipe::WorkerHostOptions h;
+    h.worker.name = "serve-worker-0";
+    h.worker.experiment = "serve";
+    h.worker.max_decodes = 64;
+    return h;
+  }
 };
 
 class Server {

@@ -17,6 +17,7 @@
 #include "ports/errors.hpp"
 #include "ports/queue.hpp"
 #include "queue_contract.hpp"
+#include "queue_family_contract.hpp"
 #include "service_env.hpp"
 
 namespace overhead::backends {
@@ -42,6 +43,12 @@ pipe::contract::QueueBackend redis_backend() {
 
 namespace overhead::pipe::contract {
 INSTANTIATE_TEST_SUITE_P(Redis, QueueSemantics, ::testing::Values(backends::redis_backend()), QueueBackendName{});
+INSTANTIATE_TEST_SUITE_P(Redis, QueueFamilySemantics,
+                         ::testing::Values(QueueFamilyBackend{"redis", true,
+                                                              [](const std::filesystem::path&, const std::string& q) {
+                                                                return backends::redis_env("REDIS_URL") + "/" + q;
+                                                              }}),
+                         QueueFamilyBackendName{});
 }  // namespace overhead::pipe::contract
 
 namespace overhead::backends {

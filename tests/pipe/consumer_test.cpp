@@ -16,6 +16,7 @@
 
 #include "backends/open.hpp"
 #include "pipe/consumer.hpp"
+#include "pipe/consumer_host.hpp"
 #include "ports/errors.hpp"
 #include "ports/record_codec.hpp"
 #include "support/forwarding_queue.hpp"
@@ -342,6 +343,59 @@ TEST(ConsumerHold, ACrashWhileHoldingLosesNothing) {
   EXPECT_EQ(store.stamps(), (std::map<std::string, std::pair<std::int64_t, std::int64_t>>{{"a", {11, 0}}, {"b", {12, 0}}}));
   EXPECT_EQ(mem->counts().visible + mem->counts().in_flight, 0u);
   std::filesystem::remove_all(dir);
+}
+
+// The consumer on its own thread (consumer_host.hpp): it keeps reading until drained, then
+// stores what came and ends; a stop ends it while the store is down; a failure reaches join().
+TEST(ConsumerHost, RunsUntilDrainedAndJoinsWithItsStats) {
+  auto log = log_with({"a", "b"});
+  PickyStore store;
+  DeadLetterSink dead;
+  ConsumerHost host(log, store, dead, quick());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  send_all(*log, record_bodies({"c"}));  // not drained yet: still read
+  host.drain();
+  const ConsumerStats s = host.join();
+  EXPECT_EQ(s.records, 3u);
+  EXPECT_EQ(store.ids(), (std::set<std::string>{"a", "b", "c"}));
+}
+
+TEST(ConsumerHost, AStopEndsItWhileTheStoreIsDown) {
+  auto log = log_with({"a"});
+  PickyStore store;
+  store.down = true;
+  DeadLetterSink dead;
+  ConsumerHost host(log, store, dead, quick());
+  EXPECT_FALSE(host.wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(100)));
+  host.drain();  // a store down holds the round: draining alone does not end it
+  EXPECT_FALSE(host.wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(100)));
+  host.stop();
+  EXPECT_TRUE(host.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  EXPECT_EQ(host.join().records, 0u);
+}
+
+TEST(ConsumerHost, AFailureReachesJoinOrTheCallback) {
+  // A log queue whose receive fails for good (a broker that refuses the consumer).
+  class FailingQueue final : public test_support::ForwardingQueue {
+   public:
+    using ForwardingQueue::ForwardingQueue;
+    std::vector<Message> receive(std::size_t, std::chrono::milliseconds) override {
+      throw QueueError("failing: refused", Failure::permanent);
+    }
+  };
+  PickyStore store;
+  DeadLetterSink dead;
+  {
+    ConsumerHost host(std::make_shared<FailingQueue>(log_with({"a"})), store, dead, quick());
+    host.drain();
+    EXPECT_THROW((void)host.join(), QueueError);
+  }
+  std::string told;
+  ConsumerHost host(std::make_shared<FailingQueue>(log_with({"a"})), store, dead, quick(),
+                    [&](const std::exception& e) { told = e.what(); });
+  host.drain();
+  (void)host.join();
+  EXPECT_NE(told.find("refused"), std::string::npos) << told;
 }
 
 }  // namespace

@@ -9,11 +9,13 @@
 #include "ports/errors.hpp"
 #include "ports/queue.hpp"
 #include "queue_contract.hpp"
+#include "queue_family_contract.hpp"
 #include "test_util.hpp"
 
 namespace overhead::pipe {
 using backends::open_queue;
 using contract::QueueBackend;
+using contract::QueueFamilySemantics;
 using contract::QueueSemantics;
 namespace {
 
@@ -39,6 +41,17 @@ INSTANTIATE_TEST_SUITE_P(Backends, QueueSemantics, ::testing::Values(mem_backend
                          contract::QueueBackendName{});
 // The same suite against wall time, as a server's clock would run it.
 INSTANTIATE_TEST_SUITE_P(RealClock, QueueSemantics, ::testing::Values(mem_backend(1.0)), contract::QueueBackendName{});
+
+// The queue families of the embedded schemes (Redis: tests/backends/redis_queue_test.cpp).
+INSTANTIATE_TEST_SUITE_P(
+    Backends, QueueFamilySemantics,
+    ::testing::Values(
+        contract::QueueFamilyBackend{"mem", false, [](const std::filesystem::path&, const std::string& q) { return "mem:" + q; }},
+        contract::QueueFamilyBackend{"sqlite", true,
+                                     [](const std::filesystem::path& dir, const std::string& q) {
+                                       return "sqlite-queue:" + (dir / "q.db").string() + "?visibility_ms=500&name=" + q;
+                                     }}),
+    contract::QueueFamilyBackendName{});
 
 TEST(QueueOpen, NamedMemQueuesAreSharedInAProcess) {
   auto a = open_queue("mem:queue-test-shared");

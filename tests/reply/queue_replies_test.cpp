@@ -80,8 +80,7 @@ reply::Reply record_reply(const std::string& id) {
 struct SharedQueue : testing::Test {
   // A unique input name per test: mem: queues of one name are shared within the process.
   std::string input = "mem:" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name());
-  reply::QueueReplies replies{[this](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); },
-                              [this](std::string_view name) { return backends::is_reply_queue_of(input, name); }, 2};
+  reply::QueueReplies replies{backends::open_queue_family(input), 2};
   std::string reply_name = backends::reply_queue_name(input, "gw");
   std::shared_ptr<pipe::Queue> reply_queue = backends::open_queue(backends::sibling_queue_url(input, reply_name));
 };
@@ -145,8 +144,7 @@ TEST_F(SharedQueue, PastItsBoundTheOldestNoteIsForgotten) {
 // The batching rule: the first delta of an answer and the final reply leave at once; the deltas
 // between them wait for the window and leave together, merged into one event per stream.
 TEST_F(SharedQueue, DeltasAreBatchedByTimeAndTheFirstOneIsNotDelayed) {
-  reply::QueueReplies batched{[this](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); },
-                              [this](std::string_view name) { return backends::is_reply_queue_of(input, name); }, 16,
+  reply::QueueReplies batched{backends::open_queue_family(input), 16,
                               reply::ReplyBatching{std::chrono::milliseconds(300), 64 * 1024}};
   reply::testing::RecordingPath box;
   reply::ReplyReceiver receiver(reply_queue, box);
@@ -180,8 +178,7 @@ TEST_F(SharedQueue, DeltasAreBatchedByTimeAndTheFirstOneIsNotDelayed) {
 // A delta that comes when nothing waits in the outbox (the previous ones were sent, the sender is
 // idle) leaves within the window, not with the final reply: the sender is woken to start one.
 TEST_F(SharedQueue, ALaterDeltaAfterAQuietSpellLeavesWithinTheWindow) {
-  reply::QueueReplies batched{[this](const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); },
-                              [this](std::string_view name) { return backends::is_reply_queue_of(input, name); }, 16,
+  reply::QueueReplies batched{backends::open_queue_family(input), 16,
                               reply::ReplyBatching{std::chrono::milliseconds(50), 64 * 1024}};
   reply::testing::RecordingPath box;
   reply::ReplyReceiver receiver(reply_queue, box);

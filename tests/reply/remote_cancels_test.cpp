@@ -85,8 +85,7 @@ struct Cancellation : testing::Test {
   std::unique_ptr<Worker> worker(const std::string& suffix) {
     auto w = std::make_unique<Worker>();
     w->control = backends::control_queue_name(input, suffix);
-    w->replies = std::make_unique<reply::QueueReplies>([this](const std::string& n) { return open(n); },
-                                                       [this](std::string_view n) { return backends::is_reply_queue_of(input, n); },
+    w->replies = std::make_unique<reply::QueueReplies>(backends::open_queue_family(input),
                                                        64, reply::ReplyBatching{}, w->control);
     w->receiver = std::make_unique<reply::ControlReceiver>(open(w->control), [p = w.get()](const std::string& id) {
       std::lock_guard lock(p->mutex);
@@ -110,8 +109,7 @@ struct Cancellation : testing::Test {
   std::string reply_name = backends::reply_queue_name(input, "gw");
   std::shared_ptr<pipe::Queue> reply_queue = open(reply_name);
   reply::testing::RecordingPath box;
-  reply::RemoteCancels remote{[this](const std::string& n) { return open(n); },
-                              [this](std::string_view n) { return backends::is_control_queue_of(input, n); }};
+  reply::RemoteCancels remote{backends::open_queue_family(input)};
   reply::ReplyReceiver receiver{reply_queue, box, &remote};
 };
 

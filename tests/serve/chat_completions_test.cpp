@@ -246,7 +246,7 @@ TEST_F(ChatTest, AStoreThatFallsBehindRefusesWith429) {
 // decoder's stamps; /metrics gains the decode stage.
 TEST_F(ChatTest, WithTheSimDecoderTheCompletionCountsMaxTokensAndTheRecordItsStamps) {
   overhead::serve::ServerOptions o;
-  o.decoder = overhead::backends::open_decoder("sim:prefill=1e6,decode=2000,ttft_ms=1");
+  o.workers.worker.decoder = overhead::backends::open_decoder("sim:prefill=1e6,decode=2000,ttft_ms=1");
   start(o);
   const json c = post("/v1/chat/completions", R"({"model":"phi-4","max_tokens":40,"messages":[{"role":"user","content":"a"}]})", 200);
   EXPECT_EQ(c["system_fingerprint"], "overhead-decoder-sim");
@@ -278,7 +278,7 @@ TEST_F(ChatTest, AFailingDecoderIsA502AndACountedDeadLetter) {
     while (!gone.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     gone.stop();
     t.join();
-    o.decoder = overhead::backends::open_decoder("openai:http://127.0.0.1:" + std::to_string(port) + "/v1,timeout_ms=10000");
+    o.workers.worker.decoder = overhead::backends::open_decoder("openai:http://127.0.0.1:" + std::to_string(port) + "/v1,timeout_ms=10000");
   }
   start(o);
   const json e = post("/v1/chat/completions", R"({"model":"phi-4","messages":[{"role":"user","content":"a"}]})", 502);

@@ -36,7 +36,7 @@ class EngineErrorTest : public ChatTest {
  protected:
   void start_with(const std::string& decoder) {
     overhead::serve::ServerOptions o;
-    o.decoder = overhead::backends::open_decoder(decoder);
+    o.workers.worker.decoder = overhead::backends::open_decoder(decoder);
     o.dead_letter_path = (dir_ / "dead_letters.jsonl").string();
     o.request_timeout = 5s;
     start(o);

@@ -36,7 +36,7 @@ TEST_F(ChatTest, AnUnansweredAsynchronousRequestTimesOutAndFreesItsPlace) {
   const std::string input = "mem:unanswered-in";
   const std::string reply_name = backends::reply_queue_name(input, "gw");
   serve::ServerOptions o;
-  o.workers = 0;
+  o.workers.threads = 0;
   o.models = {"phi-4"};
   o.max_queued = 2;
   o.request_timeout = 400ms;
@@ -44,8 +44,7 @@ TEST_F(ChatTest, AnUnansweredAsynchronousRequestTimesOutAndFreesItsPlace) {
   o.pipeline.log = backends::open_queue("mem:unanswered-log");
   o.pipeline.replies = backends::open_queue(backends::sibling_queue_url(input, reply_name));
   o.pipeline.reply_name = reply_name;
-  o.pipeline.open_reply_queue = [input](const std::string& n) { return backends::open_queue(backends::sibling_queue_url(input, n)); };
-  o.pipeline.is_reply_queue = [input](std::string_view n) { return backends::is_reply_queue_of(input, n); };
+  o.pipeline.family = backends::open_queue_family(input);
   o.pipeline.store = std::shared_ptr<pipe::Store>(backends::open_store("sqlite:" + (dir_ / "serve.db").string()));
   launch(o);
 
@@ -71,8 +70,8 @@ TEST_F(ChatTest, AnUnansweredAsynchronousRequestTimesOutAndFreesItsPlace) {
 // answered 200 or whose 503 said their record may be stored.
 TEST_F(ChatTest, AShutdownIsBoundedAndNeverStoresWhatItSaidWasNotDone) {
   serve::ServerOptions o;
-  o.decoder = backends::open_decoder("sim:prefill=1e9,decode=10");
-  o.max_decodes = 0;  // one item at a time on the worker's thread
+  o.workers.worker.decoder = backends::open_decoder("sim:prefill=1e9,decode=10");
+  o.workers.worker.max_decodes = 0;  // one item at a time on the worker's thread
   start(o);
   (void)post("/v1/chat/completions", kBody, 200);  // the tokenizer loaded, before the clock starts
   const std::string slow = R"({"model":"phi-4","messages":[{"role":"user","content":"hi"}],"max_tokens":20})";

@@ -213,8 +213,8 @@ TEST_F(ChatTest, AnOpenAiServersTextComesBackSyncStreamedAndAsync) {
   engine.tokens = 20;
   engine.interval = 30ms;
   serve::ServerOptions o;
-  o.decoder = backends::open_decoder("openai:" + engine.url());
-  o.max_decodes = 4;
+  o.workers.worker.decoder = backends::open_decoder("openai:" + engine.url());
+  o.workers.worker.max_decodes = 4;
   start(o);
   const std::string text = engine_text(20);
 
@@ -254,14 +254,13 @@ TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
   const std::string input = "mem:stream-in";
   const std::string reply_name = backends::reply_queue_name(input, "gw");
   serve::ServerOptions o;
-  o.workers = 0;
+  o.workers.threads = 0;
   o.models = {"phi-4", "gemma-2-27b-it"};
   o.pipeline.input = backends::open_queue(input);
   o.pipeline.log = backends::open_queue("mem:stream-log");
   o.pipeline.replies = backends::open_queue(backends::sibling_queue_url(input, reply_name));
   o.pipeline.reply_name = reply_name;
-  o.pipeline.open_reply_queue = [input](const std::string& n) { return backends::open_queue(backends::sibling_queue_url(input, n)); };
-  o.pipeline.is_reply_queue = [input](std::string_view n) { return backends::is_reply_queue_of(input, n); };
+  o.pipeline.family = backends::open_queue_family(input);
   launch(o);
 
   // The remote worker: its own host, answering on the reply queue each item names.
@@ -270,8 +269,7 @@ TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
   h.tokenizers = {"phi-4"};
   h.worker.decoder = std::make_shared<TickingDecoder>(20, 30ms);
   h.worker.max_decodes = 4;
-  h.open_reply_queue = o.pipeline.open_reply_queue;
-  h.is_reply_queue = o.pipeline.is_reply_queue;
+  h.family = o.pipeline.family;
   pipe::WorkerHost host(std::move(h));
   pipe::QueueSource source(backends::open_queue(input), 100ms, 24h, &stop_worker);
   pipe::QueueSink log(backends::open_queue("mem:stream-log"));
@@ -301,8 +299,8 @@ TEST_F(ChatTest, AStreamCrossesTheReplyQueueFromARemoteWorker) {
 TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
   auto decoder = std::make_shared<TickingDecoder>(20, 30ms);
   serve::ServerOptions o;
-  o.decoder = decoder;
-  o.max_decodes = 8;
+  o.workers.worker.decoder = decoder;
+  o.workers.worker.max_decodes = 8;
   start(o);
   (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
   const std::int64_t start_ns = pipe::monotonic_ns();
@@ -321,8 +319,8 @@ TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
 // A gateway with ONE handler thread, whose worker may have eight generations in flight.
 serve::ServerOptions one_handler_thread(std::shared_ptr<pipe::Decoder> decoder) {
   serve::ServerOptions o;
-  o.decoder = std::move(decoder);
-  o.max_decodes = 8;
+  o.workers.worker.decoder = std::move(decoder);
+  o.workers.worker.max_decodes = 8;
   o.threads = 1;
   return o;
 }
@@ -381,8 +379,8 @@ void warm_up(httplib::Client& client, const json& accepted) {
 // timer, as an error event after the text already sent, never a silent cut.
 TEST_F(ChatTest, AStreamPastTheStreamTimeoutEndsWithAnErrorEvent) {
   serve::ServerOptions o;
-  o.decoder = std::make_shared<TickingDecoder>(40, 50ms);
-  o.max_decodes = 2;
+  o.workers.worker.decoder = std::make_shared<TickingDecoder>(40, 50ms);
+  o.workers.worker.max_decodes = 2;
   o.stream_timeout = 600ms;
   start(o);
   warm_up(*client_, post("/v1/requests", std::string(kBody) + "}", 202));
@@ -402,8 +400,8 @@ TEST_F(ChatTest, AStreamPastTheStreamTimeoutEndsWithAnErrorEvent) {
 // [DONE], whole.
 TEST_F(ChatTest, AStreamReceivingTextAllAlongOutlivesTheRequestTimeout) {
   serve::ServerOptions o;
-  o.decoder = std::make_shared<TickingDecoder>(40, 50ms);
-  o.max_decodes = 2;
+  o.workers.worker.decoder = std::make_shared<TickingDecoder>(40, 50ms);
+  o.workers.worker.max_decodes = 2;
   o.request_timeout = 300ms;
   o.stream_idle_timeout = 5s;
   start(o);
@@ -420,8 +418,8 @@ TEST_F(ChatTest, AStreamReceivingTextAllAlongOutlivesTheRequestTimeout) {
 // timeout error event naming the bound after the text already sent.
 TEST_F(ChatTest, AStreamThatStallsEndsAtTheIdleTimeout) {
   serve::ServerOptions o;
-  o.decoder = std::make_shared<TickingDecoder>(6, 20ms, 3, 4s);
-  o.max_decodes = 2;
+  o.workers.worker.decoder = std::make_shared<TickingDecoder>(6, 20ms, 3, 4s);
+  o.workers.worker.max_decodes = 2;
   o.stream_idle_timeout = 1s;
   start(o);
   warm_up(*client_, post("/v1/requests", std::string(kBody) + "}", 202));
@@ -439,8 +437,8 @@ TEST_F(ChatTest, AStreamThatStallsEndsAtTheIdleTimeout) {
 // stream began), naming the bound.
 TEST_F(ChatTest, AStreamWithoutAFirstTokenInTimeIsA504) {
   serve::ServerOptions o;
-  o.decoder = std::make_shared<TickingDecoder>(3, 20ms, 0, 3s);
-  o.max_decodes = 2;
+  o.workers.worker.decoder = std::make_shared<TickingDecoder>(3, 20ms, 0, 3s);
+  o.workers.worker.max_decodes = 2;
   o.first_token_timeout = 500ms;
   start(o);
   const StreamRead s = read_stream(server_->bound_port(), std::string(kBody) + R"(,"max_tokens":3,"stream":true})");
@@ -454,7 +452,7 @@ TEST_F(ChatTest, AStreamWithoutAFirstTokenInTimeIsA504) {
 TEST_F(ChatTest, KeptAsyncAnswersAreBoundedInBytesAndTheOldestAreGone) {
   constexpr std::size_t kAnswer = std::size_t{2} << 20;
   serve::ServerOptions o;
-  o.decoder = std::make_shared<BigAnswerDecoder>(kAnswer);
+  o.workers.worker.decoder = std::make_shared<BigAnswerDecoder>(kAnswer);
   o.max_kept_bytes = std::size_t{9} << 20;
   start(o);
   std::vector<std::string> ids;
