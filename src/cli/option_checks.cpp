@@ -71,11 +71,6 @@ std::string number_list_error(const std::string& text, double min, double max, s
   return "";
 }
 
-CLI::Validator number_list_in(double min, double max, std::size_t count) {
-  return CLI::Validator([min, max, count](std::string& s) { return number_list_error(s, min, max, count); },
-                        count == 0 ? "NUMBER[,NUMBER...]" : "NUMBER x " + std::to_string(count), "number list");
-}
-
 std::string name_list_error(const std::string& text) {
   if (text.empty()) return "expected a comma-separated list of names, got an empty value";
   std::size_t start = 0;

@@ -25,7 +25,6 @@ CLI::Validator number_in(double min, double max);
 // `count` is 0), each finite and in [min, max], else the reason naming the bad element. A list with
 // an extra or a missing value ("1,2,3" where two are read) is refused, never truncated.
 std::string number_list_error(const std::string& text, double min, double max, std::size_t count);
-CLI::Validator number_list_in(double min, double max, std::size_t count);
 
 // "" when `text` is a comma-separated list of non-empty names ("a,b"), else the reason: an empty
 // value or an empty element ("a,,b", "a,") names nothing and would be dropped silently.

@@ -58,24 +58,6 @@ nlohmann::ordered_json completion_body(const Completion& c) {
               {"usage", usage_json(c)}};
 }
 
-std::vector<std::string> completion_events(const Completion& c, bool include_usage) {
-  std::vector<std::string> out;
-  auto with_usage = [&](Json j) {
-    if (include_usage) j["usage"] = nullptr;  // OpenAI's chunks carry usage: null until the last
-    return j;
-  };
-  out.push_back(event(with_usage(chunk(c, one_choice(Json{{"role", "assistant"}, {"content", ""}}, nullptr)))));
-  if (!c.content.empty()) out.push_back(event(with_usage(chunk(c, one_choice(Json{{"content", c.content}}, nullptr)))));
-  out.push_back(event(with_usage(chunk(c, one_choice(Json::object(), c.finish_reason.c_str())))));
-  if (include_usage) {
-    Json last = chunk(c, Json::array());
-    last["usage"] = usage_json(c);
-    out.push_back(event(last));
-  }
-  out.push_back("data: [DONE]\n\n");
-  return out;
-}
-
 nlohmann::ordered_json record_json(const pipe::Record& r) {
   std::string text;
   pipe::append_record_json(text, r);

@@ -53,9 +53,6 @@ struct Completion {
 [[nodiscard]] std::string decoder_fingerprint(const std::string& decoder_description);
 
 [[nodiscard]] nlohmann::ordered_json completion_body(const Completion& c);
-// The events of a stream, each "data: {...}\n\n": a role delta, the content (one delta when not
-// empty), the final chunk with finish_reason, the usage chunk (choices: []) when asked, [DONE].
-[[nodiscard]] std::vector<std::string> completion_events(const Completion& c, bool include_usage);
 [[nodiscard]] nlohmann::ordered_json record_json(const pipe::Record& r);
 
 }  // namespace overhead::serve
