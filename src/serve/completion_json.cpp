@@ -4,30 +4,14 @@
 
 namespace overhead::serve {
 namespace {
-
 using Json = nlohmann::ordered_json;
+}  // namespace
 
-Json usage_json(const Completion& c) {
+nlohmann::ordered_json usage_json(const Completion& c) {
   return Json{{"prompt_tokens", c.prompt_tokens},
               {"completion_tokens", c.completion_tokens},
               {"total_tokens", c.prompt_tokens + c.completion_tokens}};
 }
-
-Json chunk(const Completion& c, Json choices) {
-  return Json{{"id", c.id},           {"object", "chat.completion.chunk"}, {"created", c.created},
-              {"model", c.model},     {"system_fingerprint", fingerprint_json(c.fingerprint)},
-              {"choices", std::move(choices)}};
-}
-
-Json one_choice(Json delta, const char* finish_reason) {
-  Json choice{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}};
-  choice["finish_reason"] = finish_reason ? Json(finish_reason) : Json(nullptr);
-  return Json::array({choice});
-}
-
-std::string event(const Json& j) { return "data: " + j.dump() + "\n\n"; }
-
-}  // namespace
 
 nlohmann::ordered_json fingerprint_json(const std::string& fingerprint) {
   return fingerprint.empty() ? Json(nullptr) : Json(fingerprint);

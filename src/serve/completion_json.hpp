@@ -41,6 +41,8 @@ struct Completion {
 
 // The system_fingerprint field's value: the fingerprint, null when it is unknown.
 [[nodiscard]] nlohmann::ordered_json fingerprint_json(const std::string& fingerprint);
+// The usage object: prompt, completion and total tokens.
+[[nodiscard]] nlohmann::ordered_json usage_json(const Completion& c);
 
 // The completion of a done reply: its text and finish reason ("length" when the worker had no
 // decoder), the record's prompt tokens and its decoder's output tokens (0 with none).
