@@ -99,7 +99,6 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<std::vector<std::
   return out;
 }
 
-bool reply_is_nil(const redisReply* r) { return !r || r->type == REDIS_REPLY_NIL; }
 bool reply_is_error(const redisReply* r) { return r && r->type == REDIS_REPLY_ERROR; }
 
 std::string reply_string(const redisReply* r) {

@@ -74,7 +74,6 @@ class RedisConnection {
 };
 
 // Accessors over a reply, throwing RedisServerError (naming `what`) when the shape is unexpected.
-bool reply_is_nil(const redisReply* r);
 bool reply_is_error(const redisReply* r);
 std::string reply_string(const redisReply* r);  // string, status or error text
 long long reply_integer(const redisReply* r, const std::string& what);

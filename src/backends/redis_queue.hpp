@@ -60,8 +60,6 @@ class RedisQueue final : public pipe::Queue {
   std::size_t max_message_bytes() const override { return config_.max_message_bytes; }
   const std::string& url() const override { return url_; }
 
-  const std::string& consumer_name() const { return consumer_; }
-
  private:
   std::unique_ptr<RedisConnection> acquire();
   void release(std::unique_ptr<RedisConnection> conn);

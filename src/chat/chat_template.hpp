@@ -77,8 +77,6 @@ class ChatTemplate {
 
   const std::string& name() const { return name_; }
   const std::string& source() const { return source_; }
-  // Special-token variables taken from tokenizer_config.json (name, value).
-  const std::vector<std::pair<std::string, std::string>>& special_tokens() const { return special_tokens_; }
 
   ChatTemplate(const ChatTemplate&) = delete;
   ChatTemplate& operator=(const ChatTemplate&) = delete;

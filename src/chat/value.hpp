@@ -78,7 +78,6 @@ struct Value {
     return v;
   }
 
-  bool is_undefined() const { return kind == Kind::Undefined; }
   bool is_string() const { return kind == Kind::String; }
   bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
 };

@@ -19,14 +19,8 @@
 namespace overhead::cli {
 
 namespace {
-struct BenchArgs {
-  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
-  std::string tokenizer;
-  std::string template_file;
-  std::string input;
-  std::string field = "messages";
-  bool add_generation_prompt = false;
-  std::string date = "2024-07-26";
+struct BenchArgs : TemplateInputs {
+  BenchArgs() { date = "2024-07-26"; }
   int passes = 10;
   bool json = false;
 };
@@ -119,18 +113,13 @@ int run_bench(const BenchArgs& a) {
 void add_bench_template_command(CLI::App& bench, int& exit_code) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = bench.add_subcommand("template", "Chat template render speed (single thread)");
-  cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer whose chat template to use: short name, HF model id, a folder holding tokenizer_config.json, or that file");
-  cmd->add_option("--template", args->template_file, "A Jinja template file to use instead of the tokenizer's");
-  cmd->add_option("--input", args->input, "JSONL file (.gz ok)")->required();
-  add_max_line_bytes_option(*cmd, args->max_line_bytes);
-  cmd->add_option("--field", args->field, "Field holding the messages")->capture_default_str();
-  cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
-  cmd->add_option("--date", args->date, "Date for strftime_now (YYYY-MM-DD)")->check(date_validator());
+  add_template_input_options(*cmd, *args,
+                             {.input = "JSONL file (.gz ok)", .field = "Field holding the messages",
+                              .date = "Date for strftime_now (YYYY-MM-DD)"});
   cmd->add_option("--passes", args->passes, "Timed passes over the input (median reported)")->check(integer_in(1, 1000));
   cmd->add_flag("--json", args->json, "Print one JSON line");
   cmd->callback([args, &exit_code]() {
-    if (args->tokenizer.empty() && args->template_file.empty())
-      throw CLI::ValidationError("template", "--tokenizer or --template is required");
+    require_template_source(*args);
     exit_code = run_bench(*args);
   });
 }

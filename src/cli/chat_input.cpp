@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "binding/chat_binding.hpp"
+#include "cli/cli_io.hpp"
 #include "cli/json_line.hpp"
 #include "util/line_reader.hpp"
 
@@ -128,5 +129,20 @@ std::string date_error(const std::string& date) {
 }
 
 CLI::Validator date_validator() { return CLI::Validator(date_error, "YYYY-MM-DD", "date"); }
+
+void add_template_input_options(CLI::App& cmd, TemplateInputs& in, const TemplateInputHelp& help) {
+  cmd.add_option("--tokenizer", in.tokenizer, "Tokenizer whose chat template to use: short name, HF model id, a folder holding tokenizer_config.json, or that file");
+  cmd.add_option("--template", in.template_file, "A Jinja template file to use instead of the tokenizer's");
+  cmd.add_option("--input", in.input, help.input)->required();
+  add_max_line_bytes_option(cmd, in.max_line_bytes);
+  cmd.add_option("--field", in.field, help.field)->capture_default_str();
+  cmd.add_flag("--add-generation-prompt", in.add_generation_prompt, "Append the assistant prompt");
+  cmd.add_option("--date", in.date, help.date)->check(date_validator());
+}
+
+void require_template_source(const TemplateInputs& in) {
+  if (in.tokenizer.empty() && in.template_file.empty())
+    throw CLI::ValidationError("template", "--tokenizer or --template is required");
+}
 
 }  // namespace overhead::cli

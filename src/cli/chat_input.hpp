@@ -1,5 +1,5 @@
-// Shared by `template`, `bench template` and `tokenize --chat`: finding a tokenizer's chat template
-// and reading one conversation from a JSONL line.
+// Shared by `template`, `bench template` and `tokenize --chat`: finding a tokenizer's chat template,
+// the flags that name a template and its JSONL input, and reading one conversation from a line.
 #pragma once
 
 #include <memory>
@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "chat/chat_template.hpp"
+#include "util/line_reader.hpp"
 
 namespace overhead::cli {
 
@@ -30,6 +31,29 @@ struct Conversation {
 // Returns false and sets `error` ("line N: reason") when the line is not usable.
 bool parse_conversation(std::string_view text, std::size_t line_number, const std::string& field, Conversation& out,
                         std::string& error);
+
+// What `template` and `bench template` render: a template (--tokenizer or --template) over the
+// conversations of a JSONL file.
+struct TemplateInputs {
+  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
+  std::string tokenizer;
+  std::string template_file;
+  std::string input;
+  std::string field = "messages";
+  bool add_generation_prompt = false;
+  std::string date;
+};
+// The help texts that differ by command.
+struct TemplateInputHelp {
+  const char* input;
+  const char* field;
+  const char* date;
+};
+// Binds --tokenizer, --template, --input, --max-line-bytes, --field, --add-generation-prompt and
+// --date to `in`.
+void add_template_input_options(CLI::App& cmd, TemplateInputs& in, const TemplateInputHelp& help);
+// Throws CLI::ValidationError when neither --tokenizer nor --template names a template.
+void require_template_source(const TemplateInputs& in);
 
 // Checks a --date value: "YYYY-MM-DD", a real calendar date. Returns "" when valid, else the reason
 // (CLI11 shows it with the option name and exits with the usage code).

@@ -50,32 +50,6 @@ CLI::Validator number_in(double min, double max) {
                         "NUMBER in " + number_text(min) + ".." + number_text(max), "number range");
 }
 
-std::string number_list_error(const std::string& text, double min, double max, std::size_t count) {
-  const std::string form = count == 0 ? "a comma-separated list of numbers" : count == 1 ? "one number" : std::to_string(count) + " comma-separated numbers";
-  const std::string range = number_text(min) + ".." + number_text(max);
-  if (text.empty()) return "expected " + form + " in " + range + ", got an empty value";
-  std::size_t start = 0;
-  std::size_t n = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::size_t stop = comma == std::string::npos ? text.size() : comma;
-    ++n;
-    const std::string element = text.substr(start, stop - start);
-    if (!number_range_error(element, min, max).empty())
-      return "expected " + form + " in " + range + ", got '" + element + "' as value " + std::to_string(n) + " of '" + text + "'";
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (count != 0 && n != count)
-    return "expected " + form + " in " + range + ", got " + std::to_string(n) + " in '" + text + "'";
-  return "";
-}
-
-CLI::Validator number_list_in(double min, double max, std::size_t count) {
-  return CLI::Validator([min, max, count](std::string& s) { return number_list_error(s, min, max, count); },
-                        count == 0 ? "NUMBER[,NUMBER...]" : "NUMBER x " + std::to_string(count), "number list");
-}
-
 std::string name_list_error(const std::string& text) {
   if (text.empty()) return "expected a comma-separated list of names, got an empty value";
   std::size_t start = 0;

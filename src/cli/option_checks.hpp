@@ -21,12 +21,6 @@ CLI::Validator integer_in(std::int64_t min, std::int64_t max);
 std::string number_range_error(const std::string& text, double min, double max);
 CLI::Validator number_in(double min, double max);
 
-// "" when `text` is a comma-separated list of exactly `count` decimal numbers (any count >= 1 when
-// `count` is 0), each finite and in [min, max], else the reason naming the bad element. A list with
-// an extra or a missing value ("1,2,3" where two are read) is refused, never truncated.
-std::string number_list_error(const std::string& text, double min, double max, std::size_t count);
-CLI::Validator number_list_in(double min, double max, std::size_t count);
-
 // "" when `text` is a comma-separated list of non-empty names ("a,b"), else the reason: an empty
 // value or an empty element ("a,,b", "a,") names nothing and would be dropped silently.
 std::string name_list_error(const std::string& text);

@@ -11,17 +11,7 @@
 namespace overhead::cli {
 
 namespace {
-struct TemplateArgs {
-  std::size_t max_line_bytes = util::kDefaultMaxLineBytes;
-  std::string tokenizer;
-  std::string template_file;
-  std::string input;
-  std::string field = "messages";
-  bool add_generation_prompt = false;
-  std::string date;
-};
-
-int run_template(const TemplateArgs& a) {
+int run_template(const TemplateInputs& a) {
   const auto tmpl = load_chat_template(a.tokenizer, a.template_file);
   chat::RenderOptions options;
   options.add_generation_prompt = a.add_generation_prompt;
@@ -55,20 +45,15 @@ int run_template(const TemplateArgs& a) {
 }  // namespace
 
 void add_template_command(CLI::App& app, int& exit_code) {
-  auto args = std::make_shared<TemplateArgs>();
+  auto args = std::make_shared<TemplateInputs>();
   CLI::App* cmd = app.add_subcommand("template", "Render the chat template for each conversation of a JSONL file");
-  cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer whose chat template to use: short name, HF model id, a folder holding tokenizer_config.json, or that file");
-  cmd->add_option("--template", args->template_file, "A Jinja template file to use instead of the tokenizer's");
-  cmd->add_option("--input", args->input, "JSONL file (.gz ok, - for stdin)")->required();
-  add_max_line_bytes_option(*cmd, args->max_line_bytes);
-  cmd->add_option("--field", args->field, "Field holding the messages (or an object with messages, tools)")->capture_default_str();
-  cmd->add_flag("--add-generation-prompt", args->add_generation_prompt, "Append the assistant prompt");
-  cmd->add_option("--date", args->date, "Pin strftime_now to this date (YYYY-MM-DD)")->check(date_validator());
-  cmd->callback([args, &exit_code, cmd]() {
-    if (args->tokenizer.empty() && args->template_file.empty())
-      throw CLI::ValidationError("template", "--tokenizer or --template is required");
+  add_template_input_options(*cmd, *args,
+                             {.input = "JSONL file (.gz ok, - for stdin)",
+                              .field = "Field holding the messages (or an object with messages, tools)",
+                              .date = "Pin strftime_now to this date (YYYY-MM-DD)"});
+  cmd->callback([args, &exit_code]() {
+    require_template_source(*args);
     exit_code = run_template(*args);
-    (void)cmd;
   });
 }
 

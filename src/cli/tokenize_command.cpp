@@ -65,18 +65,18 @@ void write_error(std::string& out, const std::string& error) {
   out += "}\n";
 }
 
-int run_tokenize(const TokenizeOptions& o) {
-  const auto tokenizer = binding::load_tokenizer(o.tokenizer);
-  const std::string field = o.field.empty() ? "text" : o.field;
-  JsonLineReader reader;
-  std::string text, error, line_out;
+// Writes one output line per input line: {"ids":[...]} when `ids_of(n, line, ids, error)` fills
+// `ids` and returns true, else {"error": error}. Returns 1 when any line failed.
+template <class IdsOf>
+int write_lines(const TokenizeOptions& o, IdsOf&& ids_of) {
+  std::string error, line_out;
   tok::Ids ids;
   bool failed = false;
   for_each_line(o.input, [&](std::size_t n, std::string_view line) {
     line_out.clear();
-    if (reader.string_field(line, n, field, text, error)) {
-      ids.clear();
-      tokenizer->encode_into(text, ids, !o.no_special);
+    error.clear();
+    ids.clear();
+    if (ids_of(n, line, ids, error)) {
       write_ids(line_out, ids);
     } else {
       failed = true;
@@ -88,6 +88,18 @@ int run_tokenize(const TokenizeOptions& o) {
   return failed ? 1 : 0;
 }
 
+int run_tokenize(const TokenizeOptions& o) {
+  const auto tokenizer = binding::load_tokenizer(o.tokenizer);
+  const std::string field = o.field.empty() ? "text" : o.field;
+  JsonLineReader reader;
+  std::string text;
+  return write_lines(o, [&](std::size_t n, std::string_view line, tok::Ids& ids, std::string& error) {
+    if (!reader.string_field(line, n, field, text, error)) return false;
+    tokenizer->encode_into(text, ids, !o.no_special);
+    return true;
+  });
+}
+
 int run_tokenize_chat(const TokenizeOptions& o) {
   const auto binding = binding::ChatBinding::load(o.tokenizer);
   const tok::Tokenizer* tokenizer = &binding->tokenizer();
@@ -96,31 +108,19 @@ int run_tokenize_chat(const TokenizeOptions& o) {
   chat::RenderOptions options;
   options.add_generation_prompt = o.add_generation_prompt;
   if (!o.date.empty()) options.date = o.date;
-  std::string error, line_out, text;
+  std::string text;
   Conversation conv;
-  tok::Ids ids;
-  bool failed = false;
-  for_each_line(o.input, [&](std::size_t n, std::string_view line) {
-    line_out.clear();
-    error.clear();
-    if (parse_conversation(line, n, field, conv, error)) {
-      try {
-        text = tmpl->render(*conv.messages, options, conv.extra);
-        ids.clear();
-        tokenizer->encode_into(text, ids, !o.no_special);
-        write_ids(line_out, ids);
-      } catch (const chat::TemplateError& e) {
-        error = "line " + std::to_string(n) + ": " + e.what();
-      }
+  return write_lines(o, [&](std::size_t n, std::string_view line, tok::Ids& ids, std::string& error) {
+    if (!parse_conversation(line, n, field, conv, error)) return false;
+    try {
+      text = tmpl->render(*conv.messages, options, conv.extra);
+    } catch (const chat::TemplateError& e) {
+      error = "line " + std::to_string(n) + ": " + e.what();
+      return false;
     }
-    if (!error.empty()) {
-      failed = true;
-      write_error(line_out, error);
-    }
-    std::fwrite(line_out.data(), 1, line_out.size(), stdout);
-  }, o.max_line_bytes);
-  std::fflush(stdout);
-  return failed ? 1 : 0;
+    tokenizer->encode_into(text, ids, !o.no_special);
+    return true;
+  });
 }
 
 }  // namespace

@@ -4,8 +4,6 @@
 
 namespace overhead::reply {
 
-const char* status_name(Status s) { return s == Status::done ? "done" : "failed"; }
-
 Reply Reply::answered(pipe::Record record, std::string text, std::string finish_reason, std::string attempt) {
   Reply r;
   r.id = record.id;

@@ -15,7 +15,6 @@
 namespace overhead::reply {
 
 enum class Status { done, failed };
-[[nodiscard]] const char* status_name(Status s);
 
 struct Usage {
   std::int64_t prompt_tokens = 0;      // our count of the rendered prompt

@@ -177,19 +177,4 @@ std::vector<std::string> decode_events(std::string_view body, const std::string&
   return errors;
 }
 
-std::string encode_reply(const Reply& reply) {
-  std::string body;
-  append_reply(body, reply, true);
-  return body;
-}
-
-Reply decode_reply(std::string_view body, const std::string& origin) {
-  std::vector<ReplyEvent> events;
-  const auto errors = decode_events(body, origin, [&](ReplyEvent&& e) { events.push_back(std::move(e)); });
-  if (!errors.empty()) throw std::runtime_error(errors.front());
-  if (events.size() != 1 || !std::holds_alternative<Reply>(events.front()))
-    throw std::runtime_error(origin + ": not exactly one reply");
-  return std::get<Reply>(std::move(events.front()));
-}
-
 }  // namespace overhead::reply

@@ -40,9 +40,4 @@ void append_reply(std::string& body, const Reply& reply, bool with_text = true);
 std::vector<std::string> decode_events(std::string_view body, const std::string& origin,
                                        const std::function<void(ReplyEvent&&)>& on_event);
 
-// One reply alone (with its text), and back; decode_reply throws std::runtime_error naming
-// `origin` unless the body is exactly one readable reply.
-[[nodiscard]] std::string encode_reply(const Reply& reply);
-[[nodiscard]] Reply decode_reply(std::string_view body, const std::string& origin);
-
 }  // namespace overhead::reply

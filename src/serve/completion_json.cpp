@@ -4,30 +4,14 @@
 
 namespace overhead::serve {
 namespace {
-
 using Json = nlohmann::ordered_json;
+}  // namespace
 
-Json usage_json(const Completion& c) {
+nlohmann::ordered_json usage_json(const Completion& c) {
   return Json{{"prompt_tokens", c.prompt_tokens},
               {"completion_tokens", c.completion_tokens},
               {"total_tokens", c.prompt_tokens + c.completion_tokens}};
 }
-
-Json chunk(const Completion& c, Json choices) {
-  return Json{{"id", c.id},           {"object", "chat.completion.chunk"}, {"created", c.created},
-              {"model", c.model},     {"system_fingerprint", fingerprint_json(c.fingerprint)},
-              {"choices", std::move(choices)}};
-}
-
-Json one_choice(Json delta, const char* finish_reason) {
-  Json choice{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}};
-  choice["finish_reason"] = finish_reason ? Json(finish_reason) : Json(nullptr);
-  return Json::array({choice});
-}
-
-std::string event(const Json& j) { return "data: " + j.dump() + "\n\n"; }
-
-}  // namespace
 
 nlohmann::ordered_json fingerprint_json(const std::string& fingerprint) {
   return fingerprint.empty() ? Json(nullptr) : Json(fingerprint);
@@ -56,24 +40,6 @@ nlohmann::ordered_json completion_body(const Completion& c) {
               {"system_fingerprint", fingerprint_json(c.fingerprint)},
               {"choices", Json::array({choice})},
               {"usage", usage_json(c)}};
-}
-
-std::vector<std::string> completion_events(const Completion& c, bool include_usage) {
-  std::vector<std::string> out;
-  auto with_usage = [&](Json j) {
-    if (include_usage) j["usage"] = nullptr;  // OpenAI's chunks carry usage: null until the last
-    return j;
-  };
-  out.push_back(event(with_usage(chunk(c, one_choice(Json{{"role", "assistant"}, {"content", ""}}, nullptr)))));
-  if (!c.content.empty()) out.push_back(event(with_usage(chunk(c, one_choice(Json{{"content", c.content}}, nullptr)))));
-  out.push_back(event(with_usage(chunk(c, one_choice(Json::object(), c.finish_reason.c_str())))));
-  if (include_usage) {
-    Json last = chunk(c, Json::array());
-    last["usage"] = usage_json(c);
-    out.push_back(event(last));
-  }
-  out.push_back("data: [DONE]\n\n");
-  return out;
 }
 
 nlohmann::ordered_json record_json(const pipe::Record& r) {

@@ -41,6 +41,8 @@ struct Completion {
 
 // The system_fingerprint field's value: the fingerprint, null when it is unknown.
 [[nodiscard]] nlohmann::ordered_json fingerprint_json(const std::string& fingerprint);
+// The usage object: prompt, completion and total tokens.
+[[nodiscard]] nlohmann::ordered_json usage_json(const Completion& c);
 
 // The completion of a done reply: its text and finish reason ("length" when the worker had no
 // decoder), the record's prompt tokens and its decoder's output tokens (0 with none).
@@ -53,9 +55,6 @@ struct Completion {
 [[nodiscard]] std::string decoder_fingerprint(const std::string& decoder_description);
 
 [[nodiscard]] nlohmann::ordered_json completion_body(const Completion& c);
-// The events of a stream, each "data: {...}\n\n": a role delta, the content (one delta when not
-// empty), the final chunk with finish_reason, the usage chunk (choices: []) when asked, [DONE].
-[[nodiscard]] std::vector<std::string> completion_events(const Completion& c, bool include_usage);
 [[nodiscard]] nlohmann::ordered_json record_json(const pipe::Record& r);
 
 }  // namespace overhead::serve

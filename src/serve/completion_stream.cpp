@@ -7,8 +7,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-
-
 Json chunk_head(const Completion& c) {
   return Json{{"id", c.id},       {"object", "chat.completion.chunk"}, {"created", c.created},
               {"model", c.model}, {"system_fingerprint", fingerprint_json(c.fingerprint)}};
@@ -59,9 +57,7 @@ std::string CompletionStream::finish(const reply::Reply& reply) const {
   if (include_usage_) {
     Json last = chunk_head(c);
     last["choices"] = Json::array();
-    last["usage"] = Json{{"prompt_tokens", c.prompt_tokens},
-                         {"completion_tokens", c.completion_tokens},
-                         {"total_tokens", c.prompt_tokens + c.completion_tokens}};
+    last["usage"] = usage_json(c);
     out += event(last);
   }
   out += "data: [DONE]\n\n";

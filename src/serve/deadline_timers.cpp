@@ -43,11 +43,6 @@ void DeadlineTimers::State::purge() {
   purge_at = std::max<std::size_t>(kFirstPurge, entries.size() * 2);
 }
 
-std::size_t DeadlineTimers::waiting() const {
-  std::lock_guard lock(state_->mutex);
-  return state_->entries.size();
-}
-
 void DeadlineTimers::run(const std::shared_ptr<State>& state) {
   std::unique_lock lock(state->mutex);
   while (!state->stop) {

@@ -27,7 +27,6 @@ class DeadlineTimers {
 
   // Calls *fn (if it still lives) on the timers' thread at `when`. Thread-safe.
   void at(Clock::time_point when, std::weak_ptr<const std::function<void()>> fn);
-  [[nodiscard]] std::size_t waiting() const;
 
  private:
   struct Entry {

@@ -46,7 +46,6 @@ void ReplyBox::open(const std::string& id, RequestInfo info, std::optional<std::
 }
 
 void ReplyBox::changed(Slot& slot) {
-  slot.cv.notify_all();
   if (slot.watcher) to_call_.push_back(slot.watcher);
 }
 
@@ -206,18 +205,6 @@ bool ReplyBox::evicted(const std::string& id) const {
   return evicted_.contains(id);
 }
 
-std::optional<RequestSnapshot> ReplyBox::wait(const std::string& id, std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock lock(mutex_);
-  const auto it = slots_.find(id);
-  if (it == slots_.end()) return std::nullopt;
-  const std::shared_ptr<Slot> slot = it->second;  // stays alive if evicted meanwhile
-  const bool answered = slot->cv.wait_until(lock, deadline, [&] {
-    return cancelled_ || slot->snapshot.state != RequestState::queued;
-  });
-  if (!answered || slot->snapshot.state == RequestState::queued) return std::nullopt;
-  return slot->snapshot;
-}
-
 StreamProgress ReplyBox::progress(const Slot& slot, std::size_t have) const {
   StreamProgress p;
   p.restarted = slot.restarted;
@@ -234,21 +221,6 @@ StreamProgress ReplyBox::progress(const Slot& slot, std::size_t have) const {
     return p;
   }
   if (slot.text.size() > have) p.text = slot.text.substr(have);
-  return p;
-}
-
-std::optional<StreamProgress> ReplyBox::wait_stream(const std::string& id, std::size_t have,
-                                                    std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock lock(mutex_);
-  const auto it = slots_.find(id);
-  if (it == slots_.end()) return std::nullopt;
-  const std::shared_ptr<Slot> slot = it->second;
-  const auto ready = [&] {
-    return cancelled_ || slot->restarted || slot->snapshot.state != RequestState::queued || slot->text.size() > have;
-  };
-  if (!slot->cv.wait_until(lock, deadline, ready)) return std::nullopt;
-  StreamProgress p = progress(*slot, have);
-  if (!p.finished && p.text.empty() && !p.restarted) return std::nullopt;  // cancelled
   return p;
 }
 

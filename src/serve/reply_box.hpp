@@ -1,8 +1,7 @@
 // The gateway's side of the reply path: every request the gateway queued, its state (queued,
 // done, failed), the text streamed so far and, once the worker answered, its reply. A synchronous
 // request's answer (sync_answer.hpp) and a stream's pump (stream_pump.hpp) watch their request
-// here; an asynchronous one is looked up by id (GET /v1/requests/{id}). wait() and wait_stream()
-// are for a reader that has a thread to block.
+// here; an asynchronous one is looked up by id (GET /v1/requests/{id}).
 //
 // Every request gets exactly one answer: the worker's (done or failed), or, when none came within
 // the box's answer timeout, a failed one of kind "timeout" (issue 21: an asynchronous request no
@@ -27,7 +26,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -104,15 +102,9 @@ class ReplyBox final : public reply::ReplyPath {
   void note(const std::string& id, const std::optional<std::string>& reply_to) override;
   void text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text) override;
   void deliver(Reply reply) override;
-  // Waits for the reply of `id` until `deadline`; empty on a timeout, on cancel_all() or for an
-  // unknown id. The snapshot is the request's state at return.
-  [[nodiscard]] std::optional<RequestSnapshot> wait(const std::string& id, std::chrono::steady_clock::time_point deadline);
-  // Waits until `id` has text past `have` bytes, or finished, or restarted; empty on a timeout, on
-  // cancel_all() or for an unknown id.
-  [[nodiscard]] std::optional<StreamProgress> wait_stream(const std::string& id, std::size_t have,
-                                                          std::chrono::steady_clock::time_point deadline);
-  // What a watcher's reader takes: as wait_stream, without waiting. Empty when there is nothing new
-  // past `have` bytes; `closed` when the box was cancelled or `id` is unknown.
+  // What a watcher's reader takes, without waiting: the text past `have` bytes, a restart, or the
+  // request's end. Empty when there is nothing new; `closed` when the box was cancelled or `id` is
+  // unknown.
   [[nodiscard]] std::optional<StreamProgress> poll_stream(const std::string& id, std::size_t have);
   // Sets `id`'s watcher (replacing any), and calls it once now so that nothing that came before is
   // missed. Unknown id: calls it once (its poll_stream then says closed). The watcher is dropped
@@ -135,7 +127,6 @@ class ReplyBox final : public reply::ReplyPath {
   // One condition variable per request, so a reply wakes only its own waiter.
   struct Slot {
     RequestSnapshot snapshot;
-    std::condition_variable cv;
     std::int64_t deadline_ns = 0;
     std::chrono::milliseconds timeout{0};  // what deadline_ns was set from, for the timeout's message
     // The streamed text, the generation it came from, and pieces that arrived past a gap.
@@ -148,7 +139,7 @@ class ReplyBox final : public reply::ReplyPath {
     std::shared_ptr<const StreamWatcher> watcher;
   };
   using Watchers = std::vector<std::shared_ptr<const StreamWatcher>>;
-  // Wakes the slot's waiters and queues its watcher for a call after the lock is released.
+  // Queues the slot's watcher for a call after the lock is released.
   void changed(Slot& slot);  // with mutex_ held
   // Calls the watchers changed() queued, after releasing `lock`.
   void call_watchers(std::unique_lock<std::mutex>& lock);

@@ -42,7 +42,6 @@ class TokenTrie {
   bool empty() const { return nodes_.size() <= 1; }
   // Longest pattern starting at s[pos]: its length (0 if none) and value.
   std::size_t longest_at(std::string_view s, std::size_t pos, std::uint32_t& value) const;
-  bool may_start(unsigned char b) const { return first_byte_[b]; }
   // The first position in s[pos, end) whose byte may start a pattern, or end. Most text holds
   // none for long stretches, so this is a memchr when every pattern starts with the same byte.
   std::size_t next_start(std::string_view s, std::size_t pos, std::size_t end) const;

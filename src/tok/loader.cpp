@@ -172,34 +172,34 @@ class Loader {
     fail(path + ".type", "unsupported pre-tokenizer \"" + type + "\"");
   }
 
-  std::unique_ptr<Decoder> decoder(element obj, const std::string& path) const {
+  std::unique_ptr<Detokenizer> detokenizer(element obj, const std::string& path) const {
     const std::string type = type_of(obj, path);
     if (type == "Sequence") {
-      std::vector<std::unique_ptr<Decoder>> steps;
+      std::vector<std::unique_ptr<Detokenizer>> steps;
       simdjson::dom::array list;
       if (field(obj, path, "decoders").get(list)) fail(path + ".decoders", "expected an array");
       std::size_t k = 0;
-      for (element step : list) steps.push_back(decoder(step, path + ".decoders[" + std::to_string(k++) + "]"));
-      return std::make_unique<SequenceDecoder>(std::move(steps));
+      for (element step : list) steps.push_back(detokenizer(step, path + ".decoders[" + std::to_string(k++) + "]"));
+      return std::make_unique<SequenceDetokenizer>(std::move(steps));
     }
-    if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
-    if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
-    if (type == "Fuse") return std::make_unique<FuseDecoder>();
+    if (type == "ByteLevel") return std::make_unique<ByteLevelDetokenizer>();
+    if (type == "ByteFallback") return std::make_unique<ByteFallbackDetokenizer>();
+    if (type == "Fuse") return std::make_unique<FuseDetokenizer>();
     if (type == "Replace") {
       auto [is_regex, text] = pattern(field(obj, path, "pattern"), path + ".pattern");
       if (is_regex) fail(path + ".pattern", "a Regex pattern in the Replace decoder is not supported");
-      return std::make_unique<ReplaceDecoder>(text, string_field(obj, path, "content"));
+      return std::make_unique<ReplaceDetokenizer>(text, string_field(obj, path, "content"));
     }
     if (type == "Strip") {
       const std::string c = single_char(obj, path, "content");
       std::size_t i = 0;
-      return std::make_unique<StripDecoder>(util::utf8::next(c, i), uint_field(obj, path, "start"),
+      return std::make_unique<StripDetokenizer>(util::utf8::next(c, i), uint_field(obj, path, "start"),
                                             uint_field(obj, path, "stop"));
     }
     if (type == "Metaspace") {
       const std::string r = single_char(obj, path, "replacement");
       std::size_t i = 0;
-      return std::make_unique<MetaspaceDecoder>(util::utf8::next(r, i),
+      return std::make_unique<MetaspaceDetokenizer>(util::utf8::next(r, i),
                                                 prepend_scheme(obj, path) != MetaspacePreTokenizer::Prepend::kNever);
     }
     fail(path + ".type", "unsupported decoder \"" + type + "\"");
@@ -456,7 +456,7 @@ std::unique_ptr<TokenizerImpl> load_tokenizer_json(const std::string& dir, const
     impl->pre_tokenizer = L.pre_tokenizer(L.field(root, "$", "pre_tokenizer"), "$.pre_tokenizer", byte_level);
   impl->model = L.model(L.field(root, "$", "model"), "$.model", byte_level);
   if (L.has(root, "post_processor")) L.post_processor(L.field(root, "$", "post_processor"), "$.post_processor", impl->post);
-  if (L.has(root, "decoder")) impl->decoder = L.decoder(L.field(root, "$", "decoder"), "$.decoder");
+  if (L.has(root, "decoder")) impl->detokenizer = L.detokenizer(L.field(root, "$", "decoder"), "$.decoder");
 
   const Normalizer* normalizer = impl->normalizer.get();
   impl->added = std::make_unique<AddedVocabulary>(L.added_tokens(root), [normalizer, &L](const std::string& content) {

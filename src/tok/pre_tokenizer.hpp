@@ -48,7 +48,6 @@ class Matcher {
   // At most `max` of them: returns the offset to continue from, or Regex::kDone (regex.hpp).
   std::size_t find_some(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out,
                         std::size_t max) const;
-  bool uses_scanner() const { return scanner_.has_value(); }
 
  private:
   Matcher(std::string literal, std::shared_ptr<Regex> regex, std::optional<ScannerKind> scanner)

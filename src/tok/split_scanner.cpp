@@ -121,39 +121,47 @@ std::size_t whitespace(std::string_view s, std::size_t i, std::size_t end) {
   return last_char_start;  // \s+(?!\S): leave the last space to prefix the next word
 }
 
-std::size_t scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out, std::size_t max) {
+// The loop both scanners share: per piece, the pattern's letter alternatives (`letters(i, i1, c0,
+// k0)`: the end, or 0 when none matches), then \p{N}{1,3}, then the punctuation run (o200k also
+// takes '/' into its trailing [\r\n]*), then whitespace.
+template <class Letters>
+std::size_t scan_pieces(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out, std::size_t max,
+                        bool slash_after_punctuation, Letters&& letters) {
   std::size_t i = begin;
   for (std::size_t found = 0; i < end && found < max; ++found) {
     std::size_t i1;
     char32_t c0;
     const std::uint16_t k0 = class_at(s, i, i1, c0);
-    std::size_t stop = 0;
-    // 1. contractions
-    if (c0 == '\'') {
-      if (const std::size_t n = contraction(s, i, end)) stop = i + n;
-    }
-    // 2. [^\r\n\p{L}\p{N}]?\p{L}+
-    if (!stop) {
-      std::size_t j = 0;
-      if (k0 & kLetter) {
-        j = i1;
-      } else if (!(k0 & kNumber) && !is_newline(c0) && i1 < end) {
-        std::size_t i2;
-        char32_t c1;
-        if (class_at(s, i1, i2, c1) & kLetter) j = i2;
-      }
-      if (j) stop = run_of(s, j, end, kLetter);
-    }
-    // 3. \p{N}{1,3}
+    std::size_t stop = letters(i, i1, c0, k0);
+    // \p{N}{1,3}
     if (!stop && (k0 & kNumber)) stop = numbers(s, i1, end);
-    // 4. ' ?[^\s\p{L}\p{N}]+[\r\n]*'
-    if (!stop) stop = punctuation(s, i, i1, c0, k0, end, false);
-    // 5-7. whitespace: c0 is \s here (every other class was taken above).
+    // ' ?[^\s\p{L}\p{N}]+[\r\n]*' (o200k: [\r\n/]*)
+    if (!stop) stop = punctuation(s, i, i1, c0, k0, end, slash_after_punctuation);
+    // whitespace: c0 is \s here (every other class was taken above).
     if (!stop) stop = whitespace(s, i, end);
     out.emplace_back(i, stop);
     i = stop;
   }
   return i;
+}
+
+std::size_t scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out, std::size_t max) {
+  return scan_pieces(s, begin, end, out, max, false, [&](std::size_t i, std::size_t i1, char32_t c0, std::uint16_t k0) -> std::size_t {
+    // 1. contractions
+    if (c0 == '\'') {
+      if (const std::size_t n = contraction(s, i, end)) return i + n;
+    }
+    // 2. [^\r\n\p{L}\p{N}]?\p{L}+
+    std::size_t j = 0;
+    if (k0 & kLetter) {
+      j = i1;
+    } else if (!(k0 & kNumber) && !is_newline(c0) && i1 < end) {
+      std::size_t i2;
+      char32_t c1;
+      if (class_at(s, i1, i2, c1) & kLetter) j = i2;
+    }
+    return j ? run_of(s, j, end, kLetter) : 0;
+  });
 }
 
 // o200k's letter alternatives, with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
@@ -194,11 +202,7 @@ std::size_t upper_run(std::string_view s, std::size_t j, std::size_t end) {
 }
 
 std::size_t scan_o200k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out, std::size_t max) {
-  std::size_t i = begin;
-  for (std::size_t found = 0; i < end && found < max; ++found) {
-    std::size_t i1;
-    char32_t c0;
-    const std::uint16_t k0 = class_at(s, i, i1, c0);
+  return scan_pieces(s, begin, end, out, max, true, [&](std::size_t i, std::size_t i1, char32_t c0, std::uint16_t k0) -> std::size_t {
     const bool prefix = !(k0 & (kLetter | kNumber)) && !is_newline(c0);  // [^\r\n\p{L}\p{N}]
     std::size_t stop = 0;
     // 1. P? U* W+ '?   (with P first, then without)
@@ -207,16 +211,8 @@ std::size_t scan_o200k(std::string_view s, std::size_t begin, std::size_t end, s
     // 2. P? U+ W* '?
     if (!stop && prefix && i1 < end) stop = upper_run(s, i1, end);
     if (!stop) stop = upper_run(s, i, end);
-    // 3. \p{N}{1,3}
-    if (!stop && (k0 & kNumber)) stop = numbers(s, i1, end);
-    // 4. ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
-    if (!stop) stop = punctuation(s, i, i1, c0, k0, end, true);
-    // 5-7. whitespace
-    if (!stop) stop = whitespace(s, i, end);
-    out.emplace_back(i, stop);
-    i = stop;
-  }
-  return i;
+    return stop;
+  });
 }
 
 }  // namespace

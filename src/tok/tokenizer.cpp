@@ -70,7 +70,7 @@ std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string> texts, boo
 }
 
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool skip_special) const {
-  return impl_->decode(std::vector<TokenId>(ids.begin(), ids.end()), skip_special);
+  return impl_->detokenize(std::vector<TokenId>(ids.begin(), ids.end()), skip_special);
 }
 
 std::optional<TokenId> Tokenizer::token_to_id(std::string_view token) const {

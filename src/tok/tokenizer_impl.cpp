@@ -102,7 +102,7 @@ void TokenizerImpl::encode_batched(std::string_view text, std::size_t begin, std
   });
 }
 
-std::string TokenizerImpl::decode(const std::vector<std::uint32_t>& ids, bool skip_special) const {
+std::string TokenizerImpl::detokenize(const std::vector<std::uint32_t>& ids, bool skip_special) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (const std::uint32_t id : ids) {
@@ -116,7 +116,7 @@ std::string TokenizerImpl::decode(const std::vector<std::uint32_t>& ids, bool sk
       tokens.emplace_back(*t);
     }
   }
-  if (!decoder) {
+  if (!detokenizer) {
     std::string joined;
     for (std::size_t k = 0; k < tokens.size(); ++k) {
       if (k) joined.push_back(' ');
@@ -124,7 +124,7 @@ std::string TokenizerImpl::decode(const std::vector<std::uint32_t>& ids, bool sk
     }
     return joined;
   }
-  decoder->decode_chain(tokens);
+  detokenizer->detokenize_chain(tokens);
   std::string joined;
   for (const std::string& t : tokens) joined += t;
   return joined;

@@ -1,5 +1,5 @@
 // The assembled pipeline behind Tokenizer: added-token extraction -> normalizer -> pre-tokenizer
-// -> BPE model -> post-processor, and the decoder. Built by the loader, immutable afterwards.
+// -> BPE model -> post-processor, and the detokenizer (tokenizer.json's "decoder"). Built by the loader, immutable afterwards.
 #pragma once
 
 #include <functional>
@@ -14,7 +14,7 @@
 
 #include "tok/added_vocabulary.hpp"
 #include "tok/bpe_model.hpp"
-#include "tok/decoder.hpp"
+#include "tok/detokenizer.hpp"
 #include "tok/normalizer.hpp"
 #include "tok/post_processor.hpp"
 #include "tok/pre_tokenizer.hpp"
@@ -44,14 +44,15 @@ class TokenizerImpl {
   std::unique_ptr<BpeModel> model;
   std::unique_ptr<AddedVocabulary> added;
   PostProcessor post;
-  std::unique_ptr<Decoder> decoder;            // may be null
+  std::unique_ptr<Detokenizer> detokenizer;  // may be null (tokenizer.json has no "decoder")
 
   // Segments at least this long are pre-tokenized in batches (PreTokenizer::apply_in_batches).
   static constexpr std::size_t kBatchedBytes = std::size_t{1} << 20;
 
   // Encodes valid UTF-8 `text`, appending ids to `out`.
   void encode(std::string_view text, std::vector<std::uint32_t>& out, bool add_special) const;
-  std::string decode(const std::vector<std::uint32_t>& ids, bool skip_special) const;
+  // Ids back to text (Tokenizer::decode, HF's name for it).
+  std::string detokenize(const std::vector<std::uint32_t>& ids, bool skip_special) const;
 
  private:
   void encode_segment(std::string_view text, std::size_t begin, std::size_t end, std::vector<std::uint32_t>& out) const;

@@ -3,8 +3,8 @@
 // does not cost the others, and a bare record (a worker before deltas) still reads as done.
 #include <gtest/gtest.h>
 
-#include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "ports/record_codec.hpp"
@@ -38,9 +38,29 @@ std::vector<ReplyEvent> decode_all(const std::string& body, std::vector<std::str
   return out;
 }
 
+// The one reply a body holds (a failure when it holds anything else).
+Reply only_reply(const std::string& body) {
+  std::vector<std::string> errors;
+  auto events = decode_all(body, &errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(events.size(), 1u);
+  if (events.size() != 1 || !std::holds_alternative<Reply>(events.front())) {
+    ADD_FAILURE() << "not exactly one reply in " << body;
+    return Reply{};
+  }
+  return std::get<Reply>(std::move(events.front()));
+}
+
+// A reply alone in a body, with its text (as the worker sends a request that was not streamed).
+std::string body_of(const Reply& r) {
+  std::string body;
+  reply::append_reply(body, r);
+  return body;
+}
+
 TEST(ReplyCodec, ADoneReplyCarriesItsRecordTextAndFinishReason) {
   const Reply sent = Reply::answered(record("r1"), "Bonjour, \"monde\" \xc3\xa9\n", "stop", "w1-7");
-  const Reply back = reply::decode_reply(reply::encode_reply(sent), "m");
+  const Reply back = only_reply(body_of(sent));
   EXPECT_TRUE(back.ok());
   EXPECT_EQ(back.id, "r1");
   EXPECT_EQ(back.attempt, "w1-7");
@@ -56,7 +76,7 @@ TEST(ReplyCodec, ADoneReplyCarriesItsRecordTextAndFinishReason) {
 TEST(ReplyCodec, AStreamedReplyLeavesItsTextToTheDeltas) {
   std::string body;
   reply::append_reply(body, Reply::answered(record("r1"), "abc", "length"), /*with_text=*/false);
-  const Reply back = reply::decode_reply(body, "m");
+  const Reply back = only_reply(body);
   EXPECT_TRUE(back.text.empty());
   EXPECT_EQ(back.text_bytes, 3);
   EXPECT_EQ(back.finish_reason, "length");
@@ -64,13 +84,13 @@ TEST(ReplyCodec, AStreamedReplyLeavesItsTextToTheDeltas) {
 
 TEST(ReplyCodec, RefusalsRoundTripAndIllFormedBytesAreReplaced) {
   const Reply failed = Reply::refused("r2", "template_error", "System role not supported \"quoted\"");
-  const Reply f = reply::decode_reply(reply::encode_reply(failed), "m");
+  const Reply f = only_reply(body_of(failed));
   EXPECT_FALSE(f.ok());
   EXPECT_EQ(f.id, "r2");
   EXPECT_EQ(f.error_kind, "template_error");
   EXPECT_EQ(f.error_reason, failed.error_reason);
   // A reason quoting ill-formed UTF-8 still makes a reply (the bytes replaced), not an exception.
-  const Reply odd = reply::decode_reply(reply::encode_reply(Reply::refused("r3", "bad_prompt", "content \xff\xfe")), "m");
+  const Reply odd = only_reply(body_of(Reply::refused("r3", "bad_prompt", "content \xff\xfe")));
   EXPECT_EQ(odd.id, "r3");
   EXPECT_EQ(odd.error_reason.find('\xff'), std::string::npos);
 }
@@ -108,15 +128,18 @@ TEST(ReplyCodec, ABadLineIsReportedAndTheOthersStillArrive) {
   EXPECT_EQ(std::get<Delta>(events[1]).offset, 1);
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_NE(errors[0].find("m line 2"), std::string::npos) << errors[0];
-  EXPECT_THROW((void)reply::decode_reply("not json", "m"), std::runtime_error);
-  EXPECT_THROW((void)reply::decode_reply("{\"stamps\":[]}", "m"), std::runtime_error);
-  EXPECT_THROW((void)reply::decode_reply(body, "m"), std::runtime_error);  // not exactly one reply
+  // A body with nothing readable delivers nothing and says why; a stamp patch is no reply.
+  EXPECT_TRUE(decode_all("not json", &errors).empty());
+  EXPECT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(decode_all("{\"stamps\":[]}", &errors).empty());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("not a reply"), std::string::npos) << errors[0];
 }
 
 TEST(ReplyCodec, ABareRecordReadsAsADoneReply) {
   std::string body;
   pipe::append_record_json(body, record("old"));
-  const Reply r = reply::decode_reply(body, "m");
+  const Reply r = only_reply(body);
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.id, "old");
   EXPECT_EQ(r.record.token_count, 34);

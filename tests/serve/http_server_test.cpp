@@ -100,19 +100,20 @@ TEST_F(HttpServerTest, AStreamPushedFromOtherThreadsArrivesInOrder) {
   constexpr int kChunks = 3000;
   routes_.get("/count", [this](const Request&, Response& res) {
     auto stream = res.stream("text/plain");
-    // Two producers in turn: the first pushes half, then hands the stream to the second.
+    // Two producers in turn: the first pushes half, then hands the stream to the second. The
+    // push never blocks: it is retried while the queue is full.
     produce([stream] {
-      std::thread first([stream] {
-        for (int i = 0; i < kChunks / 2; ++i) ASSERT_TRUE(stream->push_wait(std::to_string(i) + "\n"));
-      });
-      first.join();
-      std::thread second([stream] {
-        for (int i = kChunks / 2; i < kChunks; ++i) {
-          // The non-blocking push, retried while the queue is full.
+      const auto push_lines = [stream](int from, int to) {
+        for (int i = from; i < to; ++i) {
           PushResult r;
           while ((r = stream->push(std::to_string(i) + "\n")) == PushResult::full) std::this_thread::sleep_for(1ms);
           ASSERT_EQ(r, PushResult::queued);
         }
+      };
+      std::thread first([&] { push_lines(0, kChunks / 2); });
+      first.join();
+      std::thread second([&] {
+        push_lines(kChunks / 2, kChunks);
         stream->close();
       });
       second.join();

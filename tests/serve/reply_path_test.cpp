@@ -1,8 +1,13 @@
-// The gateway's side of the reply path: the ReplyBox's states, waits, deadlines, cancel and
-// bounded keeping. (The worker's side: tests/pipe/worker_replies_test.cpp and tests/reply/.)
+// The gateway's side of the reply path: the ReplyBox's states, its readers (watch, then
+// poll_stream), deadlines, cancel and bounded keeping. (The worker's side:
+// tests/pipe/worker_replies_test.cpp and tests/reply/.)
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -15,7 +20,49 @@ using serve::Reply;
 using serve::ReplyBox;
 using serve::RequestInfo;
 using serve::RequestState;
+using serve::RequestSnapshot;
+using serve::StreamProgress;
 using Clock = std::chrono::steady_clock;
+
+// A reader that blocks, built as the gateway's readers are: a watcher wakes it, poll_stream takes
+// what is new. The progress past `have` bytes; empty at the deadline, on cancel_all() or for an
+// unknown (or forgotten) id.
+std::optional<StreamProgress> next_progress(ReplyBox& box, const std::string& id, std::size_t have,
+                                            Clock::time_point deadline) {
+  struct Wake {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool woken = false;
+  };
+  const auto wake = std::make_shared<Wake>();
+  box.watch(id, [wake] {
+    {
+      std::lock_guard lock(wake->mutex);
+      wake->woken = true;
+    }
+    wake->cv.notify_all();
+  });
+  while (true) {
+    if (auto p = box.poll_stream(id, have)) {
+      if (p->closed) return std::nullopt;
+      return p;
+    }
+    std::unique_lock lock(wake->mutex);
+    if (!wake->cv.wait_until(lock, deadline, [&] { return wake->woken; })) return std::nullopt;
+    wake->woken = false;
+  }
+}
+
+// The request's final state, waited for as a synchronous answer waits: empty at the deadline, on
+// cancel_all() or for an unknown id.
+std::optional<RequestSnapshot> final_state(ReplyBox& box, const std::string& id, Clock::time_point deadline) {
+  std::size_t have = 0;
+  while (const auto p = next_progress(box, id, have, deadline)) {
+    if (p->finished) return p->finished;
+    have += p->text.size();
+  }
+  return std::nullopt;
+}
 
 Reply ok_reply(const std::string& id, std::int64_t tokens) {
   pipe::Record record;
@@ -32,7 +79,7 @@ TEST(ReplyBox, AWaiterGetsTheReplyDeliveredFromAnotherThread) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     box.deliver(ok_reply("a", 7));
   });
-  const auto s = box.wait("a", Clock::now() + std::chrono::seconds(10));
+  const auto s = final_state(box, "a", Clock::now() + std::chrono::seconds(10));
   worker.join();
   ASSERT_TRUE(s);
   EXPECT_EQ(s->state, RequestState::done);
@@ -48,14 +95,14 @@ TEST(ReplyBox, AWaitEndsAtItsDeadlineOrAtCancel) {
   ReplyBox box;
   box.open("slow", {});
   const auto start = Clock::now();
-  EXPECT_FALSE(box.wait("slow", start + std::chrono::milliseconds(30)));
+  EXPECT_FALSE(final_state(box, "slow", start + std::chrono::milliseconds(30)));
   EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(30));
-  EXPECT_FALSE(box.wait("unknown", Clock::now() + std::chrono::seconds(10)));  // no slot: at once
+  EXPECT_FALSE(final_state(box, "unknown", Clock::now() + std::chrono::seconds(10)));  // no slot: at once
   std::thread canceller([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     box.cancel_all();
   });
-  EXPECT_FALSE(box.wait("slow", Clock::now() + std::chrono::seconds(30)));
+  EXPECT_FALSE(final_state(box, "slow", Clock::now() + std::chrono::seconds(30)));
   canceller.join();
   EXPECT_TRUE(box.cancelled());
   EXPECT_EQ(box.find("slow")->state, RequestState::queued);
@@ -87,7 +134,7 @@ TEST(ReplyBox, StreamedTextArrivesOnceAndInOrder) {
   box.text("s", "w-1", 0, "Hel");     // delivered twice: dropped
   box.text("s", "w-1", 6, " world");  // past a gap: held back
   box.text("s", "w-1", 3, "lo, ");    // fills the gap (and overlaps the held piece by one byte)
-  const auto p = box.wait_stream("s", 0, Clock::now() + std::chrono::seconds(1));
+  const auto p = next_progress(box, "s", 0, Clock::now() + std::chrono::seconds(1));
   ASSERT_TRUE(p);
   EXPECT_EQ(p->text, "Hello, world");
   EXPECT_FALSE(p->restarted);
@@ -102,7 +149,7 @@ TEST(ReplyBox, StreamedTextArrivesOnceAndInOrder) {
   const auto s = box.find("s");
   EXPECT_EQ(s->state, RequestState::done);
   EXPECT_EQ(s->reply->text, "Hello, world!");
-  const auto last = box.wait_stream("s", 12, Clock::now() + std::chrono::seconds(1));
+  const auto last = next_progress(box, "s", 12, Clock::now() + std::chrono::seconds(1));
   ASSERT_TRUE(last && last->finished);
   EXPECT_EQ(last->text, "!");
 }
@@ -159,7 +206,7 @@ TEST(ReplyBox, AnotherGenerationAfterTextWentOutIsARestartNotASplice) {
   box.open("s", {});
   box.text("s", "w-1", 0, "The first ");
   box.text("s", "w-2", 0, "A second ");
-  const auto p = box.wait_stream("s", 10, Clock::now() + std::chrono::seconds(1));
+  const auto p = next_progress(box, "s", 10, Clock::now() + std::chrono::seconds(1));
   ASSERT_TRUE(p);
   EXPECT_TRUE(p->restarted);
   // The second generation's answer still completes the request for a reader that waits for it whole.
@@ -169,7 +216,7 @@ TEST(ReplyBox, AnotherGenerationAfterTextWentOutIsARestartNotASplice) {
   done.text_bytes = 16;
   box.deliver(done);
   EXPECT_EQ(box.find("s")->reply->text, "A second answer.");
-  const auto end = box.wait_stream("s", 10, Clock::now() + std::chrono::seconds(1));
+  const auto end = next_progress(box, "s", 10, Clock::now() + std::chrono::seconds(1));
   ASSERT_TRUE(end);
   EXPECT_TRUE(end->restarted) << "its text does not begin with what the reader has";
 }

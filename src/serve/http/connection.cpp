@@ -503,40 +503,6 @@ void run_handler(const Route& route, const std::shared_ptr<const Request>& reque
     res = gate.error(500, "The server failed on this request", "internal_error");
   }
   if (detail::ResponseAccess::deferred(res)) return;  // its Responder answers
-  if (detail::ResponseAccess::has_provider(res)) {
-    ContentProvider provider = detail::ResponseAccess::take_provider(res);
-    Response head;
-    head.status = res.status;
-    head.headers = std::move(res.headers);
-    const auto stream = exchange->begin_stream(std::move(head));
-    if (!stream) return;
-    bool done = false;
-    std::size_t offset = 0;
-    DataSink sink;
-    sink.write = [&](const char* data, std::size_t size) {
-      if (!stream->push_wait(std::string(data, size))) return false;
-      offset += size;
-      return true;
-    };
-    sink.done = [&] {
-      done = true;
-      stream->close();
-    };
-    sink.is_writable = [&] { return !stream->cancelled(); };
-    while (!done && !stream->cancelled()) {
-      bool more = false;
-      try {
-        more = provider(offset, sink);
-      } catch (const std::exception&) {
-        more = false;
-      }
-      if (!more) {
-        stream->abort();
-        return;
-      }
-    }
-    return;
-  }
   exchange->answer(std::move(res));
 }
 

@@ -3,7 +3,6 @@
 namespace overhead::serve::http {
 
 PushResult ResponseStream::push(std::string&& chunk) { return exchange_->push(std::move(chunk)); }
-bool ResponseStream::push_wait(std::string chunk) { return exchange_->push_wait(std::move(chunk)); }
 void ResponseStream::close() { exchange_->end_stream(false); }
 void ResponseStream::abort() { exchange_->end_stream(true); }
 void ResponseStream::on_cancel(std::function<void()> fn) { exchange_->on_cancel(std::move(fn)); }
@@ -34,40 +33,33 @@ Exchange::~Exchange() {
   if (!finished_called_ && finished_) finished_(499);
 }
 
-bool Exchange::answer(Response res) {
-  bool gone = false;
-  {
-    std::lock_guard lock(mutex_);
-    if (phase_ != Phase::pending) return false;
-    phase_ = Phase::answered;
-    gone = cancelled_;
-  }
-  if (!gone) {
-    if (const auto c = connection_.lock()) {
-      c->post_answer(shared_from_this(), std::move(res));
-      return true;
-    }
-  }
-  finish(499);
-  return false;
-}
-
-std::shared_ptr<ResponseStream> Exchange::begin_stream(Response head) {
+std::shared_ptr<ConnectionPort> Exchange::leave_pending(Phase next) {
   bool gone = false;
   {
     std::lock_guard lock(mutex_);
     if (phase_ != Phase::pending) return nullptr;
-    phase_ = Phase::streaming;
+    phase_ = next;
     gone = cancelled_;
   }
   if (!gone) {
-    if (const auto c = connection_.lock()) {
-      c->post_stream_head(shared_from_this(), std::move(head));
-      return std::make_shared<ResponseStream>(shared_from_this());
-    }
+    if (auto c = connection_.lock()) return c;
   }
   finish(499);
   return nullptr;
+}
+
+bool Exchange::answer(Response res) {
+  const auto c = leave_pending(Phase::answered);
+  if (!c) return false;
+  c->post_answer(shared_from_this(), std::move(res));
+  return true;
+}
+
+std::shared_ptr<ResponseStream> Exchange::begin_stream(Response head) {
+  const auto c = leave_pending(Phase::streaming);
+  if (!c) return nullptr;
+  c->post_stream_head(shared_from_this(), std::move(head));
+  return std::make_shared<ResponseStream>(shared_from_this());
 }
 
 PushResult Exchange::push(std::string&& chunk) {
@@ -90,23 +82,6 @@ PushResult Exchange::push(std::string&& chunk) {
   return PushResult::queued;
 }
 
-bool Exchange::push_wait(std::string chunk) {
-  bool post = false;
-  {
-    std::unique_lock lock(mutex_);
-    room_.wait(lock, [&] { return phase_ != Phase::streaming || cancelled_ || queued_bytes_ < max_queued_bytes_; });
-    if (phase_ != Phase::streaming || cancelled_) return false;
-    if (chunk.empty()) return true;
-    queued_bytes_ += chunk.size();
-    queue_.push_back(std::move(chunk));
-    post = !pump_posted_;
-    pump_posted_ = true;
-  }
-  if (post)
-    if (const auto c = connection_.lock()) c->post_pump(shared_from_this());
-  return true;
-}
-
 void Exchange::end_stream(bool cut) {
   bool post = false;
   bool gone = false;
@@ -119,7 +94,6 @@ void Exchange::end_stream(bool cut) {
     post = !pump_posted_;
     pump_posted_ = true;
   }
-  room_.notify_all();
   if (gone) return;  // cancel() has finished it
   if (post) {
     if (const auto c = connection_.lock()) {
@@ -177,7 +151,6 @@ Exchange::Taken Exchange::take() {
       writable = writable_callback_;
     }
   }
-  room_.notify_all();
   if (writable) writable();
   return t;
 }
@@ -192,7 +165,6 @@ void Exchange::cancel() {
     queued_bytes_ = 0;
     callbacks.swap(cancel_callbacks_);
   }
-  room_.notify_all();
   for (auto& fn : callbacks) fn();
   finish(499);
 }

@@ -5,7 +5,6 @@
 // its own strand what they post.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -30,9 +29,6 @@ class ResponseStream {
   // Never blocks. Empty chunks are ignored (an empty chunk would end a chunked body). `chunk` is
   // moved from only when queued: on `full` or `closed` it is left as it was, to push again.
   PushResult push(std::string&& chunk);
-  // Blocks while the queue is full; false once the stream is closed or the client has gone. For a
-  // producer with a thread of its own (the chunked-content-provider form).
-  bool push_wait(std::string chunk);
   // Ends the body (the last chunk goes out after what is queued). Idempotent.
   void close();
   // Ends the answer without its last chunk and closes the connection, so the client sees a cut
@@ -104,7 +100,6 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   bool answer(Response res);
   std::shared_ptr<ResponseStream> begin_stream(Response head);
   PushResult push(std::string&& chunk);
-  bool push_wait(std::string chunk);
   void end_stream(bool cut);
   void on_cancel(std::function<void()> fn);
   void on_writable(std::function<void()> fn);
@@ -127,13 +122,15 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
  private:
   enum class Phase { pending, answered, streaming, ended };
+  // Leaves the pending phase for `next` (an answer or a stream head): the connection to write it
+  // to, or null when the exchange was not pending or the client is gone (then finished as 499).
+  std::shared_ptr<ConnectionPort> leave_pending(Phase next);
   std::weak_ptr<ConnectionPort> connection_;
   const std::size_t max_queued_bytes_;
   Finished finished_;
   std::function<Response()> unanswered_;
 
   mutable std::mutex mutex_;
-  std::condition_variable room_;
   Phase phase_ = Phase::pending;
   bool cut_ = false;
   bool cancelled_ = false;
@@ -146,12 +143,10 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   std::function<void()> writable_callback_;
 };
 
-// Lets the connection reach a Response's private parts (its exchange, deferral, provider).
+// Lets the connection reach a Response's private parts (its exchange, deferral).
 struct ResponseAccess {
   static void bind(Response& res, std::shared_ptr<Exchange> exchange) { res.exchange_ = std::move(exchange); }
   static bool deferred(const Response& res) { return res.deferred_; }
-  static ContentProvider take_provider(Response& res) { return std::move(res.provider_); }
-  static bool has_provider(const Response& res) { return static_cast<bool>(res.provider_); }
 };
 
 }  // namespace detail

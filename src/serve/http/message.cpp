@@ -41,11 +41,6 @@ void Response::set_content(std::string content, std::string content_type) {
   headers.set("Content-Type", std::move(content_type));
 }
 
-void Response::set_chunked_content_provider(std::string content_type, ContentProvider provider) {
-  headers.set("Content-Type", std::move(content_type));
-  provider_ = std::move(provider);
-}
-
 std::shared_ptr<Responder> Response::defer() {
   // Only a response the connection handed to a handler has an exchange to answer through.
   if (!exchange_) throw std::logic_error("Response::defer: this response belongs to no connection");

@@ -1,12 +1,11 @@
 // The HTTP request and response a route handler sees. The member names follow cpp-httplib's
-// (req.body, req.path, get_header_value, res.status, res.set_content, res.set_header,
-// set_chunked_content_provider), which the routes were first written against; the wire side is the
+// (req.body, req.path, get_header_value, res.status, res.set_content, res.set_header), which the
+// routes were first written against; the wire side is the
 // connection's business (connection.hpp). Besides a full answer, a handler can defer its answer or
 // stream it (exchange.hpp).
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,18 +54,6 @@ struct Request {
   [[nodiscard]] std::string get_header_value(std::string_view name) const;
 };
 
-// Where a chunked-content provider writes. write() blocks while the connection's write queue is
-// full and returns false once the client has gone; done() ends the body.
-class DataSink {
- public:
-  std::function<bool(const char* data, std::size_t size)> write;
-  std::function<void()> done;
-  std::function<bool()> is_writable;
-};
-// Called on a handler thread with the body offset written so far until it calls sink.done() (or
-// returns false: the answer is cut off and the connection closed).
-using ContentProvider = std::function<bool(std::size_t offset, DataSink& sink)>;
-
 class Response {
  public:
   int status = 200;
@@ -79,10 +66,6 @@ class Response {
   [[nodiscard]] std::string get_header_value(std::string_view name) const;
   void set_content(std::string content, std::string content_type);
 
-  // The body comes from `provider`, sent chunked as it writes (server-sent events). The provider
-  // runs on the handler's thread after the handler returns.
-  void set_chunked_content_provider(std::string content_type, ContentProvider provider);
-
   // The answer comes later, from any thread, through the returned handle (exactly once; a handle
   // dropped without answering answers 500). This response object is then ignored.
   [[nodiscard]] std::shared_ptr<Responder> defer();
@@ -94,7 +77,6 @@ class Response {
   friend struct detail::ResponseAccess;
   std::shared_ptr<detail::Exchange> exchange_;  // set by the connection before the handler runs
   bool deferred_ = false;
-  ContentProvider provider_;
 };
 
 }  // namespace overhead::serve::http

@@ -1,11 +1,11 @@
-#include "tok/decoder.hpp"
+#include "tok/detokenizer.hpp"
 
 #include "tok/byte_level.hpp"
 #include "util/utf8.hpp"
 
 namespace overhead::tok {
 
-void ByteLevelDecoder::decode_chain(std::vector<std::string>& tokens) const {
+void ByteLevelDetokenizer::detokenize_chain(std::vector<std::string>& tokens) const {
   // A token whose every char maps back to a byte contributes those bytes; any other token (an
   // added token such as "<|eot_id|>") contributes its UTF-8 as is. The whole is decoded lossily.
   std::string bytes;
@@ -19,7 +19,7 @@ void ByteLevelDecoder::decode_chain(std::vector<std::string>& tokens) const {
   tokens.assign(1, util::utf8::repair(bytes));
 }
 
-void ReplaceDecoder::decode_chain(std::vector<std::string>& tokens) const {
+void ReplaceDetokenizer::detokenize_chain(std::vector<std::string>& tokens) const {
   if (pattern_.empty()) return;
   for (std::string& t : tokens) {
     std::string out;
@@ -43,7 +43,7 @@ int hex_value(char c) {
 }
 }  // namespace
 
-void ByteFallbackDecoder::decode_chain(std::vector<std::string>& tokens) const {
+void ByteFallbackDetokenizer::detokenize_chain(std::vector<std::string>& tokens) const {
   std::vector<std::string> out;
   out.reserve(tokens.size());
   std::string pending;
@@ -70,13 +70,13 @@ void ByteFallbackDecoder::decode_chain(std::vector<std::string>& tokens) const {
   tokens.swap(out);
 }
 
-void FuseDecoder::decode_chain(std::vector<std::string>& tokens) const {
+void FuseDetokenizer::detokenize_chain(std::vector<std::string>& tokens) const {
   std::string all;
   for (const std::string& t : tokens) all += t;
   tokens.assign(1, std::move(all));
 }
 
-void StripDecoder::decode_chain(std::vector<std::string>& tokens) const {
+void StripDetokenizer::detokenize_chain(std::vector<std::string>& tokens) const {
   for (std::string& t : tokens) {
     std::vector<std::pair<std::size_t, char32_t>> chars;  // (byte offset, char)
     std::size_t i = 0;
@@ -96,7 +96,7 @@ void StripDecoder::decode_chain(std::vector<std::string>& tokens) const {
   }
 }
 
-void MetaspaceDecoder::decode_chain(std::vector<std::string>& tokens) const {
+void MetaspaceDetokenizer::detokenize_chain(std::vector<std::string>& tokens) const {
   for (std::size_t k = 0; k < tokens.size(); ++k) {
     const std::string& t = tokens[k];
     std::string out;
