@@ -13,7 +13,7 @@
 
 namespace {
 
-const std::vector<overhead::pipe::Record>& million() {
+const std::vector<overhead::ports::Record>& million() {
   static const auto records = [] {
     overhead::testing::GeneratorOptions o;
     o.cases = {1, 2, 3, 4, 5};

@@ -194,7 +194,7 @@ void start_server() {
 
 std::string endpoint() { return "http://127.0.0.1:" + std::to_string(g_port); }
 
-std::shared_ptr<pipe::Queue> open_sqs() {
+std::shared_ptr<ports::Queue> open_sqs() {
   return backends::open_queue("sqs://work?region=us-east-1&endpoint=" + endpoint());
 }
 
@@ -203,11 +203,11 @@ std::shared_ptr<pipe::Queue> open_sqs() {
 // `calls()` times; the first call is a warm-up on the same connection.
 struct Calls {
   std::string kind;
-  std::shared_ptr<pipe::Queue> queue;
+  std::shared_ptr<ports::Queue> queue;
   std::vector<std::string> receipts;
   std::unique_ptr<aws::JsonProtocolClient> dynamodb;
-  std::vector<pipe::Record> records;
-  std::vector<const pipe::Record*> items;
+  std::vector<ports::Record> records;
+  std::vector<const ports::Record*> items;
   std::string body;
 
   explicit Calls(std::string k, int n_records = 0) : kind(std::move(k)) {

@@ -133,12 +133,12 @@ class Countdown {
   int errors_ = 0;
 };
 
-class CountingCallbacks final : public pipe::DecodeCallbacks {
+class CountingCallbacks final : public ports::DecodeCallbacks {
  public:
   explicit CountingCallbacks(Countdown& c) : countdown_(c) {}
   void on_text(std::string_view text, std::int64_t) override { bytes_ += text.size(); }
-  void on_done(pipe::DecodeResult r) override { countdown_.done(r.output_tokens, false); }
-  void on_error(const pipe::DecoderError&) override { countdown_.done(0, true); }
+  void on_done(ports::DecodeResult r) override { countdown_.done(r.output_tokens, false); }
+  void on_error(const ports::DecoderError&) override { countdown_.done(0, true); }
 
  private:
   Countdown& countdown_;
@@ -151,18 +151,18 @@ void OpenAiStreams(benchmark::State& state) {
   const int gap_us = static_cast<int>(state.range(2));
   const backends::OpenAiDecoder decoder(
       backends::parse_openai_decoder("http://127.0.0.1:" + std::to_string(g_port) + "/v1,model=bench"));
-  pipe::SamplingParams sampling;
+  ports::SamplingParams sampling;
   sampling.user = "gap_us=" + std::to_string(gap_us);
   sampling.temperature = 0.0;
   const std::string prompt(2000, 'p');
-  pipe::DecodeRequest request;
+  ports::DecodeRequest request;
   request.prompt = prompt;
   request.max_tokens = tokens;
   request.tokenizer = "bench";
   request.sampling = &sampling;
   request.stream_text = true;
   Countdown countdown;
-  std::vector<std::shared_ptr<pipe::DecodeTicket>> tickets;
+  std::vector<std::shared_ptr<ports::DecodeTicket>> tickets;
   tickets.reserve(static_cast<std::size_t>(streams));
   std::int64_t cpu = 0, received = 0;
   std::uint64_t news = 0;

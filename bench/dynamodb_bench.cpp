@@ -75,9 +75,9 @@ void BatchWriteItem(benchmark::State& state) {
   aws::JsonServiceEndpoint e{"dynamodb", "DynamoDB_20120810", "us-east-1", endpoint, "", ""};
   e.host = aws::endpoint_host(e.endpoint);
   aws::JsonProtocolClient client(e);
-  std::vector<pipe::Record> records;
+  std::vector<ports::Record> records;
   for (int i = 0; i < state.range(0); ++i) records.push_back(bench::worker_record(i));
-  std::vector<const pipe::Record*> items;
+  std::vector<const ports::Record*> items;
   for (const auto& r : records) items.push_back(&r);
   std::string body;
   for (auto _ : state) {
@@ -94,7 +94,7 @@ BENCHMARK(BatchWriteItem)->Arg(1)->Arg(10)->Arg(25);
 
 void UpsertBatch(benchmark::State& state) {
   const auto store = backends::open_store("dynamodb://records?region=us-east-1&endpoint=" + loopback().endpoint());
-  std::vector<pipe::Record> records;
+  std::vector<ports::Record> records;
   for (int i = 0; i < state.range(0); ++i) records.push_back(bench::worker_record(i));
   for (auto _ : state) benchmark::DoNotOptimize(store->upsert_batch(records));
 }
@@ -102,7 +102,7 @@ BENCHMARK(UpsertBatch)->Arg(10)->Arg(25);
 
 void PutItem(benchmark::State& state) {
   const auto store = backends::open_store("dynamodb://records?region=us-east-1&endpoint=" + loopback().endpoint());
-  const pipe::Record r = bench::worker_record(1);
+  const ports::Record r = bench::worker_record(1);
   for (auto _ : state) store->upsert(r);
 }
 BENCHMARK(PutItem);

@@ -8,8 +8,8 @@
 
 namespace overhead::bench {
 
-inline pipe::Record worker_record(int i) {
-  pipe::Record r;
+inline ports::Record worker_record(int i) {
+  ports::Record r;
   r.experiment = "bench-case5";
   r.tokenizer = "microsoft/phi-4";
   r.experiment_tokenizer = r.experiment + "#" + r.tokenizer;

@@ -5,7 +5,7 @@
 //   - a refused body is a RequestError with a 4xx status and a message, and its error body is JSON;
 //     nothing else escapes (an exception would be a 500, a crash the whole gateway);
 //   - an answer serialises (dump) as the route sends it;
-//   - a chat request the gateway accepts is a work item the worker decodes (decode_item_body does
+//   - a chat request the gateway accepts is a work item the worker parses (parse_item_body does
 //     not refuse it: the gateway and the worker agree on what they accept), and rendering it with
 //     the item's prompt and tools fails, if at all, only with the template's own TemplateError.
 #include <cstddef>
@@ -53,7 +53,7 @@ void worker_side(const serve::ChatRequest& request) {
   const std::string body = pipe::encode_item_body(source, request.model);
   pipe::WorkItem item;
   try {
-    item = pipe::decode_item_body(body, "message 1");
+    item = pipe::parse_item_body(body, "message 1");
   } catch (const std::exception& e) {
     fuzz::fail(std::string("the gateway accepted a request the worker refuses: ") + e.what() + "\nbody: " + body);
   }

@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::shared_ptr<const pipe::SourceRecord> rec;
   try {
     rec = pipe::parse_source_line(line, 7);
-  } catch (const pipe::ItemError& e) {
+  } catch (const ports::ItemError& e) {
     fuzz::check_item_error(e, "line 7: ");
     return 0;
   }
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string body = pipe::encode_item_body(*rec, "tok");
   pipe::WorkItem item;
   try {
-    item = pipe::decode_item_body(body, "message 1");
+    item = pipe::parse_item_body(body, "message 1");
   } catch (const std::exception& e) {
     fuzz::fail(std::string("the queue body of an accepted line does not decode: ") + e.what() + "\nbody: " + body);
   }

@@ -15,7 +15,7 @@
 
 namespace overhead::fuzz {
 
-inline void check_item_error(const pipe::ItemError& e, std::string_view prefix) {
+inline void check_item_error(const ports::ItemError& e, std::string_view prefix) {
   if (std::string_view(e.what()).rfind(prefix, 0) != 0) fail("error does not name its input: " + std::string(e.what()));
   pipe::DeadLetterKind kind{};
   if (!pipe::parse_dead_letter_kind(e.kind(), kind)) fail("unknown dead-letter kind " + e.kind());

@@ -1,5 +1,5 @@
 // libFuzzer target for the two queue bodies a process decodes: the worker's work item
-// (pipe::decode_item_body, input queue) and the consumer's log message (pipe::parse_log_message,
+// (pipe::parse_item_body, input queue) and the consumer's log message (ports::parse_log_message,
 // log queue: a record or a stamp patch list). The first input byte picks the parser (even: work
 // item, odd: log message), the rest is the body. What must hold:
 //   - a bad body throws the parser's documented error (ItemError, std::runtime_error naming the
@@ -27,16 +27,16 @@ using namespace overhead;
 void work_item(std::string_view body) {
   pipe::WorkItem item;
   try {
-    item = pipe::decode_item_body(body, "message 3");
-  } catch (const pipe::ItemError& e) {
+    item = pipe::parse_item_body(body, "message 3");
+  } catch (const ports::ItemError& e) {
     fuzz::check_item_error(e, "message 3: ");
     return;
   }
-  fuzz::check_source_record(*item.source, "decode_item_body");
+  fuzz::check_source_record(*item.source, "parse_item_body");
   const std::string again = pipe::encode_item_body(*item.source, item.tokenizer);
   pipe::WorkItem back;
   try {
-    back = pipe::decode_item_body(again, "message 4");
+    back = pipe::parse_item_body(again, "message 4");
   } catch (const std::exception& e) {
     fuzz::fail(std::string("a re-encoded item body does not decode: ") + e.what() + "\nbody: " + again);
   }
@@ -44,45 +44,45 @@ void work_item(std::string_view body) {
   fuzz::check_same_record(*item.source, *back.source, "item body round trip");
 }
 
-std::string record_json(const pipe::Record& r) {
+std::string record_json(const ports::Record& r) {
   std::string out;
-  pipe::append_record_json(out, r);
+  ports::append_record_json(out, r);
   return out;
 }
 
 void log_message(std::string_view body) {
-  pipe::LogMessage msg;
+  ports::LogMessage msg;
   try {
-    msg = pipe::parse_log_message(body, "log message 5");
+    msg = ports::parse_log_message(body, "log message 5");
   } catch (const std::runtime_error& e) {
     if (std::string_view(e.what()).rfind("log message 5: not a log message: ", 0) != 0)
       fuzz::fail(std::string("error does not name the message: ") + e.what());
     return;
   }
-  if (const auto* r = std::get_if<pipe::Record>(&msg)) {
+  if (const auto* r = std::get_if<ports::Record>(&msg)) {
     const std::string again = record_json(*r);
-    pipe::LogMessage back;
+    ports::LogMessage back;
     try {
-      back = pipe::parse_log_message(again, "again");
+      back = ports::parse_log_message(again, "again");
     } catch (const std::exception& e) {
       fuzz::fail(std::string("a re-encoded record does not parse: ") + e.what() + "\nbody: " + again);
     }
-    const auto* r2 = std::get_if<pipe::Record>(&back);
+    const auto* r2 = std::get_if<ports::Record>(&back);
     if (!r2) fuzz::fail("a re-encoded record parsed as a stamp patch: " + again);
-    for (const auto& f : pipe::kRecordFields)
+    for (const auto& f : ports::kRecordFields)
       if (f.get(*r) != f.get(*r2)) fuzz::fail("field " + std::string(f.name) + " changed in the round trip: " + again);
     return;
   }
-  const auto& patches = std::get<std::vector<pipe::StampPatch>>(msg);
+  const auto& patches = std::get<std::vector<ports::StampPatch>>(msg);
   std::string again;
-  pipe::append_stamps_json(again, patches);
-  pipe::LogMessage back;
+  ports::append_stamps_json(again, patches);
+  ports::LogMessage back;
   try {
-    back = pipe::parse_log_message(again, "again");
+    back = ports::parse_log_message(again, "again");
   } catch (const std::exception& e) {
     fuzz::fail(std::string("re-encoded stamps do not parse: ") + e.what() + "\nbody: " + again);
   }
-  const auto* p2 = std::get_if<std::vector<pipe::StampPatch>>(&back);
+  const auto* p2 = std::get_if<std::vector<ports::StampPatch>>(&back);
   if (!p2 || p2->size() != patches.size()) fuzz::fail("stamp patches changed in the round trip: " + again);
   for (std::size_t i = 0; i < patches.size(); ++i) {
     const auto &a = patches[i], &b = (*p2)[i];

@@ -101,7 +101,7 @@ int CurlStreamLoop::on_socket(CURL*, curl_socket_t s, int what, void* self, void
 
 int CurlStreamLoop::on_timer(CURLM*, long timeout_ms, void* self) {
   auto* loop = static_cast<CurlStreamLoop*>(self);
-  loop->timer_deadline_ns_ = timeout_ms < 0 ? -1 : pipe::monotonic_ns() + std::int64_t{timeout_ms} * 1'000'000;
+  loop->timer_deadline_ns_ = timeout_ms < 0 ? -1 : ports::monotonic_ns() + std::int64_t{timeout_ms} * 1'000'000;
   return 0;
 }
 
@@ -168,7 +168,7 @@ void CurlStreamLoop::end_safely(F&& end) {
 
 void CurlStreamLoop::count_events(int n) {
   constexpr std::int64_t kPeriodNs = 100'000'000;
-  const std::int64_t now = pipe::monotonic_ns();
+  const std::int64_t now = ports::monotonic_ns();
   if (period_start_ns_ == 0) period_start_ns_ = now;
   if (n > 0) period_events_ += n;
   if (const std::int64_t elapsed = now - period_start_ns_; elapsed >= kPeriodNs) {
@@ -192,7 +192,7 @@ void CurlStreamLoop::run() {
     }
     int timeout_ms = -1;
     if (timer_deadline_ns_ >= 0) {
-      const std::int64_t left = timer_deadline_ns_ - pipe::monotonic_ns();
+      const std::int64_t left = timer_deadline_ns_ - ports::monotonic_ns();
       timeout_ms = left <= 0 ? 0 : static_cast<int>((left + 999'999) / 1'000'000);
     }
     const int n = epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), timeout_ms);
@@ -212,7 +212,7 @@ void CurlStreamLoop::run() {
       if (e & EPOLLERR) flags |= CURL_CSELECT_ERR;
       socket_action(fd, flags);
     }
-    if (timer_deadline_ns_ >= 0 && pipe::monotonic_ns() >= timer_deadline_ns_) {
+    if (timer_deadline_ns_ >= 0 && ports::monotonic_ns() >= timer_deadline_ns_) {
       timer_deadline_ns_ = -1;
       socket_action(CURL_SOCKET_TIMEOUT, 0);
     }

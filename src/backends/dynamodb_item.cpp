@@ -8,7 +8,12 @@
 
 namespace overhead::backends {
 
-using namespace overhead::pipe;
+
+using ports::FieldType;
+using ports::FieldValue;
+using ports::kRecordFields;
+using ports::Record;
+using ports::RecordField;
 
 namespace {
 

@@ -22,18 +22,18 @@
 namespace overhead::backends {
 
 // Appends the item's attribute map, {"experiment_tokenizer":{"S":"..."},...}, as JSON text.
-void append_dynamodb_item(std::string& out, const pipe::Record& r);
+void append_dynamodb_item(std::string& out, const ports::Record& r);
 // Appends {"experiment_tokenizer":{"S":"..."},"id":{"S":"..."}}.
 void append_dynamodb_key(std::string& out, std::string_view experiment_tokenizer, std::string_view id);
 // Appends a whole BatchWriteItem request: {"RequestItems":{"TABLE":[{"PutRequest":{"Item":...}},...]}}.
-void append_batch_write_request(std::string& out, std::string_view table, std::span<const pipe::Record* const> records);
+void append_batch_write_request(std::string& out, std::string_view table, std::span<const ports::Record* const> records);
 // The item's size as DynamoDB counts it against its 400 KB limit (attribute names plus values).
-[[nodiscard]] std::size_t dynamodb_item_size(const pipe::Record& r);
+[[nodiscard]] std::size_t dynamodb_item_size(const ports::Record& r);
 // The limit itself.
 inline constexpr std::size_t kDynamoDbMaxItemBytes = 400 * 1024;
 
 // The record an item holds. Throws std::invalid_argument naming the attribute and its type when
 // one does not fit its field, or when a key attribute is missing.
-[[nodiscard]] pipe::Record record_from_dynamodb_item(const nlohmann::json& item);
+[[nodiscard]] ports::Record record_from_dynamodb_item(const nlohmann::json& item);
 
 }  // namespace overhead::backends

@@ -25,7 +25,18 @@ namespace overhead::backends {
 namespace {
 
 using json = nlohmann::json;
-using namespace overhead::pipe;
+using ports::BackendUrl;
+using ports::EntryFailure;
+using ports::Failure;
+using ports::FieldType;
+using ports::FieldValue;
+using ports::kDefaultCallTimeout;
+using ports::kRecordFields;
+using ports::Record;
+using ports::StampPatch;
+using ports::Store;
+using ports::StoreError;
+using ports::UpsertFailure;
 using std::chrono::milliseconds;
 
 constexpr std::size_t kBatchWriteMax = 25;  // DynamoDB's BatchWriteItem limit

@@ -38,10 +38,10 @@
 namespace overhead::backends {
 
 // The `dynamodb` arm of open_store. Throws std::invalid_argument for a bad URL or parameter and
-// pipe::StoreError when the table cannot be found, checked or created.
-std::unique_ptr<pipe::Store> open_dynamodb_store(const pipe::BackendUrl& url);
+// ports::StoreError when the table cannot be found, checked or created.
+std::unique_ptr<ports::Store> open_dynamodb_store(const ports::BackendUrl& url);
 // Its read-only form (a reader's: `analyze`): the table must exist; create=1 is refused, since a
 // reader never creates one. DescribeTable and Query only.
-std::unique_ptr<pipe::Store> open_dynamodb_store_read_only(const pipe::BackendUrl& url);
+std::unique_ptr<ports::Store> open_dynamodb_store_read_only(const ports::BackendUrl& url);
 
 }  // namespace overhead::backends

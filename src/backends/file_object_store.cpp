@@ -9,7 +9,7 @@
 
 namespace overhead::backends {
 
-using pipe::ObjectStoreError;
+using ports::ObjectStoreError;
 
 void FileObjectStore::put(const std::string& key, std::string_view bytes) {
   const auto path = checked(key);
@@ -47,7 +47,7 @@ std::filesystem::path FileObjectStore::checked(const std::string& key) const {
   return dir_ / key;
 }
 
-std::unique_ptr<pipe::ObjectStore> open_file_object_store(const pipe::BackendUrl& u) {
+std::unique_ptr<ports::ObjectStore> open_file_object_store(const ports::BackendUrl& u) {
   u.check_params({"timeout_ms"});
   (void)u.call_timeout();  // validated; local file calls have no deadline of their own
   return std::make_unique<FileObjectStore>(u.redacted(), u.path.empty() ? "." : u.path);

@@ -11,7 +11,7 @@
 
 namespace overhead::backends {
 
-class FileObjectStore final : public pipe::ObjectStore {
+class FileObjectStore final : public ports::ObjectStore {
  public:
   FileObjectStore(std::string url, std::filesystem::path dir) : url_(std::move(url)), dir_(std::move(dir)) {}
 
@@ -28,6 +28,6 @@ class FileObjectStore final : public pipe::ObjectStore {
 };
 
 // The `file:` arm of open_object_store.
-std::unique_ptr<pipe::ObjectStore> open_file_object_store(const pipe::BackendUrl& url);
+std::unique_ptr<ports::ObjectStore> open_file_object_store(const ports::BackendUrl& url);
 
 }  // namespace overhead::backends

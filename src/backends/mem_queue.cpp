@@ -9,7 +9,22 @@
 
 namespace overhead::backends {
 
-using namespace overhead::pipe;
+
+using ports::BackendUrl;
+using ports::check_send_batch;
+using ports::ClockMs;
+using ports::kDefaultMaxMessageBytes;
+using ports::kMaxMessageBytesBound;
+using ports::kMaxQueueBatch;
+using ports::kMaxReceivesBound;
+using ports::kMaxVisibilityMs;
+using ports::Message;
+using ports::Queue;
+using ports::QueueCounts;
+using ports::QueueError;
+using ports::send_all;
+using ports::SendOutcome;
+using ports::wall_ms;
 
 MemQueue::MemQueue(std::string url, std::chrono::milliseconds visibility, int max_receives,
                    std::shared_ptr<Queue> dead_letters, ClockMs clock, std::size_t max_message_bytes)

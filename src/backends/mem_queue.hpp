@@ -16,20 +16,20 @@
 
 namespace overhead::backends {
 
-class MemQueue final : public pipe::Queue {
+class MemQueue final : public ports::Queue {
  public:
   // `dead_letters` receives messages past `max_receives` (0 = never move).
   MemQueue(std::string url, std::chrono::milliseconds visibility, int max_receives,
-           std::shared_ptr<pipe::Queue> dead_letters, pipe::ClockMs clock,
-           std::size_t max_message_bytes = pipe::kDefaultMaxMessageBytes);
+           std::shared_ptr<ports::Queue> dead_letters, ports::ClockMs clock,
+           std::size_t max_message_bytes = ports::kDefaultMaxMessageBytes);
 
-  std::vector<pipe::SendOutcome> send_batch(std::span<const std::string> bodies) override;
-  std::vector<pipe::Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
+  std::vector<ports::SendOutcome> send_batch(std::span<const std::string> bodies) override;
+  std::vector<ports::Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
   std::vector<std::string> delete_batch(std::span<const std::string> receipts) override;
   std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts,
                                                    std::chrono::milliseconds timeout) override;
-  pipe::QueueCounts counts() override;
-  std::shared_ptr<pipe::Queue> dead_letter_queue() override { return dead_letters_; }
+  ports::QueueCounts counts() override;
+  std::shared_ptr<ports::Queue> dead_letter_queue() override { return dead_letters_; }
   std::chrono::milliseconds visibility_timeout() const override { return visibility_; }
   std::size_t max_message_bytes() const override { return max_message_bytes_; }
   const std::string& url() const override { return url_; }
@@ -56,8 +56,8 @@ class MemQueue final : public pipe::Queue {
   const std::chrono::milliseconds visibility_;
   const int max_receives_;
   const std::size_t max_message_bytes_;
-  const std::shared_ptr<pipe::Queue> dead_letters_;
-  const pipe::ClockMs clock_;
+  const std::shared_ptr<ports::Queue> dead_letters_;
+  const ports::ClockMs clock_;
 
   std::mutex mutex_;
   std::condition_variable arrived_;
@@ -70,6 +70,6 @@ class MemQueue final : public pipe::Queue {
 };
 
 // The `mem:` arm of open_queue.
-std::shared_ptr<pipe::Queue> open_mem_queue(const pipe::BackendUrl& url, const pipe::ClockMs& clock);
+std::shared_ptr<ports::Queue> open_mem_queue(const ports::BackendUrl& url, const ports::ClockMs& clock);
 
 }  // namespace overhead::backends

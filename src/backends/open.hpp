@@ -6,7 +6,7 @@
 // files hold a table with one arm per scheme, the queue schemes are registered once, with their
 // URL forms and sibling-name rules, in queue_schemes.cpp. A new backend is its adapter file plus
 // one arm or entry there. The URL
-// is parsed once (pipe::BackendUrl) and the adapter checks its own parameters, so an unknown
+// is parsed once (ports::BackendUrl) and the adapter checks its own parameters, so an unknown
 // parameter is an error naming it. Errors never show a password.
 #pragma once
 
@@ -37,27 +37,27 @@ enum class Access { create, existing, read_only };
 // (queue_url_forms() lists them; docs/backends.md shows the same forms, checked by a test).
 // `clock` replaces the backend's millisecond clock (tests); empty = the real one.
 // Throws std::invalid_argument for an unknown scheme or a bad or unknown parameter, and
-// pipe::QueueError when `access` is `existing` and the queue's file is not there.
-[[nodiscard]] std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock = {},
+// ports::QueueError when `access` is `existing` and the queue's file is not there.
+[[nodiscard]] std::shared_ptr<ports::Queue> open_queue(std::string_view url, ports::ClockMs clock = {},
                                                       Access access = Access::create);
 
 // The family of the queue at `input_url` (ports/queue_family.hpp): its siblings opened by name
 // under the same credentials and parameters, their names by the rules of queue_siblings.hpp, and
 // whether other processes share it (the scheme's registry entry). Opens nothing itself. Throws
 // std::invalid_argument for an unknown scheme.
-[[nodiscard]] std::shared_ptr<const pipe::QueueFamily> open_queue_family(const std::string& input_url);
+[[nodiscard]] std::shared_ptr<const ports::QueueFamily> open_queue_family(const std::string& input_url);
 
 // sqlite:PATH[?timeout_ms=]
 // postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?table=records&schema=S&timeout_ms=]
 // dynamodb://TABLE[?region=R&endpoint=URL&create=0&tokenizers=A,B&timeout_ms=]
-// Throws std::invalid_argument for an unknown scheme or parameter, and pipe::StoreError when
+// Throws std::invalid_argument for an unknown scheme or parameter, and ports::StoreError when
 // `access` is `existing` and the store's file is not there.
-[[nodiscard]] std::unique_ptr<pipe::Store> open_store(std::string_view url, Access access = Access::create);
+[[nodiscard]] std::unique_ptr<ports::Store> open_store(std::string_view url, Access access = Access::create);
 
 // file:DIR (DIR empty = the working directory)
 // s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]
 // Throws std::invalid_argument as above.
-[[nodiscard]] std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url);
+[[nodiscard]] std::unique_ptr<ports::ObjectStore> open_object_store(std::string_view url);
 
 // The URL form of each scheme the functions above open, in their tables' order (for --help).
 [[nodiscard]] std::vector<std::string> queue_url_forms();
@@ -69,6 +69,6 @@ enum class Access { create, existing, read_only };
 // sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS] the modelled D, waited (sim_decoder.hpp)
 // openai:URL[,model=NAME][,timeout_ms=MS][,usage=required]   a real OpenAI-compatible server (openai_decoder.hpp)
 // Throws std::invalid_argument naming the bad part.
-[[nodiscard]] std::shared_ptr<const pipe::Decoder> open_decoder(std::string_view spec);
+[[nodiscard]] std::shared_ptr<const ports::Decoder> open_decoder(std::string_view spec);
 
 }  // namespace overhead::backends

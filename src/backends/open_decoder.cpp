@@ -13,30 +13,30 @@ namespace {
 struct DecoderForm {
   std::string_view prefix;  // "sim:"
   std::string_view usage;   // shown when the form is unknown
-  std::shared_ptr<const pipe::Decoder> (*open)(std::string_view rest);
+  std::shared_ptr<const ports::Decoder> (*open)(std::string_view rest);
 };
 
 constexpr DecoderForm kDecoderForms[] = {
     {"sim:", "sim:prefill=TOK_S,decode=TOK_S[,ttft_ms=MS]",
-     [](std::string_view rest) -> std::shared_ptr<const pipe::Decoder> {
+     [](std::string_view rest) -> std::shared_ptr<const ports::Decoder> {
        return std::make_shared<SimDecoder>(parse_sim_decoder(rest));
      }},
     {"openai:", "openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,api_key_env=NAME]",
-     [](std::string_view rest) -> std::shared_ptr<const pipe::Decoder> {
+     [](std::string_view rest) -> std::shared_ptr<const ports::Decoder> {
        return std::make_shared<OpenAiDecoder>(parse_openai_decoder(rest));
      }},
 };
 
 }  // namespace
 
-std::shared_ptr<const pipe::Decoder> open_decoder(std::string_view spec) {
+std::shared_ptr<const ports::Decoder> open_decoder(std::string_view spec) {
   if (spec == "none") return nullptr;
   std::string known = "none";
   for (const auto& f : kDecoderForms) {
     if (spec.starts_with(f.prefix)) return f.open(spec.substr(f.prefix.size()));
     known += ", " + std::string(f.usage);
   }
-  throw std::invalid_argument("unknown decoder '" + pipe::redact_url(spec) + "' (known: " + known + ")");
+  throw std::invalid_argument("unknown decoder '" + ports::redact_url(spec) + "' (known: " + known + ")");
 }
 
 }  // namespace overhead::backends

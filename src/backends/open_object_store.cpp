@@ -14,7 +14,7 @@ namespace {
 struct ObjectScheme {
   std::string_view scheme;
   std::string_view usage;  // shown when the scheme is unknown
-  std::unique_ptr<pipe::ObjectStore> (*open)(const pipe::BackendUrl&);
+  std::unique_ptr<ports::ObjectStore> (*open)(const ports::BackendUrl&);
 };
 
 constexpr ObjectScheme kObjectSchemes[] = {
@@ -24,8 +24,8 @@ constexpr ObjectScheme kObjectSchemes[] = {
 
 }  // namespace
 
-std::unique_ptr<pipe::ObjectStore> open_object_store(std::string_view url) {
-  const pipe::BackendUrl u = pipe::parse_backend_url(url);
+std::unique_ptr<ports::ObjectStore> open_object_store(std::string_view url) {
+  const ports::BackendUrl u = ports::parse_backend_url(url);
   std::string known;
   for (const auto& s : kObjectSchemes) {
     if (s.scheme == u.scheme) return s.open(u);

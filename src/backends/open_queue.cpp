@@ -10,11 +10,11 @@
 
 namespace overhead::backends {
 
-std::shared_ptr<pipe::Queue> open_queue(std::string_view url, pipe::ClockMs clock, Access access) {
-  const pipe::BackendUrl u = pipe::parse_backend_url(url);
+std::shared_ptr<ports::Queue> open_queue(std::string_view url, ports::ClockMs clock, Access access) {
+  const ports::BackendUrl u = ports::parse_backend_url(url);
   if (const QueueScheme* s = find_queue_scheme(u.scheme)) {
     if (access != Access::create && s->local_file && !std::filesystem::exists(u.path))
-      throw pipe::QueueError(u.describe("queue", "no such file; give the queue file that enqueue or a worker wrote"));
+      throw ports::QueueError(u.describe("queue", "no such file; give the queue file that enqueue or a worker wrote"));
     return s->open(u, clock);
   }
   std::string known;

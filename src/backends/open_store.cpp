@@ -17,10 +17,10 @@ namespace {
 struct StoreScheme {
   std::string_view scheme;
   std::string_view usage;  // shown when the scheme is unknown
-  std::unique_ptr<pipe::Store> (*open)(const pipe::BackendUrl&);
+  std::unique_ptr<ports::Store> (*open)(const ports::BackendUrl&);
   bool local_file;  // the URL's path is a file on this host, made when missing
   // A reader's (analyze): opens without creating or altering anything. Every store has one.
-  std::unique_ptr<pipe::Store> (*open_read_only)(const pipe::BackendUrl&) = nullptr;
+  std::unique_ptr<ports::Store> (*open_read_only)(const ports::BackendUrl&) = nullptr;
 };
 
 constexpr StoreScheme kStoreSchemes[] = {
@@ -34,12 +34,12 @@ constexpr StoreScheme kStoreSchemes[] = {
 
 }  // namespace
 
-std::unique_ptr<pipe::Store> open_store(std::string_view url, Access access) {
-  const pipe::BackendUrl u = pipe::parse_backend_url(url);
+std::unique_ptr<ports::Store> open_store(std::string_view url, Access access) {
+  const ports::BackendUrl u = ports::parse_backend_url(url);
   for (const auto& s : kStoreSchemes) {
     if (s.scheme != u.scheme) continue;
     if (access != Access::create && s.local_file && !std::filesystem::exists(u.path))
-      throw pipe::StoreError(u.describe("store", "no such file; give the store a run wrote (e.g. sqlite:out/records.db)"));
+      throw ports::StoreError(u.describe("store", "no such file; give the store a run wrote (e.g. sqlite:out/records.db)"));
     if (access == Access::read_only) return s.open_read_only(u);
     return s.open(u);
   }

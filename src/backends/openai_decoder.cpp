@@ -16,8 +16,8 @@ namespace overhead::backends {
 
 namespace {
 
-using pipe::DecoderError;
-using pipe::Failure;
+using ports::DecoderError;
+using ports::Failure;
 
 void global_init() {
   // curl_global_init is not thread-safe; once, before the first handle (as aws/http_client does).
@@ -25,13 +25,13 @@ void global_init() {
   if (!ok) throw DecoderError("openai decoder: curl_global_init failed", Failure::permanent);
 }
 
-std::string request_body(const pipe::DecodeRequest& request, const std::string& model) {
+std::string request_body(const ports::DecodeRequest& request, const std::string& model) {
   nlohmann::json body = {{"model", model.empty() ? std::string(request.tokenizer) : model},
                          {"prompt", std::string(request.prompt)},
                          {"stream", true},
                          {"stream_options", {{"include_usage", true}}}};
   if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
-  if (const pipe::SamplingParams* s = request.sampling) {
+  if (const ports::SamplingParams* s = request.sampling) {
     if (s->temperature) body["temperature"] = *s->temperature;
     if (s->top_p) body["top_p"] = *s->top_p;
     if (s->presence_penalty) body["presence_penalty"] = *s->presence_penalty;
@@ -45,7 +45,7 @@ std::string request_body(const pipe::DecodeRequest& request, const std::string& 
 
 // cancel() reaches the stream through the loop while both live; after the decoder is gone (its
 // loop closed every stream) there is nothing left to cancel.
-class StreamTicket final : public pipe::DecodeTicket {
+class StreamTicket final : public ports::DecodeTicket {
  public:
   StreamTicket(std::weak_ptr<CurlStreamLoop> loop, std::weak_ptr<OpenAiStream> stream)
       : loop_(std::move(loop)), stream_(std::move(stream)) {}
@@ -71,9 +71,9 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   std::string_view url = text.substr(0, comma);
   // The URL may hold a password (http://USER:PASSWORD@host/v1): errors show it redacted.
   if (!url.starts_with("http://") && !url.starts_with("https://"))
-    throw std::invalid_argument("openai: '" + pipe::redact_url(url) + "' is not an http:// or https:// URL (" + form + ")");
+    throw std::invalid_argument("openai: '" + ports::redact_url(url) + "' is not an http:// or https:// URL (" + form + ")");
   if (url.find_first_of(" \t\r\n") != std::string_view::npos || url.size() <= url.find("//") + 2)
-    throw std::invalid_argument("openai: '" + pipe::redact_url(url) + "' is not a URL (" + form + ")");
+    throw std::invalid_argument("openai: '" + ports::redact_url(url) + "' is not a URL (" + form + ")");
   while (url.ends_with('/')) url.remove_suffix(1);
   p.base_url = std::string(url);
   bool have_model = false, have_timeout = false, have_usage = false, have_coalesce = false, have_key = false;
@@ -83,7 +83,7 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
     pos = next;
     const std::size_t eq = part.find('=');
     if (eq == std::string_view::npos)
-      throw std::invalid_argument("openai: '" + pipe::redact_url(part) + "' is not KEY=VALUE (" + form +
+      throw std::invalid_argument("openai: '" + ports::redact_url(part) + "' is not KEY=VALUE (" + form +
                                   "; a ',' in the URL's password is written %2C)");
     const std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
     if (key == "model") {
@@ -129,7 +129,7 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
           throw std::invalid_argument("openai: api_key_env=" + p.api_key_env + ": the key in " + p.api_key_env +
                                       " holds a control character");
     } else {
-      throw std::invalid_argument("openai: unknown parameter '" + pipe::redact_url(key) + "' (" + form + ")");
+      throw std::invalid_argument("openai: unknown parameter '" + ports::redact_url(key) + "' (" + form + ")");
     }
   }
   return p;
@@ -139,7 +139,7 @@ OpenAiDecoder::OpenAiDecoder(OpenAiDecoderParams p) : p_(std::move(p)) {
   global_init();
   auto settings = std::make_shared<OpenAiStreamSettings>();
   settings->url = p_.base_url + "/completions";
-  settings->shown_url = pipe::redact_url(settings->url);
+  settings->shown_url = ports::redact_url(settings->url);
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   headers = curl_slist_append(headers, "Accept: text/event-stream");
   if (!p_.api_key.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + p_.api_key).c_str());
@@ -157,7 +157,7 @@ OpenAiDecoder::~OpenAiDecoder() = default;
 std::string OpenAiDecoder::describe() const {
   // Shown at start-up, in dead letters and errors, in summary.json: the password redacted, the key
   // only by the name of its variable.
-  return "openai:" + pipe::redact_url(p_.base_url) + (p_.model.empty() ? "" : ",model=" + p_.model) +
+  return "openai:" + ports::redact_url(p_.base_url) + (p_.model.empty() ? "" : ",model=" + p_.model) +
          (p_.usage_required ? ",usage=required" : "") +
          (p_.coalesce_window != kDefaultCoalesceWindow ? ",coalesce_us=" + std::to_string(p_.coalesce_window.count()) : "") +
          (p_.api_key_env.empty() ? "" : ",api_key_env=" + p_.api_key_env);
@@ -165,8 +165,8 @@ std::string OpenAiDecoder::describe() const {
 
 std::size_t OpenAiDecoder::in_flight() const { return loop_->in_flight(); }
 
-std::shared_ptr<pipe::DecodeTicket> OpenAiDecoder::start(const pipe::DecodeRequest& request,
-                                                         std::shared_ptr<pipe::DecodeCallbacks> callbacks) const {
+std::shared_ptr<ports::DecodeTicket> OpenAiDecoder::start(const ports::DecodeRequest& request,
+                                                         std::shared_ptr<ports::DecodeCallbacks> callbacks) const {
   auto stream = std::make_shared<OpenAiStream>(settings_, request_body(request, p_.model), request.stream_text,
                                                request.max_tokens, std::move(callbacks));
   auto ticket = std::make_shared<StreamTicket>(loop_, stream);

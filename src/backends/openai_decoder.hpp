@@ -9,7 +9,7 @@
 // Credentials: api_key_env=NAME sends the key in the environment variable NAME as
 // `Authorization: Bearer KEY` (read once, at parsing; never shown: describe() names the variable);
 // a URL's user info (http://USER:PASSWORD@host/v1) is sent as basic auth, and every message and
-// describe() show the URL with its password redacted (pipe::redact_url).
+// describe() show the URL with its password redacted (ports::redact_url).
 //
 // Asynchronous: every generation is a transfer on the decoder's one CurlStreamLoop thread (one curl
 // multi handle, hundreds of streams in flight, no thread per stream). start() returns at once.
@@ -54,7 +54,7 @@ struct OpenAiDecoderParams {
 class CurlStreamLoop;
 struct OpenAiStreamSettings;
 
-class OpenAiDecoder final : public pipe::Decoder {
+class OpenAiDecoder final : public ports::Decoder {
  public:
   explicit OpenAiDecoder(OpenAiDecoderParams p);
   // Closes the loop: generations still running end with on_error (transient). Must not run inside
@@ -62,8 +62,8 @@ class OpenAiDecoder final : public pipe::Decoder {
   ~OpenAiDecoder() override;
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] bool needs_prompt() const override { return true; }
-  [[nodiscard]] std::shared_ptr<pipe::DecodeTicket> start(const pipe::DecodeRequest& request,
-                                                          std::shared_ptr<pipe::DecodeCallbacks> callbacks) const override;
+  [[nodiscard]] std::shared_ptr<ports::DecodeTicket> start(const ports::DecodeRequest& request,
+                                                          std::shared_ptr<ports::DecodeCallbacks> callbacks) const override;
   // Generations started and not yet ended (a gauge for tests and benchmarks).
   [[nodiscard]] std::size_t in_flight() const;
 

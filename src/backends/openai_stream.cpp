@@ -15,8 +15,8 @@ namespace overhead::backends {
 
 namespace {
 
-using pipe::DecoderError;
-using pipe::Failure;
+using ports::DecoderError;
+using ports::Failure;
 
 constexpr std::size_t kMaxEventBytes = 1 << 20;  // a longer line is no completion chunk: bounded memory
 constexpr std::size_t kMaxErrorBody = 4096;
@@ -47,7 +47,7 @@ bool is_refusal(long status) {
 }  // namespace
 
 OpenAiStream::OpenAiStream(std::shared_ptr<const OpenAiStreamSettings> settings, std::string payload, bool stream_text,
-                           std::int64_t max_tokens, std::shared_ptr<pipe::DecodeCallbacks> callbacks)
+                           std::int64_t max_tokens, std::shared_ptr<ports::DecodeCallbacks> callbacks)
     : settings_(std::move(settings)), payload_(std::move(payload)), stream_text_(stream_text), callbacks_(std::move(callbacks)) {
   result_.output_tokens = -1;
   // Sized once so appending the answer does not reallocate per token (a few KB at most).
@@ -66,7 +66,7 @@ OpenAiStream::OpenAiStream(std::shared_ptr<const OpenAiStreamSettings> settings,
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, settings_->timeout_ms);
   curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-  result_.decode_start = pipe::monotonic_ns();
+  result_.decode_start = ports::monotonic_ns();
 }
 
 std::size_t OpenAiStream::on_write(char* data, std::size_t size, std::size_t n, void* self) {
@@ -118,7 +118,7 @@ bool OpenAiStream::on_line(std::string_view line) {
 bool OpenAiStream::on_data(std::string_view data) {
   if (data == "[DONE]") {
     done_ = true;
-    result_.decode_end = pipe::monotonic_ns();
+    result_.decode_end = ports::monotonic_ns();
     return true;
   }
   // One parser per loop thread: every stream's events are read on it, one at a time.
@@ -138,7 +138,7 @@ bool OpenAiStream::on_data(std::string_view data) {
     return false;
   }
   if (!ev.text.empty()) {
-    if (result_.first_token == 0) result_.first_token = pipe::monotonic_ns();
+    if (result_.first_token == 0) result_.first_token = ports::monotonic_ns();
     result_.text.append(ev.text);
   }
   if (!ev.finish_reason.empty()) result_.finish_reason.assign(ev.finish_reason);
@@ -181,7 +181,7 @@ void OpenAiStream::on_finished(CURLcode rc) {
 void OpenAiStream::on_cancelled() {
   result_.cancelled = true;
   result_.finish_reason = "cancelled";
-  result_.decode_end = pipe::monotonic_ns();
+  result_.decode_end = ports::monotonic_ns();
   callbacks_->on_done(std::move(result_));
 }
 

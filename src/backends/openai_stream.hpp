@@ -26,7 +26,7 @@ class OpenAiStream final : public CurlTransfer {
  public:
   // Sets the easy handle up to POST `payload`; stamps decode_start.
   OpenAiStream(std::shared_ptr<const OpenAiStreamSettings> settings, std::string payload, bool stream_text, std::int64_t max_tokens,
-               std::shared_ptr<pipe::DecodeCallbacks> callbacks);
+               std::shared_ptr<ports::DecodeCallbacks> callbacks);
 
   void on_finished(CURLcode result) override;
   void on_cancelled() override;
@@ -37,13 +37,13 @@ class OpenAiStream final : public CurlTransfer {
   bool feed(const char* data, std::size_t size);  // false: stop the transfer (protocol_error_ says why)
   bool on_line(std::string_view line);
   bool on_data(std::string_view data);
-  void fail(const std::string& what, pipe::Failure failure);
+  void fail(const std::string& what, ports::Failure failure);
 
   std::shared_ptr<const OpenAiStreamSettings> settings_;
   std::string payload_;
   bool stream_text_;
-  std::shared_ptr<pipe::DecodeCallbacks> callbacks_;
-  pipe::DecodeResult result_;
+  std::shared_ptr<ports::DecodeCallbacks> callbacks_;
+  ports::DecodeResult result_;
   long status_ = 0;
   bool done_ = false;              // `data: [DONE]` came
   bool usage_seen_ = false;

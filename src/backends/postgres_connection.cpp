@@ -7,8 +7,8 @@
 
 namespace overhead::backends {
 
-using pipe::Failure;
-using pipe::StoreError;
+using ports::Failure;
+using ports::StoreError;
 
 namespace {
 

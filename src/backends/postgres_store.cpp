@@ -10,7 +10,18 @@
 
 namespace overhead::backends {
 
-using namespace overhead::pipe;
+
+using ports::BackendUrl;
+using ports::Failure;
+using ports::FieldType;
+using ports::FieldValue;
+using ports::kRecordFields;
+using ports::Record;
+using ports::RecordField;
+using ports::StampPatch;
+using ports::Store;
+using ports::StoreError;
+using ports::UpsertFailure;
 
 namespace {
 

@@ -21,7 +21,7 @@
 
 namespace overhead::backends {
 
-class PostgresStore final : public pipe::Store {
+class PostgresStore final : public ports::Store {
  public:
   // Connects and creates the schema (when given) and the table if missing; throws StoreError.
   PostgresStore(PostgresEndpoint endpoint, std::string schema, std::string table);
@@ -31,15 +31,15 @@ class PostgresStore final : public pipe::Store {
   struct ReadOnly {};
   PostgresStore(ReadOnly, PostgresEndpoint endpoint, std::string schema, std::string table);
 
-  void upsert(const pipe::Record& record) override;
-  std::vector<pipe::UpsertFailure> upsert_batch(std::span<const pipe::Record> records) override;
-  std::size_t update_stamps(std::span<const pipe::StampPatch> patches) override;
-  void scan(const std::string& experiment, const std::function<void(const pipe::Record&)>& fn) override;
+  void upsert(const ports::Record& record) override;
+  std::vector<ports::UpsertFailure> upsert_batch(std::span<const ports::Record> records) override;
+  std::size_t update_stamps(std::span<const ports::StampPatch> patches) override;
+  void scan(const std::string& experiment, const std::function<void(const ports::Record&)>& fn) override;
   const std::string& url() const override { return endpoint_.shown; }
 
  private:
   PostgresConnection& connection_locked();
-  void upsert_rows_locked(std::span<const pipe::Record* const> rows);
+  void upsert_rows_locked(std::span<const ports::Record* const> rows);
 
   const PostgresEndpoint endpoint_;
   const std::string schema_;   // empty = the search path's (public)
@@ -51,8 +51,8 @@ class PostgresStore final : public pipe::Store {
 };
 
 // The `postgres` (and `postgresql`) arm of open_store.
-std::unique_ptr<pipe::Store> open_postgres_store(const pipe::BackendUrl& url);
+std::unique_ptr<ports::Store> open_postgres_store(const ports::BackendUrl& url);
 // Its read-only form (a reader's: `analyze`).
-std::unique_ptr<pipe::Store> open_postgres_store_read_only(const pipe::BackendUrl& url);
+std::unique_ptr<ports::Store> open_postgres_store_read_only(const ports::BackendUrl& url);
 
 }  // namespace overhead::backends

@@ -11,19 +11,19 @@
 namespace overhead::backends {
 namespace {
 
-class UrlQueueFamily final : public pipe::QueueFamily {
+class UrlQueueFamily final : public ports::QueueFamily {
  public:
   UrlQueueFamily(std::string input_url, bool shared) : input_url_(std::move(input_url)), shared_(shared) {}
 
   bool shared() const override { return shared_; }
   std::string name() const override { return queue_name(input_url_); }
-  std::shared_ptr<pipe::Queue> open(const std::string& name) const override {
+  std::shared_ptr<ports::Queue> open(const std::string& name) const override {
     return open_queue(sibling_queue_url(input_url_, name));
   }
-  std::string sibling_name(pipe::SiblingRole role, std::string_view suffix) const override {
+  std::string sibling_name(ports::SiblingRole role, std::string_view suffix) const override {
     return sibling_queue_name(input_url_, role, suffix);
   }
-  bool is_sibling(pipe::SiblingRole role, std::string_view name) const override {
+  bool is_sibling(ports::SiblingRole role, std::string_view name) const override {
     return is_sibling_queue_of(input_url_, role, name);
   }
 
@@ -34,8 +34,8 @@ class UrlQueueFamily final : public pipe::QueueFamily {
 
 }  // namespace
 
-std::shared_ptr<const pipe::QueueFamily> open_queue_family(const std::string& input_url) {
-  const pipe::BackendUrl u = pipe::parse_backend_url(input_url);
+std::shared_ptr<const ports::QueueFamily> open_queue_family(const std::string& input_url) {
+  const ports::BackendUrl u = ports::parse_backend_url(input_url);
   const QueueScheme* scheme = find_queue_scheme(u.scheme);
   if (scheme == nullptr) throw std::invalid_argument(u.describe("queue", "unknown scheme \"" + u.scheme + "\""));
   return std::make_shared<UrlQueueFamily>(input_url, scheme->shared);

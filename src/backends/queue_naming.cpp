@@ -19,7 +19,7 @@ std::string replaced(const std::string& url, NameSpan span, std::string_view nam
   return url.substr(0, span.begin) + std::string(name) + url.substr(span.end);
 }
 
-NameSpan after_scheme_span(const std::string& url, const pipe::BackendUrl& u) {
+NameSpan after_scheme_span(const std::string& url, const ports::BackendUrl& u) {
   const std::size_t begin = u.scheme.size() + 1;
   return {begin, query_start(url, begin)};
 }
@@ -29,7 +29,7 @@ NameSpan host_span(const std::string& url) {
   return {authority, query_start(url, authority)};
 }
 
-NameSpan path_span(const std::string& url, const pipe::BackendUrl& u) {
+NameSpan path_span(const std::string& url, const ports::BackendUrl& u) {
   const std::size_t authority = url.find("://") + 3;
   const std::size_t end = query_start(url, authority);
   const std::size_t slash = url.find('/', authority);
@@ -39,32 +39,32 @@ NameSpan path_span(const std::string& url, const pipe::BackendUrl& u) {
 
 }  // namespace
 
-std::string after_scheme(const std::string&, const pipe::BackendUrl& u) {
+std::string after_scheme(const std::string&, const ports::BackendUrl& u) {
   if (u.path.empty()) throw std::invalid_argument(u.describe("queue", "names no queue (" + u.scheme + ":NAME)"));
   return u.path;
 }
 
-std::string after_scheme_with(const std::string& url, const pipe::BackendUrl& u, std::string_view name) {
+std::string after_scheme_with(const std::string& url, const ports::BackendUrl& u, std::string_view name) {
   return replaced(url, after_scheme_span(url, u), name);
 }
 
-std::string host(const std::string&, const pipe::BackendUrl& u) { return u.host; }
+std::string host(const std::string&, const ports::BackendUrl& u) { return u.host; }
 
-std::string host_with(const std::string& url, const pipe::BackendUrl&, std::string_view name) {
+std::string host_with(const std::string& url, const ports::BackendUrl&, std::string_view name) {
   return replaced(url, host_span(url), name);
 }
 
-std::string path(const std::string&, const pipe::BackendUrl& u) {
+std::string path(const std::string&, const ports::BackendUrl& u) {
   return u.path.starts_with('/') ? u.path.substr(1) : u.path;
 }
 
-std::string path_with(const std::string& url, const pipe::BackendUrl& u, std::string_view name) {
+std::string path_with(const std::string& url, const ports::BackendUrl& u, std::string_view name) {
   return replaced(url, path_span(url, u), name);
 }
 
-std::string name_param(const std::string&, const pipe::BackendUrl& u) { return u.param("name", "queue"); }
+std::string name_param(const std::string&, const ports::BackendUrl& u) { return u.param("name", "queue"); }
 
-std::string name_param_with(const std::string& url, const pipe::BackendUrl&, std::string_view name) {
+std::string name_param_with(const std::string& url, const ports::BackendUrl&, std::string_view name) {
   const std::size_t q = url.find('?');
   if (q != std::string::npos) {
     for (std::size_t at = q + 1; at < url.size();) {

@@ -14,19 +14,19 @@ namespace overhead::backends {
 // credentials included, kept as given). Both throw std::invalid_argument (redacted URL) for a URL
 // that names no queue.
 struct QueueNaming {
-  std::string (*name)(const std::string& url, const pipe::BackendUrl& u);
-  std::string (*with_name)(const std::string& url, const pipe::BackendUrl& u, std::string_view name);
+  std::string (*name)(const std::string& url, const ports::BackendUrl& u);
+  std::string (*with_name)(const std::string& url, const ports::BackendUrl& u, std::string_view name);
 };
 
 namespace naming {
-std::string after_scheme(const std::string& url, const pipe::BackendUrl& u);  // mem:NAME
-std::string after_scheme_with(const std::string& url, const pipe::BackendUrl& u, std::string_view name);
-std::string host(const std::string& url, const pipe::BackendUrl& u);  // sqs://NAME
-std::string host_with(const std::string& url, const pipe::BackendUrl& u, std::string_view name);
-std::string path(const std::string& url, const pipe::BackendUrl& u);  // redis://HOST/NAME
-std::string path_with(const std::string& url, const pipe::BackendUrl& u, std::string_view name);
-std::string name_param(const std::string& url, const pipe::BackendUrl& u);  // sqlite-queue:PATH?name=NAME
-std::string name_param_with(const std::string& url, const pipe::BackendUrl& u, std::string_view name);
+std::string after_scheme(const std::string& url, const ports::BackendUrl& u);  // mem:NAME
+std::string after_scheme_with(const std::string& url, const ports::BackendUrl& u, std::string_view name);
+std::string host(const std::string& url, const ports::BackendUrl& u);  // sqs://NAME
+std::string host_with(const std::string& url, const ports::BackendUrl& u, std::string_view name);
+std::string path(const std::string& url, const ports::BackendUrl& u);  // redis://HOST/NAME
+std::string path_with(const std::string& url, const ports::BackendUrl& u, std::string_view name);
+std::string name_param(const std::string& url, const ports::BackendUrl& u);  // sqlite-queue:PATH?name=NAME
+std::string name_param_with(const std::string& url, const ports::BackendUrl& u, std::string_view name);
 }  // namespace naming
 
 // mem:NAME: the name is everything between "scheme:" and the query.

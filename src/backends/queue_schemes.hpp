@@ -22,7 +22,7 @@ struct QueueScheme {
   std::string_view scheme;      // before the first ':' ("redis")
   std::string_view usage;       // the short form, listed when a scheme is unknown ("redis://HOST[:PORT]/STREAM")
   std::string_view parameters;  // the optional query, with defaults ("group=overhead&visibility_ms=30000...")
-  std::shared_ptr<pipe::Queue> (*open)(const pipe::BackendUrl&, const pipe::ClockMs&);
+  std::shared_ptr<ports::Queue> (*open)(const ports::BackendUrl&, const ports::ClockMs&);
   bool local_file;  // the URL's path is a file on this host, made when missing
   bool shared;      // other processes can reach it (false: in-process only)
   QueueNaming naming;  // where the queue's name is written (the sibling-name rule)

@@ -29,13 +29,13 @@ namespace overhead::backends {
 // names no queue (e.g. "mem:" alone) or an unknown scheme.
 [[nodiscard]] std::string queue_name(const std::string& url);
 // `url` with the queue name replaced by `name`; everything else (credentials included) as given.
-// The result is for opening only: show it with pipe::redact_url.
+// The result is for opening only: show it with ports::redact_url.
 [[nodiscard]] std::string sibling_queue_url(const std::string& url, std::string_view name);
 // The `role` sibling's name: "<input name>-<infix>-<suffix>" (the infix per role in
 // queue_siblings.cpp), cut and checked as reply_queue_name below.
-[[nodiscard]] std::string sibling_queue_name(const std::string& input_url, pipe::SiblingRole role, std::string_view suffix);
+[[nodiscard]] std::string sibling_queue_name(const std::string& input_url, ports::SiblingRole role, std::string_view suffix);
 // Whether `name` follows the `role` rule of `input_url`'s queue. Never throws.
-[[nodiscard]] bool is_sibling_queue_of(const std::string& input_url, pipe::SiblingRole role, std::string_view name);
+[[nodiscard]] bool is_sibling_queue_of(const std::string& input_url, ports::SiblingRole role, std::string_view name);
 // The reply queue name for a gateway: "<input name>-reply-<suffix>", the suffix cut to what SQS
 // allows (80 characters in all; only A-Z a-z 0-9 _ -). Throws std::invalid_argument when the input
 // name itself is not such a plain name or leaves no room for a suffix.

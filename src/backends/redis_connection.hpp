@@ -18,15 +18,15 @@ struct redisReply;
 namespace overhead::backends {
 
 // Transient: the same call on a fresh connection may succeed.
-class RedisIoError : public pipe::QueueError {
+class RedisIoError : public ports::QueueError {
  public:
-  explicit RedisIoError(const std::string& what) : pipe::QueueError(what, pipe::Failure::transient) {}
+  explicit RedisIoError(const std::string& what) : ports::QueueError(what, ports::Failure::transient) {}
 };
 
 // Permanent: the server refused the command (bad credentials, wrong type, script error).
-class RedisServerError : public pipe::QueueError {
+class RedisServerError : public ports::QueueError {
  public:
-  explicit RedisServerError(const std::string& what) : pipe::QueueError(what, pipe::Failure::permanent) {}
+  explicit RedisServerError(const std::string& what) : ports::QueueError(what, ports::Failure::permanent) {}
 };
 
 struct RedisEndpoint {

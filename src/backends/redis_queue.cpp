@@ -12,9 +12,9 @@
 
 namespace overhead::backends {
 
-using pipe::kMaxQueueBatch;
-using pipe::Message;
-using pipe::QueueError;
+using ports::kMaxQueueBatch;
+using ports::Message;
+using ports::QueueError;
 
 namespace {
 
@@ -48,8 +48,8 @@ bool mentions(const std::exception& e, const char* word) { return std::string(e.
 
 }  // namespace
 
-RedisQueue::RedisQueue(std::string url, RedisQueueConfig config, pipe::ClockMs clock)
-    : url_(pipe::redact_url(url)), config_(std::move(config)), clock_(std::move(clock)),
+RedisQueue::RedisQueue(std::string url, RedisQueueConfig config, ports::ClockMs clock)
+    : url_(ports::redact_url(url)), config_(std::move(config)), clock_(std::move(clock)),
       dlq_stream_(config_.stream + "-dlq"), consumer_(unique_consumer_name()) {
   if (config_.stream.empty()) throw std::invalid_argument("queue URL \"" + url_ + "\": no stream name (redis://HOST:PORT/STREAM)");
   auto conn = std::make_unique<RedisConnection>(config_.endpoint);
@@ -108,7 +108,7 @@ auto RedisQueue::with_retry(const char* what, Fn&& fn) {
       if (std::chrono::steady_clock::now() + backoff > deadline)
         throw QueueError(url_ + ": " + what + ": Redis unreachable for " + std::to_string(config_.retry.count()) +
                              " ms: " + e.what(),
-                         pipe::Failure::transient);
+                         ports::Failure::transient);
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
     }
@@ -129,8 +129,8 @@ Reply RedisQueue::run_script(RedisConnection& conn, int which, const std::vector
 
 std::string RedisQueue::now_arg() const { return clock_ ? std::to_string(clock_()) : std::string(); }
 
-std::vector<pipe::SendOutcome> RedisQueue::send_batch(std::span<const std::string> bodies) {
-  const auto too_large = pipe::check_send_batch(bodies, config_.max_message_bytes, url_);
+std::vector<ports::SendOutcome> RedisQueue::send_batch(std::span<const std::string> bodies) {
+  const auto too_large = ports::check_send_batch(bodies, config_.max_message_bytes, url_);
   std::vector<std::vector<std::string>> commands;
   std::vector<std::size_t> sent;  // index into bodies of each XADD
   for (std::size_t i = 0; i < bodies.size(); ++i) {
@@ -138,7 +138,7 @@ std::vector<pipe::SendOutcome> RedisQueue::send_batch(std::span<const std::strin
     commands.push_back({"XADD", config_.stream, "*", "b", bodies[i]});
     sent.push_back(i);
   }
-  std::vector<pipe::SendOutcome> out(bodies.size());
+  std::vector<ports::SendOutcome> out(bodies.size());
   for (std::size_t i = 0; i < bodies.size(); ++i) out[i].failure = too_large[i];
   if (commands.empty()) return out;
   // A retry after a lost reply may add an entry twice; the queue delivers at least once anyway.
@@ -152,14 +152,14 @@ std::vector<pipe::SendOutcome> RedisQueue::send_batch(std::span<const std::strin
     const std::string text = reply_string(r);
     // LOADING/BUSY pass; anything else (OOM, wrong type) will not.
     const bool retryable = text.rfind("LOADING", 0) == 0 || text.rfind("BUSY", 0) == 0 || text.rfind("OOM", 0) == 0;
-    out[sent[k]].failure = pipe::EntryFailure{retryable, url_ + ": XADD: " + text};
+    out[sent[k]].failure = ports::EntryFailure{retryable, url_ + ": XADD: " + text};
   }
   return out;
 }
 
 std::vector<Message> RedisQueue::receive(std::size_t max, std::chrono::milliseconds wait) {
   if (max == 0 || max > kMaxQueueBatch)
-    throw QueueError(url_ + ": receive takes 1 to 10 messages, asked " + std::to_string(max), pipe::Failure::permanent);
+    throw QueueError(url_ + ": receive takes 1 to 10 messages, asked " + std::to_string(max), ports::Failure::permanent);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
     std::string last_id;
@@ -205,9 +205,9 @@ std::vector<Message> RedisQueue::receive(std::size_t max, std::chrono::milliseco
 std::vector<std::string> RedisQueue::delete_batch(std::span<const std::string> receipts) {
   if (receipts.size() > kMaxQueueBatch)
     throw QueueError(url_ + ": delete_batch takes at most 10 receipts, got " + std::to_string(receipts.size()),
-                     pipe::Failure::permanent);
+                     ports::Failure::permanent);
   if (std::set<std::string>(receipts.begin(), receipts.end()).size() != receipts.size())
-    throw QueueError(url_ + ": delete_batch got the same receipt twice", pipe::Failure::permanent);
+    throw QueueError(url_ + ": delete_batch got the same receipt twice", ports::Failure::permanent);
   std::vector<std::string> failed;
   std::vector<std::string> args{config_.stream, config_.group, "0"};
   std::vector<std::size_t> sent;  // index into receipts of each pair sent
@@ -240,7 +240,7 @@ std::vector<std::string> RedisQueue::change_visibility_batch(std::span<const std
                                                              std::chrono::milliseconds timeout) {
   if (receipts.size() > kMaxQueueBatch)
     throw QueueError(url_ + ": change_visibility_batch takes at most 10 receipts, got " + std::to_string(receipts.size()),
-                     pipe::Failure::permanent);
+                     ports::Failure::permanent);
   const auto t = std::clamp<std::int64_t>(timeout.count(), 0, kRedisTimeHeadroomMs);
   std::vector<std::string> stale;
   for (const auto& receipt : receipts) {
@@ -263,21 +263,21 @@ std::vector<std::string> RedisQueue::change_visibility_batch(std::span<const std
   return stale;
 }
 
-pipe::QueueCounts RedisQueue::counts() {
+ports::QueueCounts RedisQueue::counts() {
   return with_retry("counts", [&](RedisConnection& conn, int) {
     auto replies = conn.pipeline({{"XLEN", config_.stream}, {"XPENDING", config_.stream, config_.group}});
     for (auto& r : replies)
       if (reply_is_error(r.get())) throw RedisServerError(url_ + ": counts: " + reply_string(r.get()));
     const auto length = static_cast<std::size_t>(reply_integer(replies[0].get(), url_ + ": XLEN"));
     const auto pending = static_cast<std::size_t>(reply_integer(reply_at(replies[1].get(), 0, url_), url_ + ": XPENDING"));
-    pipe::QueueCounts c;
+    ports::QueueCounts c;
     c.in_flight = pending;
     c.visible = length > pending ? length - pending : 0;
     return c;
   });
 }
 
-pipe::QueueStatus RedisQueue::status() {
+ports::QueueStatus RedisQueue::status() {
   return with_retry("status", [&](RedisConnection& conn, int) {
     auto replies = conn.pipeline({{"XLEN", config_.stream},
                                   {"XPENDING", config_.stream, config_.group},
@@ -291,12 +291,12 @@ pipe::QueueStatus RedisQueue::status() {
     const auto length = static_cast<std::size_t>(reply_integer(replies[0].get(), url_ + ": XLEN"));
     const auto pending =
         static_cast<std::size_t>(reply_integer(reply_at(replies[1].get(), 0, url_), url_ + ": XPENDING"));
-    pipe::QueueStatus s;
+    ports::QueueStatus s;
     s.counts.in_flight = pending;
     s.counts.visible = length > pending ? length - pending : 0;
     // The dead-letter stream is never read by a group, so every entry in it is waiting.
     if (config_.max_receives > 0)
-      s.dead_letters = pipe::QueueCounts{static_cast<std::size_t>(reply_integer(replies[2].get(), url_ + ": XLEN")), 0};
+      s.dead_letters = ports::QueueCounts{static_cast<std::size_t>(reply_integer(replies[2].get(), url_ + ": XLEN")), 0};
     if (reply_size(replies[3].get()) > 0) {
       // An entry id is "<ms since epoch>-<seq>" of the server's clock, so its age needs the server's TIME.
       const std::string id = reply_string(reply_at(reply_at(replies[3].get(), 0, url_), 0, url_));
@@ -310,7 +310,7 @@ pipe::QueueStatus RedisQueue::status() {
   });
 }
 
-std::shared_ptr<pipe::Queue> RedisQueue::dead_letter_queue() {
+std::shared_ptr<ports::Queue> RedisQueue::dead_letter_queue() {
   if (config_.max_receives <= 0) return nullptr;
   std::lock_guard lock(dlq_mutex_);
   if (!dead_letters_) {
@@ -342,7 +342,7 @@ bool RedisQueue::send_to_dead_letters(const std::string& receipt, const std::str
   return true;
 }
 
-std::shared_ptr<pipe::Queue> open_redis_queue(const pipe::BackendUrl& u, const pipe::ClockMs& clock) {
+std::shared_ptr<ports::Queue> open_redis_queue(const ports::BackendUrl& u, const ports::ClockMs& clock) {
   u.check_params({"group", "visibility_ms", "max_receives", "max_message_bytes", "timeout_ms", "block_ms", "retry_ms",
                   "db", "connect_timeout_ms"});
   if (!u.has_authority || u.host.empty())
@@ -358,10 +358,10 @@ std::shared_ptr<pipe::Queue> open_redis_queue(const pipe::BackendUrl& u, const p
   if (c.stream.empty() || c.stream.find('/') != std::string::npos)
     throw std::invalid_argument(u.describe("queue", "expected one stream name after the host (redis://HOST:PORT/STREAM)"));
   c.group = u.param("group", "overhead");
-  c.visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000, 0, pipe::kMaxVisibilityMs));
-  c.max_receives = static_cast<int>(u.int_param("max_receives", 0, 0, pipe::kMaxReceivesBound));
+  c.visibility = std::chrono::milliseconds(u.int_param("visibility_ms", 30000, 0, ports::kMaxVisibilityMs));
+  c.max_receives = static_cast<int>(u.int_param("max_receives", 0, 0, ports::kMaxReceivesBound));
   c.max_message_bytes = static_cast<std::size_t>(
-      u.int_param("max_message_bytes", pipe::kDefaultMaxMessageBytes, 1, pipe::kMaxMessageBytesBound));
+      u.int_param("max_message_bytes", ports::kDefaultMaxMessageBytes, 1, ports::kMaxMessageBytesBound));
   c.call_timeout = u.call_timeout();
   c.block_max = std::chrono::milliseconds(u.int_param("block_ms", 1000, 1, 60000));
   c.retry = std::chrono::milliseconds(u.int_param("retry_ms", c.call_timeout.count(), 0, 3600LL * 1000));

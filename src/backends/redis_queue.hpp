@@ -33,27 +33,27 @@ struct RedisQueueConfig {
   std::chrono::milliseconds visibility{30000};
   int max_receives = 0;
   std::chrono::milliseconds block_max{1000};  // longest single XREAD BLOCK inside a receive wait
-  std::chrono::milliseconds retry{pipe::kDefaultCallTimeout};  // how long a lost connection is retried
-  std::chrono::milliseconds call_timeout{pipe::kDefaultCallTimeout};  // bound on one server reply
-  std::size_t max_message_bytes = pipe::kDefaultMaxMessageBytes;
+  std::chrono::milliseconds retry{ports::kDefaultCallTimeout};  // how long a lost connection is retried
+  std::chrono::milliseconds call_timeout{ports::kDefaultCallTimeout};  // bound on one server reply
+  std::size_t max_message_bytes = ports::kDefaultMaxMessageBytes;
   bool is_dead_letter = false;
 };
 
-class RedisQueue final : public pipe::Queue {
+class RedisQueue final : public ports::Queue {
  public:
   // Connects once (so a bad host, port or password fails here, with one clear line) and creates
   // the group. `clock` = queue time for tests; empty = the server's clock.
-  RedisQueue(std::string url, RedisQueueConfig config, pipe::ClockMs clock);
+  RedisQueue(std::string url, RedisQueueConfig config, ports::ClockMs clock);
 
-  std::vector<pipe::SendOutcome> send_batch(std::span<const std::string> bodies) override;
-  std::vector<pipe::Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
+  std::vector<ports::SendOutcome> send_batch(std::span<const std::string> bodies) override;
+  std::vector<ports::Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
   std::vector<std::string> delete_batch(std::span<const std::string> receipts) override;
   std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts,
                                                    std::chrono::milliseconds timeout) override;
-  pipe::QueueCounts counts() override;
+  ports::QueueCounts counts() override;
   // Adds the oldest entry's age (by the server's clock) and the group's consumers.
-  pipe::QueueStatus status() override;
-  std::shared_ptr<pipe::Queue> dead_letter_queue() override;
+  ports::QueueStatus status() override;
+  std::shared_ptr<ports::Queue> dead_letter_queue() override;
   // One XADD to STREAM-dlq with the fields the redrive script writes: b, reason, receives, source.
   bool send_to_dead_letters(const std::string& receipt, const std::string& body, const std::string& reason) override;
   std::chrono::milliseconds visibility_timeout() const override { return config_.visibility; }
@@ -73,7 +73,7 @@ class RedisQueue final : public pipe::Queue {
 
   const std::string url_;  // redacted
   const RedisQueueConfig config_;
-  const pipe::ClockMs clock_;
+  const ports::ClockMs clock_;
   const std::string dlq_stream_;
   std::string consumer_;
   std::string script_sha_[3];
@@ -81,11 +81,11 @@ class RedisQueue final : public pipe::Queue {
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<RedisConnection>> idle_;
   std::mutex dlq_mutex_;
-  std::shared_ptr<pipe::Queue> dead_letters_;
+  std::shared_ptr<ports::Queue> dead_letters_;
 };
 
 // Opens the queue of a parsed redis:// URL (the open_queue arm); throws std::invalid_argument
 // naming the redacted URL for a bad or unknown parameter or a missing stream name.
-std::shared_ptr<pipe::Queue> open_redis_queue(const pipe::BackendUrl& url, const pipe::ClockMs& clock);
+std::shared_ptr<ports::Queue> open_redis_queue(const ports::BackendUrl& url, const ports::ClockMs& clock);
 
 }  // namespace overhead::backends

@@ -20,8 +20,8 @@ namespace overhead::backends {
 namespace {
 
 using std::chrono::milliseconds;
-using pipe::Failure;
-using pipe::ObjectStoreError;
+using ports::Failure;
+using ports::ObjectStoreError;
 
 
 // The text of the first <Name>...</Name> in an S3 XML error body; empty when absent. S3's error
@@ -68,7 +68,7 @@ std::string content_type_of(const std::string& key) {
   return "application/octet-stream";
 }
 
-class S3ObjectStore final : public pipe::ObjectStore {
+class S3ObjectStore final : public ports::ObjectStore {
  public:
   S3ObjectStore(S3Addressing config, std::string shown_url) : config_(std::move(config)), url_(std::move(shown_url)) {}
 
@@ -160,7 +160,7 @@ bool valid_bucket(const std::string& b) {
 
 }  // namespace
 
-S3Addressing s3_addressing(const pipe::BackendUrl& u) {
+S3Addressing s3_addressing(const ports::BackendUrl& u) {
   u.check_params({"region", "endpoint", "timeout_ms"});
   S3Addressing c;
   c.bucket = u.host;
@@ -211,7 +211,7 @@ std::string s3_object_path(const S3Addressing& where, const std::string& key) {
          aws::uri_encode(object, /*keep_slash=*/true);
 }
 
-std::unique_ptr<pipe::ObjectStore> open_s3_object_store(const pipe::BackendUrl& u) {
+std::unique_ptr<ports::ObjectStore> open_s3_object_store(const ports::BackendUrl& u) {
   return std::make_unique<S3ObjectStore>(s3_addressing(u), u.redacted());
 }
 

@@ -29,11 +29,11 @@ struct S3Addressing {
   std::string base_url;   // "https://BUCKET.s3.REGION.amazonaws.com", or the endpoint
   std::string host;       // the Host header (signed)
   bool path_style = false;  // the bucket is the first path segment
-  std::chrono::milliseconds call_timeout{pipe::kDefaultCallTimeout};
+  std::chrono::milliseconds call_timeout{ports::kDefaultCallTimeout};
 };
 
 // Checks the URL's bucket, prefix and parameters (std::invalid_argument naming what is wrong).
-[[nodiscard]] S3Addressing s3_addressing(const pipe::BackendUrl& url);
+[[nodiscard]] S3Addressing s3_addressing(const ports::BackendUrl& url);
 
 // The percent-encoded request path of object KEY under the prefix ("/BUCKET/PREFIX/KEY" in path
 // style, "/PREFIX/KEY" virtual-hosted); this is also the path SigV4 signs for S3.
@@ -41,6 +41,6 @@ struct S3Addressing {
 
 // The `s3` arm of open_object_store. Throws std::invalid_argument for a bad URL or parameter.
 // Opening makes no call: the first put or get finds out whether the bucket is there.
-std::unique_ptr<pipe::ObjectStore> open_s3_object_store(const pipe::BackendUrl& url);
+std::unique_ptr<ports::ObjectStore> open_s3_object_store(const ports::BackendUrl& url);
 
 }  // namespace overhead::backends

@@ -78,9 +78,9 @@ std::string SimDecoder::describe() const {
          ",ttft_ms=" + format_number(p_.ttft_ms);
 }
 
-pipe::DecodeResult SimDecoder::decode(const pipe::DecodeRequest& request) const {
-  pipe::DecodeResult r;
-  r.decode_start = pipe::monotonic_ns();
+ports::DecodeResult SimDecoder::decode(const ports::DecodeRequest& request) const {
+  ports::DecodeResult r;
+  r.decode_start = ports::monotonic_ns();
   const std::int64_t out = std::max<std::int64_t>(request.max_tokens, 0);
   const std::int64_t first =
       r.decode_start + seconds_to_ns(p_.ttft_ms / 1e3 + double(request.prompt_tokens) / p_.prefill_tok_s);
@@ -88,12 +88,12 @@ pipe::DecodeResult SimDecoder::decode(const pipe::DecodeRequest& request) const 
   r.output_tokens = out;
   r.finish_reason = "length";  // it generates exactly the wanted length
   if (out == 0) {  // nothing to generate: the prompt was read, no token came
-    r.decode_end = pipe::monotonic_ns();
+    r.decode_end = ports::monotonic_ns();
     return r;
   }
-  r.first_token = pipe::monotonic_ns();
+  r.first_token = ports::monotonic_ns();
   sleep_until_ns(r.first_token + seconds_to_ns(double(out) / p_.decode_tok_s));
-  r.decode_end = pipe::monotonic_ns();
+  r.decode_end = ports::monotonic_ns();
   return r;
 }
 

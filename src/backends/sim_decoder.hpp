@@ -18,11 +18,11 @@ struct SimDecoderParams {
   double ttft_ms = 0;        // fixed time before the first token, >= 0
 };
 
-class SimDecoder final : public pipe::Decoder {
+class SimDecoder final : public ports::Decoder {
  public:
   explicit SimDecoder(SimDecoderParams p) : p_(p) {}
   [[nodiscard]] std::string describe() const override;
-  [[nodiscard]] pipe::DecodeResult decode(const pipe::DecodeRequest& request) const override;
+  [[nodiscard]] ports::DecodeResult decode(const ports::DecodeRequest& request) const override;
   [[nodiscard]] const SimDecoderParams& params() const { return p_; }
 
  private:

@@ -11,7 +11,9 @@
 
 namespace overhead::backends {
 
-using namespace overhead::pipe;
+
+using ports::Failure;
+using ports::StoreError;
 
 namespace {
 // A busy or locked database (another process holds the write lock past the busy timeout) may be

@@ -55,12 +55,12 @@ class SqliteDb {
   // `busy_timeout` bounds the wait for another connection's write lock (then a transient
   // StoreError). Errors are StoreError, transient for a busy or locked database only.
   SqliteDb(const std::string& path, const std::string& what,
-           std::chrono::milliseconds busy_timeout = pipe::kDefaultCallTimeout);
+           std::chrono::milliseconds busy_timeout = ports::kDefaultCallTimeout);
   // A reader's connection: opens an existing file read-only (SQLITE_OPEN_READONLY) and sets no
   // journal mode, so neither the file nor its header changes, whatever the file holds.
   struct ReadOnly {};
   SqliteDb(ReadOnly, const std::string& path, const std::string& what,
-           std::chrono::milliseconds busy_timeout = pipe::kDefaultCallTimeout);
+           std::chrono::milliseconds busy_timeout = ports::kDefaultCallTimeout);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

@@ -9,7 +9,22 @@
 
 namespace overhead::backends {
 
-using namespace overhead::pipe;
+
+using ports::BackendUrl;
+using ports::check_send_batch;
+using ports::ClockMs;
+using ports::kDefaultMaxMessageBytes;
+using ports::kMaxMessageBytesBound;
+using ports::kMaxQueueBatch;
+using ports::kMaxReceivesBound;
+using ports::kMaxVisibilityMs;
+using ports::Message;
+using ports::Queue;
+using ports::QueueCounts;
+using ports::QueueError;
+using ports::SendOutcome;
+using ports::StoreError;
+using ports::wall_ms;
 
 namespace {
 // Runs fn inside BEGIN IMMEDIATE ... COMMIT (rolled back on an exception), turning storage

@@ -15,29 +15,29 @@
 namespace overhead::backends {
 
 struct SqliteQueueLimits {
-  std::size_t max_message_bytes = pipe::kDefaultMaxMessageBytes;
-  std::chrono::milliseconds call_timeout = pipe::kDefaultCallTimeout;  // SQLite's busy timeout
+  std::size_t max_message_bytes = ports::kDefaultMaxMessageBytes;
+  std::chrono::milliseconds call_timeout = ports::kDefaultCallTimeout;  // SQLite's busy timeout
 };
 
-class SqliteQueue final : public pipe::Queue {
+class SqliteQueue final : public ports::Queue {
  public:
   using Limits = SqliteQueueLimits;
   SqliteQueue(std::string url, const std::string& path, std::string name, std::chrono::milliseconds visibility,
-              int max_receives, pipe::ClockMs clock, Limits limits = {});
+              int max_receives, ports::ClockMs clock, Limits limits = {});
 
-  std::vector<pipe::SendOutcome> send_batch(std::span<const std::string> bodies) override;
-  std::vector<pipe::Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
+  std::vector<ports::SendOutcome> send_batch(std::span<const std::string> bodies) override;
+  std::vector<ports::Message> receive(std::size_t max, std::chrono::milliseconds wait) override;
   std::vector<std::string> delete_batch(std::span<const std::string> receipts) override;
   std::vector<std::string> change_visibility_batch(std::span<const std::string> receipts,
                                                    std::chrono::milliseconds timeout) override;
-  pipe::QueueCounts counts() override;
-  std::shared_ptr<pipe::Queue> dead_letter_queue() override;
+  ports::QueueCounts counts() override;
+  std::shared_ptr<ports::Queue> dead_letter_queue() override;
   std::chrono::milliseconds visibility_timeout() const override { return visibility_; }
   std::size_t max_message_bytes() const override { return limits_.max_message_bytes; }
   const std::string& url() const override { return url_; }
 
  private:
-  std::vector<pipe::Message> receive_once(std::size_t max);
+  std::vector<ports::Message> receive_once(std::size_t max);
 
   const std::string url_;
   const std::string path_;
@@ -45,16 +45,16 @@ class SqliteQueue final : public pipe::Queue {
   const std::chrono::milliseconds visibility_;
   const int max_receives_;
   const Limits limits_;
-  const pipe::ClockMs clock_;
+  const ports::ClockMs clock_;
 
   std::mutex mutex_;  // one connection per object; SQLite serialises the processes
   SqliteDb db_;
   SqliteStatement insert_, select_visible_, mark_received_, move_dead_, delete_, change_vis_, count_;
   std::mt19937_64 rng_;
-  std::shared_ptr<pipe::Queue> dead_letters_;
+  std::shared_ptr<ports::Queue> dead_letters_;
 };
 
 // The `sqlite-queue:` arm of open_queue.
-std::shared_ptr<pipe::Queue> open_sqlite_queue(const pipe::BackendUrl& url, const pipe::ClockMs& clock);
+std::shared_ptr<ports::Queue> open_sqlite_queue(const ports::BackendUrl& url, const ports::ClockMs& clock);
 
 }  // namespace overhead::backends

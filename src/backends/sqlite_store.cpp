@@ -10,7 +10,17 @@
 
 namespace overhead::backends {
 
-using namespace overhead::pipe;
+
+using ports::BackendUrl;
+using ports::FieldType;
+using ports::FieldValue;
+using ports::kRecordFields;
+using ports::Record;
+using ports::RecordField;
+using ports::StampPatch;
+using ports::Store;
+using ports::StoreError;
+using ports::UpsertFailure;
 
 namespace {
 

@@ -31,8 +31,8 @@ struct SqsConfig {
   std::string host;      // Host header
   milliseconds visibility{30000};
   int max_receives = 0;
-  std::size_t max_message_bytes = pipe::kDefaultMaxMessageBytes;
-  milliseconds call_timeout{pipe::kDefaultCallTimeout};
+  std::size_t max_message_bytes = ports::kDefaultMaxMessageBytes;
+  milliseconds call_timeout{ports::kDefaultCallTimeout};
   int max_wait_s = 20;
   bool create = false;
 };
@@ -61,8 +61,8 @@ struct SqsClient {
     try {
       body = json_client.call(action, request, timeout, shown_url);
     } catch (const aws::JsonCallError& e) {
-      if (e.transient()) throw pipe::QueueError(e.what(), pipe::Failure::transient);
-      throw pipe::QueueError(e.what() + hint(e.code()), pipe::Failure::permanent);
+      if (e.transient()) throw ports::QueueError(e.what(), ports::Failure::transient);
+      throw ports::QueueError(e.what() + hint(e.code()), ports::Failure::permanent);
     }
     return body.empty() ? std::string("{}") : body;
   }
@@ -71,7 +71,7 @@ struct SqsClient {
   json call(const std::string& action, const json& request, milliseconds timeout, const std::string& shown_url) {
     json answer = json::parse(call_text(action, request.dump(), timeout, shown_url), nullptr, false);
     if (answer.is_discarded())
-      throw pipe::QueueError("SQS " + action + " on " + shown_url + ": the answer is not JSON", pipe::Failure::transient);
+      throw ports::QueueError("SQS " + action + " on " + shown_url + ": the answer is not JSON", ports::Failure::transient);
     return answer;
   }
 };
@@ -85,8 +85,8 @@ class HotAnswer {
   HotAnswer(const std::string& text, const std::string& action, const std::string& shown_url) {
     thread_local simdjson::dom::parser parser;
     if (parser.parse(text).get(root_) != simdjson::SUCCESS || !root_.is_object())
-      throw pipe::QueueError("SQS " + action + " on " + shown_url + ": the answer is not a JSON object",
-                             pipe::Failure::transient);
+      throw ports::QueueError("SQS " + action + " on " + shown_url + ": the answer is not a JSON object",
+                             ports::Failure::transient);
   }
   // The elements of the array `key` of the answer (none when absent; a default dom::array may not
   // be walked).
@@ -121,27 +121,27 @@ std::size_t entry_index(simdjson::dom::element entry, std::size_t entries, const
   std::size_t i = 0;
   const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), i);
   if (ec != std::errc() || end != id.data() + id.size() || i >= entries)
-    throw pipe::QueueError("SQS " + action + ": the answer names an entry we did not send (\"" + id + "\")",
-                           pipe::Failure::transient);
+    throw ports::QueueError("SQS " + action + ": the answer names an entry we did not send (\"" + id + "\")",
+                           ports::Failure::transient);
   return i;
 }
 
 std::int64_t ceil_seconds(milliseconds ms) { return (ms.count() + 999) / 1000; }
 
-class SqsQueue final : public pipe::Queue {
+class SqsQueue final : public ports::Queue {
  public:
   SqsQueue(std::shared_ptr<SqsClient> client, SqsConfig config, std::string shown_url)
       : client_(std::move(client)), config_(std::move(config)), url_(std::move(shown_url)) {
     if (config_.create) create_queues();
     queue_url_ = client_->call("GetQueueUrl", {{"QueueName", config_.queue_name}}, config_.call_timeout, url_)
                      .value("QueueUrl", std::string());
-    if (queue_url_.empty()) throw pipe::QueueError("SQS GetQueueUrl on " + url_ + ": no QueueUrl in the answer");
+    if (queue_url_.empty()) throw ports::QueueError("SQS GetQueueUrl on " + url_ + ": no QueueUrl in the answer");
     find_dead_letter_queue();
   }
 
-  std::vector<pipe::SendOutcome> send_batch(std::span<const std::string> bodies) override {
-    const auto too_large = pipe::check_send_batch(bodies, config_.max_message_bytes, url_);
-    std::vector<pipe::SendOutcome> out(bodies.size());
+  std::vector<ports::SendOutcome> send_batch(std::span<const std::string> bodies) override {
+    const auto too_large = ports::check_send_batch(bodies, config_.max_message_bytes, url_);
+    std::vector<ports::SendOutcome> out(bodies.size());
     std::size_t request_bytes = 64 + queue_url_.size();
     for (const auto& b : bodies) request_bytes += b.size() + b.size() / 8 + 40;
     std::string request;
@@ -171,15 +171,15 @@ class SqsQueue final : public pipe::Queue {
     for (const auto bad : res.list("Failed")) {
       const std::string code = text_of(bad, "Code");
       out[entry_index(bad, out.size(), "SendMessageBatch")].failure =
-          pipe::EntryFailure{!bool_of(bad, "SenderFault", true) || aws::is_transient_code(code),
+          ports::EntryFailure{!bool_of(bad, "SenderFault", true) || aws::is_transient_code(code),
                              "SQS refused the message: " + code + ": " + text_of(bad, "Message")};
     }
     return out;
   }
 
-  std::vector<pipe::Message> receive(std::size_t max, milliseconds wait) override {
-    if (max < 1 || max > pipe::kMaxQueueBatch)
-      throw pipe::QueueError(url_ + ": receive takes 1..10 messages, not " + std::to_string(max));
+  std::vector<ports::Message> receive(std::size_t max, milliseconds wait) override {
+    if (max < 1 || max > ports::kMaxQueueBatch)
+      throw ports::QueueError(url_ + ": receive takes 1..10 messages, not " + std::to_string(max));
     const std::int64_t wait_s = std::min<std::int64_t>(ceil_seconds(wait), config_.max_wait_s);
     std::string request = "{\"QueueUrl\":";
     util::append_json_string(request, queue_url_);
@@ -190,15 +190,15 @@ class SqsQueue final : public pipe::Queue {
     const HotAnswer res(
         client_->call_text("ReceiveMessage", request, config_.call_timeout + milliseconds(wait_s * 1000), url_),
         "ReceiveMessage", url_);
-    std::vector<pipe::Message> out;
+    std::vector<ports::Message> out;
     for (const auto m : res.list("Messages")) {
-      pipe::Message msg;
+      ports::Message msg;
       msg.id = text_of(m, "MessageId");
       msg.receipt = text_of(m, "ReceiptHandle");
       std::string_view body;
       if (msg.receipt.empty() || m["Body"].get(body) != simdjson::SUCCESS)
-        throw pipe::QueueError("SQS ReceiveMessage on " + url_ + ": a message without a body or receipt",
-                               pipe::Failure::transient);
+        throw ports::QueueError("SQS ReceiveMessage on " + url_ + ": a message without a body or receipt",
+                               ports::Failure::transient);
       msg.body = std::string(body);
       simdjson::dom::element attrs;
       const std::string count =
@@ -218,18 +218,18 @@ class SqsQueue final : public pipe::Queue {
     return by_receipt("ChangeMessageVisibilityBatch", receipts, ceil_seconds(timeout));
   }
 
-  pipe::QueueCounts counts() override {
+  ports::QueueCounts counts() override {
     const json res = client_->call(
         "GetQueueAttributes",
         {{"QueueUrl", queue_url_},
          {"AttributeNames", {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"}}},
         config_.call_timeout, url_);
     const json attrs = res.value("Attributes", json::object());
-    return pipe::QueueCounts{std::stoul(attrs.value("ApproximateNumberOfMessages", std::string("0"))),
+    return ports::QueueCounts{std::stoul(attrs.value("ApproximateNumberOfMessages", std::string("0"))),
                              std::stoul(attrs.value("ApproximateNumberOfMessagesNotVisible", std::string("0")))};
   }
 
-  std::shared_ptr<pipe::Queue> dead_letter_queue() override {
+  std::shared_ptr<ports::Queue> dead_letter_queue() override {
     std::lock_guard lock(dlq_mutex_);
     if (!dead_letters_ && !dlq_name_.empty()) {
       SqsConfig c = config_;
@@ -250,11 +250,11 @@ class SqsQueue final : public pipe::Queue {
   std::vector<std::string> by_receipt(const std::string& action, std::span<const std::string> receipts,
                                       std::optional<std::int64_t> visibility_s) {
     if (receipts.empty()) return {};
-    if (receipts.size() > pipe::kMaxQueueBatch)
-      throw pipe::QueueError(url_ + ": " + action + " takes at most 10 receipts");
+    if (receipts.size() > ports::kMaxQueueBatch)
+      throw ports::QueueError(url_ + ": " + action + " takes at most 10 receipts");
     for (std::size_t i = 0; i < receipts.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
-        if (receipts[i] == receipts[j]) throw pipe::QueueError(url_ + ": " + action + ": a receipt appears twice");
+        if (receipts[i] == receipts[j]) throw ports::QueueError(url_ + ": " + action + ": a receipt appears twice");
     std::string request = "{\"QueueUrl\":";
     util::append_json_string(request, queue_url_);
     request += ",\"Entries\":[";
@@ -271,7 +271,7 @@ class SqsQueue final : public pipe::Queue {
     std::vector<bool> failed(receipts.size(), false);
     for (const auto bad : res.list("Failed")) {
       if (!bool_of(bad, "SenderFault", true))
-        throw pipe::QueueError("SQS " + action + " on " + url_ + ": " + text_of(bad, "Code"), pipe::Failure::transient);
+        throw ports::QueueError("SQS " + action + " on " + url_ + ": " + text_of(bad, "Code"), ports::Failure::transient);
       failed[entry_index(bad, receipts.size(), action)] = true;
     }
     std::vector<std::string> out;
@@ -289,9 +289,9 @@ class SqsQueue final : public pipe::Queue {
     try {
       (void)provision_sqs_queue(client_->json_client, spec, config_.call_timeout, url_);
     } catch (const aws::JsonCallError& e) {
-      throw pipe::QueueError(e.what() + SqsClient::hint(e.code()), e.transient() ? pipe::Failure::transient : pipe::Failure::permanent);
+      throw ports::QueueError(e.what() + SqsClient::hint(e.code()), e.transient() ? ports::Failure::transient : ports::Failure::permanent);
     } catch (const std::runtime_error& e) {
-      throw pipe::QueueError(e.what(), pipe::Failure::transient);
+      throw ports::QueueError(e.what(), ports::Failure::transient);
     }
   }
 
@@ -312,12 +312,12 @@ class SqsQueue final : public pipe::Queue {
   std::string queue_url_;
   std::string dlq_name_;
   std::mutex dlq_mutex_;
-  std::shared_ptr<pipe::Queue> dead_letters_;
+  std::shared_ptr<ports::Queue> dead_letters_;
 };
 
 }  // namespace
 
-std::shared_ptr<pipe::Queue> open_sqs_queue(const pipe::BackendUrl& u, const pipe::ClockMs&) {
+std::shared_ptr<ports::Queue> open_sqs_queue(const ports::BackendUrl& u, const ports::ClockMs&) {
   u.check_params({"region", "endpoint", "visibility_ms", "wait_s", "max_receives", "max_message_bytes", "timeout_ms",
                   "create"});
   SqsConfig c;
@@ -337,10 +337,10 @@ std::shared_ptr<pipe::Queue> open_sqs_queue(const pipe::BackendUrl& u, const pip
     throw std::invalid_argument(u.describe("queue", e.what()));
   }
   // SQS counts visibility in whole seconds: a timeout under one second is rounded up to one.
-  c.visibility = milliseconds(u.int_param("visibility_ms", 30000, 0, pipe::kMaxVisibilityMs));
-  c.max_receives = static_cast<int>(u.int_param("max_receives", 0, 0, pipe::kMaxReceivesBound));
+  c.visibility = milliseconds(u.int_param("visibility_ms", 30000, 0, ports::kMaxVisibilityMs));
+  c.max_receives = static_cast<int>(u.int_param("max_receives", 0, 0, ports::kMaxReceivesBound));
   c.max_message_bytes =
-      static_cast<std::size_t>(u.int_param("max_message_bytes", pipe::kDefaultMaxMessageBytes, 1, pipe::kMaxMessageBytesBound));
+      static_cast<std::size_t>(u.int_param("max_message_bytes", ports::kDefaultMaxMessageBytes, 1, ports::kMaxMessageBytesBound));
   c.max_wait_s = static_cast<int>(u.int_param("wait_s", 20, 0, 20));
   c.call_timeout = u.call_timeout();
   c.create = u.int_param("create", 0, 0, 1) == 1;

@@ -25,7 +25,7 @@
 namespace overhead::backends {
 
 // Opens the queue of a parsed sqs:// URL (the open_queue arm). Throws std::invalid_argument for
-// a bad parameter and pipe::QueueError when the queue cannot be found or created.
-std::shared_ptr<pipe::Queue> open_sqs_queue(const pipe::BackendUrl& url, const pipe::ClockMs& clock);
+// a bad parameter and ports::QueueError when the queue cannot be found or created.
+std::shared_ptr<ports::Queue> open_sqs_queue(const ports::BackendUrl& url, const ports::ClockMs& clock);
 
 }  // namespace overhead::backends

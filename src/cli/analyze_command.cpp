@@ -45,14 +45,14 @@ int run_analyze(const AnalyzeOptions& o) {
     if (!o.engine_profile.empty()) profile = cost::load_engine_profile(o.engine_profile);
     // A reader: the store is opened read-only, so analysing a file never changes it.
     auto store = backends::open_store(o.store_url, backends::Access::read_only);
-    std::vector<pipe::Record> records;
+    std::vector<ports::Record> records;
     if (o.experiments.empty()) {
-      records = pipe::scan_in_key_order(*store, "");
+      records = ports::scan_in_key_order(*store, "");
     } else {
       for (const auto& name : o.experiments) {
-        auto found = pipe::scan_in_key_order(*store, name);
+        auto found = ports::scan_in_key_order(*store, name);
         if (found.empty()) {
-          const std::vector<std::string> held = pipe::experiments_in(*store);
+          const std::vector<std::string> held = ports::experiments_in(*store);
           std::string list;
           for (const auto& h : held) list += (list.empty() ? "" : ", ") + h;
           std::fprintf(stderr, "overhead analyze: experiment '%s' is not in %s (it holds: %s)\n", name.c_str(),

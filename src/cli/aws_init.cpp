@@ -92,7 +92,7 @@ std::string xml_code(const std::string& body) {
 // HeadBucket, then CreateBucket when there is none: idempotent on AWS and on s3rver alike.
 AwsInitResult::Item ensure_bucket(const std::string& bucket, const std::string& region, const std::string& endpoint) {
   const std::string url = "s3://" + bucket + "?region=" + region + (endpoint.empty() ? "" : "&endpoint=" + endpoint);
-  const backends::S3Addressing where = backends::s3_addressing(pipe::parse_backend_url(url));
+  const backends::S3Addressing where = backends::s3_addressing(ports::parse_backend_url(url));
   const std::string path = where.path_style ? "/" + aws::uri_encode(bucket) : "/";
   const std::string shown = where.base_url + path;
   auto http = std::make_shared<aws::HttpClient>();

@@ -206,7 +206,7 @@ int run_calibrate(const CalibrateOptions& o) {
     for (const auto& s : c.lone_decode) lone.push_back({{"context_tokens", s.context_tokens}, {"tpot_s", s.tpot_s}});
     const nlohmann::json profile = {
         {"kind", "overhead engine profile"},
-        {"engine", pipe::redact_url(plan.base_url)},  // a profile is shared: never the engine's password
+        {"engine", ports::redact_url(plan.base_url)},  // a profile is shared: never the engine's password
         {"model", c.model},
         {"tokenizer", o.tokenizer},
         {"date", utc_now()},

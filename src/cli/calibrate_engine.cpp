@@ -30,7 +30,7 @@ std::string prompt_of(const tok::Tokenizer& t, int tokens) {
 }
 
 struct Outcome {
-  pipe::DecodeResult result;
+  ports::DecodeResult result;
   std::string error;
   bool done = false;
 };
@@ -42,14 +42,14 @@ struct Wave {
   std::size_t pending = 0;
 };
 
-class WaveCallbacks final : public pipe::DecodeCallbacks {
+class WaveCallbacks final : public ports::DecodeCallbacks {
  public:
   WaveCallbacks(std::shared_ptr<Wave> wave, std::size_t index) : wave_(std::move(wave)), index_(index) {}
-  void on_done(pipe::DecodeResult result) override { finish(std::move(result), ""); }
-  void on_error(const pipe::DecoderError& error) override { finish({}, error.what()); }
+  void on_done(ports::DecodeResult result) override { finish(std::move(result), ""); }
+  void on_error(const ports::DecoderError& error) override { finish({}, error.what()); }
 
  private:
-  void finish(pipe::DecodeResult result, std::string error) {
+  void finish(ports::DecodeResult result, std::string error) {
     std::lock_guard lock(wave_->mutex);
     auto& o = wave_->outcomes[index_];
     o.result = std::move(result);
@@ -68,7 +68,7 @@ class WaveCallbacks final : public pipe::DecodeCallbacks {
 // token of no text, stays well inside). The time per token is the stream's time over the usage, so
 // an engine that claimed 1,000,000 tokens for 5 streamed gave a negative step slope and a profile
 // that priced 1.8M tokens/s.
-void check_usage(const pipe::DecodeResult& res, int max_tokens, const tok::Tokenizer& tokenizer) {
+void check_usage(const ports::DecodeResult& res, int max_tokens, const tok::Tokenizer& tokenizer) {
   const std::int64_t claimed = res.output_tokens;
   if (claimed > max_tokens)
     throw std::runtime_error("the engine's usage says " + std::to_string(claimed) + " completion_tokens for a request of max_tokens " +
@@ -86,9 +86,9 @@ std::vector<Outcome> run_wave(const backends::OpenAiDecoder& decoder, const std:
   auto wave = std::make_shared<Wave>();
   wave->outcomes.resize(static_cast<std::size_t>(concurrency));
   wave->pending = wave->outcomes.size();
-  std::vector<std::shared_ptr<pipe::DecodeTicket>> tickets;
+  std::vector<std::shared_ptr<ports::DecodeTicket>> tickets;
   for (int i = 0; i < concurrency; ++i) {
-    pipe::DecodeRequest r;
+    ports::DecodeRequest r;
     r.prompt = prompt;
     r.prompt_tokens = prompt_tokens;
     r.max_tokens = max_tokens;
@@ -129,7 +129,7 @@ constexpr int kMaxRounds = 1000;  // the budget ends them first; a bound on the 
 nlohmann::json fetch_models(const std::string& base_url, const std::string& model) {
   // /v1/models is a short list: a body past 4 MiB is refused rather than parsed.
   constexpr std::size_t kMaxBody = 4u << 20;
-  const std::string shown = pipe::redact_url(base_url);  // the URL may hold the engine's password
+  const std::string shown = ports::redact_url(base_url);  // the URL may hold the engine's password
   aws::HttpRequest request;
   request.url = base_url + "/models";
   request.timeout = std::chrono::milliseconds(10000);

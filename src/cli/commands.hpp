@@ -12,7 +12,7 @@ void add_template_command(CLI::App& app, int& exit_code);
 void add_bench_template_command(CLI::App& bench, int& exit_code);
 // run, enqueue, worker, consume (run_commands.cpp)
 void add_run_commands(CLI::App& app, int& exit_code);
-// `status`: depth, in flight, dead letters and oldest age of queues (pipe::Queue::status).
+// `status`: depth, in flight, dead letters and oldest age of queues (ports::Queue::status).
 void add_status_command(CLI::App& app, int& exit_code);
 void add_analyze_command(CLI::App& app, int& exit_code);
 // `serve`: the OpenAI-compatible HTTP gateway (src/serve/).

@@ -49,14 +49,14 @@ void log_failure(const std::string& request_id, const std::string& message_id, c
 
 // The handler: an SQS event in, the partial batch response out. Throws std::invalid_argument for
 // an event that is not an SQS batch.
-json handle_sqs_event(const std::string& event_text, pipe::Store& store, const std::string& request_id) {
+json handle_sqs_event(const std::string& event_text, ports::Store& store, const std::string& request_id) {
   const json event = json::parse(event_text, nullptr, false);
   if (!event.is_object() || !event.contains("Records") || !event["Records"].is_array())
     throw std::invalid_argument("the event is not an SQS batch: no Records array");
   std::vector<std::string> failed;  // message ids, in event order of discovery
-  std::vector<pipe::Record> records;
+  std::vector<ports::Record> records;
   std::vector<std::string> record_ids;
-  std::vector<std::pair<std::vector<pipe::StampPatch>, std::string>> patches;
+  std::vector<std::pair<std::vector<ports::StampPatch>, std::string>> patches;
   std::size_t n = 0;
   for (const auto& r : event["Records"]) {
     ++n;
@@ -69,23 +69,23 @@ json handle_sqs_event(const std::string& event_text, pipe::Store& store, const s
       continue;
     }
     try {
-      auto msg = pipe::parse_log_message(r["body"].get<std::string>(), "message " + id);
-      if (auto* rec = std::get_if<pipe::Record>(&msg)) {
+      auto msg = ports::parse_log_message(r["body"].get<std::string>(), "message " + id);
+      if (auto* rec = std::get_if<ports::Record>(&msg)) {
         records.push_back(std::move(*rec));
         record_ids.push_back(id);
       } else {
-        patches.emplace_back(std::move(std::get<std::vector<pipe::StampPatch>>(msg)), id);
+        patches.emplace_back(std::move(std::get<std::vector<ports::StampPatch>>(msg)), id);
       }
     } catch (const std::runtime_error& e) {
       log_failure(request_id, id, "bad_message", e.what());
       failed.push_back(id);
     }
   }
-  const pipe::RetryPolicy retry = pipe::RetryPolicy::jittered();
+  const ports::RetryPolicy retry = ports::RetryPolicy::jittered();
   if (!records.empty()) {
-    std::vector<pipe::UpsertFailure> refused;
-    const pipe::RetryOutcome o =
-        pipe::call_with_retries(retry, [&] { refused = store.upsert_batch(records); }, [] {});
+    std::vector<ports::UpsertFailure> refused;
+    const ports::RetryOutcome o =
+        ports::call_with_retries(retry, [&] { refused = store.upsert_batch(records); }, [] {});
     if (!o.ok) {
       for (const auto& id : record_ids) {
         log_failure(request_id, id, "store_failed", o.last_error);  // store errors name the store
@@ -102,7 +102,7 @@ json handle_sqs_event(const std::string& event_text, pipe::Store& store, const s
   // comes back after the record (as the queue consumer leaves it undeleted).
   for (const auto& [list, id] : patches) {
     std::size_t found = 0;
-    const pipe::RetryOutcome o = pipe::call_with_retries(retry, [&] { found = store.update_stamps(list); }, [] {});
+    const ports::RetryOutcome o = ports::call_with_retries(retry, [&] { found = store.update_stamps(list); }, [] {});
     if (!o.ok) {
       log_failure(request_id, id, "stamps_failed", o.last_error);
       failed.push_back(id);
@@ -135,7 +135,7 @@ int lambda_command(const LambdaOptions& o) {
   std::string store_url = o.store;
   if (store_url.empty())
     if (const char* env = std::getenv("OVERHEAD_STORE")) store_url = env;
-  std::unique_ptr<pipe::Store> store;
+  std::unique_ptr<ports::Store> store;
   try {
     if (store_url.empty()) throw std::invalid_argument("no store: pass --store URL or set OVERHEAD_STORE");
     store = backends::open_store(store_url);

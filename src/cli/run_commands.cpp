@@ -42,6 +42,25 @@ namespace overhead::cli {
 namespace {
 
 using namespace overhead::pipe;
+using ports::kMaxQueueBatch;
+using ports::ObjectStore;
+using ports::Queue;
+using ports::Record;
+using ports::RetryPolicy;
+using ports::scan_in_key_order;
+using ports::SiblingRole;
+using ports::Store;
+using run::case_preset;
+using run::CaseBackends;
+using run::CasePreset;
+using run::CaseResult;
+using run::CaseSink;
+using run::CaseSource;
+using run::format_case_table;
+using run::kCasePresets;
+using run::run_case;
+using run::run_summary_json;
+using run::RunConfig;
 using backends::open_object_store;
 using backends::open_queue;
 using backends::open_store;

@@ -62,17 +62,17 @@ void open_reply_path(const ServeArgs& a, serve::PipelineBackends& b) {
   if (!family->shared()) {
     if (a.server.workers.threads == 0)
       throw CLI::ValidationError("--workers", "0 needs a shared --queue (" + backends::shared_queue_prefixes() +
-                                                  "): over " + pipe::parse_backend_url(a.queue).scheme +
+                                                  "): over " + ports::parse_backend_url(a.queue).scheme +
                                                   ": only this process can work");
     if (!a.reply_queue.empty()) throw CLI::ValidationError("--reply-queue", "needs a shared --queue (over mem: the workers answer in-process)");
     return;
   }
   try {
     if (a.reply_queue.empty()) {
-      b.reply_name = family->own_sibling_name(pipe::SiblingRole::reply);
+      b.reply_name = family->own_sibling_name(ports::SiblingRole::reply);
     } else {
       b.reply_name = a.reply_queue;
-      if (!family->is_sibling(pipe::SiblingRole::reply, b.reply_name))
+      if (!family->is_sibling(ports::SiblingRole::reply, b.reply_name))
         throw std::invalid_argument("\"" + b.reply_name + "\" is not a reply queue name of the input queue: it must read \"" +
                                     family->name() + "-reply-SUFFIX\" (A-Z a-z 0-9 _ -, at most 80 characters)");
     }
@@ -129,7 +129,7 @@ int run_serve(ServeArgs& a) {
   // A gateway without workers of its own stores nothing (its workers' consumers do): no store is
   // opened, and none is made on disk.
   if (a.worker.host.threads > 0)
-    o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<pipe::Store>(backends::open_store(u)); });
+    o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<ports::Store>(backends::open_store(u)); });
   else if (!a.store.empty())
     std::fprintf(stderr, "overhead serve: --store is not opened: with --workers 0 the workers' `overhead consume` stores\n");
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();

@@ -16,15 +16,15 @@ ArrivalReplay replay_arrivals(const std::string& store_url, const std::string& e
   if (!(speedup > 0)) throw cost::CostError("--speedup must be > 0");
   if (fallback.output_tokens.empty()) throw cost::CostError("--workload has no requests");
   auto store = backends::open_store(store_url, backends::Access::existing);
-  auto records = pipe::scan_in_key_order(*store, experiment);
+  auto records = ports::scan_in_key_order(*store, experiment);
   if (records.empty()) throw cost::CostError("experiment '" + experiment + "' has no records in " + store->url());
   ArrivalReplay a;
-  const auto unstamped = std::remove_if(records.begin(), records.end(), [](const pipe::Record& r) { return r.received <= 0; });
+  const auto unstamped = std::remove_if(records.begin(), records.end(), [](const ports::Record& r) { return r.received <= 0; });
   a.unstamped = static_cast<std::size_t>(records.end() - unstamped);
   records.erase(unstamped, records.end());
   if (records.empty()) throw cost::CostError("experiment '" + experiment + "': no record has a received stamp");
   // The queue's order: when the workers took them up.
-  std::stable_sort(records.begin(), records.end(), [](const pipe::Record& x, const pipe::Record& y) {
+  std::stable_sort(records.begin(), records.end(), [](const ports::Record& x, const ports::Record& y) {
     return std::tie(x.received, x.worker, x.seq) < std::tie(y.received, y.worker, y.seq);
   });
   bool from_run = false;

@@ -30,7 +30,7 @@ std::vector<cost::TimelineItem> timeline_from_store(const std::string& url, cons
                                                     std::size_t& unstamped) {
   if (experiment.empty()) throw cost::CostError("--experiment is required with a store URL");
   auto store = backends::open_store(url, backends::Access::existing);
-  const auto records = pipe::scan_in_key_order(*store, experiment);
+  const auto records = ports::scan_in_key_order(*store, experiment);
   if (records.empty()) throw cost::CostError("experiment '" + experiment + "' has no records in " + store->url());
   std::int64_t origin = std::numeric_limits<std::int64_t>::max();
   for (const auto& r : records)

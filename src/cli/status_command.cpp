@@ -28,7 +28,7 @@ struct StatusOptions {
 
 struct QueueRow {
   std::string url;  // redacted
-  pipe::QueueStatus status;
+  ports::QueueStatus status;
 };
 
 std::string age_text(const std::optional<std::chrono::milliseconds>& age) {
@@ -69,7 +69,7 @@ nlohmann::json to_json(const std::vector<QueueRow>& rows) {
 }
 
 int run_status(const StatusOptions& o) {
-  std::vector<std::shared_ptr<pipe::Queue>> queues;
+  std::vector<std::shared_ptr<ports::Queue>> queues;
   try {
     for (const auto& url : o.queues) queues.push_back(backends::open_queue(url, {}, backends::Access::existing));
   } catch (const std::exception& e) {

@@ -75,7 +75,7 @@ void add_batch_worker_flags(CLI::App& cmd, const CommandRow& row, WorkerFlags& f
       ->check(non_empty())
       ->capture_default_str();
   cmd.add_option("--batch", w.batch, "Items per input batch (a queue takes at most 10)")
-      ->check(integer_in(1, static_cast<std::int64_t>(pipe::kMaxQueueBatch)))->capture_default_str();
+      ->check(integer_in(1, static_cast<std::int64_t>(ports::kMaxQueueBatch)))->capture_default_str();
   cmd.add_option("--publishers", w.publishers, "Threads of the asynchronous log publisher")
       ->check(integer_in(1, kMaxThreads))->capture_default_str();
   cmd.add_option("--prefetch", f.prefetch, "Receive the next batch while processing this one")

@@ -6,6 +6,9 @@
 
 namespace overhead::pipe {
 
+using ports::ItemError;
+using ports::monotonic_ns;
+
 ChatTokenProcessor::ChatTokenProcessor(const std::vector<std::string>& tokenizers, std::optional<std::string> date) {
   options_.add_generation_prompt = false;
   options_.date = std::move(date);

@@ -14,6 +14,17 @@
 
 namespace overhead::pipe {
 
+using ports::call_with_retries;
+using ports::kMaxQueueBatch;
+using ports::monotonic_ns;
+using ports::parse_log_message;
+using ports::Queue;
+using ports::Record;
+using ports::RetryOutcome;
+using ports::StampPatch;
+using ports::Store;
+using ports::UpsertFailure;
+
 // A stamp patch message, deleted once everything it carried is stored: the records its stamps
 // were folded into and, when some of its stamps named no record at hand, its own update_stamps.
 struct Consumer::PatchWait {

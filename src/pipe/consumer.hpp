@@ -48,7 +48,7 @@ struct ConsumerOptions {
   std::atomic<std::uint64_t>* progress = nullptr;   // records stored
   // Store writes that fail retryably are retried (only the records that failed); after the last
   // try, or at a permanent error, the messages stay undeleted and come back.
-  RetryPolicy retry = RetryPolicy::jittered();
+  ports::RetryPolicy retry = ports::RetryPolicy::jittered();
 };
 
 struct ConsumerStats {
@@ -66,7 +66,7 @@ struct ConsumerStats {
 
 class Consumer {
  public:
-  Consumer(std::shared_ptr<Queue> log, Store& store, DeadLetterSink& dead_letters, ConsumerOptions options);
+  Consumer(std::shared_ptr<ports::Queue> log, ports::Store& store, DeadLetterSink& dead_letters, ConsumerOptions options);
   ~Consumer();
   ConsumerStats run();
 
@@ -108,13 +108,13 @@ class Consumer {
   // Stores `records`; returns, per record, whether it is settled (stored, or dead-lettered as
   // refused). Unsettled records keep their messages. Sets `store_down` when a store call failed
   // after its retries with an error a later retry may pass.
-  std::vector<bool> store_records(const std::vector<Record>& records, const std::vector<std::string>& bodies,
+  std::vector<bool> store_records(const std::vector<ports::Record>& records, const std::vector<std::string>& bodies,
                                   ConsumerStats& stats, bool& store_down);
   // Sleeps `pause` unless a stop is asked meanwhile; false when stopping.
   bool pause_unless_stopped(std::chrono::milliseconds pause) const;
 
-  std::shared_ptr<Queue> log_;
-  Store& store_;
+  std::shared_ptr<ports::Queue> log_;
+  ports::Store& store_;
   DeadLetterSink& dead_letters_;
   ConsumerOptions options_;
   std::unique_ptr<Held> held_;  // records waiting for their stamp patches, across rounds

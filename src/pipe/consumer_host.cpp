@@ -4,6 +4,9 @@
 
 namespace overhead::pipe {
 
+using ports::Queue;
+using ports::Store;
+
 ConsumerHost::ConsumerHost(std::shared_ptr<Queue> log, Store& store, DeadLetterSink& dead_letters, ConsumerOptions options,
                            std::function<void(const std::exception&)> on_failure) {
   thread_ = std::thread([this, log = std::move(log), &store, &dead_letters, options, on_failure = std::move(on_failure)]() mutable {

@@ -24,7 +24,7 @@ class ConsumerHost {
   // `on_failure`, it is told there and then (join() returns the stats so far); else join()
   // rethrows it. options.drain and options.stop are the host's own (drain(), stop()) unless the
   // caller gives its own (a signal's flag), which then takes their place.
-  ConsumerHost(std::shared_ptr<Queue> log, Store& store, DeadLetterSink& dead_letters, ConsumerOptions options,
+  ConsumerHost(std::shared_ptr<ports::Queue> log, ports::Store& store, DeadLetterSink& dead_letters, ConsumerOptions options,
                std::function<void(const std::exception&)> on_failure = {});
   // Drains and joins.
   ~ConsumerHost();

@@ -2,6 +2,8 @@
 
 namespace overhead::pipe {
 
+using ports::DecodeTicket;
+
 void GenerationCancels::started(const std::string& id, std::shared_ptr<DecodeTicket> ticket) {
   if (!ticket) return;
   {

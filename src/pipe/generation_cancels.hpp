@@ -22,7 +22,7 @@ class GenerationCancels {
   explicit GenerationCancels(std::size_t max_remembered = 4096) : max_remembered_(max_remembered) {}
 
   // The worker started (or restarted) the generation of `id`.
-  void started(const std::string& id, std::shared_ptr<DecodeTicket> ticket);
+  void started(const std::string& id, std::shared_ptr<ports::DecodeTicket> ticket);
   // It ended (done, failed or cancelled). Idempotent.
   void ended(const std::string& id);
   // Cancels the running generation of `id`; else remembers the id for a generation yet to start.
@@ -33,7 +33,7 @@ class GenerationCancels {
  private:
   const std::size_t max_remembered_;
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<DecodeTicket>> running_;
+  std::unordered_map<std::string, std::shared_ptr<ports::DecodeTicket>> running_;
   std::unordered_set<std::string> early_;  // cancelled before they started
   std::deque<std::string> early_order_;    // the oldest forgotten first past max_remembered_
 };

@@ -10,6 +10,21 @@
 
 namespace overhead::pipe {
 
+using ports::DecodeCallbacks;
+using ports::Decoder;
+using ports::DecodeRequest;
+using ports::DecoderError;
+using ports::DecodeResult;
+using ports::DecodeTicket;
+using ports::Failure;
+using ports::is_retryable;
+using ports::iso8601_utc;
+using ports::ItemError;
+using ports::monotonic_ns;
+using ports::Record;
+using ports::SamplingParams;
+using ports::wall_ns;
+
 // How a generation ended, as its callbacks saw it.
 struct ItemStage::Ending {
   enum class Kind { done, failed, retry };
@@ -206,7 +221,7 @@ void ItemStage::process_item(ReceivedBatch& b, std::size_t i) {
   };
   try {
     if (!src) {
-      WorkItem item = decode_item_body(e.body, e.origin);
+      WorkItem item = parse_item_body(e.body, e.origin);
       src = std::move(item.source);
       tokenizer = std::move(item.tokenizer);
     }

@@ -61,18 +61,18 @@ class ItemStage final : public BatchWork, private PublishListener {
 
   void process_item(ReceivedBatch& b, std::size_t i);
   // The record's fields known once the item is encoded (everything but the decode stamps).
-  void fill_record(Record& r, const SourceRecord& src, const std::string& tokenizer, const ReceivedBatch& b,
+  void fill_record(ports::Record& r, const SourceRecord& src, const std::string& tokenizer, const ReceivedBatch& b,
                    std::size_t i, std::int64_t taken_up, std::int64_t seq) const;
   // Publishes the item's record; with replies, its answer waits in the slot for the confirmation.
-  void publish_record(ItemSlot& slot, Record r, std::string text, std::string finish_reason, std::string attempt);
+  void publish_record(ItemSlot& slot, ports::Record r, std::string text, std::string finish_reason, std::string attempt);
   // The decoder stage of one item, on one of the two schedules (see the top of this file).
-  std::shared_ptr<Generation> make_generation(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res,
+  std::shared_ptr<Generation> make_generation(ReceivedBatch& b, std::size_t i, ports::Record r, ProcessResult&& res,
                                               const SourceRecord& src, const std::string& tokenizer, bool waited);
   // max_decodes = 0: runs the generation to its end on this thread; true when a record was published.
-  bool generate_waited(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res, const SourceRecord& src,
+  bool generate_waited(ReceivedBatch& b, std::size_t i, ports::Record r, ProcessResult&& res, const SourceRecord& src,
                        const std::string& tokenizer);
   // max_decodes > 0: waits for room, then starts the generation; its end settles the item.
-  void start_generation(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res, const SourceRecord& src,
+  void start_generation(ReceivedBatch& b, std::size_t i, ports::Record r, ProcessResult&& res, const SourceRecord& src,
                         const std::string& tokenizer);
   // The end of a generation on either schedule: its record (the decode stamps filled) published,
   // or its dead letter and refusal. True when a record was published.

@@ -6,6 +6,16 @@
 
 namespace overhead::pipe {
 
+using ports::call_with_retries;
+using ports::Failure;
+using ports::kMaxQueueBatch;
+using ports::monotonic_ns;
+using ports::Queue;
+using ports::QueueError;
+using ports::RetryOutcome;
+using ports::RetryPolicy;
+using ports::SendOutcome;
+
 ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& records,
                       const std::vector<std::string>& tokenizers, Queue& queue, std::size_t batch,
                       DeadLetterSink* dead_letters, const RetryPolicy& retry, bool with_answers) {

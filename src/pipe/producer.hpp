@@ -27,8 +27,8 @@ struct ProducerStats {
 // `dead_letters` is null. `with_answers`: the bodies carry the records' answers (for a worker
 // whose decoder stage counts them; encode_item_body).
 ProducerStats produce(const std::vector<std::shared_ptr<const SourceRecord>>& records,
-                      const std::vector<std::string>& tokenizers, Queue& queue, std::size_t batch = kMaxQueueBatch,
-                      DeadLetterSink* dead_letters = nullptr, const RetryPolicy& retry = RetryPolicy::jittered(),
+                      const std::vector<std::string>& tokenizers, ports::Queue& queue, std::size_t batch = ports::kMaxQueueBatch,
+                      DeadLetterSink* dead_letters = nullptr, const ports::RetryPolicy& retry = ports::RetryPolicy::jittered(),
                       bool with_answers = false);
 
 }  // namespace overhead::pipe

@@ -11,6 +11,8 @@
 
 namespace overhead::pipe {
 
+using ports::monotonic_ns;
+
 Progress::Progress(std::string label, std::uint64_t total, bool enabled)
     : label_(std::move(label)), total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO) == 1),
       start_ns_(monotonic_ns()) {

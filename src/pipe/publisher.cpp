@@ -8,6 +8,15 @@
 
 namespace overhead::pipe {
 
+using ports::append_record_json;
+using ports::append_stamps_json;
+using ports::call_with_retries;
+using ports::monotonic_ns;
+using ports::Record;
+using ports::RetryOutcome;
+using ports::RetryPolicy;
+using ports::StampPatch;
+
 Publisher::Publisher(RecordSink& sink, DeadLetterSink& dead_letters, RetryPolicy retry, PublishListener* listener)
     : sink_(sink), dead_letters_(dead_letters), retry_(std::move(retry)), listener_(listener) {
   if (retry_.attempts < 1) retry_.attempts = 1;

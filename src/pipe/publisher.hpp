@@ -45,13 +45,13 @@ struct PublisherStats {
 
 class Publisher {
  public:
-  Publisher(RecordSink& sink, DeadLetterSink& dead_letters, RetryPolicy retry, PublishListener* listener);
+  Publisher(RecordSink& sink, DeadLetterSink& dead_letters, ports::RetryPolicy retry, PublishListener* listener);
   virtual ~Publisher() = default;
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
 
   // Publishes the record; `token` comes back to the listener. May block (backpressure).
-  virtual void publish(Record&& record, std::uintptr_t token) = 0;
+  virtual void publish(ports::Record&& record, std::uintptr_t token) = 0;
   // Returns when every record published so far is settled.
   virtual void flush() = 0;
   // Drops records not yet handed to the sink and stops (a crash, as far as the records are
@@ -59,23 +59,23 @@ class Publisher {
   virtual void abort() = 0;
   // Stamp patches, delivered synchronously with the same retry policy. Returns true when the
   // sink confirmed them (or there were none); a patch that still fails is dead-lettered.
-  bool publish_stamps(std::span<const StampPatch> patches);
+  bool publish_stamps(std::span<const ports::StampPatch> patches);
   PublisherStats stats() const;
 
  protected:
   // Puts with retries; on final failure dead-letters. Returns true when confirmed.
-  bool deliver(const Record& record);
+  bool deliver(const ports::Record& record);
   void settle(std::uintptr_t token, bool ok);
   void note_outstanding(std::uint64_t n);
 
  private:
   // Runs put() under the retry policy, counting the retries.
   template <class Fn>
-  RetryOutcome with_retries(Fn&& put);
+  ports::RetryOutcome with_retries(Fn&& put);
 
   RecordSink& sink_;
   DeadLetterSink& dead_letters_;
-  RetryPolicy retry_;
+  ports::RetryPolicy retry_;
   PublishListener* listener_;
   std::atomic<std::uint64_t> published_{0}, retries_{0}, failed_{0}, stamp_failures_{0}, max_outstanding_{0};
 };
@@ -83,7 +83,7 @@ class Publisher {
 class SyncPublisher final : public Publisher {
  public:
   using Publisher::Publisher;
-  void publish(Record&& record, std::uintptr_t token) override;
+  void publish(ports::Record&& record, std::uintptr_t token) override;
   void flush() override {}
   void abort() override {}
 };
@@ -91,10 +91,10 @@ class SyncPublisher final : public Publisher {
 class AsyncPublisher final : public Publisher {
  public:
   // `threads` >= 1; `capacity` = records that may wait for a thread (0 = 2 x threads).
-  AsyncPublisher(RecordSink& sink, DeadLetterSink& dead_letters, RetryPolicy retry, PublishListener* listener,
+  AsyncPublisher(RecordSink& sink, DeadLetterSink& dead_letters, ports::RetryPolicy retry, PublishListener* listener,
                  unsigned threads = 10, std::size_t capacity = 0);
   ~AsyncPublisher() override;
-  void publish(Record&& record, std::uintptr_t token) override;
+  void publish(ports::Record&& record, std::uintptr_t token) override;
   void flush() override;
   void abort() override;
 
@@ -105,7 +105,7 @@ class AsyncPublisher final : public Publisher {
   const std::size_t capacity_;
   std::mutex mutex_;
   std::condition_variable not_empty_, not_full_, idle_;
-  std::deque<std::pair<Record, std::uintptr_t>> pending_;
+  std::deque<std::pair<ports::Record, std::uintptr_t>> pending_;
   std::size_t busy_ = 0;           // records being delivered right now
   std::size_t waiting_threads_ = 0;
   bool stopping_ = false;

@@ -6,6 +6,12 @@
 
 namespace overhead::pipe {
 
+using ports::append_record_json;
+using ports::append_stamps_json;
+using ports::Record;
+using ports::send_all;
+using ports::StampPatch;
+
 void MemorySink::put(const Record& record) {
   std::lock_guard lock(mutex_);
   records_.push_back(record);

@@ -8,6 +8,10 @@
 
 namespace overhead::pipe {
 
+using ports::ItemError;
+using ports::kMaxQueueBatch;
+using ports::Queue;
+
 FileSource::FileSource(std::vector<std::shared_ptr<const SourceRecord>> records, std::vector<std::string> tokenizers)
     : records_(std::move(records)), tokenizers_(std::move(tokenizers)) {}
 

@@ -81,7 +81,7 @@ class QueueSource final : public Source {
  public:
   // Each receive waits up to `wait` for a message. Finished when no message arrived for
   // `idle_exit` (0 = at the first empty receive) or when `stop` becomes true.
-  QueueSource(std::shared_ptr<Queue> queue, std::chrono::milliseconds wait, std::chrono::milliseconds idle_exit,
+  QueueSource(std::shared_ptr<ports::Queue> queue, std::chrono::milliseconds wait, std::chrono::milliseconds idle_exit,
               const std::atomic<bool>* stop = nullptr, std::size_t expected = 0);
   PollResult poll(std::size_t max, std::chrono::milliseconds max_wait, std::vector<SourceEntry>& out) override;
   std::vector<std::string> ack(std::span<const std::string> receipts) override;
@@ -90,10 +90,10 @@ class QueueSource final : public Source {
   // Sends the body with the reason to the queue's dead-letter queue (send_to_dead_letters).
   void dead_letter(const SourceEntry& entry, const std::string& reason) override;
   std::size_t expected() const override { return expected_; }
-  Queue& queue() { return *queue_; }
+  ports::Queue& queue() { return *queue_; }
 
  private:
-  std::shared_ptr<Queue> queue_;
+  std::shared_ptr<ports::Queue> queue_;
   std::chrono::milliseconds wait_, idle_exit_;
   const std::atomic<bool>* stop_;
   std::size_t expected_;

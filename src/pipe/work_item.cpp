@@ -14,6 +14,10 @@
 
 namespace overhead::pipe {
 
+using ports::is_plain_queue_name;
+using ports::ItemError;
+using ports::SamplingParams;
+
 namespace {
 
 namespace dom = simdjson::dom;
@@ -175,7 +179,7 @@ std::shared_ptr<const SamplingParams> read_sampling(dom::element e, const std::s
 }
 
 // Fills everything but `line` from a parsed object of the record shape; `prompt_json` only with
-// `with_prompt_json` (see decode_item_body).
+// `with_prompt_json` (see parse_item_body).
 void fill_record(dom::object obj, const std::string& where, SourceRecord& rec, bool with_prompt_json) {
   rec.id = required_string(obj, "id", where);
   rec.model = required_string(obj, "model", where);
@@ -345,7 +349,7 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
   return out;
 }
 
-WorkItem decode_item_body(std::string_view body, const std::string& origin) {
+WorkItem parse_item_body(std::string_view body, const std::string& origin) {
   dom::object obj = parse_object(body, origin, kind_name(DeadLetterKind::bad_message));
   WorkItem item;
   item.origin = origin;
@@ -357,9 +361,9 @@ WorkItem decode_item_body(std::string_view body, const std::string& origin) {
   std::uint64_t line = 0;
   dom::element line_value;
   if (last_field(obj, "line", line_value) == simdjson::SUCCESS && line_value.get(line) == simdjson::SUCCESS) rec->line = line;
-  // The item's prompt_json is left empty: it exists to write queue bodies, and a decoded item is
+  // The item's prompt_json is left empty: it exists to write queue bodies, and a parsed item is
   // never sent on (a dead letter of it keeps the body itself); minifying it was 14.7k
-  // instructions, almost half of the decode.
+  // instructions, almost half of the parse.
   fill_record(obj, origin, *rec, false);
   dom::element reply_value;
   if (last_field(obj, "reply_to", reply_value) == simdjson::SUCCESS) {

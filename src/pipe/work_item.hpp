@@ -34,7 +34,7 @@ struct SourceRecord {
   // The same list as template engine values, converted once here and shared by every
   // tokenizer's item of this record (chat/json_value.hpp): rendering converts nothing.
   chat::Value prompt_value;
-  std::string prompt_json;          // the same list as compact JSON (for queue bodies); empty in a decoded item
+  std::string prompt_json;          // the same list as compact JSON (for queue bodies); empty in a parsed item
   // The record's or request's `tools` (a list of tool definitions) as compact JSON, empty when it
   // has none; and the template variables built from it once, null when there are none.
   std::string tools_json;
@@ -51,7 +51,7 @@ struct SourceRecord {
   std::optional<std::int64_t> max_tokens;
   // A gateway's request's sampling and limits for the engine (temperature, top_p, stop, seed, ...);
   // null when the request set none (the engine's defaults). Shared, immutable.
-  std::shared_ptr<const SamplingParams> sampling;
+  std::shared_ptr<const ports::SamplingParams> sampling;
   // For a gateway's request over a shared queue: the name of the gateway's reply queue, a sibling
   // of the input queue on the same broker (backends/queue_siblings.hpp). Only queue bodies carry
   // it; a source file never does.
@@ -84,13 +84,13 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
 // source wants its answer streamed; without them the body is as it always was.
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false,
                              std::string_view reply_to = {});
-// The reverse, but for `prompt_json`, left empty: nothing sends a decoded item on, and its body is
+// The reverse, but for `prompt_json`, left empty: nothing sends a parsed item on, and its body is
 // what a dead letter of it keeps. `origin` names the message in errors. Throws ItemError (bad_message when the
 // body is not an item at all or its reply_to is not a plain queue name, else the same kinds as
 // parse_source_line).
-WorkItem decode_item_body(std::string_view body, const std::string& origin);
+WorkItem parse_item_body(std::string_view body, const std::string& origin);
 
-// Where a body's answer goes, read from a body that decode_item_body refused (its prompt too deep,
+// Where a body's answer goes, read from a body that parse_item_body refused (its prompt too deep,
 // a field of the wrong type): the request id and its reply queue, so that the refusal still
 // reaches the gateway waiting for it. Empty when even these cannot be read (not JSON, no string
 // "id", a reply_to that is not a plain queue name).

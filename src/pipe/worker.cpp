@@ -6,6 +6,9 @@
 
 namespace overhead::pipe {
 
+using ports::monotonic_ns;
+using ports::thread_cpu_ns;
+
 namespace {
 
 // The options as both halves read them: the bounds that follow from others filled in.

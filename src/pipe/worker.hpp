@@ -74,12 +74,12 @@ struct WorkerOptions {
   std::int64_t max_prompt_bytes = kDefaultMaxPromptBytes;  // 0 = no limit
   unsigned publishers = 0;           // 0 = synchronous publisher, N = async pool of N threads
   std::size_t publish_capacity = 0;  // async queue bound; 0 = 2 x publishers
-  RetryPolicy retry = RetryPolicy::jittered();  // the log publisher's; see retry.hpp
+  ports::RetryPolicy retry = ports::RetryPolicy::jittered();  // the log publisher's; see retry.hpp
   // The decoder stage after encode and before publish (decoder.hpp); null = none. Its transient
   // failures are retried under `decoder_retry`; an item whose decode still fails is a
   // decode_failed dead letter.
-  std::shared_ptr<const Decoder> decoder;
-  RetryPolicy decoder_retry = RetryPolicy::jittered();
+  std::shared_ptr<const ports::Decoder> decoder;
+  ports::RetryPolicy decoder_retry = ports::RetryPolicy::jittered();
   // Where the worker answers a gateway's requests (reply/reply_path.hpp); null = nobody waits.
   // Every item whose id can be read gets exactly one answer: its record once the log queue
   // confirmed it, or its refusal, whoever refused it (decoding the body, the processor, the

@@ -8,6 +8,9 @@
 
 namespace overhead::pipe {
 
+using ports::monotonic_ns;
+using ports::StampPatch;
+
 BatchLoop::BatchLoop(Source& source, const WorkerOptions& options) : source_(source), options_(options) {}
 
 void BatchLoop::hook(WorkerStage stage) const {

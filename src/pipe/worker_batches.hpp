@@ -139,7 +139,7 @@ class BatchLoop {
 
   // input_deleted stamps of batches already deleted, not yet sent: they go out with the next
   // batch's publish_acked patch. Touched only by the thread that settles.
-  std::vector<StampPatch> deleted_stamps_;
+  std::vector<ports::StampPatch> deleted_stamps_;
 
   std::int64_t next_batch_index_ = 0;
   std::atomic<std::uint64_t> batches_{0}, delete_failures_{0};

@@ -47,8 +47,8 @@ struct WorkerHostOptions {
   std::vector<std::string> tokenizers;
   std::optional<std::string> date;
   reply::ReplyPath* replies = nullptr;
-  std::shared_ptr<const QueueFamily> family;  // answer on the reply queues items name (see above)
-  std::shared_ptr<Queue> control_queue;  // null: gateways cannot cancel this host's generations
+  std::shared_ptr<const ports::QueueFamily> family;  // answer on the reply queues items name (see above)
+  std::shared_ptr<ports::Queue> control_queue;  // null: gateways cannot cancel this host's generations
   std::string control_name;              // its name, as a gateway opens it (a sibling of the input)
 };
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <stdexcept>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 namespace {
 
@@ -208,4 +208,4 @@ std::string BackendUrl::describe(std::string_view what, std::string_view message
   return std::string(what) + " URL \"" + redacted_ + "\": " + std::string(message);
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

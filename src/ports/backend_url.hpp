@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 // The per-call deadline of a backend whose URL gives no `timeout_ms` (see queue.hpp, store.hpp).
 inline constexpr std::chrono::milliseconds kDefaultCallTimeout{10000};
@@ -72,4 +72,4 @@ struct BackendUrl {
 // too few) is hidden too. The one redaction for every message that echoes a URL. Never throws.
 [[nodiscard]] std::string redact_url(std::string_view url);
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

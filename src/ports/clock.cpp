@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 namespace {
 std::int64_t read_clock(clockid_t id) {
@@ -32,4 +32,4 @@ std::string iso8601_utc(std::int64_t wall_time_ns) {
   return out;
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

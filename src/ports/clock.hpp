@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 // CLOCK_MONOTONIC in nanoseconds.
 std::int64_t monotonic_ns();
@@ -26,4 +26,4 @@ using ClockMs = std::function<std::int64_t()>;
 // Wall clock in ms: survives process restarts, which a durable queue's deadlines must.
 std::int64_t wall_ms();
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

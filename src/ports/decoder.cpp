@@ -4,7 +4,7 @@
 #include <future>
 #include <utility>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 namespace {
 
@@ -69,4 +69,4 @@ std::shared_ptr<DecodeTicket> Decoder::start(const DecodeRequest& request, std::
   return std::make_shared<FinishedTicket>();
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

@@ -22,7 +22,7 @@
 
 #include "ports/errors.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 // Sampling and limits passed through to the engine (all optional: absent = the engine's default).
 struct SamplingParams {
@@ -111,4 +111,4 @@ class Decoder {
                                                             std::shared_ptr<DecodeCallbacks> callbacks) const;
 };
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

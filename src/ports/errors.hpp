@@ -16,7 +16,7 @@
 #include <string>
 #include <utility>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 enum class Failure {
   transient,  // a retry may succeed
@@ -105,4 +105,4 @@ class ItemError : public std::runtime_error {
   std::string reason_;
 };
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

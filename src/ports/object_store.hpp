@@ -19,7 +19,7 @@
 #include "ports/backend_url.hpp"  // kDefaultCallTimeout
 #include "ports/errors.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 class ObjectStore {
  public:
@@ -31,4 +31,4 @@ class ObjectStore {
   [[nodiscard]] virtual const std::string& url() const = 0;
 };
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

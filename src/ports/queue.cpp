@@ -4,7 +4,7 @@
 
 #include "ports/errors.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 void send_all(Queue& queue, std::span<const std::string> bodies) {
   for (std::size_t i = 0; i < bodies.size(); i += kMaxQueueBatch) {
@@ -47,4 +47,4 @@ std::vector<std::optional<EntryFailure>> check_send_batch(std::span<const std::s
   return out;
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

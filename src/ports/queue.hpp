@@ -46,7 +46,7 @@
 #include "ports/clock.hpp"
 #include "ports/errors.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 // The most messages one send, receive, delete or visibility call takes (SQS's limit).
 inline constexpr std::size_t kMaxQueueBatch = 10;
@@ -143,4 +143,4 @@ void send_all(Queue& queue, std::span<const std::string> bodies);
                                                                         std::size_t max_message_bytes,
                                                                         const std::string& url);
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

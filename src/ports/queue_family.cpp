@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <unistd.h>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 std::string QueueFamily::process_suffix() {
   char host[256] = {};
@@ -11,4 +11,4 @@ std::string QueueFamily::process_suffix() {
   return std::string(host) + "-" + std::to_string(::getpid());
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

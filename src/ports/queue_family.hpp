@@ -17,7 +17,7 @@
 
 #include "ports/queue.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 // The kinds of sibling queue, each with its own name rule.
 enum class SiblingRole {
@@ -50,4 +50,4 @@ class QueueFamily {
   [[nodiscard]] static std::string process_suffix();
 };
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 bool is_plain_queue_name(std::string_view name) {
   return !name.empty() && name.size() <= 80 && std::all_of(name.begin(), name.end(), is_plain_queue_char);
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 // 1..80 of [A-Za-z0-9_-] (what SQS allows in a queue name, and nothing that could reach into a
 // Redis key pattern or a URL).
@@ -15,4 +15,4 @@ namespace overhead::pipe {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 struct Record {
   // --- the seed's fields ---
@@ -73,4 +73,4 @@ struct StampPatch {
   std::int64_t input_deleted = 0;
 };
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

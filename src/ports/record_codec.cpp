@@ -9,7 +9,7 @@
 #include "ports/record_fields.hpp"
 #include "util/json_writer.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 namespace {
 
@@ -200,4 +200,4 @@ void write_records_csv(std::ostream& out, std::span<const Record> records) {
   }
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

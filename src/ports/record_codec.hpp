@@ -12,7 +12,7 @@
 
 #include "ports/record.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 // Appends the record as one JSON object (fields named as in the seed's table plus ours).
 void append_record_json(std::string& out, const Record& r);
@@ -27,4 +27,4 @@ LogMessage parse_log_message(std::string_view body, const std::string& origin);
 // CSV with a header line; every field of the record, RFC 4180 quoting.
 void write_records_csv(std::ostream& out, std::span<const Record> records);
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

@@ -15,7 +15,7 @@
 
 #include "ports/record.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 enum class FieldType {
   text,              // std::string
@@ -129,4 +129,4 @@ inline const std::array<RecordField, 31> kRecordFields = {{
   return nullptr;
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

@@ -4,7 +4,7 @@
 #include <random>
 #include <thread>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 std::chrono::microseconds RetryPolicy::backoff(int attempt) const {
   auto d = first_backoff;
@@ -24,4 +24,4 @@ void RetryPolicy::wait(int attempt) const {
   else std::this_thread::sleep_for(d);
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

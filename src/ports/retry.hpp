@@ -11,7 +11,7 @@
 
 #include "ports/errors.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 struct RetryPolicy {
   int attempts = 5;  // tries in all, the first included
@@ -68,4 +68,4 @@ template <class Fn, class OnRetry>
   }
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 std::vector<Record> scan_in_key_order(Store& store, const std::string& experiment) {
   std::vector<Record> out;
@@ -20,4 +20,4 @@ std::vector<std::string> experiments_in(Store& store) {
   return {names.begin(), names.end()};
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

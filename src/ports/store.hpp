@@ -32,7 +32,7 @@
 #include "ports/errors.hpp"
 #include "ports/record.hpp"
 
-namespace overhead::pipe {
+namespace overhead::ports {
 
 // A record of an upsert_batch that was not stored (the others were).
 struct UpsertFailure {
@@ -63,4 +63,4 @@ class Store {
 // The distinct experiment names held, sorted. A full scan: for messages, not for hot paths.
 [[nodiscard]] std::vector<std::string> experiments_in(Store& store);
 
-}  // namespace overhead::pipe
+}  // namespace overhead::ports

@@ -21,7 +21,7 @@ namespace overhead::reply {
 class ControlReceiver {
  public:
   using OnCancel = std::function<void(const std::string& id)>;
-  ControlReceiver(std::shared_ptr<pipe::Queue> control, OnCancel on_cancel);
+  ControlReceiver(std::shared_ptr<ports::Queue> control, OnCancel on_cancel);
   ControlReceiver(const ControlReceiver&) = delete;
   ControlReceiver& operator=(const ControlReceiver&) = delete;
 

@@ -5,7 +5,7 @@
 
 namespace overhead::reply {
 
-QueuePoller::QueuePoller(std::shared_ptr<pipe::Queue> queue, QueuePollerOptions options, Handle handle)
+QueuePoller::QueuePoller(std::shared_ptr<ports::Queue> queue, QueuePollerOptions options, Handle handle)
     : queue_(std::move(queue)), options_(std::move(options)), handle_(std::move(handle)), thread_([this] { run(); }) {}
 
 QueuePoller::~QueuePoller() { stop(); }
@@ -17,9 +17,9 @@ void QueuePoller::stop() {
 
 void QueuePoller::run() {
   while (!stop_) {
-    std::vector<pipe::Message> batch;
+    std::vector<ports::Message> batch;
     try {
-      batch = queue_->receive(pipe::kMaxQueueBatch, options_.receive_wait);
+      batch = queue_->receive(ports::kMaxQueueBatch, options_.receive_wait);
     } catch (const std::exception& e) {
       if (failures_.fetch_add(1) < options_.failures_printed)
         std::fprintf(stderr, "%s from %s failed (%s); retrying\n", options_.receive_failure.c_str(), queue_->url().c_str(), e.what());

@@ -34,23 +34,23 @@ struct QueuePollerOptions {
 class QueuePoller {
  public:
   // Reads one message; returns what could not be read in it (one error per unreadable line).
-  using Handle = std::function<std::vector<std::string>(pipe::Message& message)>;
+  using Handle = std::function<std::vector<std::string>(ports::Message& message)>;
   // Starts the thread.
-  QueuePoller(std::shared_ptr<pipe::Queue> queue, QueuePollerOptions options, Handle handle);
+  QueuePoller(std::shared_ptr<ports::Queue> queue, QueuePollerOptions options, Handle handle);
   ~QueuePoller();
   QueuePoller(const QueuePoller&) = delete;
   QueuePoller& operator=(const QueuePoller&) = delete;
 
   // Ends the thread (after its current receive wait). Idempotent.
   void stop();
-  [[nodiscard]] const pipe::Queue& queue() const { return *queue_; }
+  [[nodiscard]] const ports::Queue& queue() const { return *queue_; }
   [[nodiscard]] std::uint64_t unreadable() const { return unreadable_.load(); }
   [[nodiscard]] std::uint64_t failures() const { return failures_.load(); }  // receives and deletes
 
  private:
   void run();
 
-  std::shared_ptr<pipe::Queue> queue_;
+  std::shared_ptr<ports::Queue> queue_;
   const QueuePollerOptions options_;
   Handle handle_;
   std::atomic<bool> stop_{false};

@@ -18,7 +18,7 @@ constexpr std::uint64_t kPrintedFailures = 10;
 
 }  // namespace
 
-QueueReplies::QueueReplies(std::shared_ptr<const pipe::QueueFamily> family, std::size_t max_pending, ReplyBatching batching,
+QueueReplies::QueueReplies(std::shared_ptr<const ports::QueueFamily> family, std::size_t max_pending, ReplyBatching batching,
                            std::string control)
     : family_(std::move(family)),
       max_pending_(max_pending == 0 ? 1 : max_pending),
@@ -37,8 +37,8 @@ QueueReplies::~QueueReplies() {
 
 void QueueReplies::note(const std::string& id, const std::optional<std::string>& reply_to) {
   if (!reply_to) return;
-  if (!family_->is_sibling(pipe::SiblingRole::reply, *reply_to))
-    throw pipe::ItemError("bad_message", "reply_to \"" + *reply_to + "\" is not a reply queue of this worker's input queue");
+  if (!family_->is_sibling(ports::SiblingRole::reply, *reply_to))
+    throw ports::ItemError("bad_message", "reply_to \"" + *reply_to + "\" is not a reply queue of this worker's input queue");
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
@@ -66,7 +66,7 @@ std::string& QueueReplies::body_for(Outbox& box) {
     box.replies.push_back(0);
     box.last_end = -1;
   }
-  if (box.oldest_ns == 0) box.oldest_ns = pipe::monotonic_ns();
+  if (box.oldest_ns == 0) box.oldest_ns = ports::monotonic_ns();
   return box.bodies.back();
 }
 
@@ -137,7 +137,7 @@ void QueueReplies::run_sender() {
       const std::int64_t end = box.oldest_ns + std::chrono::nanoseconds(batching_.window).count();
       if (due == 0 || end < due) due = end;
     }
-    if (!now && due != 0 && pipe::monotonic_ns() >= due) now = true;
+    if (!now && due != 0 && ports::monotonic_ns() >= due) now = true;
     if (now) {
       const bool stopping = stop_;
       flush_asked_ = false;
@@ -151,7 +151,7 @@ void QueueReplies::run_sender() {
     if (due == 0) {
       wake_.wait(lock);
     } else {
-      wake_.wait_for(lock, std::chrono::nanoseconds(due - pipe::monotonic_ns()));
+      wake_.wait_for(lock, std::chrono::nanoseconds(due - ports::monotonic_ns()));
     }
   }
 }
@@ -172,7 +172,7 @@ void QueueReplies::send_out(std::unique_lock<std::mutex>& lock) {
   }
   lock.unlock();
   for (auto& o : out) {
-    std::shared_ptr<pipe::Queue> queue;
+    std::shared_ptr<ports::Queue> queue;
     try {
       queue = queue_for(o.queue);
     } catch (const std::exception& e) {
@@ -200,7 +200,7 @@ void QueueReplies::send_out(std::unique_lock<std::mutex>& lock) {
   lock.lock();
 }
 
-std::shared_ptr<pipe::Queue> QueueReplies::queue_for(const std::string& name) {
+std::shared_ptr<ports::Queue> QueueReplies::queue_for(const std::string& name) {
   {
     std::lock_guard lock(mutex_);
     if (auto it = queues_.find(name); it != queues_.end()) return it->second;

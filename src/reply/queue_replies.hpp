@@ -56,14 +56,14 @@ class QueueReplies final : public ReplyPath {
   // forgotten (an item whose record never published leaves its note behind).
   // `control`: this worker's control queue, named to the gateway in a `taken` event when an item
   // is noted; empty: the worker cannot be reached for cancels, no event is sent.
-  QueueReplies(std::shared_ptr<const pipe::QueueFamily> family, std::size_t max_pending = 65536, ReplyBatching batching = {},
+  QueueReplies(std::shared_ptr<const ports::QueueFamily> family, std::size_t max_pending = 65536, ReplyBatching batching = {},
                std::string control = {});
   // Sends what is still waiting, then stops the sender.
   ~QueueReplies() override;
   QueueReplies(const QueueReplies&) = delete;
   QueueReplies& operator=(const QueueReplies&) = delete;
 
-  // Throws pipe::ItemError (bad_message) for a reply_to that is not a reply queue of the family.
+  // Throws ports::ItemError (bad_message) for a reply_to that is not a reply queue of the family.
   void note(const std::string& id, const std::optional<std::string>& reply_to) override;
   void text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text) override;
   void deliver(Reply reply) override;
@@ -93,13 +93,13 @@ class QueueReplies final : public ReplyPath {
     std::int64_t last_end = -1;
   };
 
-  std::shared_ptr<pipe::Queue> queue_for(const std::string& name);
+  std::shared_ptr<ports::Queue> queue_for(const std::string& name);
   void count_failure(const std::string& name, const std::string& why);
   std::string& body_for(Outbox& box);
   void run_sender();
   void send_out(std::unique_lock<std::mutex>& lock);
 
-  std::shared_ptr<const pipe::QueueFamily> family_;
+  std::shared_ptr<const ports::QueueFamily> family_;
   std::size_t max_pending_;
   ReplyBatching batching_;
   std::string control_;
@@ -109,7 +109,7 @@ class QueueReplies final : public ReplyPath {
   std::unordered_map<std::string, Pending> pending_;  // request id -> where and how it is answered
   std::deque<std::string> noted_order_;               // ids, oldest first, for the bound
   std::map<std::string, Outbox> outboxes_;            // by reply queue name
-  std::map<std::string, std::shared_ptr<pipe::Queue>> queues_;
+  std::map<std::string, std::shared_ptr<ports::Queue>> queues_;
   std::uint64_t rounds_started_ = 0, rounds_finished_ = 0;  // the sender's rounds
   bool flush_asked_ = false;
   bool stop_ = false;

@@ -26,7 +26,7 @@ void remember(Set& set, Order& order, const std::string& id, std::size_t max) {
 
 }  // namespace
 
-RemoteCancels::RemoteCancels(std::shared_ptr<const pipe::QueueFamily> family, std::size_t max_remembered)
+RemoteCancels::RemoteCancels(std::shared_ptr<const ports::QueueFamily> family, std::size_t max_remembered)
     : family_(std::move(family)),
       max_remembered_(max_remembered == 0 ? 1 : max_remembered),
       sender_([this] { run_sender(); }) {}
@@ -47,7 +47,7 @@ void RemoteCancels::queue_cancel(const std::string& control, const std::string& 
 }
 
 void RemoteCancels::taken(const Taken& t) {
-  if (!family_->is_sibling(pipe::SiblingRole::control, t.control)) {
+  if (!family_->is_sibling(ports::SiblingRole::control, t.control)) {
     std::uint64_t n = 0;
     {
       std::lock_guard lock(mutex_);
@@ -103,7 +103,7 @@ void RemoteCancels::run_sender() {
   }
 }
 
-std::shared_ptr<pipe::Queue> RemoteCancels::queue_for(const std::string& name) {
+std::shared_ptr<ports::Queue> RemoteCancels::queue_for(const std::string& name) {
   if (const auto it = queues_.find(name); it != queues_.end()) return it->second;
   if (queues_.size() >= kMaxOpenQueues) queues_.clear();
   auto queue = family_->open(name);

@@ -40,7 +40,7 @@ class RemoteCancels {
   // its name follows the family's control rule.
   // `max_remembered`: requests whose worker is known, and cancels waiting for a worker, each at
   // most this many (the oldest forgotten first).
-  RemoteCancels(std::shared_ptr<const pipe::QueueFamily> family, std::size_t max_remembered = 65536);
+  RemoteCancels(std::shared_ptr<const ports::QueueFamily> family, std::size_t max_remembered = 65536);
   // Sends what waits (a bounded time: one call per control queue), then stops the sender.
   ~RemoteCancels();
   RemoteCancels(const RemoteCancels&) = delete;
@@ -64,10 +64,10 @@ class RemoteCancels {
  private:
   void queue_cancel(const std::string& control, const std::string& id);  // with mutex_ held
   void run_sender();
-  std::shared_ptr<pipe::Queue> queue_for(const std::string& name);
+  std::shared_ptr<ports::Queue> queue_for(const std::string& name);
   void count_failure(const std::string& name, const std::string& why);
 
-  std::shared_ptr<const pipe::QueueFamily> family_;
+  std::shared_ptr<const ports::QueueFamily> family_;
   std::size_t max_remembered_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -76,7 +76,7 @@ class RemoteCancels {
   std::unordered_set<std::string> cancelled_;  // cancelled requests not yet finished
   std::deque<std::string> cancelled_order_;
   std::map<std::string, std::string> outboxes_;  // control queue -> cancel lines waiting
-  std::map<std::string, std::shared_ptr<pipe::Queue>> queues_;  // only the sender touches it
+  std::map<std::string, std::shared_ptr<ports::Queue>> queues_;  // only the sender touches it
   bool stop_ = false;
   Counts counts_;
   std::thread sender_;

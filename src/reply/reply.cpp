@@ -4,7 +4,7 @@
 
 namespace overhead::reply {
 
-Reply Reply::answered(pipe::Record record, std::string text, std::string finish_reason, std::string attempt) {
+Reply Reply::answered(ports::Record record, std::string text, std::string finish_reason, std::string attempt) {
   Reply r;
   r.id = record.id;
   r.status = Status::done;

@@ -26,7 +26,7 @@ struct Reply {
   Status status = Status::failed;
   // The generation that answered (see Delta::attempt); empty from a worker that does not stream.
   std::string attempt;
-  pipe::Record record;          // done: as published (publish_acked and input_deleted go to the store later)
+  ports::Record record;          // done: as published (publish_acked and input_deleted go to the store later)
   std::string text;             // done: the answer's text; over a queue left out when it was streamed (text_bytes)
   std::int64_t text_bytes = 0;  // done: the answer's length in bytes, streamed or not
   std::string finish_reason;    // done: as the engine said ("stop", "length", ...); "" when nothing decoded
@@ -40,7 +40,7 @@ struct Reply {
   [[nodiscard]] bool ok() const { return status == Status::done; }
   [[nodiscard]] Usage usage() const { return {record.token_count, record.output_tokens}; }
 
-  static Reply answered(pipe::Record record, std::string text, std::string finish_reason, std::string attempt = {});
+  static Reply answered(ports::Record record, std::string text, std::string finish_reason, std::string attempt = {});
   static Reply refused(std::string id, std::string kind, std::string reason);
 };
 

@@ -79,8 +79,8 @@ ReplyEvent decode_line(std::string_view line, const std::string& where) {
   if (top["done"].get(inner) == simdjson::SUCCESS) {
     dom::element record;
     if (top["record"].get(record) != simdjson::SUCCESS) throw std::runtime_error("a done reply without its record");
-    auto message = pipe::parse_log_message(simdjson::minify(record), where);
-    auto* rec = std::get_if<pipe::Record>(&message);
+    auto message = ports::parse_log_message(simdjson::minify(record), where);
+    auto* rec = std::get_if<ports::Record>(&message);
     if (!rec) throw std::runtime_error("a done reply whose record is a stamp patch");
     Reply r = Reply::answered(std::move(*rec), string_field(inner, "text"), string_field(inner, "finish_reason"),
                               string_field(inner, "attempt"));
@@ -90,8 +90,8 @@ ReplyEvent decode_line(std::string_view line, const std::string& where) {
     return r;
   }
   // A bare record: a worker that answers the way it did before deltas existed.
-  auto message = pipe::parse_log_message(line, where);
-  auto* rec = std::get_if<pipe::Record>(&message);
+  auto message = ports::parse_log_message(line, where);
+  auto* rec = std::get_if<ports::Record>(&message);
   if (!rec) throw std::runtime_error("a stamp patch is not a reply");
   return Reply::answered(std::move(*rec), {}, {});
 }
@@ -159,7 +159,7 @@ void append_reply(std::string& body, const Reply& reply, bool with_text) {
     append_text(body, reply.text);
   }
   body += "},\"record\":";
-  pipe::append_record_json(body, reply.record);
+  ports::append_record_json(body, reply.record);
   body += "}";
 }
 

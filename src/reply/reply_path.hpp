@@ -18,7 +18,7 @@ class ReplyPath {
   virtual ~ReplyPath() = default;
   // Told of every item before it is processed, so a path that answers over a queue can remember
   // where its reply goes (the item's reply_to); the in-process box needs nothing. May refuse the
-  // item by throwing pipe::ItemError (a reply queue this worker must not write to).
+  // item by throwing ports::ItemError (a reply queue this worker must not write to).
   virtual void note(const std::string& /*id*/, const std::optional<std::string>& /*reply_to*/) {}
   // A piece of a streamed answer (Delta). Thread-safe; called in order for one attempt; must not
   // block (it runs on the decoder's thread). The views are valid only during the call.

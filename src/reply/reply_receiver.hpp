@@ -22,7 +22,7 @@ namespace overhead::reply {
 
 class ReplyReceiver {
  public:
-  ReplyReceiver(std::shared_ptr<pipe::Queue> replies, ReplyPath& box, RemoteCancels* cancels = nullptr);
+  ReplyReceiver(std::shared_ptr<ports::Queue> replies, ReplyPath& box, RemoteCancels* cancels = nullptr);
   ReplyReceiver(const ReplyReceiver&) = delete;
   ReplyReceiver& operator=(const ReplyReceiver&) = delete;
 
@@ -31,7 +31,7 @@ class ReplyReceiver {
   [[nodiscard]] std::uint64_t received() const { return received_.load(); }  // final replies handed over
 
  private:
-  std::vector<std::string> handle(pipe::Message& m);
+  std::vector<std::string> handle(ports::Message& m);
 
   ReplyPath& box_;
   RemoteCancels* cancels_;

@@ -21,7 +21,7 @@ constexpr const char* kNote =
 
 }  // namespace
 
-std::optional<ReportSection> decoder_section(std::span<const pipe::Record> records) {
+std::optional<ReportSection> decoder_section(std::span<const ports::Record> records) {
   std::map<std::tuple<int, std::string>, Sums> by;
   for (const auto& r : records) {
     if (r.decode_end <= 0 || r.decode_start <= 0 || r.render_start <= 0 || r.encode_end < r.render_start) continue;

@@ -13,6 +13,6 @@
 namespace overhead::report {
 
 // Empty when no record has a decode_end stamp.
-[[nodiscard]] std::optional<ReportSection> decoder_section(std::span<const pipe::Record> records);
+[[nodiscard]] std::optional<ReportSection> decoder_section(std::span<const ports::Record> records);
 
 }  // namespace overhead::report

@@ -10,7 +10,7 @@ namespace overhead::report {
 
 namespace {
 
-bool decoded(const pipe::Record& r) { return r.decode_start > 0 && r.decode_end > r.decode_start; }
+bool decoded(const ports::Record& r) { return r.decode_start > 0 && r.decode_end > r.decode_start; }
 
 // The Markdown shows this many items; the CSV has them all.
 constexpr std::size_t kShown = 20;
@@ -38,7 +38,7 @@ EnginePrediction predict_item(const cost::EngineFit& fit, double prompt_tokens, 
   return p;
 }
 
-std::vector<double> mean_in_flight(std::span<const pipe::Record> records) {
+std::vector<double> mean_in_flight(std::span<const ports::Record> records) {
   // The in-flight count is a step function of time; its running integral at every start and end
   // gives each interval's mean as (F(end) - F(start)) / (end - start).
   std::vector<std::pair<std::int64_t, int>> events;
@@ -74,7 +74,7 @@ std::vector<double> mean_in_flight(std::span<const pipe::Record> records) {
   return out;
 }
 
-std::optional<ReportSection> engine_prediction_section(std::span<const pipe::Record> records,
+std::optional<ReportSection> engine_prediction_section(std::span<const ports::Record> records,
                                                        const cost::EngineProfile& profile,
                                                        const std::string& profile_name) {
   const std::vector<double> batch = mean_in_flight(records);

@@ -22,10 +22,10 @@ EnginePrediction predict_item(const cost::EngineFit& fit, double prompt_tokens, 
 
 // For each record, the mean number of records decoding during its own decode interval (itself
 // included; 0 for a record without decode stamps). O(n log n).
-std::vector<double> mean_in_flight(std::span<const pipe::Record> records);
+std::vector<double> mean_in_flight(std::span<const ports::Record> records);
 
 // Empty when no record has decode stamps. The section's table (every item) is also its CSV.
-[[nodiscard]] std::optional<ReportSection> engine_prediction_section(std::span<const pipe::Record> records,
+[[nodiscard]] std::optional<ReportSection> engine_prediction_section(std::span<const ports::Record> records,
                                                                      const cost::EngineProfile& profile,
                                                                      const std::string& profile_name);
 

@@ -14,14 +14,14 @@ namespace {
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-std::int64_t latest_stamp(const pipe::Record& r) {
+std::int64_t latest_stamp(const ports::Record& r) {
   return std::max({r.received, r.render_start, r.render_end, r.encode_end, r.publish_start, r.publish_acked,
                    r.input_deleted});
 }
 
 }  // namespace
 
-ItemTable build_item_table(std::span<const pipe::Record> records) {
+ItemTable build_item_table(std::span<const ports::Record> records) {
   ItemTable t;
   const std::size_t n = records.size();
 
@@ -111,7 +111,7 @@ ItemTable build_item_table(std::span<const pipe::Record> records) {
     run.last = std::max(run.last, latest_stamp(r));
 
     const bool has_next = k + 1 < n && worker_of[order[k + 1]] == worker_of[i];
-    const pipe::Record* next = has_next ? &records[order[k + 1]] : nullptr;
+    const ports::Record* next = has_next ? &records[order[k + 1]] : nullptr;
     // The next start, or this item's own end when the worker has no next item with a stamp.
     const std::int64_t end = next && next->received > 0 ? next->received : latest_stamp(r);
     if (next && (next->batch_boundary || next->batch != r.batch)) t.turnover[i] = 1;

@@ -68,6 +68,6 @@ struct ItemTable {
   std::size_t size() const { return tokens.size(); }
 };
 
-ItemTable build_item_table(std::span<const pipe::Record> records);
+ItemTable build_item_table(std::span<const ports::Record> records);
 
 }  // namespace overhead::report

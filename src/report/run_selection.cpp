@@ -5,7 +5,7 @@
 
 namespace overhead::report {
 
-std::vector<ExperimentRuns> runs_by_experiment(const std::vector<pipe::Record>& records) {
+std::vector<ExperimentRuns> runs_by_experiment(const std::vector<ports::Record>& records) {
   std::map<std::string, std::map<std::string, std::size_t>> counts;
   for (const auto& r : records) ++counts[r.experiment][r.run_id];
   std::vector<ExperimentRuns> out;
@@ -17,8 +17,8 @@ std::vector<ExperimentRuns> runs_by_experiment(const std::vector<pipe::Record>& 
   return out;
 }
 
-std::size_t keep_run(std::vector<pipe::Record>& records, std::string_view run_id) {
-  return std::erase_if(records, [&](const pipe::Record& r) { return r.run_id != run_id; });
+std::size_t keep_run(std::vector<ports::Record>& records, std::string_view run_id) {
+  return std::erase_if(records, [&](const ports::Record& r) { return r.run_id != run_id; });
 }
 
 std::string describe_runs(const ExperimentRuns& e) {

@@ -25,10 +25,10 @@ struct ExperimentRuns {
 };
 
 // Per experiment (sorted by name), the runs its records came from.
-[[nodiscard]] std::vector<ExperimentRuns> runs_by_experiment(const std::vector<pipe::Record>& records);
+[[nodiscard]] std::vector<ExperimentRuns> runs_by_experiment(const std::vector<ports::Record>& records);
 
 // Keeps the records of `run_id` only, in their order; returns how many others it removed.
-std::size_t keep_run(std::vector<pipe::Record>& records, std::string_view run_id);
+std::size_t keep_run(std::vector<ports::Record>& records, std::string_view run_id);
 
 // "jmtbench-case2 holds records of 2 runs: 20261203T120000Z-0a1b2c3d (40), (no run id) (5)".
 [[nodiscard]] std::string describe_runs(const ExperimentRuns& e);

@@ -233,7 +233,7 @@ window.addEventListener('load', function () {
 
 }  // namespace
 
-ReportSummary write_report(const std::vector<pipe::Record>& records, const ReportOptions& options) {
+ReportSummary write_report(const std::vector<ports::Record>& records, const ReportOptions& options) {
   AnalysisOptions ao;
   ao.compare_seed = options.compare_seed;
   const Analysis a = analyze(build_item_table(records), ao);

@@ -40,7 +40,7 @@ struct ReportSummary {
 
 // Throws std::runtime_error naming the path when a file cannot be written, and
 // overhead::stats::StatsError when there is nothing to analyse.
-ReportSummary write_report(const std::vector<pipe::Record>& records, const ReportOptions& options);
+ReportSummary write_report(const std::vector<ports::Record>& records, const ReportOptions& options);
 // The same from an analysis already made (tests, benchmarks).
 ReportSummary write_report(const Analysis& analysis, const ReportOptions& options);
 

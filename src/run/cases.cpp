@@ -20,8 +20,39 @@
 #include "pipe/worker.hpp"
 #include "pipe/worker_host.hpp"
 
-namespace overhead::pipe {
+namespace overhead::run {
 
+using pipe::ConsumerHost;
+using pipe::ConsumerOptions;
+using pipe::DeadLetter;
+using pipe::DeadLetterKind;
+using pipe::DeadLetterSink;
+using pipe::FileSource;
+using pipe::kind_name;
+using pipe::load_source_records;
+using pipe::MemorySink;
+using pipe::Processor;
+using pipe::produce;
+using pipe::ProducerStats;
+using pipe::Progress;
+using pipe::QueueSink;
+using pipe::QueueSource;
+using pipe::RecordSink;
+using pipe::Source;
+using pipe::StoreSink;
+using pipe::WorkerHost;
+using pipe::WorkerHostOptions;
+using pipe::WorkerOptions;
+using pipe::WorkerStats;
+using ports::kMaxQueueBatch;
+using ports::monotonic_ns;
+using ports::process_cpu_ns;
+using ports::Queue;
+using ports::Record;
+using ports::RetryPolicy;
+using ports::scan_in_key_order;
+using ports::Store;
+using ports::write_records_csv;
 
 const CasePreset& case_preset(int number) {
   for (const auto& p : kCasePresets)
@@ -165,4 +196,4 @@ CaseResult run_case(int number, const RunConfig& config, const Processor& proces
   return result;
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::run

@@ -29,7 +29,7 @@
 #include "ports/store.hpp"
 #include "pipe/worker.hpp"
 
-namespace overhead::pipe {
+namespace overhead::run {
 
 // A case is data: where its items come from, where its records go, and how they are published.
 enum class CaseSource { file, input_queue };  // the local JSONL, or the input queue filled by the producer first
@@ -68,10 +68,10 @@ struct RunConfig {
   bool progress = true;
   // The worker's settings. Per case, name, experiment ("<experiment>-caseN") and case_number are
   // set from it, and publishers is used only by the asynchronous cases (sync ones take 0).
-  WorkerOptions worker = default_run_worker();
+  pipe::WorkerOptions worker = default_run_worker();
 
-  static WorkerOptions default_run_worker() {
-    WorkerOptions o;
+  static pipe::WorkerOptions default_run_worker() {
+    pipe::WorkerOptions o;
     o.publishers = 10;  // the seed's pool
     return o;
   }
@@ -83,13 +83,13 @@ struct RunConfig {
 // CaseSource::input_queue, `log` for CaseSink::log_queue, `objects` for CaseSink::memory_csv;
 // the others may be null.
 struct CaseBackends {
-  Store& store;
-  std::shared_ptr<Queue> input;
-  std::shared_ptr<Queue> log;
-  ObjectStore* objects = nullptr;
+  ports::Store& store;
+  std::shared_ptr<ports::Queue> input;
+  std::shared_ptr<ports::Queue> log;
+  ports::ObjectStore* objects = nullptr;
 };
 
 // Runs one case; throws on a setup error (unreadable data, a backend the case needs is missing).
-CaseResult run_case(int number, const RunConfig& config, const Processor& processor, const CaseBackends& backends);
+CaseResult run_case(int number, const RunConfig& config, const pipe::Processor& processor, const CaseBackends& backends);
 
-}  // namespace overhead::pipe
+}  // namespace overhead::run

@@ -9,7 +9,12 @@
 #include "pipe/dead_letter.hpp"
 #include "report/item_table.hpp"
 
-namespace overhead::pipe {
+namespace overhead::run {
+
+using pipe::DeadLetterKind;
+using pipe::kind_name;
+using ports::Record;
+using ports::redact_url;
 
 namespace {
 
@@ -163,4 +168,4 @@ nlohmann::json run_summary_json(const RunConfig& config, const std::string& stor
   return summary;
 }
 
-}  // namespace overhead::pipe
+}  // namespace overhead::run

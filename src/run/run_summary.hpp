@@ -15,7 +15,7 @@
 #include "pipe/publisher.hpp"
 #include "ports/record.hpp"
 
-namespace overhead::pipe {
+namespace overhead::run {
 
 struct RunConfig;
 
@@ -56,7 +56,7 @@ struct CaseResult {
   std::uint64_t delete_failures = 0;  // case 5: inputs whose delete failed (they come back)
   std::string dead_letter_file;
   std::string artifact;         // case 1: the CSV's URL/key
-  PublisherStats publisher;
+  pipe::PublisherStats publisher;
   StageBreakdown stages;
   std::uint64_t failed() const;             // every dead letter of the case
   std::uint64_t bad_input_lines() const;    // of them, source lines refused before they became items
@@ -65,7 +65,7 @@ struct CaseResult {
   double per_item(std::int64_t ns) const { return items ? static_cast<double>(ns) / 1e3 / static_cast<double>(items) : 0; }
 };
 
-StageBreakdown breakdown(std::span<const Record> records);
+StageBreakdown breakdown(std::span<const ports::Record> records);
 
 nlohmann::json to_json(const CaseResult& r);
 // The seed-style table and the stage breakdown, as printed by `overhead run`.
@@ -75,4 +75,4 @@ std::string format_case_table(const std::vector<CaseResult>& results);
 nlohmann::json run_summary_json(const RunConfig& config, const std::string& store_url,
                                 const std::vector<CaseResult>& results);
 
-}  // namespace overhead::pipe
+}  // namespace overhead::run

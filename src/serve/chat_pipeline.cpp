@@ -94,20 +94,20 @@ std::optional<SubmitFailure> ChatPipeline::submit(const pipe::SourceRecord& sour
     const std::string reason = outcome.empty() ? std::string("no outcome") : outcome[0].failure->message;
     dead_letters_.add({pipe::kind_name(pipe::DeadLetterKind::send_failed), "request " + source.id, tokenizer, reason, body});
     return SubmitFailure{!retryable, reason};
-  } catch (const pipe::QueueError& e) {
+  } catch (const ports::QueueError& e) {
     dead_letters_.add({pipe::kind_name(pipe::DeadLetterKind::send_failed), "request " + source.id, tokenizer, e.what(), body});
-    return SubmitFailure{e.failure() == pipe::Failure::permanent, e.what()};
+    return SubmitFailure{e.failure() == ports::Failure::permanent, e.what()};
   }
 }
 
 std::size_t ChatPipeline::log_backlog() {
   constexpr std::int64_t kRefreshNs = 50'000'000;
-  const std::int64_t now = pipe::monotonic_ns();
+  const std::int64_t now = ports::monotonic_ns();
   if (now - backlog_checked_ns_.load(std::memory_order_relaxed) >= kRefreshNs) {
     std::unique_lock lock(backlog_mutex_, std::try_to_lock);  // one refresher; the others read the last value
     if (lock.owns_lock() && now - backlog_checked_ns_.load() >= kRefreshNs) {
       try {
-        const pipe::QueueCounts c = backends_.log->counts();
+        const ports::QueueCounts c = backends_.log->counts();
         backlog_ = c.visible + c.in_flight;
       } catch (const std::exception&) {
         backlog_ = 0;
@@ -125,7 +125,7 @@ void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
   // deadline. Without workers here the input queue is other gateways' too: nothing to wait for.
   while (workers_count_ > 0 && std::chrono::steady_clock::now() < deadline) {
     try {
-      const pipe::QueueCounts c = backends_.input->counts();
+      const ports::QueueCounts c = backends_.input->counts();
       if (c.visible + c.in_flight == 0) break;
     } catch (const std::exception&) {
       break;
@@ -142,7 +142,7 @@ void ChatPipeline::stop(std::chrono::steady_clock::time_point deadline) {
       consumer_->stop();
       std::size_t left = 0;
       try {
-        const pipe::QueueCounts c = backends_.log->counts();
+        const ports::QueueCounts c = backends_.log->counts();
         left = c.visible + c.in_flight;
       } catch (const std::exception&) {
       }

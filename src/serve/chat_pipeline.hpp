@@ -38,18 +38,18 @@
 namespace overhead::serve {
 
 struct PipelineBackends {
-  std::shared_ptr<pipe::Queue> input;  // work items
-  std::shared_ptr<pipe::Queue> log;    // records, from the workers to the consumer
-  std::shared_ptr<pipe::Store> store;  // the in-process consumer's; null in a gateway without workers
+  std::shared_ptr<ports::Queue> input;  // work items
+  std::shared_ptr<ports::Queue> log;    // records, from the workers to the consumer
+  std::shared_ptr<ports::Store> store;  // the in-process consumer's; null in a gateway without workers
   // Over a shared queue: this gateway's reply queue (a sibling of `input`, named `reply_name`),
   // which every work item names, so that any worker on the broker answers here. Null: the
   // workers are in this process and answer the box directly.
-  std::shared_ptr<pipe::Queue> replies;
+  std::shared_ptr<ports::Queue> replies;
   std::string reply_name;
   // The input queue's family (with a reply queue only): the in-process workers open the reply
   // queue an item names there, and the gateway a remote worker's control queue to cancel a
   // generation (reply/remote_cancels.hpp).
-  std::shared_ptr<const pipe::QueueFamily> family;
+  std::shared_ptr<const ports::QueueFamily> family;
 };
 
 // Why a work item was not sent.
@@ -92,8 +92,8 @@ class ChatPipeline {
   [[nodiscard]] bool shared() const { return backends_.replies != nullptr; }
 
   [[nodiscard]] const pipe::DeadLetterSink& dead_letters() const { return dead_letters_; }
-  [[nodiscard]] pipe::QueueCounts input_counts() { return backends_.input->counts(); }
-  [[nodiscard]] pipe::QueueCounts log_counts() { return backends_.log->counts(); }
+  [[nodiscard]] ports::QueueCounts input_counts() { return backends_.input->counts(); }
+  [[nodiscard]] ports::QueueCounts log_counts() { return backends_.log->counts(); }
   // Records on the log queue not yet stored (visible + in flight), read from the queue at most
   // every 50 ms and cached in between: a request's admission must not cost a broker round trip.
   // Unknown (the queue failed to tell) counts as 0.

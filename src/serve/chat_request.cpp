@@ -62,8 +62,8 @@ std::optional<double> optional_number(const Json& body, const char* name, double
 }
 
 // The sampling fields the engine gets as sent (OpenAI's ranges); null when none is set.
-std::shared_ptr<const pipe::SamplingParams> parse_sampling(const Json& body) {
-  pipe::SamplingParams s;
+std::shared_ptr<const ports::SamplingParams> parse_sampling(const Json& body) {
+  ports::SamplingParams s;
   s.temperature = optional_number(body, "temperature", 0, 2);
   s.top_p = optional_number(body, "top_p", 0, 1);
   s.presence_penalty = optional_number(body, "presence_penalty", -2, 2);
@@ -93,7 +93,7 @@ std::shared_ptr<const pipe::SamplingParams> parse_sampling(const Json& body) {
     s.user = it->get<std::string>();
   }
   const bool any = s.temperature || s.top_p || s.presence_penalty || s.frequency_penalty || s.seed || !s.stop.empty() || !s.user.empty();
-  return any ? std::make_shared<const pipe::SamplingParams>(std::move(s)) : nullptr;
+  return any ? std::make_shared<const ports::SamplingParams>(std::move(s)) : nullptr;
 }
 
 // Parameters that change what an answer is made of, which this gateway cannot honour: refused by

@@ -22,8 +22,8 @@ struct ChatRequest {
   bool include_usage = false;  // stream_options.include_usage: a last chunk with the usage
   std::optional<std::int64_t> max_tokens;  // max_completion_tokens, or the older max_tokens
   // temperature, top_p, presence_penalty, frequency_penalty, seed, stop, user: passed through to
-  // the engine (pipe::DecodeRequest::sampling); null when the body set none of them.
-  std::shared_ptr<const pipe::SamplingParams> sampling;
+  // the engine (ports::DecodeRequest::sampling); null when the body set none of them.
+  std::shared_ptr<const ports::SamplingParams> sampling;
   // The tool definitions as sent (null when none): the chat template renders them into the
   // prompt, so they count in prompt_tokens.
   nlohmann::ordered_json tools;

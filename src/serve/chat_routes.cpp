@@ -113,7 +113,7 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     const std::string id = new_id(kept ? "req_" : "chatcmpl-");
     pipe::SourceRecord source = work_item_source(request, id);
     source.stream = request.stream;  // the worker passes the text on as it is generated
-    info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), pipe::monotonic_ns(), kept};
+    info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), ports::monotonic_ns(), kept};
     // A stream is bounded by its first token and the gaps between its pieces (the pump keeps
     // them); the box's own bound for it is the whole stream's, not a synchronous answer's.
     c_.replies.open(id, info, request.stream ? std::optional(c_.limits.stream_timeout) : std::nullopt);
@@ -142,7 +142,7 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
   }
 
   void record_stages(const RequestSnapshot& s) {
-    const pipe::Record& r = s.reply->record;
+    const ports::Record& r = s.reply->record;
     const auto sec = [](std::int64_t from, std::int64_t to) { return from > 0 && to >= from ? double(to - from) / 1e9 : -1.0; };
     // The worker's stamps are on its host's monotonic clock: the stages that span the gateway and
     // the worker (queue, publish) are measured only when the stamps fall inside the gateway's own
@@ -341,12 +341,12 @@ std::string pipeline_exposition(ChatPipeline& pipeline, ReplyBox& replies) {
   out += "# TYPE overhead_requests_awaiting_reply gauge\n";
   out += "overhead_requests_awaiting_reply " + std::to_string(replies.queued()) + "\n";
   try {
-    const pipe::QueueCounts c = pipeline.input_counts();
+    const ports::QueueCounts c = pipeline.input_counts();
     out += "# HELP overhead_input_queue_messages Messages on the input queue, visible or received and not yet deleted.\n";
     out += "# TYPE overhead_input_queue_messages gauge\n";
     out += "overhead_input_queue_messages{state=\"visible\"} " + std::to_string(c.visible) + "\n";
     out += "overhead_input_queue_messages{state=\"in_flight\"} " + std::to_string(c.in_flight) + "\n";
-    const pipe::QueueCounts l = pipeline.log_counts();
+    const ports::QueueCounts l = pipeline.log_counts();
     out += "# HELP overhead_log_queue_messages Records on the log queue, visible or received and not yet stored.\n";
     out += "# TYPE overhead_log_queue_messages gauge\n";
     out += "overhead_log_queue_messages{state=\"visible\"} " + std::to_string(l.visible) + "\n";

@@ -42,9 +42,9 @@ nlohmann::ordered_json completion_body(const Completion& c) {
               {"usage", usage_json(c)}};
 }
 
-nlohmann::ordered_json record_json(const pipe::Record& r) {
+nlohmann::ordered_json record_json(const ports::Record& r) {
   std::string text;
-  pipe::append_record_json(text, r);
+  ports::append_record_json(text, r);
   return Json::parse(text);
 }
 

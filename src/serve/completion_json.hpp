@@ -51,10 +51,10 @@ struct Completion {
 [[nodiscard]] Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model,
                                           const reply::Reply& reply, const std::string& fingerprint);
 // "overhead-decoder-none", "overhead-decoder-sim", "overhead-decoder-openai" for a describe()
-// text of pipe::Decoder ("" = none).
+// text of ports::Decoder ("" = none).
 [[nodiscard]] std::string decoder_fingerprint(const std::string& decoder_description);
 
 [[nodiscard]] nlohmann::ordered_json completion_body(const Completion& c);
-[[nodiscard]] nlohmann::ordered_json record_json(const pipe::Record& r);
+[[nodiscard]] nlohmann::ordered_json record_json(const ports::Record& r);
 
 }  // namespace overhead::serve

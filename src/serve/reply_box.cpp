@@ -34,7 +34,7 @@ void ReplyBox::open(const std::string& id, RequestInfo info, std::optional<std::
   auto slot = std::make_shared<Slot>();
   slot->snapshot.info = std::move(info);
   slot->timeout = timeout.value_or(answer_timeout_);
-  slot->deadline_ns = pipe::monotonic_ns() + std::chrono::nanoseconds(slot->timeout).count();
+  slot->deadline_ns = ports::monotonic_ns() + std::chrono::nanoseconds(slot->timeout).count();
   std::unique_lock lock(mutex_);
   expire_overdue();
   if (slots_.emplace(id, slot).second) {
@@ -63,7 +63,7 @@ void ReplyBox::note(const std::string& id, const std::optional<std::string>&) {
 }
 
 void ReplyBox::expire_overdue() {
-  const std::int64_t now = pipe::monotonic_ns();
+  const std::int64_t now = ports::monotonic_ns();
   while (!deadlines_.empty() && deadlines_.top().first <= now) {
     const std::string id = deadlines_.top().second;
     deadlines_.pop();
@@ -170,7 +170,7 @@ void ReplyBox::deliver_locked(Reply reply) {
 
 void ReplyBox::finish(const std::string& id, Slot& slot, Reply reply) {
   slot.snapshot.state = reply.ok() ? RequestState::done : RequestState::failed;
-  slot.snapshot.replied_ns = pipe::monotonic_ns();
+  slot.snapshot.replied_ns = ports::monotonic_ns();
   slot.snapshot.reply = std::move(reply);
   slot.early.clear();
   slot.waiting_reply.reset();

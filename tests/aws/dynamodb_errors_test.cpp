@@ -20,8 +20,8 @@ namespace overhead::backends {
 namespace {
 
 using json = nlohmann::json;
-pipe::Record make_record(const std::string& experiment, const std::string& tokenizer, const std::string& id, int tokens) {
-  pipe::Record r;
+ports::Record make_record(const std::string& experiment, const std::string& tokenizer, const std::string& id, int tokens) {
+  ports::Record r;
   r.experiment = experiment;
   r.tokenizer = tokenizer;
   r.experiment_tokenizer = experiment + "#" + tokenizer;
@@ -73,7 +73,7 @@ class DynamoDbErrors : public ::testing::Test {
     server_.start();
   }
 
-  std::unique_ptr<pipe::Store> open() {
+  std::unique_ptr<ports::Store> open() {
     return open_store("dynamodb://records?region=eu-west-1&endpoint=" + server_.url() + "&timeout_ms=2000");
   }
 
@@ -90,8 +90,8 @@ class DynamoDbErrors : public ::testing::Test {
     res.set_content(json{{"__type", "com.amazonaws.dynamodb.v20120810#" + code}, {"message", message}}.dump(), kJson);
   }
 
-  static std::vector<pipe::Record> batch(int n) {
-    std::vector<pipe::Record> out;
+  static std::vector<ports::Record> batch(int n) {
+    std::vector<ports::Record> out;
     for (int i = 0; i < n; ++i) out.push_back(make_record("e", "t", "r" + std::to_string(i), i));
     return out;
   }
@@ -182,7 +182,7 @@ TEST_F(DynamoDbErrors, ServerErrorsThatPersistAreTransient) {
   try {
     store->upsert(make_record("e", "t", "1", 1));
     ADD_FAILURE() << "stored through a failing service";
-  } catch (const pipe::StoreError& e) {
+  } catch (const ports::StoreError& e) {
     EXPECT_TRUE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("InternalServerError"), std::string::npos) << e.what();
   }
@@ -197,7 +197,7 @@ TEST_F(DynamoDbErrors, AccessDeniedIsPermanentAtOnceWithAHintAndNoSecret) {
   try {
     (void)store->upsert_batch(batch(2));
     ADD_FAILURE() << "stored without access";
-  } catch (const pipe::StoreError& e) {
+  } catch (const ports::StoreError& e) {
     const std::string m = e.what();
     EXPECT_FALSE(e.retryable()) << m;
     EXPECT_NE(m.find("AccessDeniedException"), std::string::npos) << m;
@@ -228,7 +228,7 @@ TEST_F(DynamoDbErrors, AMissingTableAtWriteTimeIsPermanentWithAHint) {
   try {
     open()->upsert(make_record("e", "t", "1", 1));
     ADD_FAILURE() << "stored into a missing table";
-  } catch (const pipe::StoreError& e) {
+  } catch (const ports::StoreError& e) {
     EXPECT_FALSE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("create=1"), std::string::npos) << e.what();
   }
@@ -245,7 +245,7 @@ TEST_F(DynamoDbErrors, ATableWithOtherKeysIsRefusedWhenOpened) {
   try {
     (void)open();
     ADD_FAILURE() << "opened a table with other keys";
-  } catch (const pipe::StoreError& e) {
+  } catch (const ports::StoreError& e) {
     EXPECT_FALSE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("hash key experiment_tokenizer (S) and range key id (S)"), std::string::npos)
         << e.what();

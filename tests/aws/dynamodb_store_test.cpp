@@ -45,9 +45,9 @@ TEST(DynamoDbStore, AMissingTableIsPermanentAndSaysHowToCreateIt) {
   try {
     (void)open_store(ddb_url(table, ""));
     FAIL() << "opening a missing table succeeded";
-  } catch (const pipe::StoreError& e) {
+  } catch (const ports::StoreError& e) {
     const std::string m = e.what();
-    EXPECT_EQ(e.failure(), pipe::Failure::permanent) << m;
+    EXPECT_EQ(e.failure(), ports::Failure::permanent) << m;
     EXPECT_NE(m.find("\"" + table + "\" does not exist"), std::string::npos) << m;
     EXPECT_NE(m.find("create=1"), std::string::npos) << m;
     EXPECT_NE(m.find("aws dynamodb create-table --table-name " + table), std::string::npos) << m;
@@ -55,18 +55,18 @@ TEST(DynamoDbStore, AMissingTableIsPermanentAndSaysHowToCreateIt) {
   }
   // Asked to, the store creates it; a second opener finds it.
   open_store(ddb_url(table))->upsert(make_record("e", "t", "1", 1));
-  EXPECT_EQ(pipe::scan_in_key_order(*open_store(ddb_url(table, "")), "e").size(), 1u);
+  EXPECT_EQ(ports::scan_in_key_order(*open_store(ddb_url(table, "")), "e").size(), 1u);
 }
 
 TEST(DynamoDbStore, BatchesOverTwentyFiveAndRepeatedKeysAreStoredAsIfInOrder) {
   const auto store = open_store(ddb_url(fresh_table()));
-  std::vector<pipe::Record> batch;
+  std::vector<ports::Record> batch;
   for (int i = 0; i < 60; ++i) batch.push_back(make_record("e", "t", std::to_string(i), i));
   batch[3].publish_acked = 100;
   auto replay = make_record("e", "t", "3", 33);  // same key later in the batch, no stamps
   batch.push_back(replay);
   EXPECT_TRUE(store->upsert_batch(batch).empty());
-  const auto rows = pipe::scan_in_key_order(*store, "e");
+  const auto rows = ports::scan_in_key_order(*store, "e");
   ASSERT_EQ(rows.size(), 60u);
   const auto three = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r.id == "3"; });
   ASSERT_NE(three, rows.end());
@@ -76,16 +76,16 @@ TEST(DynamoDbStore, BatchesOverTwentyFiveAndRepeatedKeysAreStoredAsIfInOrder) {
 
 TEST(DynamoDbStore, AReplayedBatchKeepsStampsPatchedInEvenWhenMixedWithNewRecords) {
   const auto store = open_store(ddb_url(fresh_table()));
-  std::vector<pipe::Record> first;
+  std::vector<ports::Record> first;
   for (int i = 0; i < 5; ++i) first.push_back(make_record("e", "t", std::to_string(i), i));
   EXPECT_TRUE(store->upsert_batch(first).empty());
-  const pipe::StampPatch patches[] = {{"e#t", "1", 11, 12}, {"e#t", "3", 31, 0}};
+  const ports::StampPatch patches[] = {{"e#t", "1", 11, 12}, {"e#t", "3", 31, 0}};
   EXPECT_EQ(store->update_stamps(patches), 2u);
-  std::vector<pipe::Record> again = first;  // a redelivered batch, plus records not seen before
+  std::vector<ports::Record> again = first;  // a redelivered batch, plus records not seen before
   again[1].api_input.reset();               // an optional that disappears is removed
   for (int i = 5; i < 30; ++i) again.push_back(make_record("e", "t", std::to_string(i), i));
   EXPECT_TRUE(store->upsert_batch(again).empty());
-  const auto rows = pipe::scan_in_key_order(*store, "e");
+  const auto rows = ports::scan_in_key_order(*store, "e");
   ASSERT_EQ(rows.size(), 30u);
   for (const auto& r : rows) {
     if (r.id == "1") {
@@ -103,7 +103,7 @@ TEST(DynamoDbStore, AReplayedBatchKeepsStampsPatchedInEvenWhenMixedWithNewRecord
 
 TEST(DynamoDbStore, ARecordOverTheItemLimitOrWithAnEmptyKeyFailsAloneAndTheRestIsStored) {
   const auto store = open_store(ddb_url(fresh_table()));
-  std::vector<pipe::Record> batch = {make_record("e", "t", "small", 1), make_record("e", "t", "big", 2),
+  std::vector<ports::Record> batch = {make_record("e", "t", "small", 1), make_record("e", "t", "big", 2),
                                      make_record("e", "t", "small2", 3), make_record("e", "t", "", 4)};
   batch[1].model.assign(401 * 1024, 'x');
   const auto failures = store->upsert_batch(batch);
@@ -114,12 +114,12 @@ TEST(DynamoDbStore, ARecordOverTheItemLimitOrWithAnEmptyKeyFailsAloneAndTheRestI
   EXPECT_EQ(failures[1].index, 3u);
   EXPECT_FALSE(failures[1].failure.retryable);
   EXPECT_NE(failures[1].failure.message.find("empty"), std::string::npos) << failures[1].failure.message;
-  EXPECT_EQ(pipe::scan_in_key_order(*store, "e").size(), 2u);
+  EXPECT_EQ(ports::scan_in_key_order(*store, "e").size(), 2u);
   try {
     store->upsert(batch[1]);
     ADD_FAILURE() << "an oversized upsert succeeded";
-  } catch (const pipe::StoreError& e) {
-    EXPECT_EQ(e.failure(), pipe::Failure::permanent);
+  } catch (const ports::StoreError& e) {
+    EXPECT_EQ(e.failure(), ports::Failure::permanent);
   }
 }
 
@@ -132,11 +132,11 @@ TEST(DynamoDbStore, TokenizersParameterScansAnExperimentByQueryingItsPartitions)
     store->upsert(make_record("y", "microsoft/phi-4", std::to_string(i), i));
   }
   const auto queried = open_store(ddb_url(table, "tokenizers=microsoft/phi-4,meta-llama/Llama-3.3-70B-Instruct"));
-  EXPECT_EQ(pipe::scan_in_key_order(*queried, "x").size(), 16u);
-  EXPECT_EQ(pipe::scan_in_key_order(*queried, "y").size(), 8u);
-  EXPECT_EQ(pipe::scan_in_key_order(*queried, "").size(), 24u);  // all experiments: a Scan
+  EXPECT_EQ(ports::scan_in_key_order(*queried, "x").size(), 16u);
+  EXPECT_EQ(ports::scan_in_key_order(*queried, "y").size(), 8u);
+  EXPECT_EQ(ports::scan_in_key_order(*queried, "").size(), 24u);  // all experiments: a Scan
   const auto one = open_store(ddb_url(table, "tokenizers=microsoft/phi-4"));
-  EXPECT_EQ(pipe::scan_in_key_order(*one, "x").size(), 8u);  // only the partitions it was given
+  EXPECT_EQ(ports::scan_in_key_order(*one, "x").size(), 8u);  // only the partitions it was given
 }
 
 // Runs the AWS SDK client script (tests/aws/dynamodb_sdk_client.js) and returns its stdout.
@@ -161,13 +161,13 @@ std::string sdk_target(const std::string& table) {
 }
 
 // Every field a distinct value, numbers past 2^53 (N is text on the wire, never a double).
-pipe::Record full_record(const std::string& id) {
-  pipe::Record r = make_record("sdk", "microsoft/phi-4", id, 9007199254740993);
+ports::Record full_record(const std::string& id) {
+  ports::Record r = make_record("sdk", "microsoft/phi-4", id, 9007199254740993);
   std::int64_t n = 1000000000000000000;
-  for (const auto& f : pipe::kRecordFields) {
+  for (const auto& f : ports::kRecordFields) {
     if (f.key || f.name == "experiment" || f.name == "tokenizer" || f.name == "token_count") continue;
-    if (f.type == pipe::FieldType::text) f.set(r, std::string_view(std::string(f.name) + " é\"\n"));
-    else if (f.type == pipe::FieldType::boolean) f.set(r, std::int64_t(1));
+    if (f.type == ports::FieldType::text) f.set(r, std::string_view(std::string(f.name) + " é\"\n"));
+    else if (f.type == ports::FieldType::boolean) f.set(r, std::int64_t(1));
     else f.set(r, ++n);
   }
   return r;
@@ -176,17 +176,17 @@ pipe::Record full_record(const std::string& id) {
 TEST(DynamoDbStore, TheAwsSdkReadsWhatWeWroteWithTheSeedsNamesAndExactTypes) {
   const std::string table = fresh_table();
   const auto store = open_store(ddb_url(table));
-  pipe::Record batched = full_record("batched");
+  ports::Record batched = full_record("batched");
   batched.api_output.reset();  // absent usage: no attribute at all
-  pipe::Record single = full_record("single");
+  ports::Record single = full_record("single");
   single.batch_boundary = false;
   single.publish_acked = 0;
   single.input_deleted = 0;
-  std::vector<pipe::Record> batch = {batched};
+  std::vector<ports::Record> batch = {batched};
   for (int i = 0; i < 4; ++i) batch.push_back(make_record("sdk", "microsoft/phi-4", "more" + std::to_string(i), i));
   EXPECT_TRUE(store->upsert_batch(batch).empty());
   store->upsert(single);  // PutItem
-  const pipe::StampPatch patch[] = {{single.experiment_tokenizer, single.id, 41, 42}};
+  const ports::StampPatch patch[] = {{single.experiment_tokenizer, single.id, 41, 42}};
   EXPECT_EQ(store->update_stamps(patch), 1u);
   single.publish_acked = 41;
   single.input_deleted = 42;
@@ -198,11 +198,11 @@ TEST(DynamoDbStore, TheAwsSdkReadsWhatWeWroteWithTheSeedsNamesAndExactTypes) {
     items[item.at("id").at("S").get<std::string>()] = item;
   }
   ASSERT_EQ(items.size(), 6u);  // through three pages of two
-  for (const pipe::Record* r : {&batched, &single}) {
+  for (const ports::Record* r : {&batched, &single}) {
     const nlohmann::json& item = items.at(r->id);
     std::size_t present = 0;
-    for (const auto& f : pipe::kRecordFields) {
-      const pipe::FieldValue v = f.get(*r);
+    for (const auto& f : ports::kRecordFields) {
+      const ports::FieldValue v = f.get(*r);
       const std::string name(f.name);
       if (std::holds_alternative<std::monostate>(v)) {
         EXPECT_FALSE(item.contains(name)) << r->id << " " << name;
@@ -211,7 +211,7 @@ TEST(DynamoDbStore, TheAwsSdkReadsWhatWeWroteWithTheSeedsNamesAndExactTypes) {
       ++present;
       nlohmann::json want;
       if (const auto* s = std::get_if<std::string_view>(&v)) want = {{"S", std::string(*s)}};
-      else if (f.type == pipe::FieldType::boolean) want = {{"BOOL", std::get<std::int64_t>(v) != 0}};
+      else if (f.type == ports::FieldType::boolean) want = {{"BOOL", std::get<std::int64_t>(v) != 0}};
       else want = {{"N", std::to_string(std::get<std::int64_t>(v))}};
       EXPECT_EQ(item.value(name, nlohmann::json()), want) << r->id << " " << name;
     }
@@ -223,9 +223,9 @@ TEST(DynamoDbStore, WeReadWhatTheAwsSdkWroteIncludingTheSeedsOwnItems) {
   const std::string table = fresh_table();
   const auto store = open_store(ddb_url(table));
   (void)sdk("put " + sdk_target(table));
-  const auto seed = pipe::scan_in_key_order(*store, "sqs_10");
+  const auto seed = ports::scan_in_key_order(*store, "sqs_10");
   ASSERT_EQ(seed.size(), 1u);
-  const pipe::Record& s = seed[0];
+  const ports::Record& s = seed[0];
   EXPECT_EQ(s.experiment_tokenizer, "sqs_10#microsoft/phi-4");
   EXPECT_EQ(s.id, "q-81");
   EXPECT_EQ(s.model, "gpt-4");
@@ -239,9 +239,9 @@ TEST(DynamoDbStore, WeReadWhatTheAwsSdkWroteIncludingTheSeedsOwnItems) {
   EXPECT_EQ(s.worker, "");
   EXPECT_EQ(s.publish_acked, 0);
 
-  const auto full = pipe::scan_in_key_order(*store, "sdk");
+  const auto full = ports::scan_in_key_order(*store, "sdk");
   ASSERT_EQ(full.size(), 1u);
-  const pipe::Record& f = full[0];
+  const ports::Record& f = full[0];
   EXPECT_EQ(f.experiment_tokenizer, "sdk#google/gemma-2-27b-it");
   EXPECT_EQ(f.id, "full é");
   EXPECT_EQ(f.model, "model \"q\"\n");
@@ -260,7 +260,7 @@ TEST(DynamoDbStore, WeReadWhatTheAwsSdkWroteIncludingTheSeedsOwnItems) {
   EXPECT_EQ(f.prompt_bytes, 36);
   // The seed's table read by partition, as analyze does with tokenizers=.
   const auto by_query = open_store(ddb_url(table, "tokenizers=microsoft/phi-4"));
-  EXPECT_EQ(pipe::scan_in_key_order(*by_query, "sqs_10").size(), 1u);
+  EXPECT_EQ(ports::scan_in_key_order(*by_query, "sqs_10").size(), 1u);
 }
 
 // Runs `overhead analyze` on a store URL; returns the exit code and fills `out` with its output.
@@ -279,7 +279,7 @@ int analyze(const std::string& url, const std::string& dir, std::string& out, co
 TEST(DynamoDbStore, AnalyzeReadsAnExperimentByQueryAndNamesAMissingTableInOneLine) {
   const std::string table = fresh_table();
   const auto store = open_store(ddb_url(table));
-  std::vector<pipe::Record> batch;
+  std::vector<ports::Record> batch;
   for (int i = 0; i < 20; ++i) {
     auto r = make_record("an", i % 2 ? "phi-4" : "gemma-2-27b-it", std::to_string(i), 100 + 7 * i);
     r.worker = "w0";
@@ -320,8 +320,8 @@ TEST(DynamoDbStore, AnUnreachableEndpointIsTransient) {
   try {
     (void)open_store("dynamodb://records?region=us-east-1&endpoint=http://127.0.0.1:1&timeout_ms=500");
     FAIL() << "opening succeeded";
-  } catch (const pipe::StoreError& e) {
-    EXPECT_EQ(e.failure(), pipe::Failure::transient) << e.what();
+  } catch (const ports::StoreError& e) {
+    EXPECT_EQ(e.failure(), ports::Failure::transient) << e.what();
     EXPECT_EQ(std::string(e.what()).find("test-secret-not-real"), std::string::npos);
   }
 }

@@ -197,8 +197,8 @@ int run_lambda(const std::string& api, const std::vector<std::string>& args, con
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-pipe::Record record(const std::string& id, std::int64_t tokens) {
-  pipe::Record r;
+ports::Record record(const std::string& id, std::int64_t tokens) {
+  ports::Record r;
   r.experiment = "lambda-e";
   r.tokenizer = "phi-4";
   r.experiment_tokenizer = "lambda-e#phi-4";
@@ -217,16 +217,16 @@ pipe::Record record(const std::string& id, std::int64_t tokens) {
   return r;
 }
 
-std::string record_body(const pipe::Record& r) {
+std::string record_body(const ports::Record& r) {
   std::string out;
-  pipe::append_record_json(out, r);
+  ports::append_record_json(out, r);
   return out;
 }
 
 std::string stamps_body(const std::string& id, std::int64_t acked, std::int64_t deleted) {
   std::string out;
-  const pipe::StampPatch p{"lambda-e#phi-4", id, acked, deleted};
-  pipe::append_stamps_json(out, std::span<const pipe::StampPatch>(&p, 1));
+  const ports::StampPatch p{"lambda-e#phi-4", id, acked, deleted};
+  ports::append_stamps_json(out, std::span<const ports::StampPatch>(&p, 1));
   return out;
 }
 
@@ -300,7 +300,7 @@ TEST_F(LambdaRuntimeTest, StoresABatchAndReportsOnlyTheMessagesItCouldNotStore) 
   EXPECT_EQ(json::parse(posted["req-3"].body), json::parse(R"({"batchItemFailures":[]})"));
 
   auto store = backends::open_store(store_url_);
-  const auto rows = pipe::scan_in_key_order(*store, "lambda-e");
+  const auto rows = ports::scan_in_key_order(*store, "lambda-e");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].id, "1");
   EXPECT_EQ(rows[0].token_count, 42);
@@ -337,7 +337,7 @@ TEST_F(LambdaRuntimeTest, AStoreFailureReportsEveryRecordOfTheBatchAndTheRedeliv
             json::parse(R"({"batchItemFailures":[{"itemIdentifier":"m-a"},{"itemIdentifier":"m-b"}]})"));
   EXPECT_EQ(json::parse(posted["req-again"].body), json::parse(R"({"batchItemFailures":[]})"));
   auto store = backends::open_store(store_url_);
-  EXPECT_EQ(pipe::scan_in_key_order(*store, "lambda-e").size(), 2u);
+  EXPECT_EQ(ports::scan_in_key_order(*store, "lambda-e").size(), 2u);
 }
 
 // The request id is the Runtime API's header, echoed into the path of the answer: an id holding
@@ -361,7 +361,7 @@ TEST_F(LambdaRuntimeTest, TheStoreComesFromTheEnvironmentToo) {
   ASSERT_EQ(run_lambda(api.api(), {"--max-invocations", "1"}, store_url_), 0);
   EXPECT_EQ(json::parse(api.posted()["req-env"].body), json::parse(R"({"batchItemFailures":[]})"));
   auto store = backends::open_store(store_url_);
-  EXPECT_EQ(pipe::scan_in_key_order(*store, "lambda-e").size(), 1u);
+  EXPECT_EQ(ports::scan_in_key_order(*store, "lambda-e").size(), 1u);
 }
 
 TEST_F(LambdaRuntimeTest, AStoreThatCannotBeOpenedIsAnInitError) {

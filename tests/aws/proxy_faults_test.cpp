@@ -110,9 +110,9 @@ TEST(SigV4Proxy, ATamperedSecretIsRefusedOnEveryService) {
   try {
     (void)open_queue(sqs_url(test_services::unique_name("tamper-")));
     FAIL() << "SQS accepted a request signed with the wrong secret";
-  } catch (const pipe::QueueError& e) {
+  } catch (const ports::QueueError& e) {
     const std::string m = e.what();
-    EXPECT_EQ(e.failure(), pipe::Failure::permanent) << m;
+    EXPECT_EQ(e.failure(), ports::Failure::permanent) << m;
     EXPECT_NE(m.find("SignatureDoesNotMatch"), std::string::npos) << m;
     EXPECT_NE(m.find("check the access key, the secret and the region"), std::string::npos) << m;
     EXPECT_EQ(m.find("proxy-test-secret"), std::string::npos) << m;
@@ -123,8 +123,8 @@ TEST(SigV4Proxy, ATamperedSecretIsRefusedOnEveryService) {
   try {
     (void)open_store(ddb_url(test_services::unique_name("tamper-")));
     FAIL() << "DynamoDB accepted a request signed with the wrong secret";
-  } catch (const pipe::StoreError& e) {
-    EXPECT_EQ(e.failure(), pipe::Failure::permanent) << e.what();
+  } catch (const ports::StoreError& e) {
+    EXPECT_EQ(e.failure(), ports::Failure::permanent) << e.what();
     EXPECT_NE(std::string(e.what()).find("InvalidSignatureException"), std::string::npos) << e.what();
   }
   EXPECT_EQ(ddb_proxy().rejected("InvalidSignatureException"), ddb_before + 1);
@@ -134,8 +134,8 @@ TEST(SigV4Proxy, ATamperedSecretIsRefusedOnEveryService) {
   try {
     open_object_store(s3_url("tamper"))->put("a.csv", "x\n");
     FAIL() << "S3 accepted a request signed with the wrong secret";
-  } catch (const pipe::ObjectStoreError& e) {
-    EXPECT_EQ(e.failure(), pipe::Failure::permanent) << e.what();
+  } catch (const ports::ObjectStoreError& e) {
+    EXPECT_EQ(e.failure(), ports::Failure::permanent) << e.what();
     EXPECT_NE(std::string(e.what()).find("SignatureDoesNotMatch"), std::string::npos) << e.what();
   }
   EXPECT_EQ(s3_proxy().rejected("SignatureDoesNotMatch"), s3_before + 1);
@@ -191,8 +191,8 @@ TEST(SigV4Proxy, AnUnknownKeyIsRefusedAsAWSDoes) {
   try {
     (void)open_queue(sqs_url(test_services::unique_name("unknown-")));
     FAIL() << "an unknown key id passed";
-  } catch (const pipe::QueueError& e) {
-    EXPECT_EQ(e.failure(), pipe::Failure::permanent);
+  } catch (const ports::QueueError& e) {
+    EXPECT_EQ(e.failure(), ports::Failure::permanent);
     EXPECT_NE(std::string(e.what()).find("InvalidClientTokenId"), std::string::npos) << e.what();
   }
 }
@@ -218,13 +218,13 @@ TEST(ProxyFaults, SqsThrottling5xxAndDropsLoseNoMessage) {
   p.fault("slow", key, "ReceiveMessage", 1, 300);
 
   const auto bodies = numbered(30, "m");
-  for (std::size_t i = 0; i < bodies.size(); i += pipe::kMaxQueueBatch) {
-    const auto outcomes = queue->send_batch(std::span(bodies).subspan(i, pipe::kMaxQueueBatch));
+  for (std::size_t i = 0; i < bodies.size(); i += ports::kMaxQueueBatch) {
+    const auto outcomes = queue->send_batch(std::span(bodies).subspan(i, ports::kMaxQueueBatch));
     for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.failure->message;
   }
   std::multiset<std::string> seen;
   for (int round = 0; round < 40 && queue->counts().visible + queue->counts().in_flight > 0; ++round) {
-    const auto got = queue->receive(pipe::kMaxQueueBatch, milliseconds(200));
+    const auto got = queue->receive(ports::kMaxQueueBatch, milliseconds(200));
     std::vector<std::string> receipts;
     for (const auto& m : got) {
       seen.insert(m.body);
@@ -236,7 +236,7 @@ TEST(ProxyFaults, SqsThrottling5xxAndDropsLoseNoMessage) {
     }
   }
   for (const auto& b : bodies) EXPECT_GE(seen.count(b), 1u) << b << " was lost";
-  EXPECT_LE(seen.size(), bodies.size() + pipe::kMaxQueueBatch) << "more duplicates than the one resent batch";
+  EXPECT_LE(seen.size(), bodies.size() + ports::kMaxQueueBatch) << "more duplicates than the one resent batch";
   const auto left = queue->counts();
   EXPECT_EQ(left.visible + left.in_flight, 0u);
   // The faults really happened (else this test proves nothing): 2 + 1 + 2 + 2 + 1 slow, all this key's.
@@ -260,12 +260,12 @@ TEST(ProxyFaults, DynamoDbThrottling5xxAndDropsStoreEveryRecordOnce) {
   p.fault("drop_after", key, "PutItem", 1);  // written, answer lost: written again, still one row
   p.fault("5xx", key, "Query", 1);
 
-  std::vector<pipe::Record> batch;
+  std::vector<ports::Record> batch;
   for (int i = 0; i < 60; ++i) batch.push_back(pipe::contract::make_record("e", "phi-4", "id" + std::to_string(i), i));
   EXPECT_TRUE(store->upsert_batch(batch).empty());
   store->upsert(pipe::contract::make_record("e", "phi-4", "single", 7));
   std::map<std::string, int> rows;
-  store->scan("e", [&](const pipe::Record& r) { ++rows[r.tokenizer + "/" + r.id]; });
+  store->scan("e", [&](const ports::Record& r) { ++rows[r.tokenizer + "/" + r.id]; });
   EXPECT_EQ(rows.size(), 61u);
   for (const auto& [k, n] : rows) EXPECT_EQ(n, 1) << k;
   EXPECT_EQ(rows.count("phi-4/single"), 1u);
@@ -379,7 +379,7 @@ TEST(ProxyCredentials, AnExpiredSessionIsRefreshedAndTheCallGoesThrough) {
   EXPECT_GE(sqs_proxy().verified_for(second), 1);
   EXPECT_GE(ddb_proxy().verified_for(second), 1);
   EXPECT_EQ(queue->counts().visible, 2u);
-  EXPECT_EQ(pipe::scan_in_key_order(*store, "e").size(), 1u);
+  EXPECT_EQ(ports::scan_in_key_order(*store, "e").size(), 1u);
 }
 
 TEST(ProxyCredentials, ARevokedKeyFailsAtOnceWithAHint) {
@@ -392,16 +392,16 @@ TEST(ProxyCredentials, ARevokedKeyFailsAtOnceWithAHint) {
   try {
     (void)queue->send_batch(std::vector<std::string>{"x"});
     FAIL() << "a revoked key still sends";
-  } catch (const pipe::QueueError& e) {
-    EXPECT_EQ(e.failure(), pipe::Failure::permanent) << e.what();
+  } catch (const ports::QueueError& e) {
+    EXPECT_EQ(e.failure(), ports::Failure::permanent) << e.what();
     EXPECT_NE(std::string(e.what()).find("InvalidClientTokenId"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("check the access key"), std::string::npos) << e.what();
   }
   try {
     store->upsert(pipe::contract::make_record("e", "t", "1", 1));
     FAIL() << "a revoked key still writes";
-  } catch (const pipe::StoreError& e) {
-    EXPECT_EQ(e.failure(), pipe::Failure::permanent) << e.what();
+  } catch (const ports::StoreError& e) {
+    EXPECT_EQ(e.failure(), ports::Failure::permanent) << e.what();
     EXPECT_NE(std::string(e.what()).find("UnrecognizedClientException"), std::string::npos) << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "a permanent error was retried";

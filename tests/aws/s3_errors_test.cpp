@@ -22,7 +22,7 @@ namespace {
 
 constexpr const char* kSecret = "s3-errors-test-secret-5a4b3c";
 
-S3Addressing addressing(const std::string& url) { return s3_addressing(pipe::parse_backend_url(url)); }
+S3Addressing addressing(const std::string& url) { return s3_addressing(ports::parse_backend_url(url)); }
 
 TEST(S3Addressing, OnAwsTheBucketIsTheHost) {
   const auto a = addressing("s3://seed-results/runs/2026?region=eu-west-1");
@@ -145,7 +145,7 @@ TEST_F(S3Errors, ServerErrorsThatPersistAreTransient) {
   try {
     (void)store->get("k.csv");
     FAIL() << "get returned";
-  } catch (const pipe::ObjectStoreError& e) {
+  } catch (const ports::ObjectStoreError& e) {
     EXPECT_TRUE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("InternalError"), std::string::npos) << e.what();
   }
@@ -164,7 +164,7 @@ TEST_F(S3Errors, ALostConnectionIsTransient) {
   try {
     store->put("k.csv", "x");
     FAIL() << "put returned";
-  } catch (const pipe::ObjectStoreError& e) {
+  } catch (const ports::ObjectStoreError& e) {
     EXPECT_TRUE(e.retryable()) << e.what();
   }
 }
@@ -193,7 +193,7 @@ TEST_F(S3Errors, NoSuchBucketAccessDeniedAndBadKeysArePermanentWithAHintAndNoSec
     try {
       (void)store->get("k.csv");
       ADD_FAILURE() << c.code << ": get returned";
-    } catch (const pipe::ObjectStoreError& e) {
+    } catch (const ports::ObjectStoreError& e) {
       const std::string what = e.what();
       EXPECT_FALSE(e.retryable()) << what;
       EXPECT_NE(what.find(c.code), std::string::npos) << what;
@@ -214,7 +214,7 @@ TEST_F(S3Errors, NoCredentialsIsPermanentAndSaysWhereItLooked) {
   try {
     open_object_store(url(server))->put("k.csv", "x");
     FAIL() << "put returned";
-  } catch (const pipe::ObjectStoreError& e) {
+  } catch (const ports::ObjectStoreError& e) {
     EXPECT_FALSE(e.retryable());
     EXPECT_NE(std::string(e.what()).find("no credentials"), std::string::npos) << e.what();
   }

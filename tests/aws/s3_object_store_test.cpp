@@ -144,7 +144,7 @@ TEST(S3Emulator, AMissingBucketIsPermanentWithAHint) {
   try {
     store->put("k.csv", "x");
     FAIL() << "put into a missing bucket returned";
-  } catch (const pipe::ObjectStoreError& e) {
+  } catch (const ports::ObjectStoreError& e) {
     EXPECT_FALSE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("NoSuchBucket"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("check the bucket name"), std::string::npos) << e.what();
@@ -158,7 +158,7 @@ TEST(S3Emulator, AnUnknownAccessKeyIsPermanentWithAHint) {
   try {
     (void)store->get("k.csv");
     ADD_FAILURE() << "get with an unknown key id returned";
-  } catch (const pipe::ObjectStoreError& e) {
+  } catch (const ports::ObjectStoreError& e) {
     EXPECT_FALSE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("InvalidAccessKeyId"), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find(std::getenv("AWS_SECRET_ACCESS_KEY")), std::string::npos) << e.what();

@@ -64,7 +64,7 @@ TEST_F(SqsErrors, ServerErrorsThatPersistAreTransient) {
   try {
     (void)open_queue(url(server));
     ADD_FAILURE() << "opened through a failing service";
-  } catch (const pipe::QueueError& e) {
+  } catch (const ports::QueueError& e) {
     EXPECT_TRUE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("ServiceUnavailable"), std::string::npos) << e.what();
   }
@@ -86,7 +86,7 @@ TEST_F(SqsErrors, ABadSignatureIsPermanentAtOnceWithAHintAndNoSecret) {
   try {
     (void)open_queue(url(server));
     ADD_FAILURE() << "opened with a refused signature";
-  } catch (const pipe::QueueError& e) {
+  } catch (const ports::QueueError& e) {
     EXPECT_FALSE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("InvalidSignatureException"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("check the access key"), std::string::npos) << e.what();

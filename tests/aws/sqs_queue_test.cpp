@@ -68,7 +68,7 @@ TEST(SqsQueue, UnknownQueueIsPermanentWithAHint) {
   try {
     (void)open_queue(sqs_url(fresh_queue(), ""));
     ADD_FAILURE() << "opened a queue that does not exist";
-  } catch (const pipe::QueueError& e) {
+  } catch (const ports::QueueError& e) {
     EXPECT_FALSE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("QueueDoesNotExist"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("check the queue name"), std::string::npos) << e.what();
@@ -80,7 +80,7 @@ TEST(SqsQueue, UnreachableEndpointIsTransient) {
   try {
     (void)open_queue("sqs://q?region=us-east-1&endpoint=http://127.0.0.1:1&timeout_ms=500&create=1");
     ADD_FAILURE() << "opened a queue on a closed port";
-  } catch (const pipe::QueueError& e) {
+  } catch (const ports::QueueError& e) {
     EXPECT_TRUE(e.retryable()) << e.what();
   }
 }

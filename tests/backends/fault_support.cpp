@@ -118,7 +118,7 @@ int run_overhead(const std::string& args, std::string& output) {
 StoreRows store_rows(const std::string& url, const std::string& experiment) {
   StoreRows out;
   auto store = backends::open_store(url);
-  store->scan(experiment, [&](const pipe::Record& r) {
+  store->scan(experiment, [&](const ports::Record& r) {
     ++out.keys[{r.experiment_tokenizer, r.id}];
     ++out.rows;
     if (r.publish_acked == 0) ++out.without_publish_acked;

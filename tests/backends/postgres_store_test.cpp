@@ -84,10 +84,10 @@ std::string url_with(const std::string& password, int port, const std::string& d
 
 // The message of the StoreError that opening `url` throws, checked to be one line without the
 // password, with the given failure kind.
-std::string open_error(const std::string& url, const std::string& password, pipe::Failure want) {
+std::string open_error(const std::string& url, const std::string& password, ports::Failure want) {
   try {
     (void)open_store(url);
-  } catch (const pipe::StoreError& e) {
+  } catch (const ports::StoreError& e) {
     const std::string m = e.what();
     EXPECT_EQ(e.failure(), want) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
@@ -102,19 +102,19 @@ std::string open_error(const std::string& url, const std::string& password, pipe
 
 TEST(PostgresStore, AWrongPasswordIsOnePermanentErrorWithoutThePassword) {
   const std::string m = open_error(url_with("not-the-secret-4711", std::stoi(pg_env("PG_PORT")), pg_env("PG_DB")),
-                                   "not-the-secret-4711", pipe::Failure::permanent);
+                                   "not-the-secret-4711", ports::Failure::permanent);
   EXPECT_NE(m.find("password authentication failed"), std::string::npos) << m;
 }
 
 TEST(PostgresStore, AnUnreachablePortIsOneTransientErrorWithoutThePassword) {
   const std::string m =
-      open_error(url_with(pg_env("PG_PASSWORD"), closed_port(), pg_env("PG_DB")), pg_env("PG_PASSWORD"), pipe::Failure::transient);
+      open_error(url_with(pg_env("PG_PASSWORD"), closed_port(), pg_env("PG_DB")), pg_env("PG_PASSWORD"), ports::Failure::transient);
   EXPECT_NE(m.find("cannot connect"), std::string::npos) << m;
 }
 
 TEST(PostgresStore, AMissingDatabaseIsOnePermanentErrorWithoutThePassword) {
   const std::string m = open_error(url_with(pg_env("PG_PASSWORD"), std::stoi(pg_env("PG_PORT")), "no_such_db"),
-                                   pg_env("PG_PASSWORD"), pipe::Failure::permanent);
+                                   pg_env("PG_PASSWORD"), ports::Failure::permanent);
   EXPECT_NE(m.find("no_such_db"), std::string::npos) << m;
 }
 
@@ -167,12 +167,12 @@ TEST(PostgresStore, AServerRestartIsTransientAndTheStoreReconnects) {
   try {
     store->upsert(pipe::contract::make_record("e", "t", "2", 2));
     ADD_FAILURE() << "an upsert with the server down succeeded";
-  } catch (const pipe::StoreError& e) {
-    EXPECT_EQ(e.failure(), pipe::Failure::transient) << e.what();
+  } catch (const ports::StoreError& e) {
+    EXPECT_EQ(e.failure(), ports::Failure::transient) << e.what();
   }
   ASSERT_EQ(std::system((script + " start " + dir + " >/dev/null").c_str()), 0);  // same data, same port
   store->upsert(pipe::contract::make_record("e", "t", "2", 2));
-  EXPECT_EQ(pipe::scan_in_key_order(*store, "e").size(), 2u);
+  EXPECT_EQ(ports::scan_in_key_order(*store, "e").size(), 2u);
 }
 
 TEST(PostgresStore, BadUrlsAndUnknownParametersAreRejected) {
@@ -191,9 +191,9 @@ TEST(PostgresStore, RepeatedKeysInOneBatchMergeAsIfUpsertedInOrder) {
   auto first = pipe::contract::make_record("e", "t", "1", 10);
   first.publish_acked = 100;
   auto second = pipe::contract::make_record("e", "t", "1", 11);  // a replay: no stamps, a new count
-  const pipe::Record batch[] = {first, pipe::contract::make_record("e", "t", "2", 5), second};
+  const ports::Record batch[] = {first, pipe::contract::make_record("e", "t", "2", 5), second};
   EXPECT_TRUE(store->upsert_batch(batch).empty());
-  const auto rows = pipe::scan_in_key_order(*store, "e");
+  const auto rows = ports::scan_in_key_order(*store, "e");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].token_count, 11);
   EXPECT_EQ(rows[0].publish_acked, 100);
@@ -201,10 +201,10 @@ TEST(PostgresStore, RepeatedKeysInOneBatchMergeAsIfUpsertedInOrder) {
 
 TEST(PostgresStore, ABatchLargerThanOneStatementIsStoredWhole) {
   const auto store = open_store(pg_env("PG_URL") + "?table=" + unique_name("big_"));
-  std::vector<pipe::Record> batch;
+  std::vector<ports::Record> batch;
   for (int i = 0; i < 4500; ++i) batch.push_back(pipe::contract::make_record("e", "t", std::to_string(i), i));
   EXPECT_TRUE(store->upsert_batch(batch).empty());
-  EXPECT_EQ(pipe::scan_in_key_order(*store, "e").size(), 4500u);
+  EXPECT_EQ(ports::scan_in_key_order(*store, "e").size(), 4500u);
 }
 
 TEST(PostgresStore, SchemaParameterCreatesTheSchemaAndKeepsTablesApart) {
@@ -212,8 +212,8 @@ TEST(PostgresStore, SchemaParameterCreatesTheSchemaAndKeepsTablesApart) {
   const auto a = open_store(pg_env("PG_URL") + "?table=" + table + "&schema=" + unique_name("s_"));
   const auto b = open_store(pg_env("PG_URL") + "?table=" + table);
   a->upsert(pipe::contract::make_record("e", "t", "1", 1));
-  EXPECT_EQ(pipe::scan_in_key_order(*a, "e").size(), 1u);
-  EXPECT_TRUE(pipe::scan_in_key_order(*b, "e").empty());
+  EXPECT_EQ(ports::scan_in_key_order(*a, "e").size(), 1u);
+  EXPECT_TRUE(ports::scan_in_key_order(*b, "e").empty());
 }
 
 // A table created before run_id existed (the first 24 fields) gets the column when a store opens
@@ -226,7 +226,7 @@ TEST(PostgresStore, AnOlderTableWithoutRunIdGetsTheColumn) {
     auto fresh = pipe::contract::make_record("e", "t", "new" + std::to_string(open), 9);
     fresh.run_id = "run-" + std::to_string(open);
     store->upsert(fresh);
-    const auto rows = pipe::scan_in_key_order(*store, "e");
+    const auto rows = ports::scan_in_key_order(*store, "e");
     ASSERT_EQ(rows.size(), 2u + open);
     EXPECT_EQ(rows[0].run_id, "run-0");
     EXPECT_EQ(rows.back().id, "old");
@@ -248,14 +248,14 @@ TEST(PostgresStore, AReaderCreatesNoTable) {
   try {
     (void)open_store(pg_env("PG_URL") + "?table=" + table, Access::read_only);
     ADD_FAILURE() << "a reader opened a table that is not there";
-  } catch (const pipe::StoreError& e) {
+  } catch (const ports::StoreError& e) {
     EXPECT_NE(std::string(e.what()).find("no table \"" + table + "\""), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find(pg_env("PG_PASSWORD")), std::string::npos) << e.what();
   }
   EXPECT_EQ(query_value("SELECT to_regclass($1)", {{table, false}}), "");
   // Nor a schema named in the URL.
   const std::string schema = unique_name("absent_schema_");
-  EXPECT_THROW((void)open_store(pg_env("PG_URL") + "?table=t&schema=" + schema, Access::read_only), pipe::StoreError);
+  EXPECT_THROW((void)open_store(pg_env("PG_URL") + "?table=t&schema=" + schema, Access::read_only), ports::StoreError);
   EXPECT_EQ(query_value("SELECT count(*) FROM pg_namespace WHERE nspname = $1", {{schema, false}}), "0");
 }
 
@@ -264,13 +264,13 @@ TEST(PostgresStore, AReaderOfAnOlderTableAltersNothing) {
   create_older_table(table);
   const std::string before = table_shape(table);
   const auto store = open_store(pg_env("PG_URL") + "?table=" + table, Access::read_only);
-  const auto rows = pipe::scan_in_key_order(*store, "e");
+  const auto rows = ports::scan_in_key_order(*store, "e");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].id, "old");
   EXPECT_EQ(rows[0].run_id, "");
   EXPECT_EQ(rows[0].publish_acked, 6);
   EXPECT_EQ(rows[0].output_tokens, 0);
-  EXPECT_THROW(store->upsert(pipe::contract::make_record("e", "t", "new", 1)), pipe::StoreError);
+  EXPECT_THROW(store->upsert(pipe::contract::make_record("e", "t", "new", 1)), ports::StoreError);
   EXPECT_EQ(table_shape(table), before);
   EXPECT_EQ(query_value("SELECT count(*) FROM " + table), "1");
 }
@@ -282,7 +282,7 @@ TEST(PostgresStore, AReaderRefusesATableOfAnotherProgram) {
   try {
     (void)open_store(pg_env("PG_URL") + "?table=" + table, Access::read_only);
     ADD_FAILURE() << "a reader took a foreign table for a record store";
-  } catch (const pipe::StoreError& e) {
+  } catch (const ports::StoreError& e) {
     EXPECT_NE(std::string(e.what()).find("not a record store"), std::string::npos) << e.what();
   }
   EXPECT_EQ(table_shape(table), before);

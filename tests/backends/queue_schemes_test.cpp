@@ -26,7 +26,7 @@ TEST(QueueSchemes, EveryRegisteredSchemeHasItsOpenerFormAndSiblingRule) {
     ASSERT_NE(s.naming.name, nullptr);
     ASSERT_NE(s.naming.with_name, nullptr);
     const std::string example(s.example);
-    EXPECT_EQ(pipe::parse_backend_url(example).scheme, s.scheme);
+    EXPECT_EQ(ports::parse_backend_url(example).scheme, s.scheme);
     EXPECT_EQ(queue_name(example), "jobs");
     // A sibling is the same URL under another name: same scheme, host, credentials, parameters.
     const std::string reply = reply_queue_name(example, "gw-1");
@@ -34,7 +34,7 @@ TEST(QueueSchemes, EveryRegisteredSchemeHasItsOpenerFormAndSiblingRule) {
     EXPECT_TRUE(is_reply_queue_of(example, reply));
     const std::string sibling = sibling_queue_url(example, reply);
     EXPECT_EQ(queue_name(sibling), reply);
-    const pipe::BackendUrl a = pipe::parse_backend_url(example), b = pipe::parse_backend_url(sibling);
+    const ports::BackendUrl a = ports::parse_backend_url(example), b = ports::parse_backend_url(sibling);
     EXPECT_EQ(a.scheme, b.scheme);
     EXPECT_EQ(a.user, b.user);
     EXPECT_EQ(a.password, b.password);

@@ -75,7 +75,7 @@ TEST(RedisPoison, PoisonMessagesReachTheDeadLetterStreamWithTheirReasonAndDoNotB
 
   // 1. The message a reader takes max_receives times and never deletes: it must not come back.
   const std::string stuck = R"({"tokenizer":"phi-4","id":"stuck-1","model":"m","prompt":[{"role":"user","content":"hi"}]})";
-  pipe::send_all(*in, std::vector<std::string>{stuck});
+  ports::send_all(*in, std::vector<std::string>{stuck});
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(wait_for(5s, [&] { return !in->receive(1, 100ms).empty(); })) << "receive " << i + 1;
   }
@@ -86,7 +86,7 @@ TEST(RedisPoison, PoisonMessagesReachTheDeadLetterStreamWithTheirReasonAndDoNotB
       R"({"tokenizer":"no-such-tokenizer","id":"unknown-1","model":"m","prompt":[{"role":"user","content":"hi"}]})";
   const std::string big = R"({"tokenizer":"phi-4","id":"big-1","model":"m","prompt":[{"role":"user","content":")" +
                           std::string(20000, 'x') + "\"}]}";
-  pipe::send_all(*in, std::vector<std::string>{not_json, unknown, big});
+  ports::send_all(*in, std::vector<std::string>{not_json, unknown, big});
   std::string out;
   ASSERT_EQ(run_overhead("enqueue --tokenizers phi-4 --limit 60 --queue '" + in_url + "' --out '" + dir + "'", out), 0) << out;
 
@@ -129,7 +129,7 @@ TEST(RedisPoison, PoisonMessagesReachTheDeadLetterStreamWithTheirReasonAndDoNotB
   ASSERT_TRUE(reason_of_body.count(big));
   EXPECT_NE(reason_of_body[big].find("prompt_too_large"), std::string::npos) << reason_of_body[big];
   // `overhead status` counts them.
-  const pipe::QueueStatus s = in->status();
+  const ports::QueueStatus s = in->status();
   ASSERT_TRUE(s.dead_letters.has_value());
   EXPECT_EQ(s.dead_letters->visible, 4u);
 }

@@ -66,7 +66,7 @@ TEST(RedisQueue, WrongPasswordIsPermanentAndNotShown) {
   try {
     (void)open_queue(url);
     ADD_FAILURE() << "opened with a wrong password";
-  } catch (const pipe::QueueError& e) {
+  } catch (const ports::QueueError& e) {
     EXPECT_FALSE(e.retryable()) << e.what();
     EXPECT_EQ(std::string(e.what()).find("not-the-password"), std::string::npos) << e.what();
   }
@@ -77,7 +77,7 @@ TEST(RedisQueue, UnreachableServerIsTransient) {
   try {
     (void)open_queue("redis://127.0.0.1:1/" + fresh_stream() + "?connect_timeout_ms=500");
     ADD_FAILURE() << "opened a queue on a closed port";
-  } catch (const pipe::QueueError& e) {
+  } catch (const ports::QueueError& e) {
     EXPECT_TRUE(e.retryable()) << e.what();
   }
 }

@@ -95,7 +95,7 @@ TEST(RedisRestart, WorkersAndConsumersRideOutARestartAndNothingIsLostOrDuplicate
   EXPECT_EQ(rows.without_publish_acked, 0u);
   EXPECT_EQ(rows.without_input_deleted, 0u);
 
-  const pipe::QueueStatus s = in->status();
+  const ports::QueueStatus s = in->status();
   EXPECT_EQ(s.counts.visible, 0u);
   EXPECT_EQ(s.counts.in_flight, 0u);
   ASSERT_TRUE(s.dead_letters.has_value());

@@ -29,8 +29,8 @@ fs::path temp_dir() {
   return dir;
 }
 
-pipe::Record record(const std::string& experiment, int id, int case_number, std::int64_t received, std::int64_t tokens) {
-  pipe::Record r;
+ports::Record record(const std::string& experiment, int id, int case_number, std::int64_t received, std::int64_t tokens) {
+  ports::Record r;
   r.experiment = experiment;
   r.tokenizer = "llama-3.3-70b-instruct";
   r.experiment_tokenizer = experiment + "#" + r.tokenizer;
@@ -70,7 +70,7 @@ class SimulateArrivals : public ::testing::Test {
     const std::int64_t t0 = 1000 * kSecond;
     // A served experiment: requests came at 0, 1, 1.5 and 10 s (stored out of order), two of them
     // decoded; one record was never taken up (no received stamp).
-    std::vector<pipe::Record> served = {record("served", 3, 0, t0 + 10 * kSecond, 400), record("served", 0, 0, t0, 100),
+    std::vector<ports::Record> served = {record("served", 3, 0, t0 + 10 * kSecond, 400), record("served", 0, 0, t0, 100),
                                         record("served", 2, 0, t0 + 3 * kSecond / 2, 300),
                                         record("served", 1, 0, t0 + kSecond, 200), record("served", 4, 0, 0, 500)};
     served[1].decode_end = t0 + 5;
@@ -78,7 +78,7 @@ class SimulateArrivals : public ::testing::Test {
     served[2].decode_end = t0 + 5;
     served[2].output_tokens = 9;
     // A run of case 5: everything was enqueued before the worker started.
-    std::vector<pipe::Record> run = {record("run5", 0, 5, t0, 100), record("run5", 1, 5, t0 + kSecond / 10, 100),
+    std::vector<ports::Record> run = {record("run5", 0, 5, t0, 100), record("run5", 1, 5, t0 + kSecond / 10, 100),
                                      record("run5", 2, 5, t0 + kSecond / 5, 100)};
     EXPECT_TRUE(store->upsert_batch(served).empty());
     EXPECT_TRUE(store->upsert_batch(run).empty());

@@ -145,9 +145,9 @@ TEST(Validation, MeasuredFiguresFollowTheAnalysisDefinitions) {
   // The same run through report::build_item_table (what `overhead analyze` fits on) and through
   // cost::measure must give the same cycles and wall time.
   const auto run = timeline(kBase.name);
-  std::vector<pipe::Record> records;
+  std::vector<ports::Record> records;
   for (std::size_t i = 0; i < run.size(); ++i) {
-    pipe::Record r;
+    ports::Record r;
     r.experiment = "validation";
     r.tokenizer = run[i].tokenizer;
     r.experiment_tokenizer = r.experiment + "#" + r.tokenizer;

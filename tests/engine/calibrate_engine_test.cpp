@@ -17,17 +17,17 @@
 namespace overhead::cli {
 namespace {
 
-struct Collect final : pipe::DecodeCallbacks {
+struct Collect final : ports::DecodeCallbacks {
   std::mutex mutex;
   std::condition_variable cv;
-  std::vector<pipe::DecodeResult> done;
+  std::vector<ports::DecodeResult> done;
   int errors = 0;
-  void on_done(pipe::DecodeResult r) override {
+  void on_done(ports::DecodeResult r) override {
     std::lock_guard lock(mutex);
     done.push_back(std::move(r));
     cv.notify_all();
   }
-  void on_error(const pipe::DecoderError&) override {
+  void on_error(const ports::DecoderError&) override {
     std::lock_guard lock(mutex);
     ++errors;
     cv.notify_all();
@@ -58,9 +58,9 @@ TEST(CalibrateEngine, FitsTheRealEngineAndPredictsAConfigurationItDidNotRun) {
   std::string prompt = "hello";
   for (int i = 1; i < 255; ++i) prompt += " hello";  // 256 tokens with the BOS
   auto collect = std::make_shared<Collect>();
-  std::vector<std::shared_ptr<pipe::DecodeTicket>> tickets;
+  std::vector<std::shared_ptr<ports::DecodeTicket>> tickets;
   for (int i = 0; i < 3; ++i) {
-    pipe::DecodeRequest r;
+    ports::DecodeRequest r;
     r.prompt = prompt;
     r.prompt_tokens = 256;
     r.max_tokens = 32;

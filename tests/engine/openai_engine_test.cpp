@@ -29,25 +29,25 @@ constexpr const char* kPrompt =
     "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nWrite a short poem about queues.<|eot_id|>"
     "<|start_header_id|>assistant<|end_header_id|>\n\n";
 
-class Receiver final : public pipe::DecodeCallbacks {
+class Receiver final : public ports::DecodeCallbacks {
  public:
   std::function<void(Receiver&)> after_text;
   std::string joined;
   int deltas = 0;
   std::int64_t first_delta_ns = 0, last_delta_ns = 0;
-  pipe::DecodeResult result;
+  ports::DecodeResult result;
   std::string error;
   bool ended = false;
 
   void on_text(std::string_view text, std::int64_t) override {
     joined += text;
     ++deltas;
-    last_delta_ns = pipe::monotonic_ns();
+    last_delta_ns = ports::monotonic_ns();
     if (!first_delta_ns) first_delta_ns = last_delta_ns;
     if (after_text) after_text(*this);
   }
-  void on_done(pipe::DecodeResult r) override { end([&] { result = std::move(r); }); }
-  void on_error(const pipe::DecoderError& e) override { end([&] { error = e.what(); }); }
+  void on_done(ports::DecodeResult r) override { end([&] { result = std::move(r); }); }
+  void on_error(const ports::DecoderError& e) override { end([&] { error = e.what(); }); }
   bool wait(std::chrono::seconds limit = 60s) {
     std::unique_lock lock(mutex_);
     return cv_.wait_for(lock, limit, [&] { return ended; });
@@ -83,8 +83,8 @@ nlohmann::json engine_completion(const testing::LlamaEngine& engine, nlohmann::j
   return nlohmann::json::parse(res->body);
 }
 
-pipe::DecodeRequest request(std::int64_t max_tokens, const pipe::SamplingParams* sampling) {
-  pipe::DecodeRequest r;
+ports::DecodeRequest request(std::int64_t max_tokens, const ports::SamplingParams* sampling) {
+  ports::DecodeRequest r;
   r.prompt = kPrompt;
   r.max_tokens = max_tokens;
   r.tokenizer = "tiny-llama3";
@@ -110,7 +110,7 @@ TEST_F(OpenAiEngine, TheStreamIsTheEnginesOwnCompletionWithItsUsageAndFinishReas
   ASSERT_FALSE(want.empty());
 
   const OpenAiDecoder d(parse_openai_decoder(engine_->base_url()));
-  pipe::SamplingParams greedy;
+  ports::SamplingParams greedy;
   greedy.temperature = 0.0;
   auto r = std::make_shared<Receiver>();
   auto ticket = d.start(request(48, &greedy), r);
@@ -127,15 +127,15 @@ TEST_F(OpenAiEngine, TheStreamIsTheEnginesOwnCompletionWithItsUsageAndFinishReas
   EXPECT_LE(r->result.first_token, r->result.decode_end);
 
   // decode(), the batch runs' path: the same answer.
-  const pipe::DecodeResult sync = d.decode(request(48, &greedy));
+  const ports::DecodeResult sync = d.decode(request(48, &greedy));
   EXPECT_EQ(sync.text, want);
   EXPECT_EQ(sync.output_tokens, r->result.output_tokens);
 
   // A stop string from the sampling fields: the engine's own cut, finish_reason stop.
-  pipe::SamplingParams stopping = greedy;
+  ports::SamplingParams stopping = greedy;
   stopping.stop = {want.substr(want.size() / 2, 4)};
   const auto cut = engine_completion(*engine_, {{"max_tokens", 48}, {"temperature", 0}, {"stop", stopping.stop}});
-  const pipe::DecodeResult stopped = d.decode(request(48, &stopping));
+  const ports::DecodeResult stopped = d.decode(request(48, &stopping));
   EXPECT_EQ(stopped.text, cut["choices"][0]["text"].get<std::string>());
   EXPECT_EQ(stopped.finish_reason, "stop");
   EXPECT_LT(stopped.text.size(), want.size());
@@ -144,10 +144,10 @@ TEST_F(OpenAiEngine, TheStreamIsTheEnginesOwnCompletionWithItsUsageAndFinishReas
 TEST_F(OpenAiEngine, CancelStopsTheEngine) {
   const OpenAiDecoder d(parse_openai_decoder(engine_->base_url()));
   const auto before = engine_get(*engine_, "/engine/stats");
-  pipe::SamplingParams greedy;
+  ports::SamplingParams greedy;
   greedy.temperature = 0.0;
   auto r = std::make_shared<Receiver>();
-  std::shared_ptr<pipe::DecodeTicket> ticket;
+  std::shared_ptr<ports::DecodeTicket> ticket;
   std::mutex m;
   r->after_text = [&](Receiver& self) {
     if (self.deltas == 3) {
@@ -179,10 +179,10 @@ TEST_F(OpenAiEngine, CancelStopsTheEngine) {
 TEST_F(OpenAiEngine, ManyGenerationsAtOnceEachGetTheirWholeAnswer) {
   const auto before = engine_get(*engine_, "/engine/stats");
   const OpenAiDecoder d(parse_openai_decoder(engine_->base_url() + ",usage=required"));
-  pipe::SamplingParams greedy;
+  ports::SamplingParams greedy;
   greedy.temperature = 0.0;
   std::vector<std::shared_ptr<Receiver>> all;
-  std::vector<std::shared_ptr<pipe::DecodeTicket>> tickets;
+  std::vector<std::shared_ptr<ports::DecodeTicket>> tickets;
   for (int i = 0; i < 16; ++i) {  // twice the engine's sequences: half wait their turn there
     all.push_back(std::make_shared<Receiver>());
     tickets.push_back(d.start(request(24, &greedy), all.back()));

@@ -93,7 +93,7 @@ TEST(CompletionEventParser, WhatIsNoCompletionChunkIsRefusedSayingWhy) {
 // --- streams against the scripted server -------------------------------------------------------
 
 // Collects one generation's callbacks; wait() blocks until on_done / on_error.
-class Collector final : public pipe::DecodeCallbacks {
+class Collector final : public ports::DecodeCallbacks {
  public:
   std::function<void(Collector&)> after_text;  // e.g. cancel after the n-th delta
 
@@ -101,13 +101,13 @@ class Collector final : public pipe::DecodeCallbacks {
     {
       std::lock_guard lock(mutex_);
       deltas.emplace_back(text);
-      delta_ns.push_back(pipe::monotonic_ns());
+      delta_ns.push_back(ports::monotonic_ns());
     }
     ++delta_count;
     if (after_text) after_text(*this);
   }
-  void on_done(pipe::DecodeResult r) override { end([&] { result = std::move(r); }); }
-  void on_error(const pipe::DecoderError& e) override {
+  void on_done(ports::DecodeResult r) override { end([&] { result = std::move(r); }); }
+  void on_error(const ports::DecoderError& e) override {
     end([&] {
       error = e.what();
       retryable = e.retryable();
@@ -126,7 +126,7 @@ class Collector final : public pipe::DecodeCallbacks {
   std::vector<std::string> deltas;
   std::vector<std::int64_t> delta_ns;
   std::atomic<int> delta_count{0};
-  pipe::DecodeResult result;
+  ports::DecodeResult result;
   std::string error;
   bool retryable = false;
   int ends = 0;
@@ -143,8 +143,8 @@ class Collector final : public pipe::DecodeCallbacks {
   std::condition_variable cv_;
 };
 
-pipe::DecodeRequest streamed_request(std::string_view prompt = "<p>", std::int64_t max_tokens = 8) {
-  pipe::DecodeRequest r;
+ports::DecodeRequest streamed_request(std::string_view prompt = "<p>", std::int64_t max_tokens = 8) {
+  ports::DecodeRequest r;
   r.prompt = prompt;
   r.prompt_tokens = 3;
   r.max_tokens = max_tokens;
@@ -153,7 +153,7 @@ pipe::DecodeRequest streamed_request(std::string_view prompt = "<p>", std::int64
   return r;
 }
 
-std::shared_ptr<Collector> run(const OpenAiDecoder& d, const pipe::DecodeRequest& req) {
+std::shared_ptr<Collector> run(const OpenAiDecoder& d, const ports::DecodeRequest& req) {
   auto c = std::make_shared<Collector>();
   auto ticket = d.start(req, c);
   EXPECT_TRUE(c->wait());
@@ -185,7 +185,7 @@ TEST(OpenAiStream, TheRequestCarriesThePromptTheLimitAndTheSamplingFields) {
   server.writes = {ScriptedOpenAiServer::text_event("x", "stop"), ScriptedOpenAiServer::usage_event(3, 1),
                    ScriptedOpenAiServer::done_event()};
   const OpenAiDecoder d(parse_openai_decoder(server.url() + ",model=served"));
-  pipe::SamplingParams s;
+  ports::SamplingParams s;
   s.temperature = 0.0;
   s.top_p = 0.5;
   s.presence_penalty = 0.25;
@@ -224,7 +224,7 @@ TEST(OpenAiStream, CancelClosesTheTransferAndEndsWithCancelled) {
   server.gap = 5ms;
   const OpenAiDecoder d(parse_openai_decoder(server.url()));
   auto c = std::make_shared<Collector>();
-  std::shared_ptr<pipe::DecodeTicket> ticket;
+  std::shared_ptr<ports::DecodeTicket> ticket;
   std::mutex m;
   c->after_text = [&](Collector& self) {
     if (self.deltas.size() == 3) {
@@ -327,7 +327,7 @@ TEST(OpenAiStream, AnUnreachableServerIsATransientError) {
   try {
     (void)d.decode(streamed_request());
     ADD_FAILURE() << "decode() answered without a server";
-  } catch (const pipe::DecoderError& e) {
+  } catch (const ports::DecoderError& e) {
     EXPECT_TRUE(e.retryable()) << e.what();
   }
 }
@@ -341,7 +341,7 @@ TEST(OpenAiStream, ManyStreamsRunAtOnceOnTheDecodersThread) {
   server.gap = 30ms;  // 300 ms per stream
   const OpenAiDecoder d(parse_openai_decoder(server.url()));
   std::vector<std::shared_ptr<Collector>> all;
-  std::vector<std::shared_ptr<pipe::DecodeTicket>> tickets;
+  std::vector<std::shared_ptr<ports::DecodeTicket>> tickets;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kStreams; ++i) {
     all.push_back(std::make_shared<Collector>());

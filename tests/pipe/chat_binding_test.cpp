@@ -16,6 +16,7 @@
 #include "util/line_reader.hpp"
 
 namespace overhead::pipe {
+using ports::ItemError;
 namespace {
 
 namespace fs = std::filesystem;

@@ -23,6 +23,18 @@
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using ports::append_record_json;
+using ports::append_stamps_json;
+using ports::Failure;
+using ports::Message;
+using ports::Queue;
+using ports::QueueError;
+using ports::Record;
+using ports::send_all;
+using ports::StampPatch;
+using ports::Store;
+using ports::StoreError;
+using ports::UpsertFailure;
 namespace {
 
 // A store in memory whose upsert_batch refuses chosen ids: "throttled-*" once (retryable),

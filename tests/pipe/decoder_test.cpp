@@ -25,6 +25,15 @@
 #include "support/fake_openai.hpp"
 
 namespace overhead::pipe {
+using ports::DecodeCallbacks;
+using ports::Decoder;
+using ports::DecodeRequest;
+using ports::DecoderError;
+using ports::DecodeResult;
+using ports::DecodeTicket;
+using ports::monotonic_ns;
+using ports::Record;
+using ports::thread_cpu_ns;
 using backends::open_decoder;
 namespace {
 

@@ -13,12 +13,12 @@ namespace overhead::pipe::testing {
 
 inline FunctionProcessor fake_processor(std::set<std::string> known = {"llama", "gemma", "phi"}) {
   return FunctionProcessor([known](const SourceRecord& src, const std::string& tokenizer) {
-    if (!known.count(tokenizer)) throw ItemError("unknown_tokenizer", "unknown tokenizer \"" + tokenizer + "\"");
+    if (!known.count(tokenizer)) throw ports::ItemError("unknown_tokenizer", "unknown tokenizer \"" + tokenizer + "\"");
     if (tokenizer == "gemma")
       for (const auto& m : src.prompt)
-        if (m.at("role") == "system") throw ItemError("template_error", "System role not supported");
+        if (m.at("role") == "system") throw ports::ItemError("template_error", "System role not supported");
     ProcessResult r;
-    r.render_end = monotonic_ns();
+    r.render_end = ports::monotonic_ns();
     r.token_count = src.prompt_bytes;
     return r;
   });

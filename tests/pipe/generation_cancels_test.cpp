@@ -9,6 +9,7 @@
 #include "pipe/generation_cancels.hpp"
 
 namespace overhead::pipe {
+using ports::DecodeTicket;
 namespace {
 
 struct CountingTicket final : DecodeTicket {

@@ -8,6 +8,7 @@
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using ports::QueueError;
 namespace {
 
 TEST(Producer, AnItemOverTheQueueLimitIsDeadLetteredAndTheRestIsSent) {

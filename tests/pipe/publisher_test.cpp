@@ -10,6 +10,11 @@
 #include "pipe/publisher.hpp"
 
 namespace overhead::pipe {
+using ports::Failure;
+using ports::QueueError;
+using ports::Record;
+using ports::RetryPolicy;
+using ports::StampPatch;
 namespace {
 
 // A sink that fails the first `failures` puts of every record id (or all of them: -1), and can

@@ -13,6 +13,7 @@
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using ports::ClockMs;
 using backends::open_queue;
 using contract::QueueBackend;
 using contract::QueueFamilySemantics;

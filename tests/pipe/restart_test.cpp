@@ -16,6 +16,7 @@
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using ports::Record;
 using backends::open_queue;
 using backends::open_store;
 namespace {

@@ -15,6 +15,14 @@
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using ports::append_record_json;
+using ports::append_stamps_json;
+using ports::ObjectStore;
+using ports::parse_log_message;
+using ports::Record;
+using ports::scan_in_key_order;
+using ports::StampPatch;
+using ports::write_records_csv;
 using backends::open_store;
 using backends::open_object_store;
 namespace {

@@ -12,7 +12,7 @@ namespace overhead::pipe::testing {
 
 struct ManualClock {
   std::shared_ptr<std::atomic<std::int64_t>> now = std::make_shared<std::atomic<std::int64_t>>(1'000'000);
-  ClockMs fn() const {
+  ports::ClockMs fn() const {
     auto p = now;
     return [p] { return p->load(); };
   }

@@ -9,6 +9,8 @@
 #include "fake_processor.hpp"
 
 namespace overhead::pipe {
+using ports::is_plain_queue_name;
+using ports::ItemError;
 namespace {
 
 std::string kind_of(const std::string& line) {
@@ -37,9 +39,9 @@ TEST(WorkItem, DuplicateKeysTakeTheLastEverywhere) {
   EXPECT_EQ(rec->api_input, 2);
   EXPECT_EQ(kind_of(R"({"id":"a","model":"m","prompt":[{"role":"user","role":5,"content":"x"}]})"), "bad_prompt");
   EXPECT_EQ(kind_of(R"({"id":"a","model":"m","prompt":[{"role":"user","content":"x"}],"prompt":"no"})"), "bad_prompt");
-  const WorkItem item = decode_item_body(encode_item_body(*rec, "phi-4"), "message 1");
+  const WorkItem item = parse_item_body(encode_item_body(*rec, "phi-4"), "message 1");
   EXPECT_EQ(item.source->prompt_bytes, 2);
-  EXPECT_EQ(decode_item_body(R"({"tokenizer":"x","tokenizer":"phi-4","id":"a","model":"m","prompt":[{"role":"user","content":"x"}]})",
+  EXPECT_EQ(parse_item_body(R"({"tokenizer":"x","tokenizer":"phi-4","id":"a","model":"m","prompt":[{"role":"user","content":"x"}]})",
                              "message 2").tokenizer,
             "phi-4");
 }
@@ -77,7 +79,7 @@ TEST(WorkItem, QueueBodyRoundTripsWithoutTheAnswer) {
   auto rec = parse_source_line(testing::source_line("1-1", "a \\\"quoted\\\" line"), 12);
   const std::string body = encode_item_body(*rec, "phi-4");
   EXPECT_EQ(body.find("answer"), std::string::npos);
-  WorkItem item = decode_item_body(body, "message 5");
+  WorkItem item = parse_item_body(body, "message 5");
   EXPECT_EQ(item.tokenizer, "phi-4");
   EXPECT_EQ(item.origin, "message 5");
   EXPECT_EQ(item.source->id, "1-1");
@@ -86,7 +88,7 @@ TEST(WorkItem, QueueBodyRoundTripsWithoutTheAnswer) {
   EXPECT_EQ(item.source->prompt_bytes, rec->prompt_bytes);
   EXPECT_EQ(item.source->api_input, 3);
   try {
-    decode_item_body("{\"id\":\"x\"}", "message 9");
+    parse_item_body("{\"id\":\"x\"}", "message 9");
     FAIL();
   } catch (const ItemError& e) {
     EXPECT_EQ(e.kind(), "bad_message");
@@ -106,15 +108,15 @@ TEST(WorkItem, TheAnswerAndMaxTokensTravelOnlyWhenThereAndAsked) {
   EXPECT_EQ(plain,
             "{\"tokenizer\":\"phi-4\",\"line\":3,\"id\":\"1-1\",\"model\":\"m\",\"usage\":{\"input\":3,\"output\":4},"
             "\"prompt\":[{\"role\":\"user\",\"content\":\"hello\"}]}");
-  EXPECT_FALSE(decode_item_body(plain, "m").source->answer.has_value());
+  EXPECT_FALSE(parse_item_body(plain, "m").source->answer.has_value());
   const std::string with = encode_item_body(*rec, "phi-4", true);
   EXPECT_EQ(with, plain.substr(0, plain.size() - 1) + ",\"answer\":\"a\"}");
-  EXPECT_EQ(decode_item_body(with, "m").source->answer, "a");
+  EXPECT_EQ(parse_item_body(with, "m").source->answer, "a");
 
   SourceRecord copy = *rec;
   copy.answer.reset();
   copy.max_tokens = 64;
-  const WorkItem back = decode_item_body(encode_item_body(copy, "phi-4", true), "m");
+  const WorkItem back = parse_item_body(encode_item_body(copy, "phi-4", true), "m");
   EXPECT_EQ(back.source->max_tokens, 64);
   EXPECT_FALSE(back.source->answer.has_value());
 }
@@ -123,9 +125,9 @@ TEST(WorkItem, TheAnswerAndMaxTokensTravelOnlyWhenThereAndAsked) {
 TEST(WorkItem, SamplingTravelsInTheBodyWhenSet) {
   auto rec = parse_source_line(testing::source_line("1-1"), 3);
   const std::string plain = encode_item_body(*rec, "phi-4");
-  EXPECT_EQ(decode_item_body(plain, "m").source->sampling, nullptr);
+  EXPECT_EQ(parse_item_body(plain, "m").source->sampling, nullptr);
   SourceRecord copy = *rec;
-  auto s = std::make_shared<overhead::pipe::SamplingParams>();
+  auto s = std::make_shared<overhead::ports::SamplingParams>();
   s->temperature = 0.0;
   s->top_p = 0.1;
   s->frequency_penalty = -0.25;
@@ -134,7 +136,7 @@ TEST(WorkItem, SamplingTravelsInTheBodyWhenSet) {
   s->user = "user-\u00e9";
   copy.sampling = s;
   const std::string body = encode_item_body(copy, "phi-4");
-  const auto back = decode_item_body(body, "m").source->sampling;
+  const auto back = parse_item_body(body, "m").source->sampling;
   ASSERT_NE(back, nullptr) << body;
   EXPECT_EQ(back->temperature, 0.0);
   EXPECT_EQ(back->top_p, 0.1);
@@ -144,13 +146,13 @@ TEST(WorkItem, SamplingTravelsInTheBodyWhenSet) {
   EXPECT_EQ(back->stop, s->stop);
   EXPECT_EQ(back->user, s->user);
   // Only the set fields are written.
-  auto seed_only = std::make_shared<overhead::pipe::SamplingParams>();
+  auto seed_only = std::make_shared<overhead::ports::SamplingParams>();
   seed_only->seed = 3;
   copy.sampling = seed_only;
   EXPECT_EQ(encode_item_body(copy, "phi-4"), plain.substr(0, plain.size() - 1) + ",\"sampling\":{\"seed\":3}}");
   // A hand-made body with a field of the wrong type is refused naming it.
   try {
-    (void)decode_item_body(plain.substr(0, plain.size() - 1) + ",\"sampling\":{\"temperature\":\"hot\"}}", "message 4");
+    (void)parse_item_body(plain.substr(0, plain.size() - 1) + ",\"sampling\":{\"temperature\":\"hot\"}}", "message 4");
     ADD_FAILURE() << "accepted";
   } catch (const ItemError& e) {
     EXPECT_NE(std::string(e.what()).find("sampling\".temperature"), std::string::npos) << e.what();
@@ -160,17 +162,17 @@ TEST(WorkItem, SamplingTravelsInTheBodyWhenSet) {
 TEST(WorkItem, AReplyQueueTravelsOnlyInBodiesAndOnlyAsAPlainName) {
   auto rec = parse_source_line(testing::source_line("1-1"), 3);
   const std::string plain = encode_item_body(*rec, "phi-4");
-  EXPECT_FALSE(decode_item_body(plain, "m").source->reply_to.has_value());
+  EXPECT_FALSE(parse_item_body(plain, "m").source->reply_to.has_value());
   const std::string with = encode_item_body(*rec, "phi-4", false, "in-reply-gw-1");
   EXPECT_EQ(with, plain.substr(0, plain.size() - 1) + ",\"reply_to\":\"in-reply-gw-1\"}");
-  EXPECT_EQ(decode_item_body(with, "m").source->reply_to, "in-reply-gw-1");
+  EXPECT_EQ(parse_item_body(with, "m").source->reply_to, "in-reply-gw-1");
   // A source file cannot name one: the field is not read there.
   EXPECT_FALSE(parse_source_line(with, 1)->reply_to.has_value());
   // Anything but 1..80 of [A-Za-z0-9_-] is refused as a bad message: no key pattern, no URL.
   for (const std::string& bad : std::initializer_list<std::string>{"\"\"", "\"in*\"", "\"redis://h/x\"", "\"a b\"", "17", "\"" + std::string(81, 'a') + "\""}) {
     const std::string body = plain.substr(0, plain.size() - 1) + ",\"reply_to\":" + bad + "}";
     try {
-      (void)decode_item_body(body, "message 9");
+      (void)parse_item_body(body, "message 9");
       ADD_FAILURE() << bad << " was accepted";
     } catch (const ItemError& e) {
       EXPECT_EQ(e.kind(), "bad_message") << bad;
@@ -192,7 +194,7 @@ TEST(WorkItem, PromptJsonIsWhatSimdjsonMinifyWrites) {
   simdjson::dom::parser parser;
   EXPECT_EQ(rec->prompt_json, simdjson::minify(parser.parse(prompt).value()));
   EXPECT_EQ(rec->tools_json, simdjson::minify(parser.parse(tools).value()));
-  const WorkItem item = decode_item_body(encode_item_body(*rec, "phi-4"), "message 1");
+  const WorkItem item = parse_item_body(encode_item_body(*rec, "phi-4"), "message 1");
   EXPECT_EQ(item.source->tools_json, rec->tools_json);
   // A decoded item's prompt is not written again (nothing sends it on): it costs no minify.
   EXPECT_TRUE(item.source->prompt_json.empty());

@@ -21,6 +21,10 @@ namespace {
 
 using namespace overhead;
 using namespace overhead::pipe;
+using ports::Failure;
+using ports::QueueError;
+using ports::Record;
+using ports::StampPatch;
 using namespace std::chrono_literals;
 
 std::string body_of(const std::string& id, const std::string& tokenizer, const std::string& role = "user") {

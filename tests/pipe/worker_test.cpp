@@ -16,6 +16,12 @@
 #include "support/forwarding_queue.hpp"
 
 namespace overhead::pipe {
+using ports::Message;
+using ports::QueueCounts;
+using ports::QueueError;
+using ports::Record;
+using ports::send_all;
+using ports::StampPatch;
 using backends::open_queue;
 namespace {
 

@@ -7,6 +7,9 @@
 #include "ports/backend_url.hpp"
 
 namespace overhead::pipe {
+using ports::BackendUrl;
+using ports::parse_backend_url;
+using ports::redact_url;
 namespace {
 
 std::string error_of(const std::function<void()>& fn) {

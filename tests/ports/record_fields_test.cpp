@@ -9,6 +9,14 @@
 #include "ports/record_fields.hpp"
 
 namespace overhead::pipe {
+using ports::append_record_json;
+using ports::FieldType;
+using ports::FieldValue;
+using ports::find_record_field;
+using ports::kRecordFields;
+using ports::parse_log_message;
+using ports::Record;
+using ports::write_records_csv;
 namespace {
 
 // A record whose every field differs from a default Record's.

@@ -8,6 +8,12 @@
 #include "ports/retry.hpp"
 
 namespace overhead::pipe {
+using ports::call_with_retries;
+using ports::Failure;
+using ports::ObjectStoreError;
+using ports::QueueError;
+using ports::RetryPolicy;
+using ports::StoreError;
 namespace {
 
 using std::chrono::microseconds;

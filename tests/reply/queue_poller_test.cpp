@@ -24,9 +24,9 @@ using namespace std::chrono_literals;
 // A real queue whose first `failures` receives throw, as a client does while its broker restarts.
 class FailingFirstReceives final : public test_support::ForwardingQueue {
  public:
-  FailingFirstReceives(std::shared_ptr<pipe::Queue> inner, int failures) : ForwardingQueue(std::move(inner)), failures_(failures) {}
-  std::vector<pipe::Message> receive(std::size_t max, std::chrono::milliseconds wait) override {
-    if (failures_.fetch_sub(1) > 0) throw pipe::QueueError("connection refused");
+  FailingFirstReceives(std::shared_ptr<ports::Queue> inner, int failures) : ForwardingQueue(std::move(inner)), failures_(failures) {}
+  std::vector<ports::Message> receive(std::size_t max, std::chrono::milliseconds wait) override {
+    if (failures_.fetch_sub(1) > 0) throw ports::QueueError("connection refused");
     return inner().receive(max, wait);
   }
 
@@ -55,7 +55,7 @@ TEST(QueuePoller, HandsEachMessageOnOnceDeletesItAndCountsWhatCouldNotBeRead) {
   (void)queue->send_batch(bodies);
   std::mutex mutex;
   std::vector<std::string> seen;
-  reply::QueuePoller poller(queue, quick_options(), [&](pipe::Message& m) {
+  reply::QueuePoller poller(queue, quick_options(), [&](ports::Message& m) {
     std::lock_guard lock(mutex);
     seen.push_back(m.body);
     return m.body == "bad" ? std::vector<std::string>{"line 1: not an event"} : std::vector<std::string>{};
@@ -79,7 +79,7 @@ TEST(QueuePoller, RetriesAFailingReceiveUntilMessagesFlow) {
   auto queue = std::make_shared<FailingFirstReceives>(inner, 3);
   (void)inner->send_batch(std::vector<std::string>{"x"});
   std::atomic<int> handled{0};
-  reply::QueuePoller poller(queue, quick_options(), [&](pipe::Message&) {
+  reply::QueuePoller poller(queue, quick_options(), [&](ports::Message&) {
     handled.fetch_add(1);
     return std::vector<std::string>{};
   });
@@ -90,7 +90,7 @@ TEST(QueuePoller, RetriesAFailingReceiveUntilMessagesFlow) {
 
 TEST(QueuePoller, StopEndsTheThreadWithinItsReceiveWait) {
   auto queue = backends::open_queue("mem:");
-  reply::QueuePoller poller(queue, quick_options(), [](pipe::Message&) { return std::vector<std::string>{}; });
+  reply::QueuePoller poller(queue, quick_options(), [](ports::Message&) { return std::vector<std::string>{}; });
   const auto start = std::chrono::steady_clock::now();
   poller.stop();
   poller.stop();  // idempotent

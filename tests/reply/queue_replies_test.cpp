@@ -63,7 +63,7 @@ TEST(QueueSiblings, ReplyNamesAreBoundToTheirInputQueue) {
 }
 
 reply::Reply record_reply(const std::string& id) {
-  pipe::Record r;
+  ports::Record r;
   r.id = id;
   r.experiment_tokenizer = "serve#phi-4";
   r.experiment = "serve";
@@ -82,7 +82,7 @@ struct SharedQueue : testing::Test {
   std::string input = "mem:" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name());
   reply::QueueReplies replies{backends::open_queue_family(input), 2};
   std::string reply_name = backends::reply_queue_name(input, "gw");
-  std::shared_ptr<pipe::Queue> reply_queue = backends::open_queue(backends::sibling_queue_url(input, reply_name));
+  std::shared_ptr<ports::Queue> reply_queue = backends::open_queue(backends::sibling_queue_url(input, reply_name));
 };
 
 TEST_F(SharedQueue, AWorkersAnswerReachesTheWaitingGateway) {
@@ -121,7 +121,7 @@ TEST_F(SharedQueue, ANameThatIsNotAReplyQueueOfTheInputIsRefused) {
   try {
     replies.note("x", log_name);
     FAIL() << "accepted";
-  } catch (const pipe::ItemError& e) {
+  } catch (const ports::ItemError& e) {
     EXPECT_EQ(e.kind(), "bad_message");
   }
   replies.deliver(record_reply("x"));
@@ -149,12 +149,12 @@ TEST_F(SharedQueue, DeltasAreBatchedByTimeAndTheFirstOneIsNotDelayed) {
   reply::testing::RecordingPath box;
   reply::ReplyReceiver receiver(reply_queue, box);
   batched.note("s", reply_name);
-  const std::int64_t start = pipe::monotonic_ns();
+  const std::int64_t start = ports::monotonic_ns();
   batched.text("s", "w-1", 0, "He");
   // The first piece arrives well before the window ends.
-  while (box.deltas().empty() && pipe::monotonic_ns() - start < 5'000'000'000) std::this_thread::sleep_for(1ms);
+  while (box.deltas().empty() && ports::monotonic_ns() - start < 5'000'000'000) std::this_thread::sleep_for(1ms);
   ASSERT_EQ(box.deltas().size(), 1u);
-  EXPECT_LT(pipe::monotonic_ns() - start, 250'000'000);
+  EXPECT_LT(ports::monotonic_ns() - start, 250'000'000);
   const std::string words[] = {"llo", ", ", "wor", "ld"};
   std::int64_t offset = 2;
   for (const auto& w : words) {

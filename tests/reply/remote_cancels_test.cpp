@@ -69,7 +69,7 @@ TEST(TakenEvents, RoundTripThroughTheReplyCodec) {
 // queue, ControlReceiver recording the cancels it gets) on mem: queues of one input.
 struct Cancellation : testing::Test {
   std::string input = "mem:" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name());
-  std::shared_ptr<pipe::Queue> open(const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); }
+  std::shared_ptr<ports::Queue> open(const std::string& name) { return backends::open_queue(backends::sibling_queue_url(input, name)); }
 
   struct Worker {
     std::string control;
@@ -107,7 +107,7 @@ struct Cancellation : testing::Test {
   }
 
   std::string reply_name = backends::reply_queue_name(input, "gw");
-  std::shared_ptr<pipe::Queue> reply_queue = open(reply_name);
+  std::shared_ptr<ports::Queue> reply_queue = open(reply_name);
   reply::testing::RecordingPath box;
   reply::RemoteCancels remote{backends::open_queue_family(input)};
   reply::ReplyReceiver receiver{reply_queue, box, &remote};
@@ -149,7 +149,7 @@ TEST_F(Cancellation, ARequestTakenAgainByAnotherWorkerIsCancelledThereToo) {
 TEST_F(Cancellation, NothingIsSentOnceTheFinalReplyArrived) {
   auto w = worker("w1-4");
   w->replies->note("done", reply_name);
-  pipe::Record r;
+  ports::Record r;
   r.id = "done";
   r.experiment_tokenizer = "serve#phi-4";
   w->replies->deliver(reply::Reply::answered(r, "text", "stop"));

@@ -17,8 +17,8 @@ using reply::Delta;
 using reply::Reply;
 using reply::ReplyEvent;
 
-pipe::Record record(const std::string& id) {
-  pipe::Record r;
+ports::Record record(const std::string& id) {
+  ports::Record r;
   r.id = id;
   r.experiment_tokenizer = "serve#phi-4";
   r.experiment = "serve";
@@ -138,7 +138,7 @@ TEST(ReplyCodec, ABadLineIsReportedAndTheOthersStillArrive) {
 
 TEST(ReplyCodec, ABareRecordReadsAsADoneReply) {
   std::string body;
-  pipe::append_record_json(body, record("old"));
+  ports::append_record_json(body, record("old"));
   const Reply r = only_reply(body);
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.id, "old");

@@ -16,9 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-pipe::Record decoded(const std::string& tokenizer, std::int64_t e_us, std::int64_t ttft_us, std::int64_t d_us,
+ports::Record decoded(const std::string& tokenizer, std::int64_t e_us, std::int64_t ttft_us, std::int64_t d_us,
                      std::int64_t tokens) {
-  pipe::Record r;
+  ports::Record r;
   r.case_number = 5;
   r.tokenizer = tokenizer;
   r.render_start = 1'000'000;
@@ -38,7 +38,7 @@ TEST(DecoderSection, NoneWithoutDecoderStamps) {
 }
 
 TEST(DecoderSection, ShowsDNextToEPerCaseAndTokenizer) {
-  const std::vector<pipe::Record> records = {decoded("phi-4", 100, 2000, 10000, 50), decoded("phi-4", 300, 4000, 30000, 150),
+  const std::vector<ports::Record> records = {decoded("phi-4", 100, 2000, 10000, 50), decoded("phi-4", 300, 4000, 30000, 150),
                                              decoded("gemma", 200, 0, 1000, 0)};
   const auto s = decoder_section(records);
   ASSERT_TRUE(s.has_value());

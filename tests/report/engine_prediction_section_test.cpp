@@ -8,8 +8,8 @@
 namespace overhead::report {
 namespace {
 
-pipe::Record decoding(std::int64_t start_ms, std::int64_t end_ms, std::int64_t prompt = 100, std::int64_t tokens = 11) {
-  pipe::Record r;
+ports::Record decoding(std::int64_t start_ms, std::int64_t end_ms, std::int64_t prompt = 100, std::int64_t tokens = 11) {
+  ports::Record r;
   r.case_number = 5;
   r.tokenizer = "llama";
   r.id = "item" + std::to_string(start_ms);
@@ -36,7 +36,7 @@ cost::EngineProfile profile() {
 
 TEST(EnginePredictionSection, TheBatchIsTheMeanInFlightOverEachDecode) {
   // a: 0-100 ms alone for its first half, with b for its second; b: 50-150; c: no decode.
-  std::vector<pipe::Record> records = {decoding(0, 100), decoding(50, 150), pipe::Record{}};
+  std::vector<ports::Record> records = {decoding(0, 100), decoding(50, 150), ports::Record{}};
   const auto in_flight = mean_in_flight(records);
   ASSERT_EQ(in_flight.size(), 3u);
   EXPECT_DOUBLE_EQ(in_flight[0], 1.5);
@@ -59,7 +59,7 @@ TEST(EnginePredictionSection, ThePredictionIsTheProfilesAtThatBatch) {
 }
 
 TEST(EnginePredictionSection, EveryItemIsInTheTableWithItsPrediction) {
-  const std::vector<pipe::Record> records = {decoding(0, 100), decoding(50, 150)};
+  const std::vector<ports::Record> records = {decoding(0, 100), decoding(50, 150)};
   const auto s = engine_prediction_section(records, profile(), "profile.json");
   ASSERT_TRUE(s.has_value());
   ASSERT_EQ(s->tables.size(), 2u);
@@ -75,7 +75,7 @@ TEST(EnginePredictionSection, EveryItemIsInTheTableWithItsPrediction) {
 }
 
 TEST(EnginePredictionSection, NoneWithoutDecodeStamps) {
-  const std::vector<pipe::Record> records(3);
+  const std::vector<ports::Record> records(3);
   EXPECT_FALSE(engine_prediction_section(records, profile(), "p").has_value());
 }
 

@@ -9,8 +9,8 @@
 namespace overhead::report {
 namespace {
 
-pipe::Record item(const std::string& worker, std::int64_t seq, std::int64_t received, std::int64_t batch = 0) {
-  pipe::Record r;
+ports::Record item(const std::string& worker, std::int64_t seq, std::int64_t received, std::int64_t batch = 0) {
+  ports::Record r;
   r.experiment = "e";
   r.tokenizer = "t";
   r.id = std::string(worker).append(std::to_string(seq));
@@ -32,7 +32,7 @@ pipe::Record item(const std::string& worker, std::int64_t seq, std::int64_t rece
 // Two runs reuse the worker name and start their sequences and clocks afresh: the later run's
 // seq 0..1 and the earlier run's seq 2..3 are two workers, not one whose items jump in time.
 TEST(ItemTable, RunsWithTheSameWorkerNameAreDifferentWorkers) {
-  std::vector<pipe::Record> rs = {item("w", 0, 5'000'000), item("w", 1, 5'020'000), item("w", 2, 40'000),
+  std::vector<ports::Record> rs = {item("w", 0, 5'000'000), item("w", 1, 5'020'000), item("w", 2, 40'000),
                                   item("w", 3, 60'000)};
   rs[0].run_id = rs[1].run_id = "later";
   rs[2].run_id = rs[3].run_id = "earlier";
@@ -45,7 +45,7 @@ TEST(ItemTable, RunsWithTheSameWorkerNameAreDifferentWorkers) {
 
 TEST(ItemTable, CycleRunsToTheNextStartAndStagesAddUp) {
   // Given out of order: the table orders by seq within the worker.
-  std::vector<pipe::Record> rs = {item("w", 1, 20'000, 1), item("w", 0, 0 + 1'000'000)};
+  std::vector<ports::Record> rs = {item("w", 1, 20'000, 1), item("w", 0, 0 + 1'000'000)};
   rs[1].received = 10'000;
   rs[1].render_start = 11'000;
   rs[1].render_end = 13'000;
@@ -70,7 +70,7 @@ TEST(ItemTable, CycleRunsToTheNextStartAndStagesAddUp) {
 }
 
 TEST(ItemTable, AsyncPublishCountsOnlyUntilTheNextStart) {
-  std::vector<pipe::Record> rs = {item("w", 0, 10'000), item("w", 1, 15'000)};
+  std::vector<ports::Record> rs = {item("w", 0, 10'000), item("w", 1, 15'000)};
   rs[0].publish_acked = 40'000;  // acknowledged long after the worker moved on
   const ItemTable t = build_item_table(rs);
   EXPECT_DOUBLE_EQ(t.cycle_us[0], 5.0);
@@ -81,7 +81,7 @@ TEST(ItemTable, AsyncPublishCountsOnlyUntilTheNextStart) {
 }
 
 TEST(ItemTable, MissingStampsAndBadOrderAreCountedNotFatal) {
-  std::vector<pipe::Record> rs = {item("w", 0, 10'000), item("w", 1, 0), item("v", 0, 5'000), item("v", 1, 5'000)};
+  std::vector<ports::Record> rs = {item("w", 0, 10'000), item("w", 1, 0), item("v", 0, 5'000), item("v", 1, 5'000)};
   rs[0].token_count = -3;
   const ItemTable t = build_item_table(rs);
   EXPECT_EQ(t.missing_stamps, 1u);

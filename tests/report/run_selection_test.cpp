@@ -7,8 +7,8 @@
 namespace overhead::report {
 namespace {
 
-pipe::Record rec(const std::string& experiment, const std::string& id, const std::string& run) {
-  pipe::Record r;
+ports::Record rec(const std::string& experiment, const std::string& id, const std::string& run) {
+  ports::Record r;
   r.experiment = experiment;
   r.id = id;
   r.run_id = run;
@@ -16,7 +16,7 @@ pipe::Record rec(const std::string& experiment, const std::string& id, const std
 }
 
 TEST(RunSelection, CountsTheRunsOfEachExperiment) {
-  const std::vector<pipe::Record> all{rec("e2", "1", "r2"), rec("e1", "1", "r1"), rec("e2", "2", "r1"),
+  const std::vector<ports::Record> all{rec("e2", "1", "r2"), rec("e1", "1", "r1"), rec("e2", "2", "r1"),
                                       rec("e2", "3", "r2"), rec("e2", "4", "")};
   const auto runs = runs_by_experiment(all);
   ASSERT_EQ(runs.size(), 2u);
@@ -32,7 +32,7 @@ TEST(RunSelection, CountsTheRunsOfEachExperiment) {
 }
 
 TEST(RunSelection, KeepsOneRunInOrder) {
-  std::vector<pipe::Record> all{rec("e", "1", "a"), rec("e", "2", "b"), rec("e", "3", "a"), rec("f", "4", "a")};
+  std::vector<ports::Record> all{rec("e", "1", "a"), rec("e", "2", "b"), rec("e", "3", "a"), rec("f", "4", "a")};
   EXPECT_EQ(keep_run(all, "a"), 1u);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0].id, "1");

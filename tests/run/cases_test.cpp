@@ -6,6 +6,14 @@
 #include "run/run_summary.hpp"
 
 namespace overhead::pipe {
+using ports::Record;
+using run::breakdown;
+using run::case_preset;
+using run::CaseSink;
+using run::CaseSource;
+using run::kCasePresets;
+using run::PublisherMode;
+using run::StageBreakdown;
 namespace {
 
 TEST(CasePresets, TheSeedsFiveCases) {

@@ -17,6 +17,8 @@
 #include "test_util.hpp"
 
 namespace overhead::pipe {
+using ports::Record;
+using ports::scan_in_key_order;
 using backends::open_store;
 namespace {
 

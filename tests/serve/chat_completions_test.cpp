@@ -78,7 +78,7 @@ TEST_F(ChatTest, EachRequestLeavesARecordWithItsStampsInTheStore) {
   const json a = post("/v1/chat/completions", std::string(R"({"model":"phi-4","messages":)") + kMessages + "}", 200);
   const json b = post("/v1/chat/completions", R"({"model":"google/gemma-2-27b-it","messages":[{"role":"user","content":"hi"}]})", 200);
   stop();  // the pipeline drains: the consumer has stored every record and stamp patch
-  const auto records = overhead::pipe::scan_in_key_order(*store_, "serve");
+  const auto records = overhead::ports::scan_in_key_order(*store_, "serve");
   ASSERT_EQ(records.size(), 2u);
   for (const auto& r : records) {
     const json& c = r.tokenizer == "phi-4" ? a : b;
@@ -213,7 +213,7 @@ TEST_F(ChatTest, AFullQueueRefusesWith429BeforeSending) {
   EXPECT_EQ(r->get_header_value("Retry-After"), "3");
   EXPECT_EQ(json::parse(r->body)["error"]["code"], "rate_limit_exceeded");
   stop();
-  EXPECT_TRUE(overhead::pipe::scan_in_key_order(*store_, "serve").empty());
+  EXPECT_TRUE(overhead::ports::scan_in_key_order(*store_, "serve").empty());
 }
 
 // The replies go out once a record is on the log queue, so a store slower than the workers would
@@ -225,7 +225,7 @@ TEST_F(ChatTest, AStoreThatFallsBehindRefusesWith429) {
   o.pipeline.log = overhead::backends::open_queue("mem:?visibility_ms=600000");
   const std::string patch =
       R"({"stamps":[{"experiment_tokenizer":"serve#phi-4","id":"not-stored","publish_acked":1,"input_deleted":0}]})";
-  overhead::pipe::send_all(*o.pipeline.log, std::vector<std::string>{patch, patch});
+  overhead::ports::send_all(*o.pipeline.log, std::vector<std::string>{patch, patch});
   o.max_log_backlog = 2;
   o.retry_after_s = 2;
   start(o);
@@ -256,7 +256,7 @@ TEST_F(ChatTest, WithTheSimDecoderTheCompletionCountsMaxTokensAndTheRecordItsSta
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("overhead_stage_duration_seconds_count{stage=\"decode\"} 1\n"), std::string::npos) << m->body;
   stop();
-  const auto records = overhead::pipe::scan_in_key_order(*store_, "serve");
+  const auto records = overhead::ports::scan_in_key_order(*store_, "serve");
   ASSERT_EQ(records.size(), 1u);
   const auto& r = records[0];
   EXPECT_EQ(r.output_tokens, 40);

@@ -33,7 +33,7 @@ class ChatServeTest : public ServeTest {
     o.pipeline.input = backends::open_queue("mem:");
     if (!o.pipeline.log) o.pipeline.log = backends::open_queue("mem:");
     store_url_ = "sqlite:" + (dir_ / "serve.db").string();
-    o.pipeline.store = std::shared_ptr<pipe::Store>(backends::open_store(store_url_));
+    o.pipeline.store = std::shared_ptr<ports::Store>(backends::open_store(store_url_));
     store_ = o.pipeline.store;
     launch(std::move(o));
   }
@@ -45,7 +45,7 @@ class ChatServeTest : public ServeTest {
   }
   std::filesystem::path dir_;
   std::string store_url_;
-  std::shared_ptr<pipe::Store> store_;
+  std::shared_ptr<ports::Store> store_;
 };
 
 }  // namespace overhead::serve::testing

@@ -45,7 +45,7 @@ TEST_F(ChatTest, AnUnansweredAsynchronousRequestTimesOutAndFreesItsPlace) {
   o.pipeline.replies = backends::open_queue(backends::sibling_queue_url(input, reply_name));
   o.pipeline.reply_name = reply_name;
   o.pipeline.family = backends::open_queue_family(input);
-  o.pipeline.store = std::shared_ptr<pipe::Store>(backends::open_store("sqlite:" + (dir_ / "serve.db").string()));
+  o.pipeline.store = std::shared_ptr<ports::Store>(backends::open_store("sqlite:" + (dir_ / "serve.db").string()));
   launch(o);
 
   const json a = post("/v1/requests", kBody, 202);
@@ -88,11 +88,11 @@ TEST_F(ChatTest, AShutdownIsBoundedAndNeverStoresWhatItSaidWasNotDone) {
       if (auto got = c.Post("/v1/chat/completions", slow, "application/json")) r = Answer{got->status, got->body};
     });
   std::this_thread::sleep_for(300ms);  // all three queued, the first one decoding
-  const std::int64_t shutdown_start = pipe::monotonic_ns();
+  const std::int64_t shutdown_start = ports::monotonic_ns();
   server_->shutdown(std::chrono::steady_clock::now() + 300ms);
   for (auto& c : clients) c.join();
   thread_.join();  // run() returned: the pipeline stopped, the store drained
-  const double exit_s = double(pipe::monotonic_ns() - shutdown_start) / 1e9;
+  const double exit_s = double(ports::monotonic_ns() - shutdown_start) / 1e9;
   EXPECT_LT(exit_s, 5.0) << "three 2 s decodes one after another would take 6 s";
 
   std::size_t may_be_stored = 0, not_done = 0;
@@ -111,7 +111,7 @@ TEST_F(ChatTest, AShutdownIsBoundedAndNeverStoresWhatItSaidWasNotDone) {
     }
   }
   EXPECT_GE(not_done, 1u) << "the worker left what it had not taken up";
-  const auto stored = pipe::scan_in_key_order(*store_, "serve");
+  const auto stored = ports::scan_in_key_order(*store_, "serve");
   EXPECT_EQ(stored.size(), 1 + may_be_stored) << "the warm-up request, and only the requests that may be stored";
 }
 

@@ -65,7 +65,7 @@ std::optional<RequestSnapshot> final_state(ReplyBox& box, const std::string& id,
 }
 
 Reply ok_reply(const std::string& id, std::int64_t tokens) {
-  pipe::Record record;
+  ports::Record record;
   record.id = id;
   record.token_count = tokens;
   return Reply::answered(record, "", "length");

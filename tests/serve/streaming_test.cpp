@@ -34,7 +34,7 @@ using namespace overhead;
 // own, one piece "t<i> " every `interval`, then on_done with finish_reason "stop", as an engine
 // batching many sequences would answer. With `pause`, a generation waits that long once it has
 // sent `pause_after` pieces (0: before its first), as an engine that stalls would.
-class TickingDecoder final : public pipe::Decoder {
+class TickingDecoder final : public ports::Decoder {
  public:
   TickingDecoder(int tokens, std::chrono::milliseconds interval, int pause_after = -1,
                  std::chrono::milliseconds pause = std::chrono::milliseconds(0))
@@ -48,11 +48,11 @@ class TickingDecoder final : public pipe::Decoder {
     thread_.join();
   }
   std::string describe() const override { return "ticking:"; }
-  pipe::DecodeResult decode(const pipe::DecodeRequest&) const override { throw pipe::DecoderError("start() only"); }
-  std::shared_ptr<pipe::DecodeTicket> start(const pipe::DecodeRequest& request,
-                                            std::shared_ptr<pipe::DecodeCallbacks> callbacks) const override {
+  ports::DecodeResult decode(const ports::DecodeRequest&) const override { throw ports::DecoderError("start() only"); }
+  std::shared_ptr<ports::DecodeTicket> start(const ports::DecodeRequest& request,
+                                            std::shared_ptr<ports::DecodeCallbacks> callbacks) const override {
     std::lock_guard lock(mutex_);
-    const std::int64_t now = pipe::monotonic_ns();
+    const std::int64_t now = ports::monotonic_ns();
     live_.push_back(Live{std::move(callbacks), request.stream_text, 0, now, 0, {},
                          pause_after_ == 0 ? now + std::chrono::nanoseconds(pause_).count() : 0});
     max_live_ = std::max(max_live_, live_.size());
@@ -66,7 +66,7 @@ class TickingDecoder final : public pipe::Decoder {
 
  private:
   struct Live {
-    std::shared_ptr<pipe::DecodeCallbacks> callbacks;
+    std::shared_ptr<ports::DecodeCallbacks> callbacks;
     bool stream;
     int sent;
     std::int64_t start, first;
@@ -82,15 +82,15 @@ class TickingDecoder final : public pipe::Decoder {
       }
       std::vector<Live> done;
       for (auto it = live_.begin(); it != live_.end();) {
-        if (it->resume_ns > pipe::monotonic_ns()) {
+        if (it->resume_ns > ports::monotonic_ns()) {
           ++it;
           continue;
         }
         const std::string piece = "t" + std::to_string(it->sent++) + " ";
         it->text += piece;
-        if (it->first == 0) it->first = pipe::monotonic_ns();
+        if (it->first == 0) it->first = ports::monotonic_ns();
         if (it->stream) it->callbacks->on_text(piece, it->sent);
-        if (it->sent == pause_after_) it->resume_ns = pipe::monotonic_ns() + std::chrono::nanoseconds(pause_).count();
+        if (it->sent == pause_after_) it->resume_ns = ports::monotonic_ns() + std::chrono::nanoseconds(pause_).count();
         if (it->sent == tokens_) {
           done.push_back(std::move(*it));
           it = live_.erase(it);
@@ -99,10 +99,10 @@ class TickingDecoder final : public pipe::Decoder {
         }
       }
       for (auto& d : done) {
-        pipe::DecodeResult r;
+        ports::DecodeResult r;
         r.decode_start = d.start;
         r.first_token = d.first;
-        r.decode_end = pipe::monotonic_ns();
+        r.decode_end = ports::monotonic_ns();
         r.output_tokens = tokens_;
         r.text = std::move(d.text);
         r.finish_reason = "stop";
@@ -123,17 +123,17 @@ class TickingDecoder final : public pipe::Decoder {
   std::thread thread_;
 };
 // A decoder whose every answer is `bytes` long: what a long generation leaves in the gateway.
-class BigAnswerDecoder final : public pipe::Decoder {
+class BigAnswerDecoder final : public ports::Decoder {
  public:
   explicit BigAnswerDecoder(std::size_t bytes) : bytes_(bytes) {}
   std::string describe() const override { return "big:"; }
-  pipe::DecodeResult decode(const pipe::DecodeRequest&) const override {
-    pipe::DecodeResult r;
-    r.decode_start = r.first_token = pipe::monotonic_ns();
+  ports::DecodeResult decode(const ports::DecodeRequest&) const override {
+    ports::DecodeResult r;
+    r.decode_start = r.first_token = ports::monotonic_ns();
     r.text.assign(bytes_, 'a');
     r.output_tokens = 1;
     r.finish_reason = "stop";
-    r.decode_end = pipe::monotonic_ns();
+    r.decode_end = ports::monotonic_ns();
     return r;
   }
 
@@ -185,7 +185,7 @@ StreamRead read_stream(int port, const std::string& body) {
       const json& choice = j["choices"][0];
       if (choice["delta"].contains("content") && !choice["delta"]["content"].get<std::string>().empty()) {
         out.content += choice["delta"]["content"].get<std::string>();
-        out.content_ns.push_back(pipe::monotonic_ns());
+        out.content_ns.push_back(ports::monotonic_ns());
       }
       if (!choice["finish_reason"].is_null()) out.finish_reason = choice["finish_reason"];
     }
@@ -303,13 +303,13 @@ TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
   o.workers.worker.max_decodes = 8;
   start(o);
   (void)post("/v1/chat/completions", std::string(kBody) + "}", 200);  // the tokenizer loaded
-  const std::int64_t start_ns = pipe::monotonic_ns();
+  const std::int64_t start_ns = ports::monotonic_ns();
   std::vector<StreamRead> reads(8);
   std::vector<std::thread> clients;
   for (auto& r : reads)
     clients.emplace_back([&r, this] { r = read_stream(server_->bound_port(), std::string(kBody) + R"(,"stream":true})"); });
   for (auto& c : clients) c.join();
-  const double seconds = double(pipe::monotonic_ns() - start_ns) / 1e9;
+  const double seconds = double(ports::monotonic_ns() - start_ns) / 1e9;
   for (const auto& r : reads) expect_streamed(r, engine_text(20));
   // The proof is the decoder's own count, not the wall clock of a shared machine: one worker
   // thread had several generations in flight at once.
@@ -317,7 +317,7 @@ TEST_F(ChatTest, ManyStreamsAreGeneratedAtOnceWithoutAThreadEach) {
 }
 
 // A gateway with ONE handler thread, whose worker may have eight generations in flight.
-serve::ServerOptions one_handler_thread(std::shared_ptr<pipe::Decoder> decoder) {
+serve::ServerOptions one_handler_thread(std::shared_ptr<ports::Decoder> decoder) {
   serve::ServerOptions o;
   o.workers.worker.decoder = std::move(decoder);
   o.workers.worker.max_decodes = 8;

@@ -31,11 +31,11 @@ struct GeneratorOptions {
   std::uint64_t seed = 42;
 };
 
-inline std::vector<pipe::Record> generate_records(const GeneratorOptions& o) {
+inline std::vector<ports::Record> generate_records(const GeneratorOptions& o) {
   std::mt19937_64 rng(o.seed);
   std::lognormal_distribution<double> tokens_dist(5.5, 1.0);
   std::exponential_distribution<double> noise(1.0 / o.noise_us);
-  std::vector<pipe::Record> out;
+  std::vector<ports::Record> out;
   out.reserve(o.items_per_tokenizer * o.tokenizers.size() * o.cases.size());
   for (int c : o.cases) {
     const std::string experiment = std::string("exp-case").append(std::to_string(c));
@@ -45,7 +45,7 @@ inline std::vector<pipe::Record> generate_records(const GeneratorOptions& o) {
     for (const auto& tok : o.tokenizers) {
       for (std::size_t i = 0; i < o.items_per_tokenizer; ++i, ++k) {
         const auto w = static_cast<std::size_t>(k % static_cast<std::size_t>(o.workers));
-        pipe::Record r;
+        ports::Record r;
         r.experiment = experiment;
         r.tokenizer = tok;
         r.experiment_tokenizer = std::string(experiment).append("#").append(tok);

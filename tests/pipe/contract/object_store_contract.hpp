@@ -36,7 +36,7 @@ struct ObjectStoreBackend {
   std::string name;  // shown in the test names
   // The store over namespace `space` (a fresh space = no objects); `dir` is a temporary folder
   // for backends that keep files.
-  std::function<std::unique_ptr<ObjectStore>(const std::filesystem::path& dir, const std::string& space)> open;
+  std::function<std::unique_ptr<ports::ObjectStore>(const std::filesystem::path& dir, const std::string& space)> open;
   // Cases the backend's server (an emulator) cannot pass through no fault of the adapter: test
   // name -> the server's gap. Such a case is skipped with that message, never passed.
   std::map<std::string, std::string> server_gaps;
@@ -82,7 +82,7 @@ class ObjectStoreSemantics : public ::testing::TestWithParam<ObjectStoreBackend>
 
   std::filesystem::path dir_;
   std::string space_;
-  std::unique_ptr<ObjectStore> store_;
+  std::unique_ptr<ports::ObjectStore> store_;
 };
 
 TEST_P(ObjectStoreSemantics, PutThenGetGivesTheSameBytes) {
@@ -106,7 +106,7 @@ TEST_P(ObjectStoreSemantics, AMissingObjectIsAPermanentErrorNamingTheKey) {
   try {
     (void)store_->get("never/written.csv");
     FAIL() << "get of a missing object returned";
-  } catch (const ObjectStoreError& e) {
+  } catch (const ports::ObjectStoreError& e) {
     EXPECT_FALSE(e.retryable()) << e.what();
     EXPECT_NE(std::string(e.what()).find("never/written.csv"), std::string::npos) << e.what();
   }
@@ -145,7 +145,7 @@ TEST_P(ObjectStoreSemantics, ASecondStoreOnTheSameSpaceSeesTheObjects) {
 TEST_P(ObjectStoreSemantics, AnotherSpaceDoesNotSeeTheObjects) {
   store_->put("mine.csv", "here");
   auto other = GetParam().open(dir_, fresh_space());
-  EXPECT_THROW((void)other->get("mine.csv"), ObjectStoreError);
+  EXPECT_THROW((void)other->get("mine.csv"), ports::ObjectStoreError);
 }
 
 // Writers replace one object with whole versions while readers read it: every read is one whole

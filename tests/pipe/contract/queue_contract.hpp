@@ -40,7 +40,7 @@ struct QueueBackend {
   // A fresh, empty queue for call number `n` (distinct n = distinct queues) with the URL
   // parameters `params` ("visibility_ms=1000&max_receives=3"); `clock` is empty on a real clock.
   // `dir` is a fresh temporary folder for backends that keep files.
-  std::function<std::shared_ptr<Queue>(const std::filesystem::path& dir, int n, const std::string& params, ClockMs clock)>
+  std::function<std::shared_ptr<ports::Queue>(const std::filesystem::path& dir, int n, const std::string& params, ports::ClockMs clock)>
       open;
   double real_clock_scale = 0;  // 0 = the backend takes the test's clock
   // Cases the backend's server (an emulator) cannot pass through no fault of the adapter: test
@@ -52,7 +52,7 @@ struct QueueBackend {
 inline QueueBackend url_queue_backend(std::string name, std::function<std::string(int n, const std::string& params)> url,
                                       double real_clock_scale = 0) {
   return QueueBackend{std::move(name),
-                      [url](const std::filesystem::path&, int n, const std::string& params, ClockMs clock) {
+                      [url](const std::filesystem::path&, int n, const std::string& params, ports::ClockMs clock) {
                         return backends::open_queue(url(n, params), std::move(clock));
                       },
                       real_clock_scale,
@@ -87,7 +87,7 @@ class QueueSemantics : public ::testing::TestWithParam<QueueBackend> {
   }
 
   // A fresh queue of the backend under test with the given parameters (visibility_ms scaled).
-  std::shared_ptr<Queue> make(const std::string& params) {
+  std::shared_ptr<ports::Queue> make(const std::string& params) {
     std::string scaled;
     std::size_t pos = 0;
     while (pos <= params.size()) {
@@ -98,7 +98,7 @@ class QueueSemantics : public ::testing::TestWithParam<QueueBackend> {
       if (!kv.empty()) scaled += (scaled.empty() ? "" : "&") + kv;
       pos = amp + 1;
     }
-    return GetParam().open(dir_, ++n_, scaled, real_clock() ? ClockMs() : clock_.fn());
+    return GetParam().open(dir_, ++n_, scaled, real_clock() ? ports::ClockMs() : clock_.fn());
   }
 
   std::vector<std::string> bodies(int n, const std::string& prefix = "m") {
@@ -114,17 +114,17 @@ class QueueSemantics : public ::testing::TestWithParam<QueueBackend> {
 
 TEST_P(QueueSemantics, BatchLimitsAreTen) {
   auto q = make("visibility_ms=1000");
-  EXPECT_THROW(q->send_batch(bodies(11)), QueueError);
-  EXPECT_THROW(q->send_batch(std::vector<std::string>{}), QueueError);
+  EXPECT_THROW(q->send_batch(bodies(11)), ports::QueueError);
+  EXPECT_THROW(q->send_batch(std::vector<std::string>{}), ports::QueueError);
   EXPECT_EQ(q->send_batch(bodies(10)).size(), 10u);
-  EXPECT_THROW(q->receive(11, milliseconds(0)), QueueError);
-  EXPECT_THROW(q->receive(0, milliseconds(0)), QueueError);
+  EXPECT_THROW(q->receive(11, milliseconds(0)), ports::QueueError);
+  EXPECT_THROW(q->receive(0, milliseconds(0)), ports::QueueError);
   auto got = q->receive(10, milliseconds(0));
   ASSERT_EQ(got.size(), 10u);
   std::vector<std::string> receipts;
   for (auto& m : got) receipts.push_back(m.receipt);
   receipts.push_back(receipts.front());
-  EXPECT_THROW(q->delete_batch(receipts), QueueError);
+  EXPECT_THROW(q->delete_batch(receipts), ports::QueueError);
 }
 
 TEST_P(QueueSemantics, ReceiveTakesAtMostMaxAndHidesWhatItTook) {
@@ -143,7 +143,7 @@ TEST_P(QueueSemantics, ReceiveTakesAtMostMaxAndHidesWhatItTook) {
       seen.insert(m.body);
     }
   EXPECT_EQ(seen.size(), 7u);
-  const QueueCounts counts = q->counts();
+  const ports::QueueCounts counts = q->counts();
   EXPECT_EQ(counts.visible, 0u);
   EXPECT_EQ(counts.in_flight, 7u);
 }
@@ -290,7 +290,7 @@ TEST_P(QueueSemantics, AnEntryOverTheSizeLimitFailsAloneAndForGood) {
   std::set<std::string> got;
   for (auto& m : q->receive(10, milliseconds(0))) got.insert(m.body);
   EXPECT_EQ(got, (std::set<std::string>{"small", "ok"}));
-  EXPECT_THROW(send_all(*q, std::vector<std::string>{"far too large"}), QueueError);
+  EXPECT_THROW(ports::send_all(*q, std::vector<std::string>{"far too large"}), ports::QueueError);
 }
 
 TEST_P(QueueSemantics, ABatchOverOneMebibyteIsRefusedWhole) {
@@ -299,7 +299,7 @@ TEST_P(QueueSemantics, ABatchOverOneMebibyteIsRefusedWhole) {
   try {
     (void)q->send_batch(big);
     ADD_FAILURE() << "no error";
-  } catch (const QueueError& e) {
+  } catch (const ports::QueueError& e) {
     EXPECT_FALSE(e.retryable());
   }
   EXPECT_EQ(q->counts().visible, 0u);

@@ -54,7 +54,7 @@ class QueueFamilySemantics : public ::testing::TestWithParam<QueueFamilyBackend>
 
   std::filesystem::path dir_;
   std::string input_name_, input_url_;
-  std::shared_ptr<const QueueFamily> family_;
+  std::shared_ptr<const ports::QueueFamily> family_;
 };
 
 TEST_P(QueueFamilySemantics, TellsWhetherOtherProcessesShareIt) {
@@ -63,27 +63,27 @@ TEST_P(QueueFamilySemantics, TellsWhetherOtherProcessesShareIt) {
 }
 
 TEST_P(QueueFamilySemantics, EachRoleNamesItsOwnSiblingsOnly) {
-  const SiblingRole roles[] = {SiblingRole::reply, SiblingRole::control};
-  for (const SiblingRole role : roles) {
+  const ports::SiblingRole roles[] = {ports::SiblingRole::reply, ports::SiblingRole::control};
+  for (const ports::SiblingRole role : roles) {
     const std::string name = family_->sibling_name(role, "host.example:41");
     EXPECT_TRUE(name.starts_with(input_name_ + "-")) << name;
-    EXPECT_TRUE(is_plain_queue_name(name)) << name;  // the suffix made plain
+    EXPECT_TRUE(ports::is_plain_queue_name(name)) << name;  // the suffix made plain
     EXPECT_TRUE(family_->is_sibling(role, name)) << name;
     EXPECT_FALSE(family_->is_sibling(role, input_name_)) << "the input itself";
     EXPECT_FALSE(family_->is_sibling(role, "other-" + name)) << "another family's";
-    for (const SiblingRole other : roles) {
+    for (const ports::SiblingRole other : roles) {
       if (other == role) continue;
       EXPECT_FALSE(family_->is_sibling(other, name)) << name;
     }
   }
-  EXPECT_EQ(family_->sibling_name(SiblingRole::reply, std::string(200, 'h')).size(), 80u);
-  const std::string own = family_->own_sibling_name(SiblingRole::control);
-  EXPECT_TRUE(family_->is_sibling(SiblingRole::control, own)) << own;
+  EXPECT_EQ(family_->sibling_name(ports::SiblingRole::reply, std::string(200, 'h')).size(), 80u);
+  const std::string own = family_->own_sibling_name(ports::SiblingRole::control);
+  EXPECT_TRUE(family_->is_sibling(ports::SiblingRole::control, own)) << own;
   EXPECT_TRUE(own.ends_with(std::to_string(::getpid()))) << own;
 }
 
 TEST_P(QueueFamilySemantics, ASiblingOpenedByNameIsTheSameQueueForEveryOpener) {
-  const std::string name = family_->sibling_name(SiblingRole::reply, "gw");
+  const std::string name = family_->sibling_name(ports::SiblingRole::reply, "gw");
   const auto writer = family_->open(name);
   // Another opener of the same family (another process, on a shared backend) reads it.
   const auto reader = backends::open_queue_family(input_url_)->open(name);

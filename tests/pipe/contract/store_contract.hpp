@@ -32,7 +32,7 @@ struct StoreBackend {
   std::string name;  // shown in the test names
   // The store called `name` (a fresh name = an empty store); `dir` is a temporary folder for
   // backends that keep files.
-  std::function<std::unique_ptr<Store>(const std::filesystem::path& dir, const std::string& name)> open;
+  std::function<std::unique_ptr<ports::Store>(const std::filesystem::path& dir, const std::string& name)> open;
 };
 
 // A backend opened by URL through backends::open_store; `url(name)` builds the URL.
@@ -46,8 +46,8 @@ struct StoreBackendName {
   std::string operator()(const ::testing::TestParamInfo<StoreBackend>& info) const { return info.param.name; }
 };
 
-inline Record make_record(const std::string& experiment, const std::string& tokenizer, const std::string& id, std::int64_t tokens) {
-  Record r;
+inline ports::Record make_record(const std::string& experiment, const std::string& tokenizer, const std::string& id, std::int64_t tokens) {
+  ports::Record r;
   r.experiment = experiment;
   r.tokenizer = tokenizer;
   r.experiment_tokenizer = experiment + "#" + tokenizer;
@@ -88,13 +88,13 @@ class StoreTest : public ::testing::TestWithParam<StoreBackend> {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
-  std::unique_ptr<Store> reopen() { return GetParam().open(dir_, name_); }
-  std::vector<Record> scan(const std::string& experiment) {
-    return scan_in_key_order(*store_, experiment);  // a store's scan has no order
+  std::unique_ptr<ports::Store> reopen() { return GetParam().open(dir_, name_); }
+  std::vector<ports::Record> scan(const std::string& experiment) {
+    return ports::scan_in_key_order(*store_, experiment);  // a store's scan has no order
   }
   std::filesystem::path dir_;
   std::string name_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<ports::Store> store_;
 };
 
 TEST_P(StoreTest, UpsertIsIdempotentByKey) {
@@ -108,15 +108,15 @@ TEST_P(StoreTest, UpsertIsIdempotentByKey) {
 }
 
 TEST_P(StoreTest, BatchUpsertRoundTripsEveryField) {
-  std::vector<Record> batch;
+  std::vector<ports::Record> batch;
   for (int i = 0; i < 50; ++i) batch.push_back(make_record("e", "t", "id" + std::to_string(i), i));
   batch[7].api_input.reset();
   EXPECT_TRUE(store_->upsert_batch(batch).empty());
   EXPECT_TRUE(store_->upsert_batch(batch).empty());  // twice: still 50
   auto rows = scan("e");
   ASSERT_EQ(rows.size(), 50u);
-  const Record& r = rows[0];  // "id0"
-  const Record& want = batch[0];
+  const ports::Record& r = rows[0];  // "id0"
+  const ports::Record& want = batch[0];
   EXPECT_EQ(r.experiment_tokenizer, want.experiment_tokenizer);
   EXPECT_EQ(r.model, want.model);
   EXPECT_EQ(r.start_time, want.start_time);
@@ -129,7 +129,7 @@ TEST_P(StoreTest, BatchUpsertRoundTripsEveryField) {
   EXPECT_EQ(r.run_id, want.run_id);
   EXPECT_EQ(r.first_token, 17);
   EXPECT_EQ(r.output_tokens, 50);
-  for (const auto& f : kRecordFields) EXPECT_EQ(f.get(r), f.get(want)) << "field " << f.name << " not stored as written";
+  for (const auto& f : ports::kRecordFields) EXPECT_EQ(f.get(r), f.get(want)) << "field " << f.name << " not stored as written";
   int without_usage = 0;
   for (auto& x : rows) without_usage += !x.api_input.has_value();
   EXPECT_EQ(without_usage, 1);
@@ -137,7 +137,7 @@ TEST_P(StoreTest, BatchUpsertRoundTripsEveryField) {
 
 TEST_P(StoreTest, StampPatchesSurviveAReplayOfTheRecord) {
   store_->upsert(make_record("e", "t", "1", 10));
-  const StampPatch patches[] = {{"e#t", "1", 100, 200}, {"e#t", "missing", 1, 2}};
+  const ports::StampPatch patches[] = {{"e#t", "1", 100, 200}, {"e#t", "missing", 1, 2}};
   EXPECT_EQ(store_->update_stamps(patches), 1u);
   store_->upsert(make_record("e", "t", "1", 10));  // redelivered record carries no stamps
   auto rows = scan("e");
@@ -153,7 +153,7 @@ TEST_P(StoreTest, ScanFiltersByExperimentAndListsThem) {
   EXPECT_EQ(scan("a").size(), 1u);
   EXPECT_EQ(scan("b").size(), 2u);
   EXPECT_EQ(scan("").size(), 3u);
-  EXPECT_EQ(experiments_in(*store_), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(ports::experiments_in(*store_), (std::vector<std::string>{"a", "b"}));
 }
 
 TEST_P(StoreTest, ReopeningKeepsTheRecords) {
@@ -163,31 +163,31 @@ TEST_P(StoreTest, ReopeningKeepsTheRecords) {
 }
 
 TEST_P(StoreTest, UpsertBatchReportsNoFailureForGoodRecordsAndEveryFieldRoundTrips) {
-  Record r = make_record("e", "t", "all", 77);
+  ports::Record r = make_record("e", "t", "all", 77);
   // Every field a distinct value, through the field table, so a backend that drops or swaps one fails.
   std::int64_t n = 1000;
-  for (const auto& f : kRecordFields) {
+  for (const auto& f : ports::kRecordFields) {
     if (f.key || f.name == "experiment") continue;
-    if (f.type == FieldType::text) f.set(r, std::string_view(std::string(f.name) + " é\"'\n"));
-    else if (f.type == FieldType::boolean) f.set(r, std::int64_t(1));
+    if (f.type == ports::FieldType::text) f.set(r, std::string_view(std::string(f.name) + " é\"'\n"));
+    else if (f.type == ports::FieldType::boolean) f.set(r, std::int64_t(1));
     else f.set(r, ++n);
   }
-  const Record batch[] = {r};
+  const ports::Record batch[] = {r};
   EXPECT_TRUE(store_->upsert_batch(batch).empty());
   const auto rows = scan("e");
   ASSERT_EQ(rows.size(), 1u);
-  for (const auto& f : kRecordFields) EXPECT_EQ(f.get(rows[0]), f.get(r)) << f.name;
-  EXPECT_TRUE(store_->upsert_batch(std::span<const Record>()).empty());
+  for (const auto& f : ports::kRecordFields) EXPECT_EQ(f.get(rows[0]), f.get(r)) << f.name;
+  EXPECT_TRUE(store_->upsert_batch(std::span<const ports::Record>()).empty());
 }
 
 TEST_P(StoreTest, AReplayNeverErasesPatchedStampsButANewValueReplacesThem) {
   store_->upsert(make_record("e", "t", "1", 10));
-  const StampPatch first[] = {{"e#t", "1", 100, 0}};
+  const ports::StampPatch first[] = {{"e#t", "1", 100, 0}};
   EXPECT_EQ(store_->update_stamps(first), 1u);
-  const StampPatch second[] = {{"e#t", "1", 0, 200}};  // a zero in a patch keeps the stored value too
+  const ports::StampPatch second[] = {{"e#t", "1", 0, 200}};  // a zero in a patch keeps the stored value too
   EXPECT_EQ(store_->update_stamps(second), 1u);
-  Record replay = make_record("e", "t", "1", 10);
-  EXPECT_TRUE(store_->upsert_batch(std::span<const Record>(&replay, 1)).empty());
+  ports::Record replay = make_record("e", "t", "1", 10);
+  EXPECT_TRUE(store_->upsert_batch(std::span<const ports::Record>(&replay, 1)).empty());
   auto rows = scan("e");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].publish_acked, 100);
@@ -206,10 +206,10 @@ TEST_P(StoreTest, ConcurrentWritersAllLand) {
         const std::string id = std::to_string(t) + "-" + std::to_string(i);
         if (i % 2) store_->upsert(make_record("c", "t", id, i));
         else {
-          const Record b[] = {make_record("c", "t", id, i)};
+          const ports::Record b[] = {make_record("c", "t", id, i)};
           EXPECT_TRUE(store_->upsert_batch(b).empty());
         }
-        const StampPatch p[] = {{"c#t", id, 1, 2}};
+        const ports::StampPatch p[] = {{"c#t", id, 1, 2}};
         EXPECT_EQ(store_->update_stamps(p), 1u);
       }
     });
