@@ -1,6 +1,7 @@
 // `overhead lambda`: the consumer as an AWS Lambda custom runtime (the zip's `bootstrap` runs it).
 // Lambda's SQS event source hands the log queue's messages over in batches; each invocation's
-// records are upserted into the store (--store or $OVERHEAD_STORE), and the answer lists, as
+// messages go through the consumer's batch step (pipe/store_step.hpp) into the store (--store or
+// $OVERHEAD_STORE), and the answer lists, as
 // `batchItemFailures`, the messages whose record could not be stored (a body that is no log
 // message, a store refusal, a store still failing after the retries, a stamp patch whose record
 // is not stored yet), so SQS deletes the others and redelivers only those (the event source
@@ -13,17 +14,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <map>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "aws/lambda_runtime.hpp"
 #include "backends/open.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
-#include "ports/record_codec.hpp"
+#include "pipe/store_step.hpp"
 #include "ports/retry.hpp"
 #include "ports/store.hpp"
 
@@ -47,16 +46,18 @@ void log_failure(const std::string& request_id, const std::string& message_id, c
   std::fprintf(stderr, "%s\n", line.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
 }
 
-// The handler: an SQS event in, the partial batch response out. Throws std::invalid_argument for
-// an event that is not an SQS batch.
+// The handler: an SQS event in, the partial batch response out (the storing is the consumer's
+// batch step, pipe::StoreStep). Throws std::invalid_argument for an event that is not an SQS batch.
 json handle_sqs_event(const std::string& event_text, ports::Store& store, const std::string& request_id) {
   const json event = json::parse(event_text, nullptr, false);
   if (!event.is_object() || !event.contains("Records") || !event["Records"].is_array())
     throw std::invalid_argument("the event is not an SQS batch: no Records array");
   std::vector<std::string> failed;  // message ids, in event order of discovery
-  std::vector<ports::Record> records;
-  std::vector<std::string> record_ids;
-  std::vector<std::pair<std::vector<ports::StampPatch>, std::string>> patches;
+  const auto fail = [&](const pipe::MessageFailure& f) {
+    log_failure(request_id, f.message_id, pipe::failure_kind_name(f.kind), f.reason);
+    failed.push_back(f.message_id);
+  };
+  pipe::StoreStep step(store, ports::RetryPolicy::jittered());
   std::size_t n = 0;
   for (const auto& r : event["Records"]) {
     ++n;
@@ -64,55 +65,12 @@ json handle_sqs_event(const std::string& event_text, ports::Store& store, const 
       throw std::invalid_argument("Records[" + std::to_string(n - 1) + "] has no messageId");
     const std::string id = r["messageId"].get<std::string>();
     if (!r.contains("body") || !r["body"].is_string()) {
-      log_failure(request_id, id, "bad_message", "Records[" + std::to_string(n - 1) + "].body is missing or not a string");
-      failed.push_back(id);
+      fail({id, pipe::StoreFailureKind::bad_message, "Records[" + std::to_string(n - 1) + "].body is missing or not a string"});
       continue;
     }
-    try {
-      auto msg = ports::parse_log_message(r["body"].get<std::string>(), "message " + id);
-      if (auto* rec = std::get_if<ports::Record>(&msg)) {
-        records.push_back(std::move(*rec));
-        record_ids.push_back(id);
-      } else {
-        patches.emplace_back(std::move(std::get<std::vector<ports::StampPatch>>(msg)), id);
-      }
-    } catch (const std::runtime_error& e) {
-      log_failure(request_id, id, "bad_message", e.what());
-      failed.push_back(id);
-    }
+    if (auto f = step.add(id, r["body"].get_ref<const std::string&>())) fail(*f);
   }
-  const ports::RetryPolicy retry = ports::RetryPolicy::jittered();
-  if (!records.empty()) {
-    std::vector<ports::UpsertFailure> refused;
-    const ports::RetryOutcome o =
-        ports::call_with_retries(retry, [&] { refused = store.upsert_batch(records); }, [] {});
-    if (!o.ok) {
-      for (const auto& id : record_ids) {
-        log_failure(request_id, id, "store_failed", o.last_error);  // store errors name the store
-        failed.push_back(id);
-      }
-    } else {
-      for (const auto& f : refused) {
-        log_failure(request_id, record_ids.at(f.index), "store_failed", store.url() + ": " + f.failure.message);
-        failed.push_back(record_ids.at(f.index));
-      }
-    }
-  }
-  // A patch applies only to stored records; one whose record is not there yet is reported, so it
-  // comes back after the record (as the queue consumer leaves it undeleted).
-  for (const auto& [list, id] : patches) {
-    std::size_t found = 0;
-    const ports::RetryOutcome o = ports::call_with_retries(retry, [&] { found = store.update_stamps(list); }, [] {});
-    if (!o.ok) {
-      log_failure(request_id, id, "stamps_failed", o.last_error);
-      failed.push_back(id);
-    } else if (found < list.size()) {
-      log_failure(request_id, id, "stamps_deferred",
-                  std::to_string(list.size() - found) + " of " + std::to_string(list.size()) +
-                      " records are not stored yet");
-      failed.push_back(id);
-    }
-  }
+  for (const auto& f : step.store()) fail(f);
   json items = json::array();
   for (const auto& id : failed) items.push_back({{"itemIdentifier", id}});
   return json{{"batchItemFailures", items}};

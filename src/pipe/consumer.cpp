@@ -11,19 +11,17 @@
 #include "pipe/dead_letter.hpp"
 #include "ports/record_codec.hpp"
 #include "pipe/source.hpp"
+#include "pipe/store_step.hpp"
 
 namespace overhead::pipe {
 
-using ports::call_with_retries;
 using ports::kMaxQueueBatch;
 using ports::monotonic_ns;
 using ports::parse_log_message;
 using ports::Queue;
 using ports::Record;
-using ports::RetryOutcome;
 using ports::StampPatch;
 using ports::Store;
-using ports::UpsertFailure;
 
 // A stamp patch message, deleted once everything it carried is stored: the records its stamps
 // were folded into and, when some of its stamps named no record at hand, its own update_stamps.
@@ -294,14 +292,12 @@ void Consumer::store_pending_patches(Round& r, ConsumerStats& stats, bool& store
         if (p.publish_acked) m.publish_acked = p.publish_acked;
         if (p.input_deleted) m.input_deleted = p.input_deleted;
       }
-    std::size_t found = 0;
-    const RetryOutcome o = call_with_retries(options_.retry, [&] { found = store_.update_stamps(merged); },
-                                             [&] { ++stats.store_retries; });
-    if (o.ok && found == merged.size()) {
+    const StampsOutcome o = apply_stamps(store_, merged, options_.retry, [&] { ++stats.store_retries; });
+    if (o.result() == StampsOutcome::Result::applied) {
       for (auto k : r.patches_todo) release_patch_part(*r.patches[k].second, r.done_receipts);
       stats.stamp_patches += r.patches_todo.size();
       r.patches_todo.clear();
-    } else if (!o.ok && !o.permanent) {
+    } else if (!o.call.ok && !o.call.permanent) {
       ++stats.store_failures;
       store_down = true;
       patches_held = true;
@@ -309,13 +305,10 @@ void Consumer::store_pending_patches(Round& r, ConsumerStats& stats, bool& store
     }
   }
   for (auto k : (patches_held ? std::vector<std::size_t>() : r.patches_todo)) {
-    auto& list = r.patches[k].first;
-    std::size_t found = 0;
-    const RetryOutcome o = call_with_retries(options_.retry, [&] { found = store_.update_stamps(list); },
-                                             [&] { ++stats.store_retries; });
-    if (!o.ok) {
+    const StampsOutcome o = apply_stamps(store_, r.patches[k].first, options_.retry, [&] { ++stats.store_retries; });
+    if (o.result() == StampsOutcome::Result::failed) {
       ++stats.store_failures;
-      if (!o.permanent) {
+      if (!o.call.permanent) {
         store_down = true;
         patches_left.push_back(k);
       } else {
@@ -324,7 +317,7 @@ void Consumer::store_pending_patches(Round& r, ConsumerStats& stats, bool& store
       continue;
     }
     ++stats.stamp_patches;
-    if (found == list.size()) {
+    if (o.result() == StampsOutcome::Result::applied) {
       release_patch_part(*r.patches[k].second, r.done_receipts);
     } else {
       r.patches[k].second->given_up = true;  // not deleted: the patch comes back after its visibility timeout
@@ -384,18 +377,16 @@ std::vector<bool> Consumer::store_records(const std::vector<Record>& records, co
     const bool whole = todo.size() == records.size();
     if (!whole)
       for (auto i : todo) part.push_back(records[i]);
-    std::vector<UpsertFailure> failures;
-    const RetryOutcome o = call_with_retries(
-        options_.retry, [&] { failures = store_.upsert_batch(whole ? std::span<const Record>(records) : part); },
-        [&] { ++stats.store_retries; });
-    if (!o.ok) {
+    const UpsertOutcome o = upsert_with_retries(store_, whole ? std::span<const Record>(records) : part, options_.retry,
+                                                [&] { ++stats.store_retries; });
+    if (!o.call.ok) {
       ++stats.store_failures;  // not deleted: held while the store is down, else back after their timeout
-      if (!o.permanent) store_down = true;
+      if (!o.call.permanent) store_down = true;
       break;
     }
     std::vector<bool> failed(todo.size(), false);
     std::vector<std::size_t> again;
-    for (const auto& f : failures) {
+    for (const auto& f : o.refused) {
       const std::size_t i = todo[f.index];
       failed[f.index] = true;
       if (f.failure.retryable && attempt < options_.retry.attempts) {

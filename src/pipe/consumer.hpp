@@ -10,6 +10,8 @@
 // per-record failure). Store failures that a retry can help are retried with backoff; while the
 // store stays down the consumer holds its round (extending the messages' visibility) instead of
 // receiving more, so the log stream keeps the records and their receive counts do not grow.
+// Its store calls, with their retries, are the batch step's (store_step.hpp), which `overhead
+// lambda` runs on each SQS event without holding anything back.
 #pragma once
 
 #include <atomic>
