@@ -43,6 +43,9 @@ class StripDetokenizer final : public Detokenizer {
  public:
   StripDetokenizer(char32_t content, std::size_t start, std::size_t stop) : content_(content), start_(start), stop_(stop) {}
   void detokenize_chain(std::vector<std::string>& tokens) const override;
+  char32_t content() const { return content_; }
+  std::size_t start() const { return start_; }
+  std::size_t stop() const { return stop_; }
 
  private:
   char32_t content_;
@@ -65,6 +68,8 @@ class SequenceDetokenizer final : public Detokenizer {
   void detokenize_chain(std::vector<std::string>& tokens) const override {
     for (const auto& step : steps_) step->detokenize_chain(tokens);
   }
+  // Read by the incremental detokenizer, which streams the same steps (incremental_detokenizer.hpp).
+  const std::vector<std::unique_ptr<Detokenizer>>& steps() const { return steps_; }
 
  private:
   std::vector<std::unique_ptr<Detokenizer>> steps_;
