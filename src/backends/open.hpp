@@ -70,5 +70,8 @@ enum class Access { create, existing, read_only };
 // openai:URL[,model=NAME][,timeout_ms=MS][,usage=required]   a real OpenAI-compatible server (openai_decoder.hpp)
 // Throws std::invalid_argument naming the bad part.
 [[nodiscard]] std::shared_ptr<const ports::Decoder> open_decoder(std::string_view spec);
+// Checks `spec` as open_decoder would, without making the decoder (no client, no thread): for a
+// flag's validation, before the command opens it once. Throws std::invalid_argument.
+void check_decoder(std::string_view spec);
 
 }  // namespace overhead::backends

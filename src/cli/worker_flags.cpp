@@ -54,12 +54,13 @@ constexpr const char* kDecoderForms =
     "openai:URL[,model=NAME][,timeout_ms=MS][,api_key_env=VAR] (an OpenAI-compatible server; its API key read from the "
     "environment variable VAR)";
 
-// --decoder: a form backends::open_decoder accepts; its error names the bad part (exit 2).
+// --decoder: a form backends::open_decoder accepts (checked without opening it: the command opens it
+// once, after the stop signals are blocked); its error names the bad part (exit 2).
 CLI::Validator decoder_validator() {
   return CLI::Validator(
       [](std::string& s) {
         try {
-          (void)backends::open_decoder(s);
+          backends::check_decoder(s);
           return std::string();
         } catch (const std::invalid_argument& e) {
           return std::string(e.what());
