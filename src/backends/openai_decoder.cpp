@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
 #include <curl/curl.h>
@@ -25,11 +26,17 @@ void global_init() {
   if (!ok) throw DecoderError("openai decoder: curl_global_init failed", Failure::permanent);
 }
 
-std::string request_body(const ports::DecodeRequest& request, const std::string& model) {
-  nlohmann::json body = {{"model", model.empty() ? std::string(request.tokenizer) : model},
-                         {"prompt", std::string(request.prompt)},
+std::string request_body(const ports::DecodeRequest& request, const OpenAiDecoderParams& p) {
+  nlohmann::json body = {{"model", p.model.empty() ? std::string(request.tokenizer) : p.model},
                          {"stream", true},
                          {"stream_options", {{"include_usage", true}}}};
+  if (p.prompt == ports::PromptForm::ids) {
+    if (request.prompt_ids.empty())
+      throw DecoderError("openai decoder: prompt=ids, and the item's prompt has no token ids", Failure::permanent);
+    body["prompt"] = request.prompt_ids;
+  } else {
+    body["prompt"] = std::string(request.prompt);
+  }
   if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
   if (const ports::SamplingParams* s = request.sampling) {
     if (s->temperature) body["temperature"] = *s->temperature;
@@ -64,7 +71,8 @@ class StreamTicket final : public ports::DecodeTicket {
 
 OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   const std::string form =
-      "expected openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME], URL e.g. "
+      "expected openai:URL[,model=NAME][,dialect=" + std::string(dialect_names()) +
+      "][,prompt=ids|text][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME], URL e.g. "
       "http://127.0.0.1:8000/v1";
   OpenAiDecoderParams p;
   const std::size_t comma = text.find(',');
@@ -77,6 +85,8 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   while (url.ends_with('/')) url.remove_suffix(1);
   p.base_url = std::string(url);
   bool have_model = false, have_timeout = false, have_usage = false, have_coalesce = false, have_key = false;
+  bool have_dialect = false;
+  std::optional<ports::PromptForm> prompt;
   for (std::size_t pos = comma; pos != std::string_view::npos && pos < text.size();) {
     const std::size_t next = text.find(',', pos + 1);
     const std::string_view part = text.substr(pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
@@ -91,6 +101,19 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
       if (value.empty()) throw std::invalid_argument("openai: 'model' is empty");
       have_model = true;
       p.model = std::string(value);
+    } else if (key == "dialect") {
+      if (have_dialect) throw std::invalid_argument("openai: 'dialect' given twice");
+      have_dialect = true;
+      const auto d = parse_dialect(value);
+      if (!d)
+        throw std::invalid_argument("openai: '" + std::string(part) + "': dialect must be one of " +
+                                    std::string(dialect_names()) + " (the engine behind the URL)");
+      p.dialect = *d;
+    } else if (key == "prompt") {
+      if (prompt) throw std::invalid_argument("openai: 'prompt' given twice");
+      if (value == "ids") prompt = ports::PromptForm::ids;
+      else if (value == "text") prompt = ports::PromptForm::text;
+      else throw std::invalid_argument("openai: '" + std::string(part) + "': prompt must be ids or text");
     } else if (key == "timeout_ms") {
       if (have_timeout) throw std::invalid_argument("openai: 'timeout_ms' given twice");
       have_timeout = true;
@@ -132,6 +155,11 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
       throw std::invalid_argument("openai: unknown parameter '" + ports::redact_url(key) + "' (" + form + ")");
     }
   }
+  const DialectTraits& traits = dialect_traits(p.dialect);
+  p.prompt = prompt.value_or(traits.default_prompt);
+  if (p.prompt == ports::PromptForm::ids && !traits.takes_prompt_ids)
+    throw std::invalid_argument("openai: prompt=ids: dialect=" + std::string(traits.name) +
+                                " takes the prompt as text only; use prompt=text");
   return p;
 }
 
@@ -157,7 +185,10 @@ OpenAiDecoder::~OpenAiDecoder() = default;
 std::string OpenAiDecoder::describe() const {
   // Shown at start-up, in dead letters and errors, in summary.json: the password redacted, the key
   // only by the name of its variable.
+  const DialectTraits& traits = dialect_traits(p_.dialect);
   return "openai:" + ports::redact_url(p_.base_url) + (p_.model.empty() ? "" : ",model=" + p_.model) +
+         (p_.dialect == EngineDialect::openai ? "" : ",dialect=" + std::string(traits.name)) +
+         (p_.prompt == traits.default_prompt ? "" : p_.prompt == ports::PromptForm::ids ? ",prompt=ids" : ",prompt=text") +
          (p_.usage_required ? ",usage=required" : "") +
          (p_.coalesce_window != kDefaultCoalesceWindow ? ",coalesce_us=" + std::to_string(p_.coalesce_window.count()) : "") +
          (p_.api_key_env.empty() ? "" : ",api_key_env=" + p_.api_key_env);
@@ -167,8 +198,24 @@ std::size_t OpenAiDecoder::in_flight() const { return loop_->in_flight(); }
 
 std::shared_ptr<ports::DecodeTicket> OpenAiDecoder::start(const ports::DecodeRequest& request,
                                                          std::shared_ptr<ports::DecodeCallbacks> callbacks) const {
-  auto stream = std::make_shared<OpenAiStream>(settings_, request_body(request, p_.model), request.stream_text,
-                                               request.max_tokens, std::move(callbacks));
+  std::string body;
+  try {
+    body = request_body(request, p_);
+  } catch (const DecoderError& e) {
+    callbacks->on_error(e);
+    return nullptr;
+  }
+  // What an engine's refusal of our ids means, for the client and the dead letter (used when the
+  // engine's message is about a token id: openai_stream.cpp).
+  std::string refusal_hint;
+  if (p_.prompt == ports::PromptForm::ids)
+    refusal_hint = "the engine refused the prompt's token ids (model " +
+                   (p_.model.empty() ? std::string(request.tokenizer) : p_.model) + ", tokenizer " +
+                   std::string(request.tokenizer) +
+                   "): an engine whose vocabulary is not the tokenizer's refuses ids out of its range; serve the "
+                   "tokenizer's model or name it with model=";
+  auto stream = std::make_shared<OpenAiStream>(settings_, std::move(body), request.stream_text, request.max_tokens,
+                                               std::move(refusal_hint), std::move(callbacks));
   auto ticket = std::make_shared<StreamTicket>(loop_, stream);
   loop_->add(std::move(stream));
   return ticket;

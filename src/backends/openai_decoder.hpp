@@ -1,10 +1,20 @@
-// `--decoder openai:URL[,model=NAME][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME]`: the decoder stage on a real
-// OpenAI-compatible server (vLLM, llama.cpp's server, SGLang, TGI). URL is the API base as OpenAI
-// clients take it (e.g. http://127.0.0.1:8000/v1); each generation is one POST URL/completions with
-// the prompt we rendered (so the engine's prompt is the one we counted), `max_tokens` = the wanted
+// `--decoder openai:URL[,model=NAME][,dialect=D][,prompt=ids|text][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME]`:
+// the decoder stage on a real OpenAI-compatible server (vLLM, llama.cpp's server, SGLang, TGI). URL
+// is the API base as OpenAI clients take it (e.g. http://127.0.0.1:8000/v1); each generation is
+// one POST URL/completions with the prompt we rendered, `max_tokens` = the wanted
 // length (left out when unknown), the request's sampling fields (temperature, top_p, stop, seed,
 // presence_penalty, frequency_penalty, user), `stream: true` and
 // `stream_options: {include_usage: true}`. `model` is NAME, else the item's tokenizer name.
+//
+// The prompt (tokenize once): with prompt=ids it is the token ids we encoded, exactly the
+// template's tokens (nothing added: one BOS when the template writes one), so the engine does not
+// tokenize it again; with prompt=text it is the rendered text, which the engine tokenizes itself
+// (adding its BOS). dialect= names the engine (backends/engine_dialect.hpp) and picks the
+// default: ids for vllm, sglang and llamacpp; text for openai (the default dialect) and tgi, which
+// takes no ids. The engine's usage.prompt_tokens comes back as DecodeResult::engine_prompt_tokens;
+// the worker compares it with what it sent. An engine that refuses ids (a vocabulary that is not
+// the tokenizer's: ids out of its range) is a permanent engine_refused error naming the model and
+// the tokenizer, never retried as text.
 //
 // Credentials: api_key_env=NAME sends the key in the environment variable NAME as
 // `Authorization: Bearer KEY` (read once, at parsing; never shown: describe() names the variable);
@@ -35,6 +45,7 @@
 #include <string>
 #include <string_view>
 
+#include "backends/engine_dialect.hpp"
 #include "ports/decoder.hpp"
 
 namespace overhead::backends {
@@ -44,6 +55,8 @@ inline constexpr std::chrono::microseconds kDefaultCoalesceWindow{5000};
 struct OpenAiDecoderParams {
   std::string base_url;  // without a trailing '/'
   std::string model;     // empty: the item's tokenizer name
+  EngineDialect dialect = EngineDialect::openai;                // dialect=
+  ports::PromptForm prompt = ports::PromptForm::text;           // prompt=, else the dialect's default
   std::chrono::milliseconds timeout{600000};
   bool usage_required = false;  // usage=required
   std::chrono::microseconds coalesce_window = kDefaultCoalesceWindow;  // coalesce_us=
@@ -61,7 +74,7 @@ class OpenAiDecoder final : public ports::Decoder {
   // one of this decoder's callbacks.
   ~OpenAiDecoder() override;
   [[nodiscard]] std::string describe() const override;
-  [[nodiscard]] bool needs_prompt() const override { return true; }
+  [[nodiscard]] ports::PromptForm prompt_form() const override { return p_.prompt; }
   [[nodiscard]] std::shared_ptr<ports::DecodeTicket> start(const ports::DecodeRequest& request,
                                                           std::shared_ptr<ports::DecodeCallbacks> callbacks) const override;
   // Generations started and not yet ended (a gauge for tests and benchmarks).

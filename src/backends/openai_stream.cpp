@@ -1,6 +1,7 @@
 #include "backends/openai_stream.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <exception>
 #include <utility>
 
@@ -44,11 +45,25 @@ bool is_refusal(long status) {
   return status >= 400 && status < 500 && status != 401 && status != 403 && status != 407 && status != 408 && status != 429;
 }
 
+// Whether an engine's refusal is about the prompt's token ids (vLLM: "Token id N is out of
+// vocabulary"; llama.cpp's server: "invalid token"/"out of range"), not e.g. the context length.
+bool names_a_token_id(std::string_view message) {
+  std::string lower(message);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool token = lower.find("token") != std::string::npos;
+  return token && (lower.find("vocab") != std::string::npos || lower.find("out of range") != std::string::npos ||
+                   lower.find("invalid token") != std::string::npos);
+}
+
 }  // namespace
 
 OpenAiStream::OpenAiStream(std::shared_ptr<const OpenAiStreamSettings> settings, std::string payload, bool stream_text,
-                           std::int64_t max_tokens, std::shared_ptr<ports::DecodeCallbacks> callbacks)
-    : settings_(std::move(settings)), payload_(std::move(payload)), stream_text_(stream_text), callbacks_(std::move(callbacks)) {
+                           std::int64_t max_tokens, std::string refusal_hint, std::shared_ptr<ports::DecodeCallbacks> callbacks)
+    : settings_(std::move(settings)),
+      payload_(std::move(payload)),
+      stream_text_(stream_text),
+      refusal_hint_(std::move(refusal_hint)),
+      callbacks_(std::move(callbacks)) {
   result_.output_tokens = -1;
   // Sized once so appending the answer does not reallocate per token (a few KB at most).
   result_.text.reserve(static_cast<std::size_t>(std::clamp<std::int64_t>(max_tokens, 16, 4096)) * 4);
@@ -142,6 +157,7 @@ bool OpenAiStream::on_data(std::string_view data) {
     result_.text.append(ev.text);
   }
   if (!ev.finish_reason.empty()) result_.finish_reason.assign(ev.finish_reason);
+  if (ev.prompt_tokens >= 0) result_.engine_prompt_tokens = ev.prompt_tokens;
   if (ev.completion_tokens >= 0) {
     result_.output_tokens = ev.completion_tokens;
     usage_seen_ = true;
@@ -166,8 +182,10 @@ void OpenAiStream::on_finished(CURLcode rc) {
   if (rc != CURLE_OK && status_ == 0) return fail(curl_easy_strerror(rc), Failure::transient);
   if (status_ != 200) {
     const std::string what = "HTTP " + std::to_string(status_) + ": " + error_message(error_body_);
-    if (is_refusal(status_))
-      return callbacks_->on_error(DecoderError::engine_refused("openai decoder: POST " + settings_->shown_url + ": " + what, what));
+    if (is_refusal(status_)) {
+      const std::string said = refusal_hint_.empty() || !names_a_token_id(what) ? what : refusal_hint_ + " (" + what + ")";
+      return callbacks_->on_error(DecoderError::engine_refused("openai decoder: POST " + settings_->shown_url + ": " + said, said));
+    }
     const bool transient = status_ == 429 || status_ >= 500;
     return fail(what, transient ? Failure::transient : Failure::permanent);
   }

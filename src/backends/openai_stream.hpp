@@ -25,8 +25,10 @@ struct OpenAiStreamSettings {
 class OpenAiStream final : public CurlTransfer {
  public:
   // Sets the easy handle up to POST `payload`; stamps decode_start.
+  // `refusal_hint`: put before the engine's message when it refuses the request (a 4xx that blames
+  // it), saying what that most likely means; empty: the engine's message alone.
   OpenAiStream(std::shared_ptr<const OpenAiStreamSettings> settings, std::string payload, bool stream_text, std::int64_t max_tokens,
-               std::shared_ptr<ports::DecodeCallbacks> callbacks);
+               std::string refusal_hint, std::shared_ptr<ports::DecodeCallbacks> callbacks);
 
   void on_finished(CURLcode result) override;
   void on_cancelled() override;
@@ -42,6 +44,7 @@ class OpenAiStream final : public CurlTransfer {
   std::shared_ptr<const OpenAiStreamSettings> settings_;
   std::string payload_;
   bool stream_text_;
+  std::string refusal_hint_;
   std::shared_ptr<ports::DecodeCallbacks> callbacks_;
   ports::DecodeResult result_;
   long status_ = 0;

@@ -408,6 +408,10 @@ int worker_command(const CommonOptions& o, const WorkerFlags& flags) {
               static_cast<unsigned long long>(ws.bad_input + ws.publish_failed),
               static_cast<unsigned long long>(ws.batches), static_cast<unsigned long long>(ws.delete_failures),
               double(ws.elapsed_ns) / 1e9, g_stop.load() ? " (stopped by signal)" : "");
+  if (ws.prompt_token_mismatches > 0)
+    std::printf("worker %s: %llu answers whose engine read another number of prompt tokens than were sent: the engine's "
+                "tokenizer is not the item's (the records' prompt_tokens_sent and engine_prompt_tokens show which)\n",
+                name.c_str(), static_cast<unsigned long long>(ws.prompt_token_mismatches));
   print_first_letters(dead, 10);
   return report_failures(dead.counts(), o, dl_path);
 }

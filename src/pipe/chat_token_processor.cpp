@@ -60,17 +60,22 @@ ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std:
 }
 
 ProcessResult ChatTokenProcessor::process_for_decoder(const SourceRecord& source, const std::string& tokenizer,
-                                                      bool want_prompt) const {
+                                                      ports::PromptForm form) const {
   ProcessResult r = process(source, tokenizer);
   r.encode_end = monotonic_ns();
   const binding::ChatBinding* b = find(tokenizer);  // found: process() threw otherwise
   if (source.answer) r.answer_tokens = static_cast<std::int64_t>(b->tokenizer().count(*source.answer, false));
-  if (want_prompt) {
-    try {
-      b->chat_template().render_into(r.prompt, source.prompt_value, generation_options_, source.template_extra ? &source.template_extra->value : nullptr);
-    } catch (const chat::TemplateError& e) {
-      throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
-    }
+  if (form == ports::PromptForm::none) return r;
+  try {
+    b->chat_template().render_into(r.prompt, source.prompt_value, generation_options_, source.template_extra ? &source.template_extra->value : nullptr);
+  } catch (const chat::TemplateError& e) {
+    throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
+  }
+  if (form == ports::PromptForm::ids) {
+    b->tokenizer().encode_into(r.prompt, r.prompt_ids, false);
+    r.prompt_tokens_sent = static_cast<std::int64_t>(r.prompt_ids.size());
+  } else {
+    r.prompt_tokens_sent = static_cast<std::int64_t>(b->tokenizer().count(r.prompt, true));
   }
   return r;
 }

@@ -28,8 +28,13 @@ class ChatTokenProcessor final : public Processor {
   ChatTokenProcessor(const std::vector<std::string>& tokenizers, std::optional<std::string> date = std::nullopt);
 
   ProcessResult process(const SourceRecord& source, const std::string& tokenizer) const override;
+  // The engine's prompt, chat path: the template's tokens exactly, special tokens parsed and none
+  // added (HF's add_special_tokens=false, as vLLM's chat completions), so a template that emits
+  // BOS gives one BOS and one that does not gives none. With PromptForm::text the engine
+  // tokenizes the text itself with add_special_tokens=true, and prompt_tokens_sent is our count
+  // of that (a template that emits BOS then reaches the engine with two).
   ProcessResult process_for_decoder(const SourceRecord& source, const std::string& tokenizer,
-                                    bool want_prompt) const override;
+                                    ports::PromptForm form) const override;
   std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const override;
   // Tokenizer name -> load error, for the names that failed.
   const std::map<std::string, std::string>& load_errors() const { return load_errors_; }

@@ -40,9 +40,9 @@ struct ItemStage::Ending {
 // for it (wait()); an asynchronous one to the stage (generation_ended), on the decoder's thread.
 class ItemStage::Generation final : public DecodeCallbacks, public std::enable_shared_from_this<Generation> {
  public:
-  Generation(ItemStage& stage, ReceivedBatch& b, std::size_t i, Record r, std::string prompt, std::int64_t max_tokens,
-             std::string tok, std::shared_ptr<const SamplingParams> sampling, bool waited, bool stream,
-             std::string attempt_id)
+  Generation(ItemStage& stage, ReceivedBatch& b, std::size_t i, Record r, std::string prompt,
+             std::vector<std::uint32_t> prompt_ids, std::int64_t max_tokens, std::string tok,
+             std::shared_ptr<const SamplingParams> sampling, bool waited, bool stream, std::string attempt_id)
       : batch(b),
         index(i),
         record(std::move(r)),
@@ -50,6 +50,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
         attempt(std::move(attempt_id)),
         stage_(stage),
         prompt_(std::move(prompt)),
+        prompt_ids_(std::move(prompt_ids)),
         max_tokens_(max_tokens),
         sampling_(std::move(sampling)),
         waited_(waited),
@@ -59,6 +60,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
     ++tries;
     DecodeRequest req;
     req.prompt = prompt_;
+    req.prompt_ids = prompt_ids_;
     req.prompt_tokens = record.token_count;
     req.max_tokens = max_tokens_;
     req.tokenizer = tokenizer;
@@ -134,6 +136,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
 
   ItemStage& stage_;
   std::string prompt_;
+  std::vector<std::uint32_t> prompt_ids_;
   std::int64_t max_tokens_;
   std::shared_ptr<const SamplingParams> sampling_;  // the request's, null: the engine's defaults
   const bool waited_;
@@ -184,7 +187,9 @@ void ItemStage::hook(WorkerStage stage) const {
 
 void ItemStage::begin_run() { wall_offset_ns_ = wall_ns() - monotonic_ns(); }
 
-ItemStageStats ItemStage::stats() const { return ItemStageStats{items_.load(), ok_.load(), bad_.load(), publish_failed_.load()}; }
+ItemStageStats ItemStage::stats() const {
+  return ItemStageStats{items_.load(), ok_.load(), bad_.load(), publish_failed_.load(), prompt_token_mismatches_.load()};
+}
 
 void ItemStage::take_up(ReceivedBatch& b) {
   for (std::size_t i = 0; i < b.entries.size(); ++i) process_item(b, i);
@@ -239,7 +244,7 @@ void ItemStage::process_item(ReceivedBatch& b, std::size_t i) {
       r.render_end = res.render_end;
       r.token_count = res.token_count;
     } else {
-      encoded = processor_.process_for_decoder(*src, tokenizer, options_.decoder->needs_prompt());
+      encoded = processor_.process_for_decoder(*src, tokenizer, options_.decoder->prompt_form());
       r.encode_end = encoded.encode_end ? encoded.encode_end : monotonic_ns();
       r.render_end = encoded.render_end;
       r.token_count = encoded.token_count;
@@ -305,8 +310,9 @@ std::shared_ptr<ItemStage::Generation> ItemStage::make_generation(ReceivedBatch&
   // Text deltas only when generations overlap: one waited for answers whole, at its end.
   const bool stream = !waited && src.stream && options_.replies;
   std::string attempt = waited ? std::string() : attempt_prefix_ + std::to_string(attempts_.fetch_add(1));
-  return std::make_shared<Generation>(*this, b, i, std::move(r), std::move(res.prompt), max_tokens, tokenizer, src.sampling,
-                                      waited, stream, std::move(attempt));
+  r.prompt_tokens_sent = res.prompt_tokens_sent;
+  return std::make_shared<Generation>(*this, b, i, std::move(r), std::move(res.prompt), std::move(res.prompt_ids), max_tokens,
+                                      tokenizer, src.sampling, waited, stream, std::move(attempt));
 }
 
 bool ItemStage::generate_waited(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res, const SourceRecord& src,
@@ -352,6 +358,9 @@ bool ItemStage::finish_generation(Generation& g, Ending e) {
   r.decode_end = d.decode_end;
   r.output_tokens = d.output_tokens;
   r.finish_reason = d.finish_reason;
+  if (d.engine_prompt_tokens >= 0) r.engine_prompt_tokens = d.engine_prompt_tokens;
+  // The engine read another prompt than the one we counted: its tokenizer is not the item's.
+  if (r.prompt_tokens_mismatch()) prompt_token_mismatches_.fetch_add(1, std::memory_order_relaxed);
   if (options_.store_text) r.text = d.text;
   publish_record(g.batch.slots[g.index], std::move(r), std::move(d.text), std::move(d.finish_reason), g.attempt);
   return true;

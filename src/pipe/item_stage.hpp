@@ -36,6 +36,8 @@ enum class WorkerStage;
 
 struct ItemStageStats {
   std::uint64_t items = 0, ok = 0, bad_input = 0, publish_failed = 0;
+  // Answers whose engine read another number of prompt tokens than we sent (Record::prompt_tokens_mismatch).
+  std::uint64_t prompt_token_mismatches = 0;
 };
 
 class ItemStage final : public BatchWork, private PublishListener {
@@ -112,7 +114,7 @@ class ItemStage final : public BatchWork, private PublishListener {
   std::atomic<std::uint64_t> attempts_{0};
 
   std::int64_t next_seq_ = 0;
-  std::atomic<std::uint64_t> items_{0}, ok_{0}, bad_{0}, publish_failed_{0};
+  std::atomic<std::uint64_t> items_{0}, ok_{0}, bad_{0}, publish_failed_{0}, prompt_token_mismatches_{0};
 };
 
 }  // namespace overhead::pipe

@@ -8,8 +8,10 @@
 #include <optional>
 #include <string_view>
 #include <string>
+#include <vector>
 
 #include "pipe/work_item.hpp"
+#include "ports/decoder.hpp"
 
 namespace overhead::pipe {
 
@@ -19,6 +21,11 @@ struct ProcessResult {
   // Only from process_for_decoder (the decoder stage is on):
   std::int64_t encode_end = 0;  // monotonic ns at which encoding ended (0: the worker stamps it)
   std::string prompt;           // the prompt the model continues (with the generation prompt)
+  // PromptForm::ids: the prompt's ids exactly as the template wrote them (nothing added).
+  std::vector<std::uint32_t> prompt_ids;
+  // The prompt's tokens as the engine reads them: the ids' count (ids), or our count of the text
+  // with the engine's add_special_tokens=true (text); 0 with PromptForm::none.
+  std::int64_t prompt_tokens_sent = 0;
   std::optional<std::int64_t> answer_tokens;  // the source's answer counted with the item's tokenizer
 };
 
@@ -29,12 +36,12 @@ class Processor {
   // cannot be processed; the worker dead-letters it and goes on.
   virtual ProcessResult process(const SourceRecord& source, const std::string& tokenizer) const = 0;
   // The same work, and what the decoder stage needs: the answer's length counted with the item's
-  // tokenizer (when the source has an answer) and, with `want_prompt`, the prompt rendered with
-  // the generation prompt. Work after the encode is stamped apart (ProcessResult::encode_end),
-  // so E keeps its meaning. By default: process() alone.
+  // tokenizer (when the source has an answer) and, by `form`, the prompt rendered with the
+  // generation prompt (text) and its ids (ids). Work after the encode is stamped apart
+  // (ProcessResult::encode_end), so E keeps its meaning. By default: process() alone.
   virtual ProcessResult process_for_decoder(const SourceRecord& source, const std::string& tokenizer,
-                                            bool want_prompt) const {
-    (void)want_prompt;
+                                            ports::PromptForm form) const {
+    (void)form;
     return process(source, tokenizer);
   }
   // Tokens of `text` (an answer) with the item's tokenizer, without special tokens; nullopt when

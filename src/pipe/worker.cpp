@@ -43,6 +43,7 @@ WorkerStats Worker::run() {
   s.ok = items.ok;
   s.bad_input = items.bad_input;
   s.publish_failed = items.publish_failed;
+  s.prompt_token_mismatches = items.prompt_token_mismatches;
   s.batches = batches.batches;
   s.delete_failures = batches.delete_failures;
   s.elapsed_ns = monotonic_ns() - start;

@@ -115,6 +115,9 @@ struct WorkerStats {
   std::uint64_t ok = 0;            // records confirmed
   std::uint64_t bad_input = 0;     // entries dead-lettered before publishing
   std::uint64_t publish_failed = 0;
+  // Answers whose engine read another number of prompt tokens than we sent: the engine's
+  // tokenizer is not the item's (Record::prompt_tokens_mismatch).
+  std::uint64_t prompt_token_mismatches = 0;
   std::uint64_t batches = 0;
   std::uint64_t delete_failures = 0;  // inputs not deleted (stale receipt or a failing queue): they come back
   std::int64_t elapsed_ns = 0;

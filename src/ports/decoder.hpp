@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,10 +33,18 @@ struct SamplingParams {
   std::string user;               // empty: not sent
 };
 
+// What of the prompt a decoder sends its engine (Decoder::prompt_form): nothing (a simulator),
+// the rendered text (the engine tokenizes it again), or the token ids we encoded (tokenized once).
+enum class PromptForm { none, text, ids };
+
 struct DecodeRequest {
   // The rendered prompt the model continues (the chat template with the generation prompt);
-  // only filled when the decoder needs_prompt().
+  // filled when the decoder's prompt_form() is text or ids.
   std::string_view prompt;
+  // Its token ids exactly as the template wrote them (special tokens parsed, nothing added: the
+  // chat path's add_special_tokens=false, so a template that emits BOS gives exactly one); filled
+  // when prompt_form() is ids.
+  std::span<const std::uint32_t> prompt_ids;
   std::int64_t prompt_tokens = 0;  // the record's token_count
   // The wanted output length: the source record's answer counted with the item's tokenizer,
   // else the request's max_tokens, else 0 (unknown).
@@ -54,6 +63,9 @@ struct DecodeResult {
   // Tokens produced; -1 when the decoder cannot tell (a server without a usage chunk): the
   // worker then counts `text` with the item's tokenizer.
   std::int64_t output_tokens = 0;
+  // The engine's usage.prompt_tokens: how many tokens it read as the prompt; -1 when it did not say.
+  // The worker compares it with what it sent (Record::prompt_tokens_sent).
+  std::int64_t engine_prompt_tokens = -1;
   std::string text;           // the answer's text, when the decoder has one
   std::string finish_reason;  // "stop", "length", "cancelled", ... as the engine said; empty: unknown
   bool cancelled = false;     // the caller cancelled (client gone, timeout): the engine was told to stop
@@ -93,8 +105,9 @@ class Decoder {
   virtual ~Decoder() = default;
   // The spec it was opened from, e.g. "sim:prefill=5000,decode=50,ttft_ms=0" (no secrets).
   [[nodiscard]] virtual std::string describe() const = 0;
-  // Whether decode() reads DecodeRequest::prompt (the worker renders it only then).
-  [[nodiscard]] virtual bool needs_prompt() const { return false; }
+  // What of the prompt decode() reads (the worker renders, and encodes for the engine, only what
+  // it needs): none, DecodeRequest::prompt, or DecodeRequest::prompt_ids.
+  [[nodiscard]] virtual PromptForm prompt_form() const { return PromptForm::none; }
   // One generation, the caller's thread blocked until the answer is whole (request.stream_text is
   // ignored). Thread-safe. Throws DecoderError (errors.hpp), transient when a retry may help. This
   // default waits for start(); it must not run inside one of this decoder's callbacks (an

@@ -60,6 +60,16 @@ struct Record {
   // the answer is the client's, not the measurement's, so by default it is not stored.
   std::string finish_reason;
   std::string text;
+  // The prompt as the engine got it: how many tokens we sent (the ids, or our count of the text
+  // as the engine tokenizes it: add_special_tokens=true), and how many the engine said it read
+  // (usage.prompt_tokens; null when it did not say). They differ when the engine's tokenizer is
+  // not ours (a wrong model, another vocabulary, a double BOS): counted as a mismatch. 0 and null
+  // without a decoder that sends a prompt.
+  std::int64_t prompt_tokens_sent = 0;
+  std::optional<std::int64_t> engine_prompt_tokens;
+  [[nodiscard]] bool prompt_tokens_mismatch() const {
+    return engine_prompt_tokens && *engine_prompt_tokens != prompt_tokens_sent;
+  }
 };
 
 // Stamps known only after a record was published: when its publish was acknowledged and when

@@ -11,11 +11,14 @@
 //   GET  /health          200 {"status":"ok"}
 //   GET  /v1/models       the served names (--model-name, repeatable; default tiny-llama3), with
 //                         meta n_ctx, sequences (slots) and n_batch (tokens evaluated per step)
-//   POST /v1/completions  prompt (a string; special tokens in it are parsed),
+//   POST /v1/completions  prompt (a string, special tokens in it parsed, the model's BOS put first;
+//                         or a list of token ids, evaluated as they are, nothing added, as
+//                         llama.cpp's server and vLLM take them: an id outside the vocabulary is
+//                         a 400 "Token id N is out of vocabulary"),
 //                         max_tokens (default 16), temperature (default 1; 0 = greedy,
 //                         deterministic), top_p, seed, stop (a string or up to 4), presence_penalty,
-//                         frequency_penalty, user, stream, stream_options.include_usage. The
-//                         model's BOS is put first (see tokenizePrompt; --no-add-bos: not).
+//                         frequency_penalty, user, stream, stream_options.include_usage. A text
+//                         prompt gets the model's BOS first (see tokenizePrompt; --no-add-bos: not).
 //                         finish_reason "stop" (an end-of-generation token or a stop string) or
 //                         "length" (max_tokens or the context's end). usage.completion_tokens
 //                         counts every generated token, the end-of-generation one included (as vLLM
@@ -76,6 +79,8 @@ const model = await llama.loadModel({modelPath: args.model});
 // dry and lets the lock go. (With one sequence per slot and a pause at every give-back, a closed
 // loop of three clients spent 15% of its time paused.)
 const context = await model.createContext({sequences: args.sequences * 2, contextSize: args.context, threads: args.threads});
+// The ids a prompt may hold: the GGUF's token list.
+const vocabularySize = model.fileInfo.metadata?.tokenizer?.ggml?.tokens?.length ?? 0;
 const stats = {active: 0, waiting: 0, started: 0, completed: 0, cancelled: 0, generated_tokens: 0,
   decode_batches: 0, decoded_sequences: 0};
 countDecodeBatches(context, stats);
@@ -244,7 +249,13 @@ function parseCompletionRequest(text) {
   if (!body || typeof body !== "object" || Array.isArray(body)) throw new HttpError(400, "the body is not a JSON object");
   if (!args.names.includes(body.model))
     throw new HttpError(404, `The model \`${body.model}\` does not exist.`, "model");
-  if (typeof body.prompt !== "string") throw new HttpError(400, "'prompt' must be a string", "prompt");
+  const ids = Array.isArray(body.prompt);
+  if (ids ? !body.prompt.length || body.prompt.some((t) => !Number.isInteger(t)) : typeof body.prompt !== "string")
+    throw new HttpError(400, "'prompt' must be a string or a non-empty list of token ids", "prompt");
+  if (ids) {
+    const bad = body.prompt.find((t) => t < 0 || t >= vocabularySize);
+    if (bad !== undefined) throw new HttpError(400, `Token id ${bad} is out of vocabulary (${vocabularySize} tokens)`, "prompt");
+  }
   const maxTokens = body.max_tokens ?? 16;
   if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new HttpError(400, "'max_tokens' must be an integer >= 0", "max_tokens");
   if (body.n !== undefined && body.n !== 1) throw new HttpError(400, "only n = 1 is served", "n");
@@ -306,7 +317,7 @@ let nextId = 1;
 // Runs one generation; onText(delta) for each new whole-character piece. Resolves
 // {text, finishReason, completionTokens, promptTokens}, or {cancelled: true}.
 async function generate(r, seq, isGone, onText) {
-  const promptTokens = tokenizePrompt(r.prompt);
+  const promptTokens = Array.isArray(r.prompt) ? r.prompt : tokenizePrompt(r.prompt);
   if (promptTokens.length === 0) throw new HttpError(400, "'prompt' is empty", "prompt");
   const room = seq.contextSize - promptTokens.length;
   if (room <= 0 || r.maxTokens > room)

@@ -3,11 +3,14 @@
 // streamed deltas concatenate to it and the first comes before the last, completion_tokens and
 // finish_reason are the engine's; stop strings pass through; cancel() makes the engine stop
 // generating; many generations run at once on the decoder's one thread (the engine batches them),
-// each whole, with the engine's usage.
+// each whole, with the engine's usage. Tokenize once: the ids of the prompt (prompt=ids) give the
+// engine's own completion of those ids, with one BOS where the text path gives two, and ids the
+// engine's vocabulary does not hold are refused naming the model and the tokenizer.
 #include <gtest/gtest.h>
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -19,6 +22,7 @@
 #include "backends/openai_decoder.hpp"
 #include "llama_engine.hpp"
 #include "ports/clock.hpp"
+#include "tok/tokenizer.hpp"
 
 namespace overhead::backends {
 namespace {
@@ -72,12 +76,12 @@ nlohmann::json engine_get(const testing::LlamaEngine& engine, const std::string&
   return nlohmann::json::parse(res->body);
 }
 
-// The engine's own answer: an unstreamed POST /v1/completions.
+// The engine's own answer: an unstreamed POST /v1/completions (of kPrompt unless the body has a prompt).
 nlohmann::json engine_completion(const testing::LlamaEngine& engine, nlohmann::json body) {
   httplib::Client client("127.0.0.1", engine.port());
   client.set_read_timeout(60, 0);
   body["model"] = "tiny-llama3";
-  body["prompt"] = kPrompt;
+  if (!body.contains("prompt")) body["prompt"] = kPrompt;
   const auto res = client.Post("/v1/completions", body.dump(), "application/json");
   if (!res || res->status != 200) throw std::runtime_error("the engine's completion failed");
   return nlohmann::json::parse(res->body);
@@ -197,6 +201,52 @@ TEST_F(OpenAiEngine, ManyGenerationsAtOnceEachGetTheirWholeAnswer) {
   }
   const auto after = engine_get(*engine_, "/engine/stats");
   EXPECT_EQ(after["completed"].get<int>() - before["completed"].get<int>(), 16);
+}
+
+// The tiny model's vocabulary is the Llama-3.3 tokenizer's (scripts/make_tiny_gguf.py).
+TEST_F(OpenAiEngine, TokenIdsInGiveTheEnginesOwnCompletionOfThemWithOneBos) {
+  const auto tokenizer = tok::Tokenizer::load("llama-3.3-70b-instruct");
+  const tok::Ids ids = tokenizer->encode(kPrompt, false);  // the chat path: the template's tokens, nothing added
+  constexpr std::uint32_t kBos = 128000;                   // <|begin_of_text|>
+  ASSERT_EQ(std::count(ids.begin(), ids.end(), kBos), 1) << "the template writes BOS once";
+  ASSERT_EQ(ids.front(), kBos);
+  const auto reference = engine_completion(*engine_, {{"max_tokens", 32}, {"temperature", 0}, {"prompt", ids}});
+  const std::string want = reference["choices"][0]["text"];
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(reference["usage"]["prompt_tokens"].get<std::size_t>(), ids.size());
+
+  const OpenAiDecoder d(parse_openai_decoder(engine_->base_url() + ",dialect=llamacpp"));
+  ASSERT_EQ(d.prompt_form(), ports::PromptForm::ids);
+  ports::SamplingParams greedy;
+  greedy.temperature = 0.0;
+  ports::DecodeRequest req = request(32, &greedy);
+  req.prompt_ids = ids;
+  auto r = std::make_shared<Receiver>();
+  (void)d.start(req, r);
+  ASSERT_TRUE(r->wait());
+  ASSERT_TRUE(r->error.empty()) << r->error;
+  EXPECT_EQ(r->result.text, want) << "ids in: the engine's own completion of the same ids";
+  EXPECT_EQ(r->joined, want);
+  EXPECT_EQ(r->result.engine_prompt_tokens, static_cast<std::int64_t>(ids.size())) << "one BOS at the engine";
+
+  // The same prompt as text: the engine tokenizes it again and puts its BOS before the template's.
+  const OpenAiDecoder text(parse_openai_decoder(engine_->base_url()));
+  const ports::DecodeResult as_text = text.decode(request(32, &greedy));
+  EXPECT_EQ(as_text.engine_prompt_tokens, static_cast<std::int64_t>(ids.size()) + 1) << "two BOS: the text path's";
+}
+
+TEST_F(OpenAiEngine, IdsOutsideTheEnginesVocabularyAreRefusedNamingTheModelAndTheTokenizer) {
+  const OpenAiDecoder d(parse_openai_decoder(engine_->base_url() + ",dialect=llamacpp,model=tiny-llama3"));
+  const std::vector<std::uint32_t> ids = {128000, 9906, 1u << 20};  // the last is no id of a 128K vocabulary
+  ports::DecodeRequest req = request(8, nullptr);
+  req.prompt_ids = ids;
+  req.tokenizer = "phi-4";  // the item's tokenizer, not the engine's model
+  auto r = std::make_shared<Receiver>();
+  (void)d.start(req, r);
+  ASSERT_TRUE(r->wait());
+  ASSERT_FALSE(r->error.empty()) << "refused, never sent again as text";
+  EXPECT_NE(r->error.find("model tiny-llama3, tokenizer phi-4"), std::string::npos) << r->error;
+  EXPECT_NE(r->error.find("out of vocabulary"), std::string::npos) << "the engine's own words: " << r->error;
 }
 
 }  // namespace

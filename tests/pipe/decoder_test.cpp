@@ -52,7 +52,7 @@ TEST(DecoderSpec, GoodForms) {
   EXPECT_DOUBLE_EQ(s->params().prefill_tok_s, 5000);
   EXPECT_DOUBLE_EQ(s->params().decode_tok_s, 50);
   EXPECT_DOUBLE_EQ(s->params().ttft_ms, 0);
-  EXPECT_FALSE(sim->needs_prompt());
+  EXPECT_EQ(sim->prompt_form(), ports::PromptForm::none);
   EXPECT_EQ(sim->describe(), "sim:prefill=5000,decode=50,ttft_ms=0");
 
   const auto p = backends::parse_sim_decoder("ttft_ms=12.5,decode=1e3,prefill=1e6");  // any order
@@ -62,8 +62,22 @@ TEST(DecoderSpec, GoodForms) {
 
   auto oa = open_decoder("openai:http://127.0.0.1:8000/v1/");
   ASSERT_NE(oa, nullptr);
-  EXPECT_TRUE(oa->needs_prompt());
+  EXPECT_EQ(oa->prompt_form(), ports::PromptForm::text) << "the openai dialect's default";
   EXPECT_EQ(oa->describe(), "openai:http://127.0.0.1:8000/v1") << "the trailing slash is dropped";
+  // tokenize once: the dialects of engines that take token ids get them by default, TGI never.
+  EXPECT_EQ(open_decoder("openai:http://h/v1,dialect=vllm")->prompt_form(), ports::PromptForm::ids);
+  EXPECT_EQ(open_decoder("openai:http://h/v1,dialect=sglang")->prompt_form(), ports::PromptForm::ids);
+  EXPECT_EQ(open_decoder("openai:http://h/v1,dialect=llamacpp")->prompt_form(), ports::PromptForm::ids);
+  EXPECT_EQ(open_decoder("openai:http://h/v1,dialect=tgi")->prompt_form(), ports::PromptForm::text);
+  EXPECT_EQ(open_decoder("openai:http://h/v1,prompt=ids")->prompt_form(), ports::PromptForm::ids);
+  EXPECT_EQ(open_decoder("openai:http://h/v1,dialect=vllm,prompt=text")->prompt_form(), ports::PromptForm::text);
+  EXPECT_EQ(open_decoder("openai:http://h/v1,dialect=vllm")->describe(), "openai:http://h/v1,dialect=vllm");
+  EXPECT_EQ(open_decoder("openai:http://h/v1,dialect=vllm,prompt=text")->describe(), "openai:http://h/v1,dialect=vllm,prompt=text");
+  EXPECT_EQ(open_decoder("openai:http://h/v1,prompt=ids")->describe(), "openai:http://h/v1,prompt=ids");
+  for (const char* bad : {"openai:http://h/v1,dialect=tgi,prompt=ids", "openai:http://h/v1,dialect=triton",
+                          "openai:http://h/v1,prompt=tokens", "openai:http://h/v1,prompt=ids,prompt=text",
+                          "openai:http://h/v1,dialect=vllm,dialect=vllm"})
+    EXPECT_THROW((void)open_decoder(bad), std::invalid_argument) << bad;
   const auto q = backends::parse_openai_decoder("https://h.example/v1,model=microsoft/phi-4,timeout_ms=2500");
   EXPECT_EQ(q.base_url, "https://h.example/v1");
   EXPECT_EQ(q.model, "microsoft/phi-4");
@@ -154,11 +168,11 @@ TEST(SimDecoder, WaitsTheModelledTimeWithoutTheCpu) {
 class DecodingProcessor final : public Processor {
  public:
   ProcessResult process(const SourceRecord& s, const std::string& t) const override { return inner_.process(s, t); }
-  ProcessResult process_for_decoder(const SourceRecord& s, const std::string& t, bool want_prompt) const override {
+  ProcessResult process_for_decoder(const SourceRecord& s, const std::string& t, ports::PromptForm form) const override {
     ProcessResult r = process(s, t);
     r.encode_end = monotonic_ns();
     if (s.answer) r.answer_tokens = static_cast<std::int64_t>(s.answer->size());
-    if (want_prompt) r.prompt = "<prompt of " + s.id + ">";
+    if (form != ports::PromptForm::none) r.prompt = "<prompt of " + s.id + ">";
     return r;
   }
   std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const override {
