@@ -155,6 +155,7 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     if (r.decode_end > 0) c_.metrics.record_stage("decode", sec(r.decode_start, r.decode_end));  // --decoder sim: or openai:
     if (same_clock) c_.metrics.record_stage("publish", sec(last, s.replied_ns));
     c_.metrics.record_stage("total", sec(s.info.submitted_ns, s.replied_ns));
+    if (r.engine_prompt_tokens) c_.metrics.count_engine_prompt(r.tokenizer, r.prompt_tokens_mismatch());
   }
 
   void chat_completions(const http::Request& req, http::Response& res) {

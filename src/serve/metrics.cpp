@@ -38,6 +38,13 @@ void Metrics::record_stage(std::string_view stage, double seconds) {
   add(h.counts, h.sum, h.count, seconds);
 }
 
+void Metrics::count_engine_prompt(const std::string& tokenizer, bool mismatch) {
+  std::lock_guard lock(mutex_);
+  PromptCheck& c = engine_prompts_[tokenizer];
+  ++c.checked;
+  if (mismatch) ++c.mismatched;
+}
+
 void Metrics::append_histogram(std::string& out, const std::string& name, const char* label, const std::string& value,
                                const Histogram& h) {
   const std::string l = std::string(label) + "=\"" + value + "\"";
@@ -68,6 +75,14 @@ std::string Metrics::exposition() const {
   out += "# HELP overhead_http_requests_in_flight Requests admitted and not yet answered.\n";
   out += "# TYPE overhead_http_requests_in_flight gauge\n";
   out += "overhead_http_requests_in_flight " + std::to_string(in_flight()) + "\n";
+  out += "# HELP overhead_engine_prompt_tokens_checked_total Answers whose engine said how many prompt tokens it read (usage.prompt_tokens), by the item's tokenizer.\n";
+  out += "# TYPE overhead_engine_prompt_tokens_checked_total counter\n";
+  for (const auto& [tokenizer, c] : engine_prompts_)
+    out += "overhead_engine_prompt_tokens_checked_total{tokenizer=\"" + tokenizer + "\"} " + std::to_string(c.checked) + "\n";
+  out += "# HELP overhead_engine_prompt_token_mismatches_total Of those, the answers whose engine read another number of prompt tokens than was sent: the engine's tokenizer is not the item's.\n";
+  out += "# TYPE overhead_engine_prompt_token_mismatches_total counter\n";
+  for (const auto& [tokenizer, c] : engine_prompts_)
+    out += "overhead_engine_prompt_token_mismatches_total{tokenizer=\"" + tokenizer + "\"} " + std::to_string(c.mismatched) + "\n";
   out += "# HELP overhead_special_token_refusals_total Chat requests refused because a message held special-token text (--special-tokens-in-content refuse).\n";
   out += "# TYPE overhead_special_token_refusals_total counter\n";
   out += "overhead_special_token_refusals_total " + std::to_string(special_token_refusals_.load(std::memory_order_relaxed)) + "\n";

@@ -35,6 +35,11 @@ class Metrics {
   // A request refused for special-token text in its messages (special_tokens_guard.hpp).
   void count_special_token_refusal() { special_token_refusals_.fetch_add(1, std::memory_order_relaxed); }
 
+  // One answer whose engine said how many prompt tokens it read (Record::engine_prompt_tokens),
+  // under the item's tokenizer (a name the gateway serves: a bounded label set); `mismatch`: not
+  // the number sent, so the engine's tokenizer is not ours.
+  void count_engine_prompt(const std::string& tokenizer, bool mismatch);
+
   // In-flight admission: counts the request and returns the new number in flight.
   std::int64_t enter() { return in_flight_.fetch_add(1, std::memory_order_relaxed) + 1; }
   void leave() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
@@ -57,6 +62,10 @@ class Metrics {
   std::map<std::pair<std::string, int>, std::uint64_t> requests_;
   std::map<std::string, Histogram> latency_;
   std::map<std::string, Histogram> stages_;
+  struct PromptCheck {
+    std::uint64_t checked = 0, mismatched = 0;
+  };
+  std::map<std::string, PromptCheck> engine_prompts_;  // by tokenizer
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<std::uint64_t> special_token_refusals_{0};
 };
