@@ -1,0 +1,118 @@
+// mistral: Mistral's [TOOL_CALLS] token, in its two forms:
+//   [TOOL_CALLS][{"name": "f", "arguments": {...}}, ...]      (tokenizer v3 to v7: a JSON array)
+//   [TOOL_CALLS]f[ARGS]{...}[TOOL_CALLS]g[ARGS]{...}           (v11 and later: name, then arguments)
+// Text before [TOOL_CALLS] is content. A name is [A-Za-z0-9_.-]{1,128}; anything else before
+// [ARGS] makes the text content.
+#include "agent/call_object.hpp"
+#include "agent/family.hpp"
+#include "agent/json_scan.hpp"
+
+namespace overhead::agent::detail {
+
+namespace mistral_family {
+
+constexpr std::string_view kCalls = "[TOOL_CALLS]";
+constexpr std::string_view kArgs = "[ARGS]";
+constexpr std::size_t kMaxName = 128;
+
+bool name_byte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-';
+}
+
+class Mistral final : public Family {
+ public:
+  bool step(Stream& s) override {
+    bool progress = false;
+    switch (state_) {
+      case State::content:
+        if (content_until(s, {kCalls}, progress) == MarkerScan::kNone) return progress;
+        open_call(s);
+        return true;
+      case State::after_marker: {
+        if (!skip_space(s, progress)) return progress;
+        const char c = s.pending().front();
+        if (c == '[' || c == '{') {
+          section_.reset();
+          state_ = State::section;
+        } else {
+          name_.clear();
+          state_ = State::name;
+        }
+        return true;
+      }
+      case State::section:
+        progress = section_.step(s);
+        if (section_.status() == CallSection::Status::running) return progress;
+        state_ = State::content;
+        return true;
+      case State::name:
+        return read_name(s);
+      case State::args: {
+        scratch_.clear();
+        const std::size_t n = scanner_.feed(s.pending(), scratch_);
+        s.arguments(scratch_);
+        s.consume(n);
+        if (scanner_.state() == JsonScanner::State::running) return n > 0;
+        const bool ok = s.end_call(scanner_.state() == JsonScanner::State::done);
+        state_ = ok ? State::after_call : State::content;
+        return true;
+      }
+      case State::after_call: {
+        const std::size_t w = after_space(s, {kCalls});
+        if (w == kWait) return false;
+        if (w == 0) {
+          open_call(s);
+        } else {
+          state_ = State::content;
+        }
+        return true;
+      }
+    }
+    return progress;
+  }
+
+ private:
+  void open_call(Stream& s) {
+    s.open_region();
+    s.consume(kCalls.size());
+    state_ = State::after_marker;
+  }
+
+  bool read_name(Stream& s) {
+    const std::string_view text = s.pending();
+    std::size_t i = 0;
+    while (i < text.size() && name_byte(text[i])) ++i;
+    name_.append(text.substr(0, i));
+    s.consume(i);
+    if (name_.size() > kMaxName) return reject(s);
+    if (i == text.size()) return i > 0;
+    const Prefix p = match_prefix(text.substr(i), kArgs);
+    if (p == Prefix::partial) return i > 0;
+    if (p == Prefix::no || name_.empty()) return reject(s);
+    s.consume(kArgs.size());
+    s.begin_call(name_);
+    scanner_.reset();
+    state_ = State::args;
+    return true;
+  }
+
+  bool reject(Stream& s) {
+    s.reject_region();
+    state_ = State::content;
+    return true;
+  }
+
+  enum class State { content, after_marker, section, name, args, after_call };
+  State state_ = State::content;
+  CallSection section_{{.array = true, .object = true, .separator = '\0'}};
+  JsonScanner scanner_;
+  std::string name_;
+  std::string scratch_;
+};
+
+}  // namespace mistral_family
+
+std::unique_ptr<Family> make_mistral() { return std::make_unique<mistral_family::Mistral>(); }
+
+}  // namespace overhead::agent::detail
