@@ -5,6 +5,8 @@
 // The word before <｜tool▁sep｜> (the call type) is at most 32 bytes on one line; the name runs
 // to the end of its line. A call completes with its JSON; the fence and end tokens after it are
 // consumed when they come. A fence-less `NAME\n{...}` is read too.
+#include <algorithm>
+
 #include "agent/family.hpp"
 #include "agent/json_scan.hpp"
 
@@ -45,9 +47,11 @@ class DeepSeekV3 final : public Family {
       case State::type: {
         const std::string_view text = s.pending();
         const MarkerScan scan = scan_markers(text, {kSep});
-        word_.append(text.substr(0, scan.safe));
-        s.consume(scan.safe);
-        if (word_.size() > kMaxType || word_.find('\n') != std::string::npos) return reject(s);
+        // Reject at the very byte that makes the word no call type, wherever the text was cut.
+        const std::size_t bad = first_bad(text.substr(0, scan.safe), kMaxType, '\n');
+        word_.append(text.substr(0, std::min(bad, scan.safe)));
+        s.consume(std::min(bad, scan.safe));
+        if (bad < scan.safe) return reject(s);
         if (!scan.found()) return scan.safe > 0;
         s.consume(kSep.size());
         word_.clear();
@@ -58,9 +62,10 @@ class DeepSeekV3 final : public Family {
         const std::string_view text = s.pending();
         const std::size_t nl = text.find('\n');
         const std::size_t take = nl == std::string_view::npos ? text.size() : nl;
-        word_.append(text.substr(0, take));
-        s.consume(take);
-        if (word_.size() > kMaxName || word_.find('<') != std::string::npos) return reject(s);
+        const std::size_t bad = first_bad(text.substr(0, take), kMaxName, '<');
+        word_.append(text.substr(0, std::min(bad, take)));
+        s.consume(std::min(bad, take));
+        if (bad < take) return reject(s);
         if (nl == std::string_view::npos) return take > 0;
         s.consume(1);
         while (!word_.empty() && is_space(word_.back())) word_.pop_back();
@@ -97,6 +102,15 @@ class DeepSeekV3 final : public Family {
   }
 
  private:
+  // The offset in `more` of the first byte that would make word_ + more longer than `limit` or
+  // contain `forbidden`, or more.size().
+  [[nodiscard]] std::size_t first_bad(std::string_view more, std::size_t limit, char forbidden) const {
+    const std::size_t room = limit >= word_.size() ? limit - word_.size() : 0;
+    const std::size_t at = more.find(forbidden);
+    std::size_t bad = at == std::string_view::npos ? more.size() : at;
+    if (bad > room) bad = room;
+    return bad;
+  }
   void begin_type() {
     word_.clear();
     state_ = State::type;

@@ -54,13 +54,15 @@ class GptOss final : public Family {
       case State::header: {
         const std::string_view text = s.pending();
         const MarkerScan scan = scan_markers(text, {kMessage});
-        header_.append(text.substr(0, scan.safe));
-        s.consume(scan.safe);
-        if (header_.size() > kMaxHeader) {
+        const std::size_t room = kMaxHeader - header_.size();
+        if (scan.safe > room) {  // too long for a header: rejected at the same byte however cut
+          s.consume(room);
           s.reject_region();
           state_ = State::outside;
           return true;
         }
+        header_.append(text.substr(0, scan.safe));
+        s.consume(scan.safe);
         if (!scan.found()) return scan.safe > 0;
         s.consume(kMessage.size());
         open_body(s);

@@ -81,11 +81,17 @@ class Mistral final : public Family {
 
   bool read_name(Stream& s) {
     const std::string_view text = s.pending();
+    // Stop at the byte that makes the name too long, so the rejection falls on the same byte
+    // wherever the text was cut.
+    const std::size_t room = kMaxName - name_.size();
     std::size_t i = 0;
-    while (i < text.size() && name_byte(text[i])) ++i;
+    while (i < text.size() && i <= room && name_byte(text[i])) ++i;
+    if (i > room) {
+      s.consume(room);
+      return reject(s);
+    }
     name_.append(text.substr(0, i));
     s.consume(i);
-    if (name_.size() > kMaxName) return reject(s);
     if (i == text.size()) return i > 0;
     const Prefix p = match_prefix(text.substr(i), kArgs);
     if (p == Prefix::partial) return i > 0;
