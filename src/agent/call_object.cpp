@@ -147,7 +147,7 @@ void CallObjectReader::value_done(Stream& s) {
 }
 
 void CallObjectReader::close(Stream& s) {
-  if (!has_name_) {
+  if (!has_name_ || (require_arguments_ && !has_args_)) {
     status_ = Status::not_a_call;
     return;
   }
@@ -171,7 +171,7 @@ bool CallSection::step(Stream& s) {
           in_array_ = true;
           state_ = State::array_object;
         } else if (c == '{' && form_.object) {
-          reader_.reset();
+          reader_.reset(form_.require_arguments);
           state_ = State::object;
         } else {
           s.reject_region();
@@ -185,7 +185,7 @@ bool CallSection::step(Stream& s) {
         if (!skip_space(s, progress)) return progress;
         if (s.pending().front() == '{') {
           if (!s.region_open()) s.open_region();
-          reader_.reset();
+          reader_.reset(form_.require_arguments);
           state_ = State::object;
         } else if (state_ == State::array_object) {
           s.reject_region();

@@ -3,7 +3,8 @@
 // and phi4 families. The name is reported once read whole, the arguments fragment by fragment
 // through a JsonScanner, compacted. Other keys ("type", "id") are skipped. Arguments before the
 // name are held until the name comes. An object without "name" is no call; one without
-// arguments is a call with {}.
+// arguments is a call with {}, unless the family requires them (llama3_json, whose bare JSON
+// answers have no marker: {"name": "Alice", "age": 3} is an answer, not a call).
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,10 @@ class CallObjectReader {
   // (begin_call/arguments). Returns the bytes consumed; on error the offending byte is not.
   std::size_t feed(std::string_view in, Stream& s);
   [[nodiscard]] Status status() const { return status_; }
-  void reset() { *this = CallObjectReader{}; }
+  void reset(bool require_arguments = false) {
+    *this = CallObjectReader{};
+    require_arguments_ = require_arguments;
+  }
 
  private:
   enum class State { open, key_or_close, key, in_key, colon, value, comma_or_close };
@@ -43,6 +47,7 @@ class CallObjectReader {
   bool has_name_ = false;
   bool has_args_ = false;
   bool begun_ = false;
+  bool require_arguments_ = false;
 };
 
 // A run of call objects after a family's opening marker: one object, or a JSON array of them,
@@ -54,6 +59,7 @@ class CallSection {
     bool array = true;       // [ {...}, {...} ]
     bool object = true;      // {...}
     char separator = '\0';   // bare objects: the byte between two (';'), or none: one object
+    bool require_arguments = false;  // an object without "arguments"/"parameters" is no call
   };
   enum class Status { running, done, rejected };
   explicit CallSection(Form form) : form_(form) {}

@@ -55,6 +55,10 @@ std::vector<Case> hermes_cases() {
        answer(R"(<tool_call>{"name": "f", "arguments": "x"}</tool_call> ok)"), false},
       {"no name", R"(<tool_call>{"arguments": {}}</tool_call>)", answer(R"(<tool_call>{"arguments": {}}</tool_call>)")},
       {"a tag-like text that is no tag", "Use <tool> or <tool_calls> here.", answer("Use <tool> or <tool_calls> here.")},
+      // SGLang's Mistral and Qwen25 detector cases: brackets, braces and markers inside argument strings.
+      {"markers and brackets inside argument strings",
+       R"(<tool_call>{"name": "note", "arguments": {"text": "a } ] </tool_call> <tool_call> {\"x\": [1]}"}}</tool_call>)",
+       answer("", {{"note", R"({"text":"a } ] </tool_call> <tool_call> {\"x\": [1]}"})"}})},
       {"trailing whitespace of a plain answer kept", "Done.\n\n", answer("Done.\n\n")},
   };
 }

@@ -25,10 +25,13 @@ std::vector<Case> llama3_cases() {
        "<|python_tag|>{\"name\": \"a\", \"parameters\": {}};{\"name\": \"b\", \"parameters\": {\"x\": [1]}} ; "
        "{\"name\": \"c\", \"parameters\": {\"y\": null}}",
        answer("", {{"a", "{}"}, {"b", R"({"x":[1]})"}, {"c", R"({"y":null})"}})},
+      {"a ; inside a string", R"({"name": "sql", "parameters": {"q": "SELECT 1; SELECT 2"}}; {"name": "ping", "parameters": {}})",
+       answer("", {{"sql", R"({"q":"SELECT 1; SELECT 2"})"}, {"ping", "{}"}})},
       {"leading whitespace", "\n\n  {\"name\": \"ping\", \"parameters\": {}}", answer("", {{"ping", "{}"}})},
       {"a type key before the name", R"({"type": "function", "name": "ping", "parameters": {"host": "h"}})",
        answer("", {{"ping", R"({"host":"h"})"}})},
       {"a JSON answer that is no call", R"({"answer": 42, "unit": "m"})", answer(R"({"answer": 42, "unit": "m"})")},
+      {"a JSON answer with a name key is no call", R"({"name": "Alice", "age": 3})", answer(R"({"name": "Alice", "age": 3})")},
       {"text before python_tag", "Let me check.<|python_tag|>{\"name\": \"check\", \"parameters\": {}}",
        answer("Let me check.", {{"check", "{}"}})},
       {"JSON after text is text", R"(Here it is: {"name": "x", "parameters": {}})",

@@ -1,7 +1,8 @@
 // llama3_json: Llama 3.1, 3.2 and 3.3 with JSON tool calling. The answer is a call when it
 // starts (after whitespace) with a JSON object {"name": ..., "parameters"|"arguments": ...},
 // or with <|python_tag|> before it; several calls are separated by `;`. <|python_tag|> later in
-// the text opens calls too. An object that turns out to be no call (no "name") is content.
+// the text opens calls too. An object that turns out to be no call (no "name", or no
+// "parameters"/"arguments": an answer that is JSON) is content.
 #include "agent/call_object.hpp"
 #include "agent/family.hpp"
 
@@ -56,7 +57,7 @@ class Llama3Json final : public Family {
   }
   enum class State { start, content, section };
   State state_ = State::start;
-  CallSection section_{{.array = false, .object = true, .separator = ';'}};
+  CallSection section_{{.array = false, .object = true, .separator = ';', .require_arguments = true}};
 };
 
 }  // namespace llama3_family
