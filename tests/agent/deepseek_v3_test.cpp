@@ -49,6 +49,10 @@ std::vector<Case> deepseek_cases() {
        answer(kCallsBegin + "function" + kSep + "get_weather\n```json\n{\"city\": \"Tokyo\"}\n```" + kCallsEnd)},
       {"cut inside the arguments", kCallsBegin + kCallBegin + "function" + kSep + "f\n```json\n{\"a\": [1, 2",
        answer(kCallsBegin + kCallBegin + "function" + kSep + "f\n```json\n{\"a\": [1, 2"), false},
+      {"V3.1 form, two calls",
+       kCallsBegin + kCallBegin + "get_weather" + kSep + R"({"city": "Kobe"})" + kCallEnd + kCallBegin + "get_time" + kSep + "{}" +
+           kCallEnd + kCallsEnd,
+       answer("", {{"get_weather", R"({"city":"Kobe"})"}, {"get_time", "{}"}})},
       {"cut inside a token", "Ok<\uFF5Ctool\u2581ca", answer("Ok<\uFF5Ctool\u2581ca")},
   };
 }

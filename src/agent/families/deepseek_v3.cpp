@@ -2,9 +2,11 @@
 // LOWER ONE EIGHTH BLOCK, as in their tokenizer_config.json):
 //   text<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>
 //       <｜tool▁call▁begin｜>...<｜tool▁call▁end｜><｜tool▁calls▁end｜>
-// The word before <｜tool▁sep｜> (the call type) is at most 32 bytes on one line; the name runs
-// to the end of its line. A call completes with its JSON; the fence and end tokens after it are
-// consumed when they come. A fence-less `NAME\n{...}` is read too.
+// DeepSeek-V3.1 writes the name where V3 writes the type, and the JSON right after the separator:
+//   <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>
+// so a `{` right after the separator makes the word before it the name. That word is at most 128
+// bytes on one line; a V3 name runs to the end of its line. A call completes with its JSON; the
+// fence and end tokens after it are consumed when they come. A fence-less `NAME\n{...}` is read too.
 #include <algorithm>
 
 #include "agent/family.hpp"
@@ -21,7 +23,7 @@ constexpr std::string_view kCallEnd = "<\uFF5Ctool\u2581call\u2581end\uFF5C>";
 constexpr std::string_view kCallsEnd = "<\uFF5Ctool\u2581calls\u2581end\uFF5C>";
 constexpr std::string_view kFence = "```";
 constexpr std::string_view kJsonFence = "```json";
-constexpr std::size_t kMaxType = 32;
+constexpr std::size_t kMaxType = 128;
 constexpr std::size_t kMaxName = 256;
 
 class DeepSeekV3 final : public Family {
@@ -54,12 +56,20 @@ class DeepSeekV3 final : public Family {
         if (bad < scan.safe) return reject(s);
         if (!scan.found()) return scan.safe > 0;
         s.consume(kSep.size());
+        type_ = std::move(word_);
         word_.clear();
         state_ = State::name;
         return true;
       }
       case State::name: {
         const std::string_view text = s.pending();
+        if (word_.empty() && !text.empty() && text.front() == '{') {  // V3.1: the word was the name
+          word_ = type_;
+          while (!word_.empty() && is_space(word_.back())) word_.pop_back();
+          if (word_.empty()) return reject(s);
+          start_args(s);
+          return true;
+        }
         const std::size_t nl = text.find('\n');
         const std::size_t take = nl == std::string_view::npos ? text.size() : nl;
         const std::size_t bad = first_bad(text.substr(0, take), kMaxName, '<');
@@ -152,6 +162,7 @@ class DeepSeekV3 final : public Family {
   State state_ = State::content;
   JsonScanner scanner_;
   std::string word_;
+  std::string type_;
   std::string scratch_;
 };
 
