@@ -35,7 +35,8 @@ std::vector<std::string> snippets(const std::string& family) {
   const std::map<std::string, std::vector<std::string>> by_family = {
       {"llama3_json", {R"({"name": "f", "parameters": {"a": 1}})", R"(<|python_tag|>{"name": "g", "arguments": {}})", "; "}},
       {"hermes", {"<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"é\"}}\n</tool_call>", "<tool_call>{\"name\": \"g\"}</tool_call>"}},
-      {"mistral", {R"([TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}])", R"([TOOL_CALLS]f[ARGS]{"a": [1]})"}},
+      {"mistral", {R"([TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}])", R"([TOOL_CALLS]f[ARGS]{"a": [1]})",
+                   R"([TOOL_CALLS]g[CALL_ID]x1[ARGS]{})"}},
       {"deepseek_v3", {cb + b + "f\n```json\n{\"a\": 1}\n```" + e, b + "g\n```json\n{}\n```" + e + ce, ce,
                        "<\uFF5Ctool\u2581call\u2581begin\uFF5C>h<\uFF5Ctool\u2581sep\uFF5C>{\"b\": [2]}" + e}},
       {"gpt_oss", {"<|channel|>analysis<|message|>think<|end|>",

@@ -1,8 +1,11 @@
 // mistral: Mistral's [TOOL_CALLS] token, in its two forms:
 //   [TOOL_CALLS][{"name": "f", "arguments": {...}}, ...]      (tokenizer v3 to v7: a JSON array)
 //   [TOOL_CALLS]f[ARGS]{...}[TOOL_CALLS]g[ARGS]{...}           (v11 and later: name, then arguments)
-// Text before [TOOL_CALLS] is content. A name is [A-Za-z0-9_.-]{1,128}; anything else before
-// [ARGS] makes the text content.
+//   [TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{...}                 (tokenizers with call-id tokens)
+// Text before [TOOL_CALLS] is content. A name is [A-Za-z0-9_.-]{1,128}, a model's call id
+// [A-Za-z0-9]{1,64} (dropped: ids are ours, answer.hpp); anything else makes the text content.
+#include <cctype>
+
 #include "agent/call_object.hpp"
 #include "agent/family.hpp"
 #include "agent/json_scan.hpp"
@@ -13,6 +16,8 @@ namespace mistral_family {
 
 constexpr std::string_view kCalls = "[TOOL_CALLS]";
 constexpr std::string_view kArgs = "[ARGS]";
+constexpr std::string_view kCallId = "[CALL_ID]";
+constexpr std::size_t kMaxCallId = 64;
 constexpr std::size_t kMaxName = 128;
 
 bool name_byte(char c) {
@@ -48,6 +53,8 @@ class Mistral final : public Family {
         return true;
       case State::name:
         return read_name(s);
+      case State::call_id:
+        return read_call_id(s);
       case State::args: {
         scratch_.clear();
         const std::size_t n = scanner_.feed(s.pending(), scratch_);
@@ -93,8 +100,38 @@ class Mistral final : public Family {
     name_.append(text.substr(0, i));
     s.consume(i);
     if (i == text.size()) return i > 0;
-    const Prefix p = match_prefix(text.substr(i), kArgs);
-    if (p == Prefix::partial) return i > 0;
+    const std::string_view rest = text.substr(i);
+    const Prefix id = match_prefix(rest, kCallId);
+    if (id == Prefix::full && !name_.empty()) {
+      s.consume(kCallId.size());
+      id_length_ = 0;
+      state_ = State::call_id;
+      return true;
+    }
+    return after_word(s, rest, id == Prefix::partial, i > 0);
+  }
+
+  bool read_call_id(Stream& s) {
+    const std::string_view text = s.pending();
+    const std::size_t room = kMaxCallId - id_length_;
+    std::size_t i = 0;
+    while (i < text.size() && i <= room && std::isalnum(static_cast<unsigned char>(text[i])) != 0) ++i;
+    if (i > room) {
+      s.consume(room);
+      return reject(s);
+    }
+    id_length_ += i;
+    s.consume(i);
+    if (i == text.size()) return i > 0;
+    if (id_length_ == 0) return reject(s);
+    return after_word(s, text.substr(i), false, i > 0);
+  }
+
+  // After a name or call id: [ARGS] starts the arguments; `maybe_other` when `rest` may still
+  // become another token.
+  bool after_word(Stream& s, std::string_view rest, bool maybe_other, bool progress) {
+    const Prefix p = match_prefix(rest, kArgs);
+    if (p == Prefix::partial || (p == Prefix::no && maybe_other)) return progress;
     if (p == Prefix::no || name_.empty()) return reject(s);
     s.consume(kArgs.size());
     s.begin_call(name_);
@@ -109,11 +146,12 @@ class Mistral final : public Family {
     return true;
   }
 
-  enum class State { content, after_marker, section, name, args, after_call };
+  enum class State { content, after_marker, section, name, call_id, args, after_call };
   State state_ = State::content;
   CallSection section_{{.array = true, .object = true, .separator = '\0'}};
   JsonScanner scanner_;
   std::string name_;
+  std::size_t id_length_ = 0;
   std::string scratch_;
 };
 
