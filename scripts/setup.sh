@@ -42,6 +42,7 @@ PACKAGES=(
   curl                                                       # aws_emulators.sh: waits until the emulator answers an SQS call
   zip binutils                                               # make lambda-zip: the zip, and strip
   wrk                                                        # benchmark only: the HTTP load generator (bench/serve)
+  json-schema-test-suite                                     # schema tests: the JSON Schema Test Suite (draft 7)
 )
 if [ "$MODE" = list-build ]; then printf '%s\n' "${BUILD_PACKAGES[@]}"; exit 0; fi
 if [ "$MODE" = build ]; then PACKAGES=("${BUILD_PACKAGES[@]}"); else PACKAGES=("${BUILD_PACKAGES[@]}" "${PACKAGES[@]}"); fi

@@ -1,0 +1,45 @@
+// The bounds of the schema module, in one place. A schema and the answers checked against it both
+// come from a client (a request's `response_format` or `tools`, then the model's text shaped by
+// them), so every cost the module can incur is bounded by one of these constants, and going past
+// one is an error naming the place, never an unbounded wait or a deep stack.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace overhead::schema {
+
+// Subschemas nested inside one another (each `properties/x`, `items`, `anyOf/0`, ... and each
+// `$ref` followed while compiling is one level). OpenAI's strict mode allows 10 levels of object
+// nesting; generated schemas (Pydantic, Zod) stay well below this.
+inline constexpr std::size_t kMaxSchemaDepth = 64;
+
+// Subschemas in one compiled schema (every object or boolean schema counted once, references
+// share their target). A large tool list is a few hundred.
+inline constexpr std::size_t kMaxSchemaNodes = 20'000;
+
+// JSON values in one schema document, counted before anything else is done with it (enum lists,
+// const values and unknown keywords' contents included).
+inline constexpr std::size_t kMaxSchemaValues = 200'000;
+
+// Bytes of one `pattern` or `patternProperties` key.
+inline constexpr std::size_t kMaxPatternBytes = 4'096;
+
+// PCRE2's match limit (calls of its internal match function) and its depth limit for one match of
+// a `pattern` against one string: a pattern that backtracks catastrophically stops there and the
+// string is reported as not validated, in bounded time.
+inline constexpr std::uint32_t kPatternMatchLimit = 100'000;
+inline constexpr std::uint32_t kPatternDepthLimit = 1'000;
+
+// Subschemas entered at once while validating (a recursive `$ref` that makes no progress through
+// the instance, such as {"$ref": "#"}, stops here with an error instead of overflowing the stack).
+inline constexpr std::size_t kMaxValidationDepth = 512;
+
+// Subschema evaluations (plus uniqueItems comparisons) for one validation: nested anyOf/oneOf over
+// large arrays can multiply the work; past this the answer is reported as not validated.
+inline constexpr std::size_t kMaxValidationSteps = 2'000'000;
+
+// Errors gathered by a validation that asks for all of them.
+inline constexpr std::size_t kMaxReportedErrors = 100;
+
+}  // namespace overhead::schema
