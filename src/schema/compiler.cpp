@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "schema/internal/json_kind.hpp"
 #include "schema/internal/program.hpp"
 #include "schema/json_pointer.hpp"
 #include "schema/keywords.hpp"
@@ -18,11 +19,6 @@ namespace overhead::schema::internal {
 namespace {
 
 using nlohmann::json;
-
-std::string type_name(const json& v) {
-  if (v.is_number_integer()) return "integer";
-  return v.type_name();
-}
 
 std::size_t count_values(const json& v, std::size_t depth, const std::string& where) {
   if (depth > util::kMaxJsonDepth) {
@@ -62,7 +58,7 @@ class Compiler {
       node.is_boolean = true;
       node.boolean_value = schema.get<bool>();
     } else if (!schema.is_object()) {
-      fail(pointer, "a schema must be an object or a boolean, not " + article(schema));
+      fail(pointer, "a schema must be an object or a boolean, not " + json_kind(schema));
     } else {
       compile_object(schema, pointer, depth, node);
     }
@@ -75,18 +71,13 @@ class Compiler {
     throw SchemaError(where_ + pointer, reason);
   }
 
-  static std::string article(const json& v) {
-    const std::string t = type_name(v);
-    return (t == "integer" || t == "array" || t == "object" ? "an " : "a ") + t;
-  }
-
   NodeIndex child(const json& schema, const std::string& pointer, std::size_t depth) {
     return compile(schema, pointer, depth + 1);
   }
 
   std::vector<NodeIndex> schema_array(const json& value, const std::string& pointer, std::size_t depth,
                                       bool non_empty) {
-    if (!value.is_array()) fail(pointer, "must be an array of schemas, not " + article(value));
+    if (!value.is_array()) fail(pointer, "must be an array of schemas, not " + json_kind(value));
     if (non_empty && value.empty()) fail(pointer, "must be a non-empty array of schemas");
     std::vector<NodeIndex> out;
     for (std::size_t i = 0; i < value.size(); ++i) out.push_back(child(value[i], append_pointer(pointer, i), depth));
@@ -106,24 +97,24 @@ class Compiler {
   json number(const json& value, const std::string& pointer) const {
     if (!value.is_number()) {
       if (value.is_boolean()) fail(pointer, "must be a number (the draft-4 boolean form is not supported)");
-      fail(pointer, "must be a number, not " + article(value));
+      fail(pointer, "must be a number, not " + json_kind(value));
     }
     if (value.is_number_float() && !std::isfinite(value.get<double>())) fail(pointer, "must be a finite number");
     return value;
   }
 
   std::vector<std::string> string_array(const json& value, const std::string& pointer) const {
-    if (!value.is_array()) fail(pointer, "must be an array of strings, not " + article(value));
+    if (!value.is_array()) fail(pointer, "must be an array of strings, not " + json_kind(value));
     std::vector<std::string> out;
     for (std::size_t i = 0; i < value.size(); ++i) {
-      if (!value[i].is_string()) fail(append_pointer(pointer, i), "must be a string, not " + article(value[i]));
+      if (!value[i].is_string()) fail(append_pointer(pointer, i), "must be a string, not " + json_kind(value[i]));
       out.push_back(value[i].get<std::string>());
     }
     return out;
   }
 
   std::size_t pattern(const json& value, const std::string& pointer) {
-    if (!value.is_string()) fail(pointer, "must be a string (a regular expression), not " + article(value));
+    if (!value.is_string()) fail(pointer, "must be a string (a regular expression), not " + json_kind(value));
     const auto& source = value.get_ref<const std::string&>();
     return compile_pattern(source, pointer);
   }
@@ -141,7 +132,7 @@ class Compiler {
   }
 
   std::uint8_t type_bit(const json& name, const std::string& pointer) const {
-    if (!name.is_string()) fail(pointer, "a type must be a string, not " + article(name));
+    if (!name.is_string()) fail(pointer, "a type must be a string, not " + json_kind(name));
     const auto& s = name.get_ref<const std::string&>();
     if (s == "null") return kNull;
     if (s == "boolean") return kBoolean;
@@ -154,7 +145,7 @@ class Compiler {
   }
 
   void compile_ref(const json& value, const std::string& pointer, std::size_t depth, Node& node) {
-    if (!value.is_string()) fail(pointer, "must be a string, not " + article(value));
+    if (!value.is_string()) fail(pointer, "must be a string, not " + json_kind(value));
     const auto& ref = value.get_ref<const std::string&>();
     const auto segments = parse_fragment_pointer(ref);
     if (!segments) {
@@ -196,7 +187,7 @@ class Compiler {
           node.types = type_bit(value, at);
         }
       } else if (keyword == "enum") {
-        if (!value.is_array()) fail(at, "must be an array, not " + article(value));
+        if (!value.is_array()) fail(at, "must be an array, not " + json_kind(value));
         node.enum_values = std::vector<json>(value.begin(), value.end());
       } else if (keyword == "const") {
         node.const_value = value;
@@ -218,7 +209,7 @@ class Compiler {
       } else if (keyword == "pattern") {
         node.pattern = pattern(value, at);
       } else if (keyword == "format") {
-        if (!value.is_string()) fail(at, "must be a string, not " + article(value));
+        if (!value.is_string()) fail(at, "must be a string, not " + json_kind(value));
         node.format = value.get<std::string>();
       } else if (keyword == "items") {
         items = &value;
@@ -231,7 +222,7 @@ class Compiler {
       } else if (keyword == "maxItems") {
         node.max_items = non_negative_integer(value, at);
       } else if (keyword == "uniqueItems") {
-        if (!value.is_boolean()) fail(at, "must be a boolean, not " + article(value));
+        if (!value.is_boolean()) fail(at, "must be a boolean, not " + json_kind(value));
         node.unique_items = value.get<bool>();
       } else if (keyword == "contains") {
         node.contains = child(value, at, depth);
@@ -240,12 +231,12 @@ class Compiler {
       } else if (keyword == "maxContains") {
         node.max_contains = non_negative_integer(value, at);
       } else if (keyword == "properties") {
-        if (!value.is_object()) fail(at, "must be an object of schemas, not " + article(value));
+        if (!value.is_object()) fail(at, "must be an object of schemas, not " + json_kind(value));
         for (const auto& [name, sub] : value.items()) {
           node.properties.emplace_back(name, child(sub, append_pointer(at, name), depth));
         }
       } else if (keyword == "patternProperties") {
-        if (!value.is_object()) fail(at, "must be an object of schemas, not " + article(value));
+        if (!value.is_object()) fail(at, "must be an object of schemas, not " + json_kind(value));
         for (const auto& [source, sub] : value.items()) {
           const std::string sub_at = append_pointer(at, source);
           const std::size_t p = compile_pattern(source, sub_at);
@@ -261,7 +252,7 @@ class Compiler {
         node.max_properties = non_negative_integer(value, at);
       } else if (keyword == "dependencies") {
         // Draft 7: an array is dependentRequired, a schema dependentSchemas.
-        if (!value.is_object()) fail(at, "must be an object, not " + article(value));
+        if (!value.is_object()) fail(at, "must be an object, not " + json_kind(value));
         for (const auto& [name, dep] : value.items()) {
           const std::string dep_at = append_pointer(at, name);
           if (dep.is_array()) {
@@ -273,13 +264,13 @@ class Compiler {
           }
         }
       } else if (keyword == "dependentRequired") {
-        if (!value.is_object()) fail(at, "must be an object of string arrays, not " + article(value));
+        if (!value.is_object()) fail(at, "must be an object of string arrays, not " + json_kind(value));
         for (const auto& [name, dep] : value.items()) {
           node.dependent_required.emplace_back(name, string_array(dep, append_pointer(at, name)));
         }
         node.dependent_required_keyword = "dependentRequired";
       } else if (keyword == "dependentSchemas") {
-        if (!value.is_object()) fail(at, "must be an object of schemas, not " + article(value));
+        if (!value.is_object()) fail(at, "must be an object of schemas, not " + json_kind(value));
         for (const auto& [name, dep] : value.items()) {
           node.dependent_schemas.emplace_back(name, child(dep, append_pointer(at, name), depth));
         }
@@ -302,7 +293,7 @@ class Compiler {
         node.else_schema = child(value, at, depth);
       } else if (keyword == "$defs" || keyword == "definitions") {
         // Compiled even when nothing refers to them, so a broken definition is reported.
-        if (!value.is_object()) fail(at, "must be an object of schemas, not " + article(value));
+        if (!value.is_object()) fail(at, "must be an object of schemas, not " + json_kind(value));
         for (const auto& [name, sub] : value.items()) child(sub, append_pointer(at, name), depth);
       }
       // Anything else is an annotation (kAnnotationKeywords) or a keyword unknown to JSON Schema, which

@@ -42,4 +42,9 @@ inline constexpr std::size_t kMaxValidationSteps = 2'000'000;
 // Errors gathered by a validation that asks for all of them.
 inline constexpr std::size_t kMaxReportedErrors = 100;
 
+// Tools in one request's `tools` (OpenAI's own limit) and bytes of a function name (the name must
+// match ^[a-zA-Z0-9_-]{1,64}$).
+inline constexpr std::size_t kMaxTools = 128;
+inline constexpr std::size_t kMaxToolNameBytes = 64;
+
 }  // namespace overhead::schema
