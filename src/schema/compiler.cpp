@@ -209,8 +209,8 @@ class Compiler {
       } else if (keyword == "pattern") {
         node.pattern = pattern(value, at);
       } else if (keyword == "format") {
+        // An annotation only (keywords.hpp): its value is checked, the format is not.
         if (!value.is_string()) fail(at, "must be a string, not " + json_kind(value));
-        node.format = value.get<std::string>();
       } else if (keyword == "items") {
         items = &value;
       } else if (keyword == "prefixItems") {

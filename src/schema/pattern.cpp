@@ -40,8 +40,10 @@ MatchState& match_state() {
 Pattern::Pattern(const std::string& source) : source_(source) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(), PCRE2_UTF, &error,
-                                   &offset, nullptr);
+  // DOLLAR_ENDONLY: in ECMA-262, `$` (without the m flag) matches at the very end only, not
+  // before a final newline as Perl's and PCRE2's default `$` does.
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(),
+                                   PCRE2_UTF | PCRE2_DOLLAR_ENDONLY, &error, &offset, nullptr);
   if (code == nullptr) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof message);

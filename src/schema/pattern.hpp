@@ -3,7 +3,9 @@
 // set (limits.hpp) so that a pattern written to backtrack without end costs bounded time.
 //
 // Dialect: JSON Schema patterns are ECMA-262 regular expressions; PCRE2 (UTF mode, without UCP, so
-// \d \w \s are ASCII as in ECMA-262) reads the common subset the same way. Strings are valid UTF-8
+// \d \w are ASCII as in ECMA-262; `$` at the very end only) reads the common subset the same way.
+// Known differences: \s is ASCII whitespace here (ECMA-262 adds Unicode spaces), and PCRE2 accepts
+// syntax ECMA-262 does not (possessive quantifiers, atomic groups). Strings are valid UTF-8
 // (they come from a parsed JSON document).
 #pragma once
 

@@ -4,8 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "schema/compiled_schema.hpp"
 #include "schema/limits.hpp"
@@ -184,6 +187,31 @@ TEST(ValidateLimits, StepsAreBounded) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   ASSERT_FALSE(result.valid());
   EXPECT_NE(result.errors[0].message.find("steps"), std::string::npos) << result.errors[0].message;
+}
+
+// One compiled schema, validated from several threads at once (the gateway's use): patterns keep
+// their matching state per thread.
+TEST(Validate, ConcurrentUseOfOneSchema) {
+  const auto schema = compile(kOrderSchema);
+  const std::string good = R"({"customer": "a", "status": "open", "items": [{"sku": "ABC-0001", "price": 1, "qty": 1}]})";
+  const std::string bad = R"({"customer": "a", "status": "open", "items": [{"sku": "ABC-001", "price": 1, "qty": 1}]})";
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        if (!schema.validate_text(good).valid() || schema.validate_text(bad).valid()) ++wrong;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(Validate, DollarMatchesAtTheVeryEndOnlyAsInEcma262) {
+  const auto schema = compile(json::parse(R"({"pattern": "^abc$"})"));
+  EXPECT_TRUE(schema.validate(json("abc")).valid());
+  EXPECT_FALSE(schema.validate(json("abc\n")).valid());
 }
 
 TEST(Validate, FormatIsNotEnforced) {

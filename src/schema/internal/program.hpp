@@ -57,7 +57,6 @@ struct Node {
   // strings
   std::optional<std::size_t> min_length, max_length;  // code points
   std::optional<std::size_t> pattern;                  // index into Program::patterns
-  std::string format;                                  // annotation only, kept for messages
 
   // arrays: items 0..tuple.size()-1 against tuple, the rest against rest_items
   std::vector<NodeIndex> tuple;
