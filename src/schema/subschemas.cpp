@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "schema/json_pointer.hpp"
+
 namespace overhead::schema {
 
 namespace {
@@ -37,13 +39,32 @@ void for_each_subschema(nlohmann::json& schema, const std::function<void(nlohman
   }
 }
 
-void rebase_local_refs(nlohmann::json& schema, std::string_view base) {
+void for_each_ref(nlohmann::json& schema, const std::function<void(std::string&)>& visit) {
   if (!schema.is_object()) return;
-  if (const auto it = schema.find("$ref"); it != schema.end() && it->is_string()) {
-    const auto& ref = it->get_ref<const std::string&>();
-    if (!ref.empty() && ref[0] == '#') *it = "#" + std::string(base) + ref.substr(1);
+  if (const auto it = schema.find("$ref"); it != schema.end() && it->is_string()) visit(it->get_ref<std::string&>());
+  for_each_subschema(schema, [&](nlohmann::json& sub) { for_each_ref(sub, visit); });
+}
+
+std::string ref_to(const std::vector<std::string>& segments) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = "#";
+  for (const std::string& segment : segments) {
+    out += '/';
+    for (const char c : escape_pointer_segment(segment)) {
+      const auto b = static_cast<unsigned char>(c);
+      // Unreserved characters, sub-delims, ':', '@', '/', '?' stay; everything else is %XX.
+      const bool plain = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') ||
+                         std::string_view("-._~!$&'()*+,;=:@/?").find(c) != std::string_view::npos;
+      if (plain) {
+        out += c;
+      } else {
+        out += '%';
+        out += kHex[b >> 4];
+        out += kHex[b & 15];
+      }
+    }
   }
-  for_each_subschema(schema, [&](nlohmann::json& sub) { rebase_local_refs(sub, base); });
+  return out;
 }
 
 }  // namespace overhead::schema

@@ -6,7 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
-#include <string_view>
+#include <string>
+#include <vector>
 
 namespace overhead::schema {
 
@@ -16,9 +17,12 @@ namespace overhead::schema {
 // additionalItems, additionalProperties, contains, propertyNames, not, if, then, else.
 void for_each_subschema(nlohmann::json& schema, const std::function<void(nlohmann::json&)>& visit);
 
-// Rewrites every local `$ref` in `schema` (at any depth) for the schema's move to `base` (a JSON
-// pointer) of a larger document: "#/$defs/a" becomes "#<base>/$defs/a", "#" becomes "#<base>".
-// `base` must need no percent-encoding (the module builds it from tool names, which cannot).
-void rebase_local_refs(nlohmann::json& schema, std::string_view base);
+// Calls `visit` on the text of every `$ref` in `schema` and its subschemas, at any depth, which
+// it may rewrite.
+void for_each_ref(nlohmann::json& schema, const std::function<void(std::string&)>& visit);
+
+// The `$ref` text of a pointer given as segments: "#/" joined, each segment escaped (~0, ~1) and
+// then percent-encoded where a URI fragment needs it ("#/$defs/a~1b", "#/$defs/50%25").
+std::string ref_to(const std::vector<std::string>& segments);
 
 }  // namespace overhead::schema

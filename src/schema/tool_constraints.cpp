@@ -1,5 +1,9 @@
 #include "schema/tool_constraints.hpp"
 
+#include <map>
+#include <set>
+#include <utility>
+
 #include "schema/internal/json_kind.hpp"
 #include "schema/json_pointer.hpp"
 #include "schema/subschemas.hpp"
@@ -36,24 +40,103 @@ ValidationError below(const ValidationError& e, const std::string& prefix) {
   return ValidationError{prefix + e.instance_path, e.schema_path, e.message};
 }
 
+// Moves one tool's parameters into the "required" document at items/anyOf/<index>: its `$defs`
+// and `definitions` go up to the document's own (where engines that resolve only "#/$defs/name"
+// find them; vLLM does the same), under their own name when it is free or holds the same schema,
+// else "<tool>.<name>"; every other local reference is rebased below the parameters' new place.
+json place_parameters(json parameters, std::size_t index, const std::string& tool_name, json& root) {
+  static constexpr std::string_view kContainers[] = {"$defs", "definitions"};
+  const std::string base = "/items/anyOf/" + std::to_string(index) + "/properties/parameters";
+  if (!parameters.is_object()) return parameters;
+  parameters.erase("$id");
+  parameters.erase("$schema");
+
+  // A reference to a container itself ("#/$defs") would lose its target: keep such a tool whole.
+  bool hoist = true;
+  for_each_ref(parameters, [&](std::string& ref) {
+    const auto segments = parse_fragment_pointer(ref);
+    if (segments && segments->size() == 1 && ((*segments)[0] == "$defs" || (*segments)[0] == "definitions")) {
+      hoist = false;
+    }
+  });
+
+  // (container, name) -> the name in the document's container.
+  std::map<std::pair<std::string, std::string>, std::string> renamed;
+  std::map<std::pair<std::string, std::string>, bool> shared;  // same schema already there
+  if (hoist) {
+    for (const std::string_view container : kContainers) {
+      const auto defs = parameters.find(container);
+      if (defs == parameters.end() || !defs->is_object()) continue;
+      const json* taken = root.contains(container) ? &root[std::string(container)] : nullptr;
+      std::set<std::string> assigned;  // names this tool's definitions take in the container
+      const auto in_use = [&](const std::string& n) { return assigned.count(n) > 0 || (taken != nullptr && taken->contains(n)); };
+      for (const auto& [name, def] : defs->items()) {
+        std::string target = name;
+        bool same = false;
+        if (assigned.count(target) > 0) {
+          target = tool_name + "." + name;
+          for (int n = 2; in_use(target); ++n) target = tool_name + "." + name + "." + std::to_string(n);
+        } else if (taken != nullptr && taken->contains(target)) {
+          // Shared only when equal and free of references (which would resolve per tool).
+          bool has_refs = false;
+          json copy = def;
+          for_each_ref(copy, [&](std::string&) { has_refs = true; });
+          same = !has_refs && (*taken)[target] == def;
+          if (!same) {
+            target = tool_name + "." + name;
+            for (int n = 2; in_use(target); ++n) target = tool_name + "." + name + "." + std::to_string(n);
+          }
+        }
+        assigned.insert(target);
+        renamed[{std::string(container), name}] = target;
+        shared[{std::string(container), name}] = same;
+      }
+    }
+  }
+
+  for_each_ref(parameters, [&](std::string& ref) {
+    auto segments = parse_fragment_pointer(ref);
+    if (!segments) return;  // not local: compile() refused it already
+    if (segments->size() >= 2) {
+      const auto it = renamed.find({(*segments)[0], (*segments)[1]});
+      if (it != renamed.end()) {
+        (*segments)[1] = it->second;
+        ref = ref_to(*segments);
+        return;
+      }
+    }
+    ref = "#" + base + ref.substr(1);  // the fragment as written, below the new place
+  });
+
+  if (hoist) {
+    for (const std::string_view container : kContainers) {
+      const auto defs = parameters.find(container);
+      if (defs == parameters.end() || !defs->is_object()) continue;
+      json& into = root[std::string(container)];
+      for (auto& [name, def] : defs->items()) {
+        const std::pair<std::string, std::string> key{std::string(container), name};
+        if (!shared[key]) into[renamed[key]] = std::move(def);
+      }
+      parameters.erase(defs);
+    }
+  }
+  return parameters;
+}
+
 }  // namespace
 
 json required_tool_calls_schema(const std::vector<Tool>& tools, bool parallel_tool_calls) {
+  json schema{{"type", "array"}, {"minItems", 1}};
+  if (!parallel_tool_calls) schema["maxItems"] = 1;
   json alternatives = json::array();
   for (std::size_t i = 0; i < tools.size(); ++i) {
-    json parameters = object_parameters(tools[i]);
-    if (parameters.is_object()) {
-      parameters.erase("$id");
-      parameters.erase("$schema");
-    }
-    rebase_local_refs(parameters, "/items/anyOf/" + std::to_string(i) + "/properties/parameters");
+    json parameters = place_parameters(object_parameters(tools[i]), i, tools[i].name, schema);
     alternatives.push_back(json{{"type", "object"},
                                 {"properties", {{"name", {{"const", tools[i].name}}}, {"parameters", std::move(parameters)}}},
                                 {"required", {"name", "parameters"}},
                                 {"additionalProperties", false}});
   }
-  json schema{{"type", "array"}, {"minItems", 1}, {"items", {{"anyOf", std::move(alternatives)}}}};
-  if (!parallel_tool_calls) schema["maxItems"] = 1;
+  schema["items"] = json{{"anyOf", std::move(alternatives)}};
   return schema;
 }
 

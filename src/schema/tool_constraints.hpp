@@ -11,9 +11,13 @@
 //                                        "parameters": <get_weather's parameters>},
 //                         "required": ["name", "parameters"], "additionalProperties": false}, ...]}}
 //   answer: [{"name": "get_weather", "parameters": {"city": "Paris"}}]
-// Each tool's parameters are moved into that document, so their local `$ref`s are rewritten to
-// follow them ("#/$defs/unit" -> "#/items/anyOf/0/properties/parameters/$defs/unit"), and their
-// `$id` and `$schema` are dropped (a nested `$id` would change how an engine resolves the refs).
+// Each tool's parameters are moved into that document and their local `$ref`s follow them: their
+// `$defs` and `definitions` go up to the document's own (engines that resolve only
+// "#/$defs/name" find them there, as vLLM builds it), under the same name when free or holding the
+// same reference-free schema, else renamed "<tool>.<name>" ("#/$defs/unit" ->
+// "#/$defs/get_weather.unit"); any other local `$ref` is rebased below the parameters' new place
+// ("#" -> "#/items/anyOf/0/properties/parameters"). Their `$id` and `$schema` are dropped (a nested
+// `$id` would change how an engine resolves the refs).
 //
 // A named function: the answer is the arguments object itself, so the constraint is the tool's
 // parameters (with "type": "object" added when they have no `type`).

@@ -116,11 +116,61 @@ TEST(RequiredToolCalls, SchemaShapeAndRebasedRefs) {
   ASSERT_EQ(schema["items"]["anyOf"].size(), 3u);
   const json& weather = schema["items"]["anyOf"][0];
   EXPECT_EQ(weather["properties"]["name"]["const"], "get_weather");
-  EXPECT_EQ(weather["properties"]["parameters"]["properties"]["unit"]["$ref"],
-            "#/items/anyOf/0/properties/parameters/$defs/unit");
+  // The tool's $defs moved up to the document's, where "#/$defs/unit" still finds it.
+  EXPECT_EQ(weather["properties"]["parameters"]["properties"]["unit"]["$ref"], "#/$defs/unit");
+  EXPECT_FALSE(weather["properties"]["parameters"].contains("$defs"));
+  EXPECT_EQ(schema["$defs"]["unit"], json::parse(R"({"enum": ["celsius", "fahrenheit"]})"));
   EXPECT_EQ(weather["required"], json::parse(R"(["name", "parameters"])"));
   EXPECT_EQ(schema["items"]["anyOf"][1]["properties"]["parameters"]["type"], "object");  // added
   EXPECT_EQ(overhead::schema::required_tool_calls_schema(tools, false)["maxItems"], 1);
+}
+
+// Definitions of several tools share the document's $defs: the same name with another schema is
+// renamed, the same schema shared, references to other places rebased; the combined schema then
+// accepts and refuses each tool's arguments exactly as the tool's own schema does.
+TEST(RequiredToolCalls, DefinitionsOfSeveralToolsAndRecursiveRefs) {
+  const auto tools = check_tools(json::parse(R"([
+    {"type": "function", "function": {"name": "weather", "parameters": {"type": "object",
+       "properties": {"unit": {"$ref": "#/$defs/unit"}}, "required": ["unit"],
+       "$defs": {"unit": {"enum": ["c", "f"]}}}}},
+    {"type": "function", "function": {"name": "distance", "parameters": {"type": "object",
+       "properties": {"unit": {"$ref": "#/$defs/unit"}, "via": {"$ref": "#/definitions/stop"}}, "required": ["unit"],
+       "$defs": {"unit": {"enum": ["m", "km"]}}, "definitions": {"stop": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "same_unit", "parameters": {"type": "object",
+       "properties": {"unit": {"$ref": "#/$defs/unit"}}, "$defs": {"unit": {"enum": ["c", "f"]}}}}},
+    {"type": "function", "function": {"name": "tree", "parameters": {"type": "object",
+       "properties": {"children": {"type": "array", "items": {"$ref": "#"}}, "leaf": {"$ref": "#/$defs/leaf"}},
+       "$defs": {"leaf": {"type": "object", "properties": {"up": {"$ref": "#"}}}}}}}
+  ])"));
+  const json schema = overhead::schema::required_tool_calls_schema(tools);
+  const json& alternatives = schema["items"]["anyOf"];
+  EXPECT_EQ(alternatives[0]["properties"]["parameters"]["properties"]["unit"]["$ref"], "#/$defs/unit");
+  EXPECT_EQ(alternatives[1]["properties"]["parameters"]["properties"]["unit"]["$ref"], "#/$defs/distance.unit");
+  EXPECT_EQ(alternatives[1]["properties"]["parameters"]["properties"]["via"]["$ref"], "#/definitions/stop");
+  EXPECT_EQ(alternatives[2]["properties"]["parameters"]["properties"]["unit"]["$ref"], "#/$defs/unit");  // shared
+  EXPECT_EQ(alternatives[3]["properties"]["parameters"]["properties"]["children"]["items"]["$ref"],
+            "#/items/anyOf/3/properties/parameters");
+  EXPECT_EQ(schema["$defs"]["leaf"]["properties"]["up"]["$ref"], "#/items/anyOf/3/properties/parameters");
+  EXPECT_EQ(schema["$defs"].size(), 3u);
+  EXPECT_EQ(schema["definitions"].size(), 1u);
+
+  const auto combined = compile(schema);
+  const auto call = [](const char* name, const char* parameters) {
+    return "[{\"name\": \"" + std::string(name) + "\", \"parameters\": " + parameters + "}]";
+  };
+  const std::pair<const char*, const char*> cases[] = {
+      {"weather", R"({"unit": "c"})"},      {"weather", R"({"unit": "km"})"},  {"distance", R"({"unit": "km"})"},
+      {"distance", R"({"unit": "c"})"},     {"distance", R"({"unit": "m", "via": 3})"},
+      {"same_unit", R"({"unit": "f"})"},    {"same_unit", R"({"unit": "m"})"},
+      {"tree", R"({"children": [{"children": [], "leaf": {"up": {"children": []}}}]})"},
+      {"tree", R"({"children": [{"children": 1}]})"}, {"tree", R"({"leaf": {"up": {"leaf": 2}}})"}};
+  for (const auto& [name, parameters] : cases) {
+    const auto* tool = overhead::schema::find_tool(tools, name);
+    ASSERT_NE(tool, nullptr);
+    const bool own = tool->schema.validate(json::parse(parameters)).valid();
+    EXPECT_EQ(combined.validate_text(call(name, parameters)).valid(), own) << name << " " << parameters;
+    EXPECT_EQ(overhead::schema::parse_required_tool_calls(call(name, parameters), tools).ok(), own) << name << " " << parameters;
+  }
 }
 
 TEST(RequiredToolCalls, ConstrainedAnswerValidatesAndParsesBack) {
