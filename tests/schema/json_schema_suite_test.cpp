@@ -124,6 +124,12 @@ TEST_P(Draft7, EveryCasePasses) {
       ++run;
       const bool expected = test.at("valid").get<bool>();
       const auto result = schema->validate(test.at("data"));
+      // Collecting every error walks the schema in the other mode: it must come to the same verdict,
+      // and so must validating the data's text.
+      const auto all = schema->validate(test.at("data"), 100);
+      const auto from_text = schema->validate_text(test.at("data").dump());
+      EXPECT_EQ(all.valid(), result.valid()) << file << " / " << description << " / " << test.at("description");
+      EXPECT_EQ(from_text.valid(), result.valid()) << file << " / " << description << " / " << test.at("description");
       if (result.valid() == expected) {
         ++passed;
       } else {
