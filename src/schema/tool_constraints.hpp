@@ -56,8 +56,10 @@ struct ConstrainedCalls {
 };
 
 // Parses an answer produced under required_tool_calls_schema(tools, parallel_tool_calls): every
-// call's name is one of `tools` and its arguments validate against that tool's parameters. Error
-// paths point into the answer ("/1/parameters/city: ...").
+// call's name is one of `tools` and its arguments validate against that tool's parameters (the
+// same verdict as the combined schema, which a test checks). The error's instance path points into
+// the answer ("/1/parameters/city: ..."); its schema path is in the tool's parameters for an
+// argument error, in the required-calls schema for the array and call shape ("/minItems").
 [[nodiscard]] ConstrainedCalls parse_required_tool_calls(std::string_view answer, const std::vector<Tool>& tools,
                                                          bool parallel_tool_calls = true);
 
