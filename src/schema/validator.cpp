@@ -184,6 +184,15 @@ class Validator {
     return false;
   }
 
+  // A pattern search counts as kPatternSearchSteps validation steps: its cost is bounded by the
+  // match limit, and the number of them by the step budget.
+  bool count_search(const Node& n) {
+    steps_ += kPatternSearchSteps;
+    if (steps_ <= kMaxValidationSteps) return true;
+    return abort(n, "", "validation needs more than " + std::to_string(kMaxValidationSteps) +
+                            " steps: the schema and the answer are too costly to check together");
+  }
+
   bool eval_at_key(NodeIndex i, const json& v, std::string_view key, bool collect) {
     path_.push_back(Segment{key, 0, false});
     const bool ok = eval(i, v, collect);
@@ -318,6 +327,7 @@ class Validator {
     }
     if (n.pattern) {
       const Pattern& p = *program_.patterns[*n.pattern];
+      if (!count_search(n)) return false;
       switch (p.search(s)) {
         case Pattern::Match::kYes: break;
         case Pattern::Match::kNo: OVERHEAD_SCHEMA_FAIL("pattern", show(v) + " does not match the pattern " + show(json(p.source()))); break;
@@ -442,6 +452,7 @@ class Validator {
         for (std::size_t i = 0; i < n.pattern_properties.size(); ++i) {
           const auto& [pattern_index, schema] = n.pattern_properties[i];
           const Pattern& pattern = *program_.patterns[pattern_index];
+          if (!count_search(n)) return false;
           const auto match = pattern.search(key);
           if (match == Pattern::Match::kTooCostly) {
             return abort(n, append_pointer("patternProperties", pattern.source()),

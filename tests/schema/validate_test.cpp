@@ -214,6 +214,16 @@ TEST(Validate, DollarMatchesAtTheVeryEndOnlyAsInEcma262) {
   EXPECT_FALSE(schema.validate(json("abc\n")).valid());
 }
 
+TEST(ValidateLimits, PatternSearchesCountAsSteps) {
+  const auto schema = compile(json::parse(R"({"items": {"pattern": "^a"}})"));
+  const json fine(10'000, "abc");
+  EXPECT_TRUE(schema.validate(fine).valid());
+  const json too_many(30'000, "abc");  // 30,000 searches x 100 steps > 2,000,000
+  const auto result = schema.validate(too_many);
+  ASSERT_FALSE(result.valid());
+  EXPECT_NE(result.errors[0].message.find("steps"), std::string::npos) << result.errors[0].message;
+}
+
 TEST(Validate, FormatIsNotEnforced) {
   const auto schema = compile(json::parse(R"({"type": "string", "format": "email"})"));
   EXPECT_TRUE(schema.validate(json("not an email")).valid());
