@@ -46,6 +46,8 @@ struct ServeArgs {
   double shutdown_timeout_s = 10;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
   std::string special_tokens_in_content = "refuse";
+  std::string tool_parser;       // empty: unset (the template's)
+  std::string reasoning_parser;  // empty: unset (the template's)
 };
 
 // Upper bounds of the size and count options: far above anything useful, they catch typing slips
@@ -116,6 +118,19 @@ int run_serve(ServeArgs& a) {
   o.port = std::stoi(port);
   o.auth_token = serve::load_token(a.auth_token_file, "OVERHEAD_AUTH_TOKEN");
   o.special_tokens_in_content = *serve::special_tokens_policy(a.special_tokens_in_content);  // checked by IsMember
+  if (!a.tool_parser.empty()) o.parsers.tool_parser = a.tool_parser;
+  if (!a.reasoning_parser.empty()) o.parsers.reasoning_parser = a.reasoning_parser;
+  // Each flag alone, then the pair (the harmony reasoning parser reads only its own tool family).
+  const auto check = [](const char* flag, const serve::ParserOverrides& p) {
+    try {
+      serve::check_parser_overrides(p);
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError(flag, e.what());
+    }
+  };
+  check("--tool-parser", {o.parsers.tool_parser, std::nullopt});
+  check("--reasoning-parser", {std::nullopt, o.parsers.reasoning_parser});
+  check("--reasoning-parser", o.parsers);
   o.write_timeout_s = o.read_timeout_s;  // one --read-timeout bounds both directions
   const auto ms = [](double s) { return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000)); };
   o.request_timeout = ms(a.request_timeout_s);
@@ -246,6 +261,12 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "code special_token_in_content, counted in /metrics as overhead_special_token_refusals_total), so "
                   "no client can write control tokens into its prompt; or allow (parsed as the tokens, as HF and vLLM do)")
       ->capture_default_str()->check(CLI::IsMember({"refuse", "allow"}));
+  cmd->add_option("--tool-parser", args->tool_parser,
+                  "How tool calls are read from a model's answer into message.tool_calls: " + serve::parser_names(false) +
+                      " (default: chosen per model from its chat template; none: the answer is all content)");
+  cmd->add_option("--reasoning-parser", args->reasoning_parser,
+                  "How reasoning is read from a model's answer into message.reasoning_content: " + serve::parser_names(true) +
+                      " (default: chosen per model from its chat template)");
   cmd->callback([args, &exit_code] { exit_code = run_serve(*args); });
 }
 

@@ -128,6 +128,60 @@ void refuse_unsupported(const Json& body) {
   }
 }
 
+// tool_choice: "none", "auto", "required", or {"type":"function","function":{"name":NAME}} naming
+// one of `tools`. Anything else is refused by name before anything is queued.
+void parse_tool_choice(const Json& body, ChatRequest& r) {
+  const bool has_tools = r.tools.is_array() && !r.tools.empty();
+  r.tool_choice = has_tools ? ToolChoice::automatic : ToolChoice::none;
+  if (const auto p = body.find("parallel_tool_calls"); p != body.end() && !p->is_null()) {
+    if (!p->is_boolean()) fail("parallel_tool_calls", "must be a boolean");
+    r.parallel_tool_calls = p->get<bool>();
+  }
+  const auto it = body.find("tool_choice");
+  if (it == body.end() || it->is_null()) return;
+  if (it->is_string()) {
+    const std::string v = it->get<std::string>();
+    if (v == "none") {
+      r.tool_choice = ToolChoice::none;
+    } else if (v == "auto" || v == "required") {
+      if (!has_tools && v == "required") fail("tool_choice", "is 'required' but no 'tools' are given", "invalid_value");
+      if (has_tools) r.tool_choice = v == "auto" ? ToolChoice::automatic : ToolChoice::required;
+    } else {
+      fail("tool_choice", "must be 'none', 'auto', 'required' or {\"type\": \"function\", \"function\": {\"name\": ...}} (got '" + v + "')",
+           "invalid_value");
+    }
+    return;
+  }
+  if (!it->is_object()) fail("tool_choice", "must be a string or an object naming a function");
+  const auto type = it->find("type");
+  if (type == it->end() || !type->is_string() || *type != "function") fail("tool_choice.type", "must be 'function'", "invalid_value");
+  const auto fn = it->find("function");
+  if (fn == it->end() || !fn->is_object()) fail("tool_choice.function", "must be an object");
+  const auto name = fn->find("name");
+  if (name == fn->end() || !name->is_string()) fail("tool_choice.function.name", "must be a string");
+  const std::string wanted = name->get<std::string>();
+  if (has_tools)
+    for (const Json& t : r.tools)
+      if (t["function"]["name"] == wanted) {
+        r.tool_choice = ToolChoice::named;
+        r.tool_choice_name = wanted;
+        return;
+      }
+  fail("tool_choice.function.name", "names '" + wanted + "', which is not among 'tools'", "invalid_value");
+}
+
+// chat_template_kwargs: further variables for the chat template (enable_thinking, ...). The work
+// item carries only the messages and the tools to the worker that renders, so a non-empty object
+// is refused by name rather than silently left out of the prompt.
+void refuse_template_kwargs(const Json& body) {
+  const auto it = body.find("chat_template_kwargs");
+  if (it == body.end() || it->is_null()) return;
+  if (!it->is_object()) fail("chat_template_kwargs", "must be an object");
+  if (!it->empty())
+    fail("chat_template_kwargs", "is not supported: the worker renders the template from the messages and the tools only",
+         "unsupported_value");
+}
+
 }  // namespace
 
 // tools: a list of {"type":"function","function":{"name":string,...}}, as OpenAI's schema has it.
@@ -186,6 +240,8 @@ ChatRequest parse_chat_request(const Json& body, std::size_t max_messages) {
   r.sampling = parse_sampling(body);
   refuse_unsupported(body);
   r.tools = checked_tools(body);
+  parse_tool_choice(body, r);
+  refuse_template_kwargs(body);
   return r;
 }
 

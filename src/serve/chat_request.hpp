@@ -15,6 +15,8 @@
 
 namespace overhead::serve {
 
+enum class ToolChoice { none, automatic, required, named };
+
 struct ChatRequest {
   std::string model;
   nlohmann::ordered_json messages;  // as sent, once checked
@@ -27,6 +29,12 @@ struct ChatRequest {
   // The tool definitions as sent (null when none): the chat template renders them into the
   // prompt, so they count in prompt_tokens.
   nlohmann::ordered_json tools;
+  // tool_choice: whether the answer's tool calls are parsed (auto; required and a named function
+  // are parsed as auto until the engine can be constrained to call) or the text is all content
+  // (none). The default is auto, and none when no tools are given.
+  ToolChoice tool_choice = ToolChoice::automatic;
+  std::string tool_choice_name;  // ToolChoice::named: the function, one of `tools`
+  bool parallel_tool_calls = true;  // false: only the answer's first call is returned
 };
 
 // The body's `tools`, checked (null when absent); throws RequestError naming the field at fault.

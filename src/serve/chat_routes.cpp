@@ -91,7 +91,7 @@ namespace {
 
 class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
  public:
-  explicit ChatRoutes(const ChatRouteContext& c) : c_(c) {}
+  explicit ChatRoutes(const ChatRouteContext& c) : c_(c), shapes_(c.limits.parsers) {}
 
   // Checks the body and queues it; returns the id, or throws RequestError.
   std::string enqueue(const Json& body, bool kept, ChatRequest& request, RequestInfo& info) {
@@ -99,7 +99,9 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     const auto tokenizer = c_.bindings.listed_name(request.model);
     if (!tokenizer)
       throw RequestError{{404, "The model '" + request.model + "' does not exist", "invalid_request_error", "model", "model_not_found"}};
-    if (c_.limits.special_tokens == SpecialTokensInContent::kRefuse) refuse_special_tokens_of(request, *tokenizer);
+    std::string load_error;
+    const auto binding = c_.bindings.get(*tokenizer, load_error);  // null: the worker's refusal answers
+    if (binding && c_.limits.special_tokens == SpecialTokensInContent::kRefuse) refuse_special_tokens_of(*binding, request);
     if (c_.replies.queued() >= c_.limits.max_queued)
       throw RequestError{{429, "The queue holds " + std::to_string(c_.limits.max_queued) + " requests awaiting an answer; retry after " +
                                    std::to_string(c_.limits.retry_after_s) + " s",
@@ -113,7 +115,8 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     const std::string id = new_id(kept ? "req_" : "chatcmpl-");
     pipe::SourceRecord source = work_item_source(request, id);
     source.stream = request.stream;  // the worker passes the text on as it is generated
-    info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), ports::monotonic_ns(), kept};
+    info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), ports::monotonic_ns(), kept,
+                       shapes_.shape(binding.get(), request, id)};
     // A stream is bounded by its first token and the gaps between its pieces (the pump keeps
     // them); the box's own bound for it is the whole stream's, not a synchronous answer's.
     c_.replies.open(id, info, request.stream ? std::optional(c_.limits.stream_timeout) : std::nullopt);
@@ -129,12 +132,9 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
   // The binding's tokenizer is the one the worker will encode with (loaded once, shared with the
   // token routes). One that cannot be loaded here cannot be encoded there either: the worker's
   // refusal answers that request, with nothing encoded.
-  void refuse_special_tokens_of(const ChatRequest& request, const std::string& tokenizer) {
-    std::string error;
-    const auto binding = c_.bindings.get(tokenizer, error);
-    if (!binding) return;
+  void refuse_special_tokens_of(const binding::ChatBinding& b, const ChatRequest& request) {
     try {
-      refuse_special_tokens(binding->tokenizer(), request.messages, request.tools);
+      refuse_special_tokens(b.tokenizer(), request.messages, request.tools);
     } catch (const RequestError&) {
       c_.metrics.count_special_token_refusal();
       throw;
@@ -215,7 +215,8 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
         return out;
       }
       self->record_stages(s);
-      const Completion completion = reply_completion(id, info.created, info.model, *s.reply, self->c_.pipeline.fingerprint());
+      const Completion completion =
+          reply_completion(id, info.created, info.model, *s.reply, self->c_.pipeline.fingerprint(), info.shape.get());
       out.set_content(completion_body(completion).dump(), "application/json");
       return out;
     };
@@ -241,7 +242,8 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     hooks.done = [weak](const RequestSnapshot& s) {
       if (const auto self = weak.lock()) self->record_stages(s);
     };
-    StreamPump::start(c_.replies, timers_, id, CompletionStream(head, include_usage), res.defer(), deadlines, std::move(hooks));
+    StreamPump::start(c_.replies, timers_, id, CompletionStream(head, include_usage, info.shape), res.defer(), deadlines,
+                      std::move(hooks));
   }
 
   // A request without an answer: timed out, or cut short by a shutdown. At a shutdown the answer
@@ -300,7 +302,8 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     Json out{{"id", id}, {"object", "request"}, {"status", state_name(s->state)}, {"created", s->info.created}, {"model", s->info.model}};
     if (s->state == RequestState::done) {
       record_stages_once(id, *s);
-      out["response"] = completion_body(reply_completion(id, s->info.created, s->info.model, *s->reply, c_.pipeline.fingerprint()));
+      out["response"] = completion_body(
+          reply_completion(id, s->info.created, s->info.model, *s->reply, c_.pipeline.fingerprint(), s->info.shape.get()));
       out["record"] = record_json(s->reply->record);
     } else if (s->state == RequestState::failed) {
       const ApiError e = refusal_error(*s->reply);
@@ -319,6 +322,7 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
   }
 
   ChatRouteContext c_;
+  AnswerShapes shapes_;
   // The answers' deadlines; shared, because a stream's pump re-arms its timer while it lasts and
   // may outlive these routes at a shutdown (it holds them weakly).
   std::shared_ptr<DeadlineTimers> timers_ = std::make_shared<DeadlineTimers>();

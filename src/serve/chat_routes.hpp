@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipe/work_item.hpp"
+#include "serve/answer_shape.hpp"
 #include "serve/chat_request.hpp"
 #include "serve/special_tokens_guard.hpp"
 
@@ -44,6 +45,8 @@ struct ChatRouteLimits {
   // Special-token text in the messages or tools: refused (400) or passed on as HF parses it
   // (special_tokens_guard.hpp).
   SpecialTokensInContent special_tokens = SpecialTokensInContent::kRefuse;
+  // The answers' parsers: the template's, or these (answer_shape.hpp).
+  ParserOverrides parsers;
 };
 
 struct ChatRouteContext {

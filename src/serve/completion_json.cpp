@@ -1,6 +1,7 @@
 #include "serve/completion_json.hpp"
 
 #include "ports/record_codec.hpp"
+#include "serve/answer_shape.hpp"
 
 namespace overhead::serve {
 namespace {
@@ -18,11 +19,25 @@ nlohmann::ordered_json fingerprint_json(const std::string& fingerprint) {
 }
 
 Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model, const reply::Reply& reply,
-                            const std::string& fingerprint) {
+                            const std::string& fingerprint, const AnswerShape* shape) {
   const reply::Usage usage = reply.usage();
-  return Completion{id,   created, model, usage.prompt_tokens, reply.text, usage.completion_tokens,
-                    reply.finish_reason.empty() ? "length" : reply.finish_reason,
-                    reply.decoder.empty() ? fingerprint : decoder_fingerprint(reply.decoder)};
+  Completion c;
+  c.id = id;
+  c.created = created;
+  c.model = model;
+  c.prompt_tokens = usage.prompt_tokens;
+  agent::ParsedAnswer answer = parse_answer(shape, reply.text);
+  c.content = std::move(answer.content);
+  c.reasoning = std::move(answer.reasoning);
+  c.calls = std::move(answer.calls);
+  c.completion_tokens = usage.completion_tokens;
+  c.finish_reason = answer_finish_reason(reply.finish_reason.empty() ? "length" : reply.finish_reason, c.calls.size());
+  c.fingerprint = reply.decoder.empty() ? fingerprint : decoder_fingerprint(reply.decoder);
+  return c;
+}
+
+nlohmann::ordered_json tool_call_json(const agent::ToolCall& call) {
+  return Json{{"id", call.id}, {"type", "function"}, {"function", Json{{"name", call.name}, {"arguments", call.arguments}}}};
 }
 
 std::string decoder_fingerprint(const std::string& decoder_description) {
@@ -31,7 +46,15 @@ std::string decoder_fingerprint(const std::string& decoder_description) {
 }
 
 nlohmann::ordered_json completion_body(const Completion& c) {
-  Json message{{"role", "assistant"}, {"content", c.content}, {"refusal", nullptr}};
+  // As OpenAI: content is null when the answer is tool calls and no text.
+  Json message{{"role", "assistant"}, {"content", c.content.empty() && !c.calls.empty() ? Json(nullptr) : Json(c.content)}};
+  if (!c.reasoning.empty()) message["reasoning_content"] = c.reasoning;
+  if (!c.calls.empty()) {
+    Json calls = Json::array();
+    for (const auto& call : c.calls) calls.push_back(tool_call_json(call));
+    message["tool_calls"] = std::move(calls);
+  }
+  message["refusal"] = nullptr;
   Json choice{{"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", c.finish_reason}};
   return Json{{"id", c.id},
               {"object", "chat.completion"},

@@ -21,10 +21,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/answer.hpp"
 #include "ports/record.hpp"
 #include "reply/reply.hpp"
 
 namespace overhead::serve {
+
+struct AnswerShape;  // answer_shape.hpp
 
 inline constexpr const char* kDecoderNoneFingerprint = "overhead-decoder-none";
 
@@ -34,6 +37,8 @@ struct Completion {
   std::string model;         // as the client named it
   std::int64_t prompt_tokens = 0;
   std::string content;
+  std::string reasoning;               // message.reasoning_content (left out when empty)
+  std::vector<agent::ToolCall> calls;  // message.tool_calls (left out when none; content is then null when empty)
   std::int64_t completion_tokens = 0;
   std::string finish_reason;
   std::string fingerprint = kDecoderNoneFingerprint;  // empty: unknown (JSON null)
@@ -47,14 +52,18 @@ struct Completion {
 // The completion of a done reply: its text and finish reason ("length" when the worker had no
 // decoder), the record's prompt tokens and its decoder's output tokens (0 with none).
 // `fingerprint`: the gateway's own (ChatPipeline::fingerprint()), used when the reply does not name
-// its worker's decoder.
+// its worker's decoder. With `shape` the text is parsed into content, reasoning and tool calls
+// (answer_shape.hpp), and finish_reason is "tool_calls" when the engine stopped after calls.
 [[nodiscard]] Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model,
-                                          const reply::Reply& reply, const std::string& fingerprint);
+                                          const reply::Reply& reply, const std::string& fingerprint,
+                                          const AnswerShape* shape = nullptr);
 // "overhead-decoder-none", "overhead-decoder-sim", "overhead-decoder-openai" for a describe()
 // text of ports::Decoder ("" = none).
 [[nodiscard]] std::string decoder_fingerprint(const std::string& decoder_description);
 
 [[nodiscard]] nlohmann::ordered_json completion_body(const Completion& c);
+// One message.tool_calls entry: {id, type "function", function {name, arguments}}.
+[[nodiscard]] nlohmann::ordered_json tool_call_json(const agent::ToolCall& call);
 [[nodiscard]] nlohmann::ordered_json record_json(const ports::Record& r);
 
 }  // namespace overhead::serve

@@ -1,5 +1,6 @@
 #include "serve/completion_stream.hpp"
 
+#include "serve/answer_shape.hpp"
 #include "util/json_writer.hpp"
 
 namespace overhead::serve {
@@ -22,16 +23,24 @@ std::string event(const Json& j) { return "data: " + j.dump() + "\n\n"; }
 
 }  // namespace
 
-CompletionStream::CompletionStream(const Completion& head, bool include_usage) : head_(head), include_usage_(include_usage) {
-  // One content chunk with a marker where the text goes, split around it once.
-  Json j = chunk_head(head_);
-  j["choices"] = one_choice(Json{{"content", "\x01piece\x01"}}, nullptr);
-  if (include_usage_) j["usage"] = nullptr;
-  const std::string whole = event(j);
-  const std::string marker = "\"\\u0001piece\\u0001\"";
-  const std::size_t at = whole.find(marker);
-  content_prefix_ = whole.substr(0, at);
-  content_suffix_ = whole.substr(at + marker.size());
+CompletionStream::CompletionStream(const Completion& head, bool include_usage, std::shared_ptr<const AnswerShape> shape)
+    : head_(head), include_usage_(include_usage), shape_(std::move(shape)) {
+  // One text chunk with a marker where the text goes, split around it once, per kind of text.
+  const auto split = [&](const char* key, std::string& prefix, std::string& suffix) {
+    Json j = chunk_head(head_);
+    j["choices"] = one_choice(Json{{key, "\x01piece\x01"}}, nullptr);
+    if (include_usage_) j["usage"] = nullptr;
+    const std::string whole = event(j);
+    const std::string marker = "\"\\u0001piece\\u0001\"";
+    const std::size_t at = whole.find(marker);
+    prefix = whole.substr(0, at);
+    suffix = whole.substr(at + marker.size());
+  };
+  split("content", content_prefix_, content_suffix_);
+  if (shape_) {
+    split("reasoning_content", reasoning_prefix_, reasoning_suffix_);
+    parser_ = std::make_unique<agent::AnswerParser>(shape_->options);
+  }
 }
 
 std::string CompletionStream::start() const {
@@ -41,19 +50,65 @@ std::string CompletionStream::start() const {
   return event(j);
 }
 
-void CompletionStream::append_text(std::string& out, std::string_view piece) const {
-  if (piece.empty()) return;
-  out += content_prefix_;
-  util::append_json_string(out, piece);
-  out += content_suffix_;
+void CompletionStream::append_event(std::string& out, const std::string& prefix, const std::string& suffix, std::string_view text) {
+  if (text.empty()) return;
+  out += prefix;
+  util::append_json_string(out, text);
+  out += suffix;
 }
 
-std::string CompletionStream::finish(const reply::Reply& reply) const {
-  const Completion c = reply_completion(head_.id, head_.created, head_.model, reply, head_.fingerprint);
+void CompletionStream::append_text(std::string& out, std::string_view piece) {
+  if (!parser_) return append_event(out, content_prefix_, content_suffix_, piece);
+  if (piece.empty()) return;
+  deltas_.clear();
+  parser_->push(piece, deltas_);
+  append_deltas(out, deltas_);
+}
+
+void CompletionStream::append_deltas(std::string& out, const std::vector<agent::Delta>& deltas) {
+  for (const agent::Delta& d : deltas) {
+    switch (d.kind) {
+      case agent::Delta::Kind::content:
+        append_event(out, content_prefix_, content_suffix_, d.text);
+        break;
+      case agent::Delta::Kind::reasoning:
+        append_event(out, reasoning_prefix_, reasoning_suffix_, d.text);
+        break;
+      case agent::Delta::Kind::tool_call: {
+        // parallel_tool_calls false: the calls after the first are not sent (nor in the whole answer).
+        if (shape_->first_call_only && d.index > 0) break;
+        Json call{{"index", d.index}};
+        if (!d.id.empty()) {
+          call["id"] = d.id;
+          call["type"] = "function";
+          call["function"] = Json{{"name", d.name}, {"arguments", d.text}};
+          ++calls_sent_;
+        } else {
+          call["function"] = Json{{"arguments", d.text}};
+        }
+        Json j = chunk_head(head_);
+        j["choices"] = one_choice(Json{{"tool_calls", Json::array({std::move(call)})}}, nullptr);
+        if (include_usage_) j["usage"] = nullptr;
+        out += event(j);
+        break;
+      }
+    }
+  }
+}
+
+std::string CompletionStream::finish(const reply::Reply& reply) {
+  std::string out;
+  if (parser_) {
+    deltas_.clear();
+    parser_->finish(deltas_);
+    append_deltas(out, deltas_);
+  }
+  Completion c = reply_completion(head_.id, head_.created, head_.model, reply, head_.fingerprint);
+  c.finish_reason = answer_finish_reason(c.finish_reason, calls_sent_);
   Json j = chunk_head(c);
   j["choices"] = one_choice(Json::object(), c.finish_reason.c_str());
   if (include_usage_) j["usage"] = nullptr;
-  std::string out = event(j);
+  out += event(j);
   if (include_usage_) {
     Json last = chunk_head(c);
     last["choices"] = Json::array();

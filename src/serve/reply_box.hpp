@@ -54,12 +54,17 @@ enum class RequestState { queued, done, failed };
 inline constexpr const char* kTimeoutKind = "timeout";
 
 // What the gateway knows of one request it queued.
+struct AnswerShape;
+
 struct RequestInfo {
   std::string model;      // as the client named it
   std::string tokenizer;  // the listed name it was queued under
   std::int64_t created = 0;       // unix seconds, for the response's `created`
   std::int64_t submitted_ns = 0;  // monotonic ns just before the send to the input queue
   bool kept = false;      // asynchronous: kept after it finished, until evicted
+  // How the answer's text is read into content, reasoning and tool calls (answer_shape.hpp);
+  // null: all content.
+  std::shared_ptr<const AnswerShape> shape;
 };
 
 struct RequestSnapshot {

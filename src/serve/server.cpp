@@ -136,6 +136,7 @@ Server::Server(ServerOptions options)
     limits.retry_after_s = options_.retry_after_s;
     limits.max_log_backlog = options_.max_log_backlog;
     limits.special_tokens = options_.special_tokens_in_content;
+    limits.parsers = options_.parsers;
     add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_, limits});
   }
   http_ = std::make_unique<http::HttpServer>(http_options(options_), routes, *gate_);

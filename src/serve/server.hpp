@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pipe/worker_host.hpp"
+#include "serve/answer_shape.hpp"
 #include "serve/chat_pipeline.hpp"
 #include "serve/special_tokens_guard.hpp"
 
@@ -75,6 +76,10 @@ struct ServerOptions {
   std::size_t max_log_backlog = 20000;  // records awaiting the consumer past which 429 (chat_routes.hpp); 0: none
   // Special-token text in a chat request's messages (--special-tokens-in-content, special_tokens_guard.hpp).
   SpecialTokensInContent special_tokens_in_content = SpecialTokensInContent::kRefuse;
+  // The answer's tool-call and reasoning parsers (--tool-parser, --reasoning-parser): unset, each
+  // model's chat template chooses (agent/detect.hpp); "none" parses nothing of that kind. Checked
+  // with check_parser_overrides (answer_shape.hpp).
+  ParserOverrides parsers;
 
   // The gateway's worker defaults (the same as `overhead serve`'s, cli/worker_flags.cpp): one
   // worker, records under experiment "serve", 64 generations in flight so that streams arrive as

@@ -99,6 +99,8 @@ void StreamPump::step() {
     return;
   }
   if (p->closed) return end_stream(CompletionStream::error(hooks_.no_answer()), false);
+  // Interrupted: nothing the answer's parser holds back (a call not yet complete) is flushed; the
+  // stream ends with the error alone.
   if (p->restarted) return end_stream(CompletionStream::error(stream_interrupted_error()), true);
   if (p->finished && p->finished->state == RequestState::failed)
     return end_stream(CompletionStream::error(hooks_.refusal(*p->finished->reply)), true);

@@ -77,7 +77,7 @@ class StreamPump final : public BoxReader {
   void close();
   void end(bool abandon);      // abandon: the generation is no longer wanted
 
-  const CompletionStream stream_;
+  CompletionStream stream_;
   const StreamDeadlines deadlines_;
   std::weak_ptr<DeadlineTimers> timers_;
   std::shared_ptr<const std::function<void()>> on_timer_;  // the timers hold it weakly
