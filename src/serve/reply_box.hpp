@@ -64,7 +64,7 @@ struct RequestInfo {
   bool kept = false;      // asynchronous: kept after it finished, until evicted
   // How the answer's text is read into content, reasoning and tool calls (answer_shape.hpp);
   // null: all content.
-  std::shared_ptr<const AnswerShape> shape;
+  std::shared_ptr<const AnswerShape> shape{};
 };
 
 struct RequestSnapshot {
