@@ -261,6 +261,46 @@ TEST_F(ToolCallTest, ToolChoiceNoneKeepsTheTextAsContentAndParallelFalseKeepsThe
             without_ids(normalised(first["choices"][0]["message"]), first["id"]));
 }
 
+// Without tools, reasoning is still read (the reasoning parser does not depend on tool_choice) and
+// a call's markers are text; with include_usage the usage chunk follows the finish chunk.
+TEST_F(ToolCallTest, ReasoningIsReadWithoutToolsAndCallMarkersAreThenText) {
+  start_with(kHermesText, {"phi-4"}, {"hermes", "think"});
+  const std::string request = R"({"model":"phi-4","messages":[{"role":"user","content":"a"}])";
+  const json whole = post("/v1/chat/completions", request + "}", 200);
+  const json& m = whole["choices"][0]["message"];
+  EXPECT_EQ(m["reasoning_content"], "The user wants the weather and the time.");
+  EXPECT_EQ(m["content"], kHermesText.substr(kHermesText.find("I will")));
+  EXPECT_FALSE(m.contains("tool_calls"));
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "stop");
+  auto r = client_->Post("/v1/chat/completions", request + R"(,"user":"cut:3,9,50","stream":true,"stream_options":{"include_usage":true}})",
+                         "application/json");
+  ASSERT_TRUE(r);
+  const Folded f = fold(r->body);
+  EXPECT_EQ(f.message, normalised(m));
+  EXPECT_TRUE(f.done);
+  EXPECT_NE(r->body.find(R"("usage":{"prompt_tokens")"), std::string::npos) << r->body;
+}
+
+// The body's checks alone: tool_choice's default follows `tools`, a named function is kept.
+TEST(ToolChoice, ParsedFromTheBody) {
+  using overhead::serve::ToolChoice;
+  const auto parse = [](const std::string& extra) {
+    return overhead::serve::parse_chat_request(
+        nlohmann::ordered_json::parse(R"({"model":"m","messages":[{"role":"user","content":"a"}])" + extra), 8);
+  };
+  EXPECT_EQ(parse("}").tool_choice, ToolChoice::none);
+  EXPECT_EQ(parse(R"(,"tool_choice":"auto"})").tool_choice, ToolChoice::none) << "auto without tools reads no calls";
+  EXPECT_EQ(parse(R"(,"tools":)" + kTools + "}").tool_choice, ToolChoice::automatic);
+  EXPECT_EQ(parse(R"(,"tools":)" + kTools + R"(,"tool_choice":"none"})").tool_choice, ToolChoice::none);
+  EXPECT_EQ(parse(R"(,"tools":)" + kTools + R"(,"tool_choice":"required"})").tool_choice, ToolChoice::required);
+  const auto named = parse(R"(,"tools":)" + kTools + R"(,"tool_choice":{"type":"function","function":{"name":"get_time"}}})");
+  EXPECT_EQ(named.tool_choice, ToolChoice::named);
+  EXPECT_EQ(named.tool_choice_name, "get_time");
+  EXPECT_TRUE(parse("}").parallel_tool_calls);
+  EXPECT_FALSE(parse(R"(,"parallel_tool_calls":false})").parallel_tool_calls);
+  EXPECT_NO_THROW(parse(R"(,"chat_template_kwargs":{}})")) << "nothing to pass on";
+}
+
 TEST_F(ToolCallTest, BadToolChoicesAreA400NamingTheFieldBeforeAnythingIsQueued) {
   start_with(kLlamaText, {"llama-3.3-70b-instruct"});
   struct Case {
