@@ -10,13 +10,14 @@ using ports::PromptForm;
 
 // In EngineDialect's order. Sources: vLLM's and SGLang's CompletionRequest take `prompt` as a
 // string or a list of token ids; llama.cpp's server tokenizes a `prompt` that is a list of
-// integers as those ids; TGI's /v1/completions takes strings only.
+// integers as those ids; TGI's /v1/completions takes strings only. vLLM (0.10.2 and later) adds
+// choices[].token_ids to its completion chunks when the request says return_token_ids.
 constexpr std::array<DialectTraits, 5> kDialects = {{
-    {"openai", true, PromptForm::text},
-    {"vllm", true, PromptForm::ids},
-    {"sglang", true, PromptForm::ids},
-    {"llamacpp", true, PromptForm::ids},
-    {"tgi", false, PromptForm::text},
+    {"openai", true, PromptForm::text, ""},
+    {"vllm", true, PromptForm::ids, "return_token_ids"},
+    {"sglang", true, PromptForm::ids, ""},
+    {"llamacpp", true, PromptForm::ids, ""},
+    {"tgi", false, PromptForm::text, ""},
 }};
 
 }  // namespace

@@ -37,6 +37,7 @@ std::string request_body(const ports::DecodeRequest& request, const OpenAiDecode
   } else {
     body["prompt"] = std::string(request.prompt);
   }
+  if (p.output_ids) body[std::string(dialect_traits(p.dialect).token_ids_field)] = true;
   if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
   if (const ports::SamplingParams* s = request.sampling) {
     if (s->temperature) body["temperature"] = *s->temperature;
@@ -72,7 +73,7 @@ class StreamTicket final : public ports::DecodeTicket {
 OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   const std::string form =
       "expected openai:URL[,model=NAME][,dialect=" + std::string(dialect_names()) +
-      "][,prompt=ids|text][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME], URL e.g. "
+      "][,prompt=ids|text][,output=ids|text][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME], URL e.g. "
       "http://127.0.0.1:8000/v1";
   OpenAiDecoderParams p;
   const std::size_t comma = text.find(',');
@@ -87,6 +88,7 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   bool have_model = false, have_timeout = false, have_usage = false, have_coalesce = false, have_key = false;
   bool have_dialect = false;
   std::optional<ports::PromptForm> prompt;
+  bool have_output = false;
   for (std::size_t pos = comma; pos != std::string_view::npos && pos < text.size();) {
     const std::size_t next = text.find(',', pos + 1);
     const std::string_view part = text.substr(pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
@@ -114,6 +116,12 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
       if (value == "ids") prompt = ports::PromptForm::ids;
       else if (value == "text") prompt = ports::PromptForm::text;
       else throw std::invalid_argument("openai: '" + std::string(part) + "': prompt must be ids or text");
+    } else if (key == "output") {
+      if (have_output) throw std::invalid_argument("openai: 'output' given twice");
+      have_output = true;
+      if (value != "ids" && value != "text")
+        throw std::invalid_argument("openai: '" + std::string(part) + "': output must be ids or text");
+      p.output_ids = value == "ids";
     } else if (key == "timeout_ms") {
       if (have_timeout) throw std::invalid_argument("openai: 'timeout_ms' given twice");
       have_timeout = true;
@@ -160,6 +168,10 @@ OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   if (p.prompt == ports::PromptForm::ids && !traits.takes_prompt_ids)
     throw std::invalid_argument("openai: prompt=ids: dialect=" + std::string(traits.name) +
                                 " takes the prompt as text only; use prompt=text");
+  if (p.output_ids && traits.token_ids_field.empty())
+    throw std::invalid_argument("openai: output=ids: dialect=" + std::string(traits.name) +
+                                " does not stream the answer's token ids on /v1/completions (dialect=vllm does); use "
+                                "output=text");
   return p;
 }
 
@@ -174,6 +186,7 @@ OpenAiDecoder::OpenAiDecoder(OpenAiDecoderParams p) : p_(std::move(p)) {
   settings->headers = std::shared_ptr<curl_slist>(headers, &curl_slist_free_all);
   settings->timeout_ms = static_cast<long>(p_.timeout.count());
   settings->usage_required = p_.usage_required;
+  settings->token_ids = p_.output_ids;
   settings_ = std::move(settings);
   CoalescePolicy coalesce;
   coalesce.max_window = p_.coalesce_window;
@@ -189,6 +202,7 @@ std::string OpenAiDecoder::describe() const {
   return "openai:" + ports::redact_url(p_.base_url) + (p_.model.empty() ? "" : ",model=" + p_.model) +
          (p_.dialect == EngineDialect::openai ? "" : ",dialect=" + std::string(traits.name)) +
          (p_.prompt == traits.default_prompt ? "" : p_.prompt == ports::PromptForm::ids ? ",prompt=ids" : ",prompt=text") +
+         (p_.output_ids ? ",output=ids" : "") +
          (p_.usage_required ? ",usage=required" : "") +
          (p_.coalesce_window != kDefaultCoalesceWindow ? ",coalesce_us=" + std::to_string(p_.coalesce_window.count()) : "") +
          (p_.api_key_env.empty() ? "" : ",api_key_env=" + p_.api_key_env);

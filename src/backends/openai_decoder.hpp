@@ -1,4 +1,4 @@
-// `--decoder openai:URL[,model=NAME][,dialect=D][,prompt=ids|text][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME]`:
+// `--decoder openai:URL[,model=NAME][,dialect=D][,prompt=ids|text][,output=ids|text][,timeout_ms=MS][,usage=required][,coalesce_us=US][,api_key_env=NAME]`:
 // the decoder stage on a real OpenAI-compatible server (vLLM, llama.cpp's server, SGLang, TGI). URL
 // is the API base as OpenAI clients take it (e.g. http://127.0.0.1:8000/v1); each generation is
 // one POST URL/completions with the prompt we rendered, `max_tokens` = the wanted
@@ -15,6 +15,11 @@
 // the worker compares it with what it sent. An engine that refuses ids (a vocabulary that is not
 // the tokenizer's: ids out of its range) is a permanent engine_refused error naming the model and
 // the tokenizer, never retried as text.
+//
+// The answer (output=ids, dialect=vllm only): the engine is asked for the generated token ids
+// (return_token_ids) and the decoder hands them on (DecodeCallbacks::on_token_ids) for the worker
+// to detokenize with the item's tokenizer and match the stop strings on, as engines' own fronts
+// do; output=text (the default) passes the engine's text on.
 //
 // Credentials: api_key_env=NAME sends the key in the environment variable NAME as
 // `Authorization: Bearer KEY` (read once, at parsing; never shown: describe() names the variable);
@@ -57,6 +62,7 @@ struct OpenAiDecoderParams {
   std::string model;     // empty: the item's tokenizer name
   EngineDialect dialect = EngineDialect::openai;                // dialect=
   ports::PromptForm prompt = ports::PromptForm::text;           // prompt=, else the dialect's default
+  bool output_ids = false;                                      // output=ids
   std::chrono::milliseconds timeout{600000};
   bool usage_required = false;  // usage=required
   std::chrono::microseconds coalesce_window = kDefaultCoalesceWindow;  // coalesce_us=
@@ -75,6 +81,7 @@ class OpenAiDecoder final : public ports::Decoder {
   ~OpenAiDecoder() override;
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] ports::PromptForm prompt_form() const override { return p_.prompt; }
+  [[nodiscard]] bool streams_token_ids() const override { return p_.output_ids; }
   [[nodiscard]] std::shared_ptr<ports::DecodeTicket> start(const ports::DecodeRequest& request,
                                                           std::shared_ptr<ports::DecodeCallbacks> callbacks) const override;
   // Generations started and not yet ended (a gauge for tests and benchmarks).

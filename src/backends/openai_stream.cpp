@@ -156,6 +156,11 @@ bool OpenAiStream::on_data(std::string_view data) {
     if (result_.first_token == 0) result_.first_token = ports::monotonic_ns();
     result_.text.append(ev.text);
   }
+  if (settings_->token_ids && ev.token_ids && !ev.token_ids->empty()) {
+    if (result_.first_token == 0) result_.first_token = ports::monotonic_ns();
+    ids_seen_ += ev.token_ids->size();
+    callbacks_->on_token_ids(*ev.token_ids);
+  }
   if (!ev.finish_reason.empty()) result_.finish_reason.assign(ev.finish_reason);
   if (ev.prompt_tokens >= 0) result_.engine_prompt_tokens = ev.prompt_tokens;
   if (ev.completion_tokens >= 0) {
@@ -164,7 +169,7 @@ bool OpenAiStream::on_data(std::string_view data) {
   }
   // Whole characters by construction: the parser validates each event's UTF-8 and its escapes
   // (a surrogate pair is one character), so an event's text never ends inside a character.
-  if (stream_text_ && !ev.text.empty()) callbacks_->on_text(ev.text, usage_seen_ ? result_.output_tokens : -1);
+  if (stream_text_ && !settings_->token_ids && !ev.text.empty()) callbacks_->on_text(ev.text, usage_seen_ ? result_.output_tokens : -1);
   return true;
 }
 
@@ -191,6 +196,10 @@ void OpenAiStream::on_finished(CURLcode rc) {
   }
   if (rc != CURLE_OK) return fail(std::string("stream cut: ") + curl_easy_strerror(rc), Failure::transient);
   if (!done_) return fail("the stream ended without data: [DONE]", Failure::transient);
+  if (settings_->token_ids && ids_seen_ == 0 && !result_.text.empty())
+    return fail("the stream had text and no token ids (output=ids asks for choices[].token_ids, vLLM's return_token_ids; "
+                "this engine does not send them: use output=text)",
+                Failure::permanent);
   if (settings_->usage_required && !usage_seen_)
     return fail("the stream had no usage (the server ignores stream_options.include_usage)", Failure::permanent);
   callbacks_->on_done(std::move(result_));

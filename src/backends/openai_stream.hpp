@@ -20,6 +20,9 @@ struct OpenAiStreamSettings {
   std::shared_ptr<curl_slist> headers;  // Content-Type, Accept, Authorization (curl keeps a pointer, not a copy)
   long timeout_ms = 600000;        // the whole generation
   bool usage_required = false;     // a stream without usage is an error (else output_tokens = -1)
+  // output=ids: the answer is handed on as the events' token ids (on_token_ids), not as text; a
+  // stream with text and no ids is an error (the engine ignored the request for them).
+  bool token_ids = false;
 };
 
 class OpenAiStream final : public CurlTransfer {
@@ -50,6 +53,7 @@ class OpenAiStream final : public CurlTransfer {
   long status_ = 0;
   bool done_ = false;              // `data: [DONE]` came
   bool usage_seen_ = false;
+  std::size_t ids_seen_ = 0;       // token ids handed on (output=ids)
   std::string pending_;            // bytes after the last complete line
   std::string event_;              // the event being parsed, with the parser's padding
   std::string error_body_;         // a non-200 answer's body (the first 4 KB)

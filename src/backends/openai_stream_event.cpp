@@ -10,6 +10,7 @@ namespace od = simdjson::ondemand;
 
 struct CompletionEventParser::Impl {
   od::parser parser;
+  std::vector<std::uint32_t> token_ids;  // the last event's, reused
 };
 
 const std::size_t CompletionEventParser::kPadding = simdjson::SIMDJSON_PADDING;
@@ -33,7 +34,23 @@ simdjson::error_code string_or_null(od::value& v, std::string_view& out) {
   return v.get_string().get(out);
 }
 
-simdjson::error_code read_choice(od::value& v, CompletionEvent& out) {
+// A list of token ids (non-negative integers below 2^32) or null.
+simdjson::error_code read_token_ids(od::value& v, std::vector<std::uint32_t>& ids, CompletionEvent& out) {
+  if (is_null(v)) return simdjson::SUCCESS;
+  od::array array;
+  if (auto e = v.get_array().get(array)) return e;
+  ids.clear();
+  for (auto element : array) {
+    std::uint64_t id = 0;
+    if (auto e = element.get_uint64().get(id)) return e;
+    if (id > 0xFFFFFFFFu) return simdjson::NUMBER_OUT_OF_RANGE;
+    ids.push_back(static_cast<std::uint32_t>(id));
+  }
+  out.token_ids = &ids;
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code read_choice(od::value& v, std::vector<std::uint32_t>& ids, CompletionEvent& out) {
   od::object choice;
   if (auto e = v.get_object().get(choice)) return e;
   for (auto f : choice) {
@@ -45,12 +62,14 @@ simdjson::error_code read_choice(od::value& v, CompletionEvent& out) {
       if (auto e = string_or_null(field.value(), out.text)) return e;
     } else if (key == "finish_reason") {
       if (auto e = string_or_null(field.value(), out.finish_reason)) return e;
+    } else if (key == "token_ids") {
+      if (auto e = read_token_ids(field.value(), ids, out)) return e;
     }
   }
   return simdjson::SUCCESS;
 }
 
-simdjson::error_code read_choices(od::value& v, CompletionEvent& out) {
+simdjson::error_code read_choices(od::value& v, std::vector<std::uint32_t>& ids, CompletionEvent& out) {
   od::array choices;
   if (auto e = v.get_array().get(choices)) return e;
   bool first = true;
@@ -58,7 +77,7 @@ simdjson::error_code read_choices(od::value& v, CompletionEvent& out) {
     od::value choice;
     if (auto e = std::move(c).get(choice)) return e;
     if (first) {
-      if (auto e = read_choice(choice, out)) return e;
+      if (auto e = read_choice(choice, ids, out)) return e;
       first = false;
     }
   }
@@ -121,7 +140,7 @@ bool CompletionEventParser::parse(const char* data, std::size_t size, std::size_
   for (auto f : root) {
     od::field field;
     if ((e = std::move(f).get(field)) || (e = field.unescaped_key().get(key))) break;
-    if (key == "choices") e = read_choices(field.value(), out);
+    if (key == "choices") e = read_choices(field.value(), impl_->token_ids, out);
     else if (key == "usage") e = read_usage(field.value(), out);
     else if (key == "error") e = read_error(field.value(), out);
     if (e) break;

@@ -1,6 +1,6 @@
 // One `data:` event of an OpenAI /v1/completions stream (a text_completion chunk), read for the few
-// fields the decoder needs: choices[0].text, choices[0].finish_reason, usage.completion_tokens /
-// prompt_tokens, and error. It is read with simdjson's On-Demand API: no DOM is built per event
+// fields the decoder needs: choices[0].text, choices[0].finish_reason, choices[0].token_ids (vLLM's
+// return_token_ids), usage.completion_tokens / prompt_tokens, and error. It is read with simdjson's On-Demand API: no DOM is built per event
 // and nothing is allocated per event once the parser's buffers have grown to the longest event
 // (the decoder reads one event per generated token, so this is its hot path).
 #pragma once
@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace overhead::backends {
 
@@ -17,6 +18,7 @@ struct CompletionEvent {
   // Views into the parser, valid until its next parse().
   std::string_view text;           // choices[0].text, unescaped; empty when absent or null
   std::string_view finish_reason;  // choices[0].finish_reason; empty when absent or null
+  const std::vector<std::uint32_t>* token_ids = nullptr;  // choices[0].token_ids; null when absent or null
   std::int64_t completion_tokens = -1;  // usage.completion_tokens; -1: no usage in this event
   std::int64_t prompt_tokens = -1;      // usage.prompt_tokens; -1: none
   bool has_error = false;               // a non-null "error" member: the server failed mid-stream

@@ -25,9 +25,9 @@ using ports::UpsertFailure;
 
 namespace {
 
-// PostgreSQL allows 65535 parameters per statement; 31 per record leaves room for 2,114 rows.
+// PostgreSQL allows 65535 parameters per statement, one per field of each row: the rows that fit.
 // Batches are far smaller (≤ 10 from a queue); a larger one is split inside one transaction.
-constexpr std::size_t kRowsPerStatement = 2000;
+constexpr std::size_t kRowsPerStatement = 65535 / ports::kRecordFields.size();
 
 // "name" with inner quotes doubled: any table or schema name from the URL is taken literally.
 std::string quote_ident(const std::string& name) {

@@ -86,4 +86,10 @@ std::optional<std::int64_t> ChatTokenProcessor::count_text(const std::string& to
   return static_cast<std::int64_t>(b->tokenizer().count(text, false));
 }
 
+std::unique_ptr<tok::IncrementalDetokenizer> ChatTokenProcessor::detokenizer(const std::string& tokenizer) const {
+  const binding::ChatBinding* b = find(tokenizer);
+  if (!b) return nullptr;
+  return std::make_unique<tok::IncrementalDetokenizer>(b->tokenizer(), tok::DetokenizeOptions{.skip_special_tokens = true});
+}
+
 }  // namespace overhead::pipe

@@ -36,6 +36,7 @@ class ChatTokenProcessor final : public Processor {
   ProcessResult process_for_decoder(const SourceRecord& source, const std::string& tokenizer,
                                     ports::PromptForm form) const override;
   std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const override;
+  std::unique_ptr<tok::IncrementalDetokenizer> detokenizer(const std::string& tokenizer) const override;
   // Tokenizer name -> load error, for the names that failed.
   const std::map<std::string, std::string>& load_errors() const { return load_errors_; }
 

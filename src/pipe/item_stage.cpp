@@ -4,6 +4,7 @@
 #include <optional>
 #include <random>
 
+#include "pipe/stop_strings.hpp"
 #include "pipe/worker.hpp"
 #include "ports/clock.hpp"
 #include "ports/errors.hpp"
@@ -58,6 +59,18 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
 
   void begin() {
     ++tries;
+    if (decoder().streams_token_ids()) {
+      // A new try detokenizes anew (a retry follows only a try that passed no text on).
+      detokenizer_ = stage_.processor_.detokenizer(tokenizer);
+      if (!detokenizer_)
+        return conclude(Ending{Ending::Kind::failed, {}, DeadLetterKind::decode_failed,
+                               "decoder " + decoder().describe() + " streams token ids and no tokenizer \"" + tokenizer +
+                                   "\" is loaded to turn them into text"});
+      if (sampling_ && !sampling_->stop.empty()) stops_.emplace(sampling_->stop);
+      own_text_.clear();
+      ids_received_ = 0;
+      stop_found_ = false;
+    }
     DecodeRequest req;
     req.prompt = prompt_;
     req.prompt_ids = prompt_ids_;
@@ -73,6 +86,13 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
       // start() promises its failures to on_error; one that throws anyway fails this try alike.
       on_error(DecoderError(decoder().describe() + ": " + e.what(), is_retryable(e) ? Failure::transient : Failure::permanent));
       return;
+    }
+    if (detokenizer_) {
+      // A stop string found in our text ends the generation here; it may have been found before
+      // start() returned the ticket.
+      std::lock_guard lock(ticket_mutex_);
+      ticket_ = ticket;
+      if (cancel_for_stop_ && ticket_) ticket_->cancel();
     }
     // A waited generation is never registered: nobody can cancel what the worker's own thread
     // runs to its end (the batch runs' schedule).
@@ -100,7 +120,43 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
     stage_.options_.replies->text(record.id, attempt, streamed, text);
     streamed += static_cast<std::int64_t>(text.size());
   }
-  void on_done(DecodeResult result) override { conclude(Ending{Ending::Kind::done, std::move(result), {}, {}}); }
+  // The engine's ids: our text (the item's tokenizer, whole characters), the stop strings matched
+  // on it and held back while they may still begin, then passed on as on_text would.
+  void on_token_ids(std::span<const std::uint32_t> ids) override {
+    if (!detokenizer_ || stop_found_) return;
+    ids_received_ += static_cast<std::int64_t>(ids.size());
+    piece_.clear();
+    for (const std::uint32_t id : ids) detokenizer_->push(id, piece_);
+    pass_on(piece_);
+    if (stop_found_) {
+      std::lock_guard lock(ticket_mutex_);
+      cancel_for_stop_ = true;
+      if (ticket_) ticket_->cancel();
+    }
+  }
+  void on_done(DecodeResult result) override {
+    if (detokenizer_) {
+      if (!stop_found_) {
+        piece_.clear();
+        detokenizer_->finish(piece_);
+        pass_on(piece_);
+      }
+      if (!stop_found_ && stops_) {
+        piece_.clear();
+        stops_->finish(piece_);
+        own_text_ += piece_;
+        on_text(piece_, -1);
+      }
+      result.text = std::move(own_text_);
+      // Our stop string ended it (we cancelled the engine, or it stopped there itself).
+      if (stop_found_) {
+        result.cancelled = false;
+        result.finish_reason = "stop";
+      }
+      if (result.output_tokens < 0) result.output_tokens = ids_received_;
+    }
+    conclude(Ending{Ending::Kind::done, std::move(result), {}, {}});
+  }
   void on_error(const DecoderError& e) override {
     last_error = e.what();
     // The engine blamed the request: the client's error, in the engine's words, never retried.
@@ -125,6 +181,18 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
 
  private:
   const Decoder& decoder() const { return *stage_.options_.decoder; }
+  // Detokenized text through the stop strings, into the answer and on to the client.
+  void pass_on(std::string_view text) {
+    std::string& out = passed_;
+    out.clear();
+    if (stops_) {
+      stop_found_ = stops_->push(text, out);
+    } else {
+      out.assign(text);
+    }
+    own_text_ += out;
+    if (!out.empty()) on_text(out, -1);
+  }
   void conclude(Ending e) {
     if (!waited_) return stage_.generation_ended(shared_from_this(), std::move(e));
     {
@@ -138,6 +206,15 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
   std::string prompt_;
   std::vector<std::uint32_t> prompt_ids_;
   std::int64_t max_tokens_;
+  // Decoders that stream token ids (Decoder::streams_token_ids), on the decoder's thread:
+  std::unique_ptr<tok::IncrementalDetokenizer> detokenizer_;
+  std::optional<StopStrings> stops_;
+  std::string own_text_, piece_, passed_;
+  std::int64_t ids_received_ = 0;
+  bool stop_found_ = false;
+  std::mutex ticket_mutex_;  // ticket_ and cancel_for_stop_: set on the worker's thread, read on the decoder's
+  std::shared_ptr<DecodeTicket> ticket_;
+  bool cancel_for_stop_ = false;
   std::shared_ptr<const SamplingParams> sampling_;  // the request's, null: the engine's defaults
   const bool waited_;
   const bool stream_;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "pipe/work_item.hpp"
 #include "ports/decoder.hpp"
+#include "tok/incremental_detokenizer.hpp"
 
 namespace overhead::pipe {
 
@@ -50,6 +52,12 @@ class Processor {
     (void)tokenizer;
     (void)text;
     return std::nullopt;
+  }
+  // Text back from the ids an engine streams, with the item's tokenizer (skip_special_tokens, as
+  // vLLM's default); null when the processor has no tokenizer for it. The processor outlives it.
+  virtual std::unique_ptr<tok::IncrementalDetokenizer> detokenizer(const std::string& tokenizer) const {
+    (void)tokenizer;
+    return nullptr;
   }
 };
 

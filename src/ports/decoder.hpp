@@ -85,7 +85,11 @@ class DecodeCallbacks {
     (void)text;
     (void)tokens;
   }
-  // result.text holds the whole answer (also when it was streamed through on_text).
+  // Only from a decoder that streams_token_ids(): the ids the engine generated since the last
+  // call, in order (the worker detokenizes them itself; on_text is then not called).
+  virtual void on_token_ids(std::span<const std::uint32_t> ids) { (void)ids; }
+  // result.text holds the whole answer (also when it was streamed through on_text); from a decoder
+  // that streams ids, the engine's own text (the worker's detokenized text replaces it).
   virtual void on_done(DecodeResult result) = 0;
   // As decode() would throw it: transient when a retry may help.
   virtual void on_error(const DecoderError& error) = 0;
@@ -108,6 +112,10 @@ class Decoder {
   // What of the prompt decode() reads (the worker renders, and encodes for the engine, only what
   // it needs): none, DecodeRequest::prompt, or DecodeRequest::prompt_ids.
   [[nodiscard]] virtual PromptForm prompt_form() const { return PromptForm::none; }
+  // Whether the answer comes as token ids (DecodeCallbacks::on_token_ids), for the worker to turn
+  // into text with the item's tokenizer (and to match the stop strings on), as serving engines'
+  // own fronts do.
+  [[nodiscard]] virtual bool streams_token_ids() const { return false; }
   // One generation, the caller's thread blocked until the answer is whole (request.stream_text is
   // ignored). Thread-safe. Throws DecoderError (errors.hpp), transient when a retry may help. This
   // default waits for start(); it must not run inside one of this decoder's callbacks (an

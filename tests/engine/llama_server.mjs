@@ -17,7 +17,10 @@
 //                         a 400 "Token id N is out of vocabulary"),
 //                         max_tokens (default 16), temperature (default 1; 0 = greedy,
 //                         deterministic), top_p, seed, stop (a string or up to 4), presence_penalty,
-//                         frequency_penalty, user, stream, stream_options.include_usage. A text
+//                         frequency_penalty, user, stream, stream_options.include_usage,
+//                         return_token_ids (as vLLM: each streamed choice carries `token_ids`, the
+//                         ids generated since the previous chunk, end-of-generation included; the
+//                         unstreamed choice all of them). A text
 //                         prompt gets the model's BOS first (see tokenizePrompt; --no-add-bos: not).
 //                         finish_reason "stop" (an end-of-generation token or a stop string) or
 //                         "length" (max_tokens or the context's end). usage.completion_tokens
@@ -275,6 +278,7 @@ function parseCompletionRequest(text) {
     seed,
     stop,
     stream: body.stream === true,
+    returnTokenIds: body.return_token_ids === true,
     includeUsage: body.stream === true && body.stream_options?.include_usage === true,
     model: body.model,
   };
@@ -314,8 +318,9 @@ function tokenizePrompt(text, addSpecial = !args.noAddBos) {
 
 let nextId = 1;
 
-// Runs one generation; onText(delta) for each new whole-character piece. Resolves
-// {text, finishReason, completionTokens, promptTokens}, or {cancelled: true}.
+// Runs one generation; onText(delta, ids) for each new whole-character piece, with the ids
+// generated since the previous call. Resolves {text, finishReason, completionTokens,
+// promptTokens, tokens, unsentIds} (unsentIds: generated after the last onText), or {cancelled: true}.
 async function generate(r, seq, isGone, onText) {
   const promptTokens = Array.isArray(r.prompt) ? r.prompt : tokenizePrompt(r.prompt);
   if (promptTokens.length === 0) throw new HttpError(400, "'prompt' is empty", "prompt");
@@ -324,7 +329,12 @@ async function generate(r, seq, isGone, onText) {
     throw new HttpError(400, `This model's maximum context length is ${seq.contextSize} tokens; the prompt has ` +
       `${promptTokens.length} and max_tokens is ${r.maxTokens}`, "max_tokens");
   const generated = [];
-  let emitted = 0, text = "", finishReason = "length";
+  let emitted = 0, idsSent = 0, text = "", finishReason = "length";
+  const newIds = () => {
+    const ids = generated.slice(idsSent);
+    idsSent = generated.length;
+    return ids;
+  };
   const penalties = r.presencePenalty || r.frequencyPenalty
     ? {punishTokens: () => generated, penalty: 1, presencePenalty: r.presencePenalty, frequencyPenalty: r.frequencyPenalty}
     : undefined;
@@ -361,7 +371,7 @@ async function generate(r, seq, isGone, onText) {
         text = full;
         const safe = whole - (r.stop.length ? stopPrefixAtEnd(full.slice(0, whole), r.stop) : 0);
         if (safe > emitted) {
-          onText(full.slice(emitted, safe));
+          onText(full.slice(emitted, safe), newIds());
           emitted = safe;
         }
         if (generated.length >= r.maxTokens) break;
@@ -372,8 +382,9 @@ async function generate(r, seq, isGone, onText) {
     }
     if (isGone()) return {cancelled: true};
   }
-  if (text.length > emitted) onText(text.slice(emitted));
-  return {text, finishReason, completionTokens: generated.length, promptTokens: promptTokens.length};
+  if (text.length > emitted) onText(text.slice(emitted), newIds());
+  return {text, finishReason, completionTokens: generated.length, promptTokens: promptTokens.length, tokens: generated,
+    unsentIds: newIds()};
 }
 
 async function completions(req, res) {
@@ -406,17 +417,19 @@ async function completions(req, res) {
       };
       // As vLLM: "usage": null in every chunk when the usage was asked for, the numbers at the end.
       const nullUsage = r.includeUsage ? null : undefined;
-      out = await generate(r, seq, isGone, (delta) =>
-        event(chunk([{index: 0, text: delta, logprobs: null, finish_reason: null}], nullUsage)));
+      const withIds = (choice, ids) => (r.returnTokenIds ? {...choice, token_ids: ids} : choice);
+      out = await generate(r, seq, isGone, (delta, ids) =>
+        event(chunk([withIds({index: 0, text: delta, logprobs: null, finish_reason: null}, ids)], nullUsage)));
       if (!out.cancelled) {
-        event(chunk([{index: 0, text: "", logprobs: null, finish_reason: out.finishReason}], nullUsage));
+        event(chunk([withIds({index: 0, text: "", logprobs: null, finish_reason: out.finishReason}, out.unsentIds)], nullUsage));
         if (r.includeUsage) event(chunk([], usageOf(out)));
         res.end("data: [DONE]\n\n");
       }
     } else {
       out = await generate(r, seq, isGone, () => {});
       if (!out.cancelled)
-        sendJson(res, 200, chunk([{index: 0, text: out.text, logprobs: null, finish_reason: out.finishReason}], usageOf(out)));
+        sendJson(res, 200, chunk([{index: 0, text: out.text, logprobs: null, finish_reason: out.finishReason,
+          ...(r.returnTokenIds ? {token_ids: out.tokens} : {})}], usageOf(out)));
     }
     if (out.cancelled) ++stats.cancelled;
     else ++stats.completed;
