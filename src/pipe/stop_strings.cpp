@@ -14,8 +14,18 @@ bool StopStrings::push(std::string_view piece, std::string& out) {
   held_.append(piece);
   // A stop string can only start inside the held tail: what was passed on never ends with a
   // prefix of one (that prefix would have been held).
-  std::size_t first = std::string::npos;
-  for (const auto& s : stops_) first = std::min(first, held_.find(s));
+  // The stop string that ends first (as if the text came byte by byte; of two ending at the same
+  // byte, the longer), so the cut does not depend on how the text was split.
+  std::size_t first = std::string::npos, first_end = std::string::npos;
+  for (const auto& s : stops_) {
+    const std::size_t at = held_.find(s);
+    if (at == std::string::npos) continue;
+    const std::size_t end = at + s.size();
+    if (end < first_end || (end == first_end && at < first)) {
+      first = at;
+      first_end = end;
+    }
+  }
   if (first != std::string::npos) {
     out.append(held_, 0, first);
     held_.clear();

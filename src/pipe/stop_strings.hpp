@@ -2,9 +2,10 @@
 // when the engine streams token ids): push() passes on what is final and holds back the longest
 // tail that could still become a stop string (a proper prefix of one), as serving engines' fronts
 // do; once a stop string appears, the text before it is passed on and everything from it on is
-// dropped (OpenAI's stop: the stop string is not part of the answer). The concatenation of what
-// push() and finish() pass on equals the whole text cut before its first stop string, however
-// the text was split.
+// dropped (OpenAI's stop: the stop string is not part of the answer). The stop that counts is the
+// one that ends first in the text (of two ending at the same byte, the longer), as when the text
+// arrives byte by byte, so the concatenation of what push() and finish() pass on is the same
+// however the text was split.
 #pragma once
 
 #include <span>

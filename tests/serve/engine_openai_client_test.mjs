@@ -9,6 +9,11 @@
 //
 // Run: CTest sets OVERHEAD_BINARY, OPENAI_NODE_MODULES and the engine's variables
 // (tests/CMakeLists.txt: OVERHEAD_LLAMA_ENGINE_ENV).
+//
+// Tokenize once: a gateway whose decoder sends the prompt as our ids and reads the answer as the
+// engine's token ids (dialect=vllm, output=ids: the worker detokenizes them and matches the stop
+// strings itself) answers the engine's own completion of those ids, whole, streamed and cut by a
+// stop string; its records say the engine read exactly the tokens sent.
 import {spawn, spawnSync} from 'node:child_process';
 import {createRequire} from 'node:module';
 import {mkdtempSync, rmSync} from 'node:fs';
@@ -17,7 +22,7 @@ import path from 'node:path';
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {startLlamaEngine} from '../engine/llama_engine.mjs';
-import {collectStream, engineCompletion, engineStreamSpan} from './engine_front.mjs';
+import {collectStream, engineCompletion, engineStreamSpan, postJson} from './engine_front.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 const MODULES = process.env.OPENAI_NODE_MODULES;
@@ -38,10 +43,11 @@ let server;
 let base;
 const servers = [];
 
-// `overhead serve` in front of the engine, storing its records in `out`.
-async function startServe(out, extra = []) {
+// `overhead serve` in front of the engine, storing its records in `out`; `decoderParams` is added
+// to its --decoder (e.g. ",dialect=vllm,output=ids").
+async function startServe(out, extra = [], decoderParams = '') {
   const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', out,
-                               '--decoder', `openai:${engine.baseUrl},model=${engine.modelName}`, '--max-decodes', '8',
+                               '--decoder', `openai:${engine.baseUrl},model=${engine.modelName}${decoderParams}`, '--max-decodes', '8',
                                '--shutdown-timeout', '5', ...extra],
                       {stdio: ['ignore', 'ignore', 'pipe']});
   servers.push(child);
@@ -202,6 +208,56 @@ test('--request-timeout answers 504 and cancels the engine\'s generation', async
     assert.ok(now.generated_tokens - before.generated_tokens < LONG);
     assert.equal(await cancelledRecords(out, 1), 1, 'its record says cancelled');
     child.kill('SIGKILL');
+  } finally {
+    rmSync(out, {recursive: true, force: true});
+  }
+});
+
+// The engine's own completion of the ids `overhead` encodes for the rendered prompt (the template's
+// tokens, nothing added), at temperature 0; with `stop`, cut by the engine at it.
+async function engineCompletionOfIds(front, {maxTokens, stop}) {
+  const {prompt} = await postJson(front + '/v1/render', {model: MODEL, messages: MESSAGES, add_generation_prompt: true});
+  const {tokens} = await postJson(front + '/v1/tokenize', {model: MODEL, prompt, add_special_tokens: false});
+  assert.equal(tokens.filter((t) => t === 128000).length, 1, 'one BOS: the template\'s');
+  const c = await postJson(engine.baseUrl + '/completions',
+                           {model: engine.modelName, prompt: tokens, max_tokens: maxTokens, temperature: 0, ...(stop ? {stop} : {})});
+  return {ids: tokens, text: c.choices[0].text, finish_reason: c.choices[0].finish_reason,
+          prompt_tokens: c.usage.prompt_tokens};
+}
+
+test('tokenize once: ids in, the engine\'s token ids out, detokenized and cut by the stop strings at the front', async () => {
+  const out = mkdtempSync(path.join(os.tmpdir(), 'overhead-engine-ids-'));
+  try {
+    const {child, url} = await startServe(out, [], ',dialect=vllm,output=ids');
+    const ids = new OpenAI({apiKey: 'unused', baseURL: url + '/v1', maxRetries: 0, timeout: 60000});
+    const want = await engineCompletionOfIds(url, {maxTokens: MAX_TOKENS});
+    assert.equal(want.prompt_tokens, want.ids.length);
+    const c = await ids.chat.completions.create(request);
+    assert.equal(c.choices[0].message.content, want.text, 'the text we detokenized is the engine\'s own');
+    assert.equal(c.choices[0].finish_reason, want.finish_reason);
+    const streamed = await collectStream(await ids.chat.completions.create({...request, stream: true}), performance.now());
+    assert.equal(streamed.deltas.map(([, d]) => d).join(''), want.text, 'the stream concatenates to it');
+    assert.ok(streamed.deltas.length > 3, 'streamed as the ids arrive');
+    // A stop string from the middle of the answer (whole characters): the engine's cut, ours.
+    const chars = [...want.text];
+    const stop = chars.slice(Math.floor(chars.length / 2), Math.floor(chars.length / 2) + 3).join('');
+    const cut = await engineCompletionOfIds(url, {maxTokens: MAX_TOKENS, stop: [stop]});
+    const stopped = await ids.chat.completions.create({...request, stop: [stop]});
+    assert.equal(stopped.choices[0].message.content, cut.text);
+    assert.equal(stopped.choices[0].finish_reason, 'stop');
+    const stoppedStream = await collectStream(await ids.chat.completions.create({...request, stop: [stop], stream: true}),
+                                              performance.now());
+    assert.equal(stoppedStream.deltas.map(([, d]) => d).join(''), cut.text, 'the held-back tail never reached the client');
+    assert.equal(stoppedStream.finish, 'stop');
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    // The records: the engine read what was sent, answer after answer (an answer cut at our stop
+    // string closed the engine's stream before its usage came: no engine count, null).
+    const rows = spawnSync('sqlite3', [path.join(out, 'serve.db'),
+      'SELECT prompt_tokens_sent, engine_prompt_tokens FROM records'], {encoding: 'utf8'}).stdout.trim().split('\n');
+    assert.ok(rows.length >= 4, rows.join(';'));
+    for (const row of rows) assert.match(row, new RegExp(`^${want.ids.length}\\|(${want.ids.length})?$`));
+    assert.ok(rows.filter((row) => row === `${want.ids.length}|${want.ids.length}`).length >= 2, rows.join(';'));
   } finally {
     rmSync(out, {recursive: true, force: true});
   }
