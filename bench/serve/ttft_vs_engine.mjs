@@ -17,7 +17,9 @@
 //
 //   LLAMA_ENGINE_MODEL=build/engine/tiny-llama3.gguf \
 //   LLAMA_ENGINE_NODE_MODULES=.cache/llama_engine/node_modules \
-//   node bench/serve/ttft_vs_engine.mjs build/overhead [requests=200] [max_tokens=16] [modes=mem,redis]
+//   node bench/serve/ttft_vs_engine.mjs build/overhead [requests=200] [max_tokens=16] [modes=mem,redis] [decoder params]
+// The decoder params are added to the fronts' --decoder, e.g. ",dialect=llamacpp" (the prompt as
+// token ids: tokenize once) or ",dialect=vllm,output=ids" (and the answer as ids, detokenized by the worker).
 import {spawn, execFileSync} from 'node:child_process';
 import {mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs';
 import os from 'node:os';
@@ -27,7 +29,7 @@ import {startLlamaEngine} from '../../tests/engine/llama_engine.mjs';
 import {stopChild} from '../../tests/support/stop_child.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const [binary, requestsArg = '200', maxTokensArg = '16', modesArg = 'mem,redis'] = process.argv.slice(2);
+const [binary, requestsArg = '200', maxTokensArg = '16', modesArg = 'mem,redis', decoderParams = ''] = process.argv.slice(2);
 if (!binary) throw new Error('usage: node bench/serve/ttft_vs_engine.mjs OVERHEAD_BINARY [requests] [max_tokens] [modes]');
 const REQUESTS = Number(requestsArg);
 const MAX_TOKENS = Number(maxTokensArg);
@@ -118,7 +120,7 @@ const children = [];
 let redis = false;
 let logQueue = '';
 try {
-  const decoder = `openai:${engine.baseUrl},model=${engine.modelName}`;
+  const decoder = `openai:${engine.baseUrl},model=${engine.modelName}${decoderParams}`;
   const listen = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
   const fronts = {};
   if (MODES.includes('mem')) {
