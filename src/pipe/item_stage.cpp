@@ -70,6 +70,9 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
       own_text_.clear();
       ids_received_ = 0;
       stop_found_ = false;
+      std::lock_guard lock(ticket_mutex_);
+      ticket_.reset();
+      cancel_for_stop_ = false;
     }
     DecodeRequest req;
     req.prompt = prompt_;
