@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "agent/answer_parser.hpp"
 #include "backends/open.hpp"
 #include "cli/chat_input.hpp"
 #include "cli/option_checks.hpp"
@@ -70,6 +71,21 @@ CLI::Validator decoder_validator() {
 }
 
 // `run` and `worker`: the batch worker's flags.
+// "none, hermes, ..." and a check that a name is one of them.
+std::string parser_choices(bool reasoning) {
+  std::string out = "none";
+  for (const auto n : reasoning ? agent::reasoning_parser_names() : agent::tool_parser_names()) out += ", " + std::string(n);
+  return out;
+}
+CLI::Validator parser_validator(bool reasoning) {
+  return CLI::Validator(
+      [reasoning](std::string& name) -> std::string {
+        const bool known = name == "none" || (reasoning ? agent::is_reasoning_parser(name) : agent::is_tool_parser(name));
+        return known ? std::string() : "'" + name + "' is not one of " + parser_choices(reasoning);
+      },
+      "NAME");
+}
+
 void add_batch_worker_flags(CLI::App& cmd, const CommandRow& row, WorkerFlags& f) {
   pipe::WorkerOptions& w = f.host.worker;
   cmd.add_option("--experiment", w.experiment, "Experiment name: run writes NAME-caseN, one per case; worker writes NAME as given")
@@ -101,12 +117,23 @@ void add_batch_worker_flags(CLI::App& cmd, const CommandRow& row, WorkerFlags& f
   // `worker`'s default depends on its queue (the help says which); the others show theirs.
   if (row.max_decodes == row.max_decodes_shared) f.max_decodes->capture_default_str();
   cmd.add_flag("--store-text", w.store_text, row.store_text_help);
+  // What the record counts of an answer's tool calls and reasoning; a gateway in front gives the
+  // same to its own (serve's flags of the same names).
+  cmd.add_option("--tool-parser", f.tool_parser,
+                 "How the record counts an answer's tool calls (tool_calls): " + parser_choices(false) +
+                     " (default: what the model's chat template writes)")
+      ->check(parser_validator(false));
+  cmd.add_option("--reasoning-parser", f.reasoning_parser,
+                 "How the record counts an answer's reasoning (reasoning_tokens): " + parser_choices(true) +
+                     " (default: what the model's chat template writes)")
+      ->check(parser_validator(true));
   if (row.command == WorkerCommand::run)
     cmd.add_option("--workers", f.host.threads, "Worker threads per case (the seed had one)")
         ->check(integer_in(1, kMaxThreads))->capture_default_str();
 }
 
-// `serve`: the in-process workers' flags.
+// `serve`: the in-process workers' flags (--tool-parser and --reasoning-parser are serve's own,
+// given to its workers by serve::Server).
 void add_serve_worker_flags(CLI::App& cmd, const CommandRow& row, WorkerFlags& f) {
   pipe::WorkerOptions& w = f.host.worker;
   cmd.add_option("--workers", f.host.threads,
@@ -145,6 +172,8 @@ pipe::WorkerHostOptions worker_host_options(const WorkerFlags& flags, bool share
   w.prefetch = flags.prefetch == "on";
   if (flags.command != WorkerCommand::serve) w.run_id = flags.run_id.empty() ? pipe::new_run_id() : flags.run_id;
   if (!flags.date.empty()) h.date = flags.date;
+  if (!flags.tool_parser.empty()) w.answer_parsers.tool_parser = flags.tool_parser;
+  if (!flags.reasoning_parser.empty()) w.answer_parsers.reasoning_parser = flags.reasoning_parser;
   try {
     w.decoder = backends::open_decoder(flags.decoder);
   } catch (const std::invalid_argument& e) {

@@ -24,6 +24,9 @@ struct WorkerFlags {
   std::string prefetch = "on";   // --prefetch on|off
   std::string date;              // --date: empty = strftime_now reads the clock
   std::string run_id;            // --run-id: empty = a new one (run, worker)
+  // --tool-parser, --reasoning-parser (run, worker; serve has its own, for the gateway and its
+  // in-process workers alike): empty = the template's.
+  std::string tool_parser, reasoning_parser;
   CLI::Option* max_decodes = nullptr;  // whether --max-decodes was given
 };
 

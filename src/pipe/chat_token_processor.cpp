@@ -1,5 +1,6 @@
 #include "pipe/chat_token_processor.hpp"
 
+#include "agent/answer_parser.hpp"
 #include "ports/clock.hpp"
 #include "pipe/dead_letter.hpp"
 #include "ports/errors.hpp"
@@ -17,6 +18,7 @@ ChatTokenProcessor::ChatTokenProcessor(const std::vector<std::string>& tokenizer
   for (const auto& name : tokenizers) {
     try {
       auto b = binding::ChatBinding::load(name);
+      detected_parsers_.emplace(b->name(), agent::detect_parsers(b->chat_template().source()));
       by_bundled_name_.emplace(binding::bundled_tokenizer_name(name), b);
       entries_.emplace(name, std::move(b));
     } catch (const chat::TemplateError& err) {
@@ -90,6 +92,25 @@ std::unique_ptr<tok::IncrementalDetokenizer> ChatTokenProcessor::detokenizer(con
   const binding::ChatBinding* b = find(tokenizer);
   if (!b) return nullptr;
   return std::make_unique<tok::IncrementalDetokenizer>(b->tokenizer(), tok::DetokenizeOptions{.skip_special_tokens = true});
+}
+
+AnswerCounts ChatTokenProcessor::count_answer(const std::string& tokenizer, std::string_view text, bool with_tools,
+                                              std::string_view prompt, const AnswerParsers& parsers) const {
+  const binding::ChatBinding* b = find(tokenizer);
+  if (!b || text.empty()) return {};
+  const auto detected = detected_parsers_.find(b->name());
+  agent::DetectedParsers use = detected != detected_parsers_.end() ? detected->second : agent::DetectedParsers{};
+  if (parsers.tool_parser) use.tool_parser = *parsers.tool_parser == "none" ? "" : *parsers.tool_parser;
+  if (parsers.reasoning_parser) use.reasoning_parser = *parsers.reasoning_parser == "none" ? "" : *parsers.reasoning_parser;
+  if (!with_tools) use.tool_parser.clear();
+  if (use.tool_parser.empty() && use.reasoning_parser.empty()) return {};
+  agent::ParserOptions options;
+  options.tool_parser = use.tool_parser;
+  options.reasoning_parser = use.reasoning_parser;
+  options.starts_in_reasoning = use.reasoning_parser == "think" && agent::prompt_opens_reasoning(prompt);
+  const agent::ParsedAnswer a = agent::parse_whole(options, text);
+  return {static_cast<std::int64_t>(a.calls.size()),
+          a.reasoning.empty() ? 0 : static_cast<std::int64_t>(b->tokenizer().count(a.reasoning, false))};
 }
 
 }  // namespace overhead::pipe

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "agent/detect.hpp"
 #include "binding/chat_binding.hpp"
 #include "chat/chat_template.hpp"
 #include "pipe/processor.hpp"
@@ -37,6 +38,8 @@ class ChatTokenProcessor final : public Processor {
                                     ports::PromptForm form) const override;
   std::optional<std::int64_t> count_text(const std::string& tokenizer, std::string_view text) const override;
   std::unique_ptr<tok::IncrementalDetokenizer> detokenizer(const std::string& tokenizer) const override;
+  AnswerCounts count_answer(const std::string& tokenizer, std::string_view text, bool with_tools, std::string_view prompt,
+                            const AnswerParsers& parsers) const override;
   // Tokenizer name -> load error, for the names that failed.
   const std::map<std::string, std::string>& load_errors() const { return load_errors_; }
 
@@ -47,7 +50,9 @@ class ChatTokenProcessor final : public Processor {
   std::unordered_map<std::string, std::shared_ptr<const binding::ChatBinding>> entries_;
   std::unordered_map<std::string, std::shared_ptr<const binding::ChatBinding>> by_bundled_name_;
   std::map<std::string, std::string> load_errors_;
-  std::set<std::string> template_failures_;  // names whose tokenizer loads but whose template does not compile
+  std::set<std::string> template_failures_;
+  // The parsers each loaded template's markers point to (agent::detect_parsers), by binding name.
+  std::unordered_map<std::string, agent::DetectedParsers> detected_parsers_;  // names whose tokenizer loads but whose template does not compile
   chat::RenderOptions options_;
   chat::RenderOptions generation_options_;  // the same with add_generation_prompt (the decoder's prompt)
 };

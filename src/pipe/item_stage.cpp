@@ -43,11 +43,13 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
  public:
   Generation(ItemStage& stage, ReceivedBatch& b, std::size_t i, Record r, std::string prompt,
              std::vector<std::uint32_t> prompt_ids, std::int64_t max_tokens, std::string tok,
-             std::shared_ptr<const SamplingParams> sampling, bool waited, bool stream, std::string attempt_id)
+             std::shared_ptr<const SamplingParams> sampling, bool waited, bool stream, std::string attempt_id,
+             bool tools)
       : batch(b),
         index(i),
         record(std::move(r)),
         tokenizer(std::move(tok)),
+        with_tools(tools),
         attempt(std::move(attempt_id)),
         stage_(stage),
         prompt_(std::move(prompt)),
@@ -176,6 +178,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
   std::size_t index;
   Record record;
   std::string tokenizer;
+  bool with_tools;             // the request gave tools: the answer's calls are counted
   std::string attempt;         // names this generation to the reply path (streamed deltas); empty when waited
   std::int64_t streamed = 0;   // bytes of text passed on
   std::atomic<bool> finished{false};
@@ -184,6 +187,12 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
 
  private:
   const Decoder& decoder() const { return *stage_.options_.decoder; }
+
+ public:
+  // The rendered prompt (empty when the decoder takes none).
+  [[nodiscard]] std::string_view prompt() const { return prompt_; }
+
+ private:
   // Detokenized text through the stop strings, into the answer and on to the client.
   void pass_on(std::string_view text) {
     std::string& out = passed_;
@@ -392,7 +401,7 @@ std::shared_ptr<ItemStage::Generation> ItemStage::make_generation(ReceivedBatch&
   std::string attempt = waited ? std::string() : attempt_prefix_ + std::to_string(attempts_.fetch_add(1));
   r.prompt_tokens_sent = res.prompt_tokens_sent;
   return std::make_shared<Generation>(*this, b, i, std::move(r), std::move(res.prompt), std::move(res.prompt_ids), max_tokens,
-                                      tokenizer, src.sampling, waited, stream, std::move(attempt));
+                                      tokenizer, src.sampling, waited, stream, std::move(attempt), !src.tools_json.empty());
 }
 
 bool ItemStage::generate_waited(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res, const SourceRecord& src,
@@ -439,6 +448,10 @@ bool ItemStage::finish_generation(Generation& g, Ending e) {
   r.output_tokens = d.output_tokens;
   r.finish_reason = d.finish_reason;
   if (d.engine_prompt_tokens >= 0) r.engine_prompt_tokens = d.engine_prompt_tokens;
+  const AnswerCounts shape =
+      processor_.count_answer(g.tokenizer, d.text, g.with_tools, g.prompt(), options_.answer_parsers);
+  r.tool_calls = shape.tool_calls;
+  r.reasoning_tokens = shape.reasoning_tokens;
   // The engine read another prompt than the one we counted: its tokenizer is not the item's.
   if (r.prompt_tokens_mismatch()) prompt_token_mismatches_.fetch_add(1, std::memory_order_relaxed);
   if (options_.store_text) r.text = d.text;

@@ -17,6 +17,19 @@
 
 namespace overhead::pipe {
 
+// How a model's answer is read for the record (agent/answer_parser.hpp): each unset follows the
+// item's chat template (agent::detect_parsers), "none" reads nothing of that kind.
+struct AnswerParsers {
+  std::optional<std::string> tool_parser;
+  std::optional<std::string> reasoning_parser;
+};
+
+// What the record keeps of an answer's shape.
+struct AnswerCounts {
+  std::int64_t tool_calls = 0;        // complete calls in the answer
+  std::int64_t reasoning_tokens = 0;  // the reasoning's text counted with the item's tokenizer
+};
+
 struct ProcessResult {
   std::int64_t token_count = 0;
   std::int64_t render_end = 0;  // monotonic ns at which rendering ended and encoding began
@@ -52,6 +65,18 @@ class Processor {
     (void)tokenizer;
     (void)text;
     return std::nullopt;
+  }
+  // The tool calls and reasoning in an answer (`text`), read as the gateway reads them: calls only
+  // when the item had tools; `prompt` (the rendered one, may be empty) says whether the answer
+  // starts inside a reasoning block. Zeros when the processor has no tokenizer for it.
+  virtual AnswerCounts count_answer(const std::string& tokenizer, std::string_view text, bool with_tools,
+                                    std::string_view prompt, const AnswerParsers& parsers) const {
+    (void)tokenizer;
+    (void)text;
+    (void)with_tools;
+    (void)prompt;
+    (void)parsers;
+    return {};
   }
   // Text back from the ids an engine streams, with the item's tokenizer (skip_special_tokens, as
   // vLLM's default); null when the processor has no tokenizer for it. The processor outlives it.

@@ -98,6 +98,9 @@ struct WorkerOptions {
   GenerationCancels* cancels = nullptr;
   // Keep the generated text in the record (`--store-text`); by default only its finish reason.
   bool store_text = false;
+  // How an answer's tool calls and reasoning are counted for the record (Record::tool_calls,
+  // reasoning_tokens): unset, the item's template's parsers; `--tool-parser`, `--reasoning-parser`.
+  AnswerParsers answer_parsers;
   // Once true (a gateway's shutdown past its deadline), items received but not yet taken up are
   // left alone: not processed, not answered, not deleted (over a shared queue they come back to
   // another worker; over mem: they end with the process). What was taken up is finished. Null:

@@ -67,6 +67,11 @@ struct Record {
   // without a decoder that sends a prompt.
   std::int64_t prompt_tokens_sent = 0;
   std::optional<std::int64_t> engine_prompt_tokens;
+  // The answer's shape, read as the gateway reads it (agent/answer_parser.hpp): its complete tool
+  // calls (only when the request gave tools) and its reasoning in tokens. output_tokens - the
+  // reasoning's is about the answer proper. 0 without a decoder or a parser for the template.
+  std::int64_t tool_calls = 0;
+  std::int64_t reasoning_tokens = 0;
   [[nodiscard]] bool prompt_tokens_mismatch() const {
     return engine_prompt_tokens && *engine_prompt_tokens != prompt_tokens_sent;
   }

@@ -125,6 +125,8 @@ Server::Server(ServerOptions options)
     replies_ = std::make_unique<ReplyBox>(10000, options_.request_timeout, options_.max_kept_bytes);
     pipe::WorkerHostOptions workers = options_.workers;
     workers.tokenizers = bindings_->models();
+    // The records count the answers' calls and reasoning as this gateway reads them.
+    workers.worker.answer_parsers = {options_.parsers.tool_parser, options_.parsers.reasoning_parser};
     pipeline_ = std::make_unique<ChatPipeline>(options_.pipeline, std::move(workers), options_.dead_letter_path, *replies_);
     ChatRouteLimits limits;
     limits.max_messages = options_.max_messages;

@@ -26,7 +26,9 @@
 #include "backends/queue_siblings.hpp"
 #include "chat_fixture.hpp"
 #include "engine/scripted_openai_server.hpp"
+#include "ports/store.hpp"
 #include "reply/reply_codec.hpp"
+#include "tok/tokenizer.hpp"
 
 namespace {
 
@@ -161,6 +163,13 @@ class ToolCallTest : public ChatTest {
     start(o);
     client_->set_read_timeout(30, 0);
   }
+  // The records stored so far (the server stopped first, so everything published is stored).
+  std::vector<overhead::ports::Record> stored() {
+    stop();
+    std::vector<overhead::ports::Record> rows;
+    overhead::backends::open_store(store_url_)->scan("serve", [&](const overhead::ports::Record& r) { rows.push_back(r); });
+    return rows;
+  }
   std::string body(const std::string& model, const std::string& extra = "") const {
     return R"({"model":")" + model + R"(","messages":[{"role":"user","content":"Weather and time in Paris?"}],"tools":)" + kTools + extra;
   }
@@ -211,6 +220,13 @@ TEST_F(ToolCallTest, Llama33CallsComeBackAsToolCallsWholeAndStreamedAlike) {
   EXPECT_EQ(whole["choices"][0]["finish_reason"], "tool_calls");
   EXPECT_FALSE(whole["choices"][0]["message"].contains("reasoning_content")) << "no reasoning parser for this template";
   expect_streams_equal_whole("llama-3.3-70b-instruct", kLlamaText, want);
+  // The records count the calls as the gateway read them (no reasoning in this template's answers).
+  const auto rows = stored();
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.tool_calls, 2) << r.id;
+    EXPECT_EQ(r.reasoning_tokens, 0) << r.id;
+  }
 }
 
 TEST_F(ToolCallTest, HermesCallsAndThinkReasoningWithTheParsersForced) {
@@ -219,6 +235,15 @@ TEST_F(ToolCallTest, HermesCallsAndThinkReasoningWithTheParsersForced) {
                   {"reasoning_content", "The user wants the weather and the time."},
                   {"tool_calls", {call(0, "get_weather", R"({"city":"Paris"})"), call(1, "get_time", R"({"zone":"CET"})")}}};
   expect_streams_equal_whole("phi-4", kHermesText, want);
+  // The forced parsers reach the records too: two calls, and the reasoning counted with phi-4's tokenizer.
+  const auto reasoning_tokens =
+      static_cast<std::int64_t>(overhead::tok::Tokenizer::load("phi-4")->count("The user wants the weather and the time.", false));
+  const auto rows = stored();
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.tool_calls, 2) << r.id;
+    EXPECT_EQ(r.reasoning_tokens, reasoning_tokens) << r.id;
+  }
 }
 
 // Content null when the answer is only calls, as OpenAI has it.
