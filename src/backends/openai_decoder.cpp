@@ -26,7 +26,26 @@ void global_init() {
   if (!ok) throw DecoderError("openai decoder: curl_global_init failed", Failure::permanent);
 }
 
-std::string request_body(const ports::DecodeRequest& request, const OpenAiDecoderParams& p) {
+// cancel() reaches the stream through the loop while both live; after the decoder is gone (its
+// loop closed every stream) there is nothing left to cancel.
+class StreamTicket final : public ports::DecodeTicket {
+ public:
+  StreamTicket(std::weak_ptr<CurlStreamLoop> loop, std::weak_ptr<OpenAiStream> stream)
+      : loop_(std::move(loop)), stream_(std::move(stream)) {}
+  void cancel() override {
+    const auto loop = loop_.lock();
+    const auto stream = stream_.lock();
+    if (loop && stream) loop->cancel(stream);
+  }
+
+ private:
+  std::weak_ptr<CurlStreamLoop> loop_;
+  std::weak_ptr<OpenAiStream> stream_;
+};
+
+}  // namespace
+
+std::string completion_request_body(const ports::DecodeRequest& request, const OpenAiDecoderParams& p) {
   nlohmann::json body = {{"model", p.model.empty() ? std::string(request.tokenizer) : p.model},
                          {"stream", true},
                          {"stream_options", {{"include_usage", true}}}};
@@ -48,27 +67,19 @@ std::string request_body(const ports::DecodeRequest& request, const OpenAiDecode
     if (!s->stop.empty()) body["stop"] = s->stop;
     if (!s->user.empty()) body["user"] = s->user;
   }
+  if (!request.json_schema.empty()) {
+    // A dialect that cannot constrain refuses the request: an unconstrained answer must never be
+    // presented as a constrained one. The client gets a 400 (engine_refused) saying what to set.
+    try {
+      add_constraint(body, dialect_traits(p.dialect), request.json_schema);
+    } catch (const std::invalid_argument& e) {
+      throw DecoderError::engine_refused("openai decoder: " + std::string(e.what()), e.what());
+    } catch (const nlohmann::json::exception& e) {
+      throw DecoderError("openai decoder: the item's json_schema is not JSON: " + std::string(e.what()), Failure::permanent);
+    }
+  }
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
-
-// cancel() reaches the stream through the loop while both live; after the decoder is gone (its
-// loop closed every stream) there is nothing left to cancel.
-class StreamTicket final : public ports::DecodeTicket {
- public:
-  StreamTicket(std::weak_ptr<CurlStreamLoop> loop, std::weak_ptr<OpenAiStream> stream)
-      : loop_(std::move(loop)), stream_(std::move(stream)) {}
-  void cancel() override {
-    const auto loop = loop_.lock();
-    const auto stream = stream_.lock();
-    if (loop && stream) loop->cancel(stream);
-  }
-
- private:
-  std::weak_ptr<CurlStreamLoop> loop_;
-  std::weak_ptr<OpenAiStream> stream_;
-};
-
-}  // namespace
 
 OpenAiDecoderParams parse_openai_decoder(std::string_view text) {
   const std::string form =
@@ -214,7 +225,7 @@ std::shared_ptr<ports::DecodeTicket> OpenAiDecoder::start(const ports::DecodeReq
                                                          std::shared_ptr<ports::DecodeCallbacks> callbacks) const {
   std::string body;
   try {
-    body = request_body(request, p_);
+    body = completion_request_body(request, p_);
   } catch (const DecoderError& e) {
     callbacks->on_error(e);
     return nullptr;

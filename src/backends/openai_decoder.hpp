@@ -16,6 +16,11 @@
 // the tokenizer's: ids out of its range) is a permanent engine_refused error naming the model and
 // the tokenizer, never retried as text.
 //
+// A structured-output constraint (DecodeRequest::json_schema) goes into the body as the dialect
+// spells it (engine_dialect.hpp: vllm structured_outputs.json, sglang json_schema as a string,
+// llamacpp json_schema); dialect=openai and dialect=tgi have no such field, so a constrained
+// request is a permanent engine_refused error saying which dialect= to set (the client's 400).
+//
 // The answer (output=ids, dialect=vllm only): the engine is asked for the generated token ids
 // (return_token_ids) and the decoder hands them on (DecodeCallbacks::on_token_ids) for the worker
 // to detokenize with the item's tokenizer and match the stop strings on, as engines' own fronts
@@ -92,6 +97,10 @@ class OpenAiDecoder final : public ports::Decoder {
   std::shared_ptr<const OpenAiStreamSettings> settings_;
   std::shared_ptr<CurlStreamLoop> loop_;
 };
+
+// The JSON body of one generation's POST /v1/completions. Throws DecoderError (permanent; an
+// engine_refused one for a constraint the dialect cannot spell).
+[[nodiscard]] std::string completion_request_body(const ports::DecodeRequest& request, const OpenAiDecoderParams& p);
 
 // The text after "openai:". Throws std::invalid_argument naming the bad part.
 [[nodiscard]] OpenAiDecoderParams parse_openai_decoder(std::string_view params);

@@ -43,8 +43,8 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
  public:
   Generation(ItemStage& stage, ReceivedBatch& b, std::size_t i, Record r, std::string prompt,
              std::vector<std::uint32_t> prompt_ids, std::int64_t max_tokens, std::string tok,
-             std::shared_ptr<const SamplingParams> sampling, bool waited, bool stream, std::string attempt_id,
-             bool tools)
+             std::shared_ptr<const SamplingParams> sampling, std::string json_schema, bool waited, bool stream,
+             std::string attempt_id, bool tools)
       : batch(b),
         index(i),
         record(std::move(r)),
@@ -56,6 +56,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
         prompt_ids_(std::move(prompt_ids)),
         max_tokens_(max_tokens),
         sampling_(std::move(sampling)),
+        json_schema_(std::move(json_schema)),
         waited_(waited),
         stream_(stream) {}
 
@@ -84,6 +85,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
     req.tokenizer = tokenizer;
     req.stream_text = stream_;
     req.sampling = sampling_.get();
+    req.json_schema = json_schema_;
     std::shared_ptr<DecodeTicket> ticket;  // dropping it does not cancel
     try {
       ticket = decoder().start(req, shared_from_this());
@@ -228,6 +230,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
   std::shared_ptr<DecodeTicket> ticket_;
   bool cancel_for_stop_ = false;
   std::shared_ptr<const SamplingParams> sampling_;  // the request's, null: the engine's defaults
+  const std::string json_schema_;                   // the item's constraint, empty: none
   const bool waited_;
   const bool stream_;
   // Waited: the end, for wait().
@@ -381,6 +384,7 @@ void ItemStage::fill_record(Record& r, const SourceRecord& src, const std::strin
   r.prompt_chars = src.prompt_chars;
   r.prompt_bytes = src.prompt_bytes;
   r.run_id = options_.run_id;
+  r.constraint = src.constraint;
 }
 
 void ItemStage::publish_record(ItemSlot& slot, Record r, std::string text, std::string finish_reason, std::string attempt) {
@@ -401,7 +405,8 @@ std::shared_ptr<ItemStage::Generation> ItemStage::make_generation(ReceivedBatch&
   std::string attempt = waited ? std::string() : attempt_prefix_ + std::to_string(attempts_.fetch_add(1));
   r.prompt_tokens_sent = res.prompt_tokens_sent;
   return std::make_shared<Generation>(*this, b, i, std::move(r), std::move(res.prompt), std::move(res.prompt_ids), max_tokens,
-                                      tokenizer, src.sampling, waited, stream, std::move(attempt), !src.tools_json.empty());
+                                      tokenizer, src.sampling, src.json_schema, waited, stream, std::move(attempt),
+                                      !src.tools_json.empty());
 }
 
 bool ItemStage::generate_waited(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res, const SourceRecord& src,

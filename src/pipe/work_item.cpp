@@ -225,10 +225,24 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec, b
   if (last_field(obj, "tools", tools) == simdjson::SUCCESS && !tools.is_null()) {
     if (!tools.is_array()) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"tools\" is not a list of tool definitions");
     rec.tools_json = minified(tools);
+  }
+  dom::element kwargs;
+  if (last_field(obj, "chat_template_kwargs", kwargs) == simdjson::SUCCESS && !kwargs.is_null()) {
+    if (!kwargs.is_object()) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"chat_template_kwargs\" is not an object");
+    if (dom::object(kwargs).size() > 0) rec.template_kwargs_json = minified(kwargs);
+  }
+  if (!rec.tools_json.empty() || !rec.template_kwargs_json.empty()) {
     // Parsed again in order: tojson prints a tool's schema keys as sent, as Python keeps them.
     auto extra = std::make_shared<TemplateExtra>();
     extra->json = nlohmann::ordered_json::object();
-    extra->json["tools"] = nlohmann::ordered_json::parse(rec.tools_json);
+    if (!rec.template_kwargs_json.empty()) {
+      // The gateway refused kwargs named as the template's own variables; a body from elsewhere
+      // still cannot replace the tools with one.
+      nlohmann::ordered_json kwargs_json = nlohmann::ordered_json::parse(rec.template_kwargs_json);
+      for (auto it = kwargs_json.begin(); it != kwargs_json.end(); ++it)
+        if (it.key() != "tools") extra->json[it.key()] = std::move(it.value());
+    }
+    if (!rec.tools_json.empty()) extra->json["tools"] = nlohmann::ordered_json::parse(rec.tools_json);
     extra->value = chat::value_from_json(extra->json);
     rec.template_extra = std::move(extra);
   }
@@ -245,6 +259,17 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec, b
   if (const auto m = optional_int(obj, "max_tokens"); m && *m > 0) rec.max_tokens = m;
   dom::element sampling;
   if (last_field(obj, "sampling", sampling) == simdjson::SUCCESS && !sampling.is_null()) rec.sampling = read_sampling(sampling, where);
+  dom::element constraint;
+  std::string_view constraint_kind;
+  if (last_field(obj, "constraint", constraint) == simdjson::SUCCESS && !constraint.is_null()) {
+    if (constraint.get(constraint_kind) != simdjson::SUCCESS || constraint_kind.empty())
+      fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"constraint\" is not a constraint's name");
+    dom::element schema;
+    if (last_field(obj, "json_schema", schema) != simdjson::SUCCESS || !(schema.is_object() || schema.is_bool()))
+      fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"constraint\" without a \"json_schema\" object or boolean");
+    rec.constraint = std::string(constraint_kind);
+    rec.json_schema = minified(schema);
+  }
 }
 
 void append_number(std::string& out, const char* key, const std::optional<double>& v) {
@@ -334,8 +359,14 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
   out += ",\"prompt\":";
   out += source.prompt_json;
   if (!source.tools_json.empty()) out += ",\"tools\":" + source.tools_json;
+  if (!source.template_kwargs_json.empty()) out += ",\"chat_template_kwargs\":" + source.template_kwargs_json;
   if (source.max_tokens) out += ",\"max_tokens\":" + std::to_string(*source.max_tokens);
   if (source.sampling) append_sampling(out, *source.sampling);
+  if (!source.constraint.empty()) {
+    out += ",\"constraint\":";
+    util::append_json_string(out, source.constraint);
+    out += ",\"json_schema\":" + source.json_schema;
+  }
   if (with_answer && source.answer) {
     out += ",\"answer\":";
     util::append_json_string(out, *source.answer);

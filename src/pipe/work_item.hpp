@@ -20,10 +20,11 @@
 
 namespace overhead::pipe {
 
-// Further chat template variables of a record (today its `tools`): the JSON and the engine values
-// converted from it once, which borrow its strings, so the two live together.
+// Further chat template variables of a record (its `tools` and a request's chat_template_kwargs):
+// the JSON and the engine values converted from it once, which borrow its strings, so the two
+// live together.
 struct TemplateExtra {
-  nlohmann::ordered_json json;  // {"tools": [...]}, keys in the order sent, as tojson must print them
+  nlohmann::ordered_json json;  // {"tools": [...], kwargs...}, keys in the order sent, as tojson must print them
   chat::Value value;            // the same as a dict of engine values
 };
 
@@ -38,6 +39,10 @@ struct SourceRecord {
   // The record's or request's `tools` (a list of tool definitions) as compact JSON, empty when it
   // has none; and the template variables built from it once, null when there are none.
   std::string tools_json;
+  // A gateway's request's chat_template_kwargs (an object of further template variables, e.g.
+  // enable_thinking) as compact JSON, empty when none; rendered through template_extra beside the
+  // tools (the gateway refuses a key that collides with the template's own variables).
+  std::string template_kwargs_json;
   std::shared_ptr<const TemplateExtra> template_extra;
   std::optional<std::int64_t> api_input;
   std::optional<std::int64_t> api_output;
@@ -52,6 +57,11 @@ struct SourceRecord {
   // A gateway's request's sampling and limits for the engine (temperature, top_p, stop, seed, ...);
   // null when the request set none (the engine's defaults). Shared, immutable.
   std::shared_ptr<const ports::SamplingParams> sampling;
+  // A gateway's structured-output constraint: what it is (the record's `constraint`: "",
+  // "json_object", "json_schema", "tool_required", "tool_named") and the JSON Schema the engine is
+  // constrained to, as compact JSON (ports::DecodeRequest::json_schema); both empty when none.
+  std::string constraint;
+  std::string json_schema;
   // For a gateway's request over a shared queue: the name of the gateway's reply queue, a sibling
   // of the input queue on the same broker (backends/queue_siblings.hpp). Only queue bodies carry
   // it; a source file never does.
@@ -78,8 +88,9 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
                                                       std::shared_ptr<const std::string> file = nullptr);
 
 // The queue body of a work item: {"tokenizer":..,"line":..,"id":..,"model":..,"usage":..,"prompt":[..]},
-// then "tools", "max_tokens" and "sampling" ({"temperature","top_p","presence_penalty",
-// "frequency_penalty","seed","stop","user"}, each only when set) when the source has them, and with `with_answer` (the decoder stage is on) the
+// then "tools", "chat_template_kwargs", "max_tokens", "sampling" ({"temperature","top_p","presence_penalty",
+// "frequency_penalty","seed","stop","user"}, each only when set) and "constraint" with "json_schema"
+// when the source has them, and with `with_answer` (the decoder stage is on) the
 // "answer" when it has one, "reply_to" when `reply_to` is not empty, and "stream":true when the
 // source wants its answer streamed; without them the body is as it always was.
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false,

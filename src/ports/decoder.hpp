@@ -51,6 +51,10 @@ struct DecodeRequest {
   std::int64_t max_tokens = 0;
   std::string_view tokenizer;  // the item's tokenizer name (a server's default model name)
   const SamplingParams* sampling = nullptr;  // null: the engine's defaults
+  // A structured-output constraint: the JSON Schema (compact JSON text) the answer must follow,
+  // sent in the engine's spelling; empty: none. A decoder that cannot constrain its engine fails
+  // the generation (permanent, DecoderError::engine_refused), never answers unconstrained.
+  std::string_view json_schema;
   bool stream_text = false;                  // the caller wants DecodeCallbacks::on_text deltas
 };
 

@@ -75,6 +75,9 @@ struct Record {
   [[nodiscard]] bool prompt_tokens_mismatch() const {
     return engine_prompt_tokens && *engine_prompt_tokens != prompt_tokens_sent;
   }
+  // The structured-output constraint the engine was asked to follow, from the item: "" (none),
+  // "json_object", "json_schema" (response_format), "tool_required", "tool_named" (tool_choice).
+  std::string constraint;
 };
 
 // Stamps known only after a record was published: when its publish was acknowledged and when

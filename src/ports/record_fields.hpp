@@ -1,5 +1,5 @@
 // The one list of Record's fields: name, type, and how to get and set each. Everything that
-// moves a record in or out of a format walks this table instead of naming the 35 fields again:
+// moves a record in or out of a format walks this table instead of naming the 36 fields again:
 // the SQLite schema and binds (backends/sqlite_store.cpp), the JSON log-queue body and the CSV
 // (record_codec.cpp), and the PostgreSQL columns and DynamoDB attribute maps. A new field is one
 // member in record.hpp plus one row here.
@@ -33,7 +33,7 @@ struct RecordField {
                               int Record::*, bool Record::*>;
 
   std::string_view name;    // JSON key, CSV header, DynamoDB attribute: the seed's names
-  std::string_view column;  // SQL column: as `name` except where that is an SQL keyword ("case")
+  std::string_view column;  // SQL column: as `name` except where that is an SQL keyword ("case", "constraint")
   FieldType type;
   bool key;       // part of the store's key (experiment_tokenizer, id)
   bool required;  // never empty: the key and `experiment` (what scans filter on); NOT NULL in SQL
@@ -88,7 +88,7 @@ struct RecordField {
 };
 
 // In the order of the seed's table, then ours (the JSON and CSV order).
-inline const std::array<RecordField, 35> kRecordFields = {{
+inline const std::array<RecordField, 36> kRecordFields = {{
     {"experiment_tokenizer", "experiment_tokenizer", FieldType::text, true, true, false, &Record::experiment_tokenizer},
     {"id", "id", FieldType::text, true, true, false, &Record::id},
     {"model", "model", FieldType::text, false, false, false, &Record::model},
@@ -125,6 +125,7 @@ inline const std::array<RecordField, 35> kRecordFields = {{
      &Record::engine_prompt_tokens, true},
     {"tool_calls", "tool_calls", FieldType::integer, false, false, false, &Record::tool_calls, true},
     {"reasoning_tokens", "reasoning_tokens", FieldType::integer, false, false, false, &Record::reasoning_tokens, true},
+    {"constraint", "constraint_kind", FieldType::text, false, false, false, &Record::constraint, true},
 }};
 
 // The field named `name` (JSON name, not SQL column), or nullptr.

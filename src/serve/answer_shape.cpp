@@ -69,6 +69,14 @@ std::shared_ptr<const AnswerShape> AnswerShapes::shape(const binding::ChatBindin
   // Calls are read only when the request gave tools and did not say none. (The harmony format's
   // channels are read by the gpt_oss family whatever the request says: a call there is never text.)
   if (r.tool_choice == ToolChoice::none) found.tool_parser.clear();
+  if (r.constraint) {
+    // The engine writes the constrained document only: no markers, no reasoning block to read.
+    auto s = std::make_shared<AnswerShape>();
+    s->options.call_id_prefix = "call_" + id + "_";
+    s->first_call_only = !r.parallel_tool_calls;
+    s->constraint = r.constraint;
+    return s;
+  }
   if (found.tool_parser.empty() && found.reasoning_parser.empty()) return nullptr;
   auto s = std::make_shared<AnswerShape>();
   s->options.tool_parser = found.tool_parser;

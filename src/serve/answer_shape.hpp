@@ -38,6 +38,10 @@ void check_parser_overrides(const ParserOverrides& overrides);
 struct AnswerShape {
   agent::ParserOptions options;
   bool first_call_only = false;  // parallel_tool_calls false
+  // A constrained answer (answer_constraint.hpp) is one JSON document, read whole by the
+  // constraint instead of the parsers: validated (response_format) or turned into calls
+  // (tool_choice required / named).
+  std::shared_ptr<const AnswerConstraint> constraint;
 };
 
 // The shape of one request's answer, or null when nothing would be parsed (no tool calls wanted

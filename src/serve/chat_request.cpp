@@ -120,12 +120,18 @@ void refuse_unsupported(const Json& body) {
   if (const auto m = body.find("modalities"); m != body.end() && !m->is_null()) {
     if (*m != Json::array({"text"})) fail("modalities", "must be [\"text\"]: only text answers are supported", "unsupported_value");
   }
-  if (const auto f = body.find("response_format"); f != body.end() && !f->is_null()) {
-    if (!f->is_object()) fail("response_format", "must be an object");
-    const auto type = f->find("type");
-    if (type == f->end() || !type->is_string()) fail("response_format.type", "must be a string");
-    if (*type != "text") fail("response_format", "must be {\"type\": \"text\"}: structured output is not supported", "unsupported_value");
-  }
+}
+
+// The structured-output constraint: response_format, or tool_choice required / a named function
+// (not both: one answer cannot be a JSON document of the client's schema and calls at once).
+void parse_constraint(const Json& body, ChatRequest& r) {
+  const auto f = body.find("response_format");
+  r.constraint = response_format_constraint(f == body.end() ? nullptr : &*f);
+  if (r.tool_choice != ToolChoice::required && r.tool_choice != ToolChoice::named) return;
+  if (r.constraint)
+    fail("response_format", "cannot be combined with tool_choice 'required' or a named function: the answer is either calls or one JSON document",
+         "invalid_value");
+  r.constraint = tool_choice_constraint(r.tools, r.tool_choice == ToolChoice::named ? r.tool_choice_name : "", r.parallel_tool_calls);
 }
 
 // tool_choice: "none", "auto", "required", or {"type":"function","function":{"name":NAME}} naming
@@ -170,16 +176,22 @@ void parse_tool_choice(const Json& body, ChatRequest& r) {
   fail("tool_choice.function.name", "names '" + wanted + "', which is not among 'tools'", "invalid_value");
 }
 
-// chat_template_kwargs: further variables for the chat template (enable_thinking, ...). The work
-// item carries only the messages and the tools to the worker that renders, so a non-empty object
-// is refused by name rather than silently left out of the prompt.
-void refuse_template_kwargs(const Json& body) {
+// The template's own variables (chat/chat_template.cpp binds them), which a kwarg must not replace.
+constexpr std::array<std::string_view, 13> kTemplateVariables = {
+    "messages",  "tools",     "documents", "add_generation_prompt", "bos_token",      "eos_token",    "unk_token",
+    "sep_token", "pad_token", "cls_token", "mask_token",            "raise_exception", "strftime_now"};
+
+// chat_template_kwargs: further variables for the chat template (enable_thinking,
+// reasoning_effort, ...), carried by the work item to the worker that renders.
+void parse_template_kwargs(const Json& body, ChatRequest& r) {
   const auto it = body.find("chat_template_kwargs");
   if (it == body.end() || it->is_null()) return;
   if (!it->is_object()) fail("chat_template_kwargs", "must be an object");
-  if (!it->empty())
-    fail("chat_template_kwargs", "is not supported: the worker renders the template from the messages and the tools only",
-         "unsupported_value");
+  for (auto kv = it->begin(); kv != it->end(); ++kv)
+    if (std::find(kTemplateVariables.begin(), kTemplateVariables.end(), kv.key()) != kTemplateVariables.end())
+      fail("chat_template_kwargs." + kv.key(), "is a variable the gateway sets itself (messages, tools, add_generation_prompt, special tokens): use the request's own field",
+           "invalid_value");
+  r.template_kwargs = *it;
 }
 
 }  // namespace
@@ -241,7 +253,8 @@ ChatRequest parse_chat_request(const Json& body, std::size_t max_messages) {
   refuse_unsupported(body);
   r.tools = checked_tools(body);
   parse_tool_choice(body, r);
-  refuse_template_kwargs(body);
+  parse_constraint(body, r);
+  parse_template_kwargs(body, r);
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ports/decoder.hpp"
+#include "serve/answer_constraint.hpp"
 #include "serve/request_json.hpp"
 
 namespace overhead::serve {
@@ -29,12 +30,18 @@ struct ChatRequest {
   // The tool definitions as sent (null when none): the chat template renders them into the
   // prompt, so they count in prompt_tokens.
   nlohmann::ordered_json tools;
-  // tool_choice: whether the answer's tool calls are parsed (auto; required and a named function
-  // are parsed as auto until the engine can be constrained to call) or the text is all content
-  // (none). The default is auto, and none when no tools are given.
+  // tool_choice: whether the answer's tool calls are parsed (auto), the text is all content
+  // (none), or the engine is constrained to call (required, named: see `constraint`). The default
+  // is auto, and none when no tools are given.
   ToolChoice tool_choice = ToolChoice::automatic;
   std::string tool_choice_name;  // ToolChoice::named: the function, one of `tools`
   bool parallel_tool_calls = true;  // false: only the answer's first call is returned
+  // The structured-output constraint (answer_constraint.hpp): response_format json_object /
+  // json_schema, or tool_choice required / named; null when the answer is free text.
+  std::shared_ptr<const AnswerConstraint> constraint;
+  // chat_template_kwargs as sent (an object of further template variables; empty when none),
+  // passed through the work item to the worker's render.
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
 };
 
 // The body's `tools`, checked (null when absent); throws RequestError naming the field at fault.

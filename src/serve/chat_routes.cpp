@@ -84,6 +84,11 @@ pipe::SourceRecord work_item_source(const ChatRequest& request, const std::strin
   if (!request.tools.is_null()) source.tools_json = request.tools.dump();  // the worker renders them
   source.max_tokens = request.max_tokens;  // the decoder stage's wanted length (no answer here)
   source.sampling = request.sampling;      // passed through to the engine
+  if (!request.template_kwargs.empty()) source.template_kwargs_json = request.template_kwargs.dump();  // rendered by the worker
+  if (request.constraint) {
+    source.constraint = request.constraint->name();  // the record's `constraint`
+    source.json_schema = request.constraint->schema_text;  // the engine is constrained to it
+  }
   return source;
 }
 
@@ -217,6 +222,11 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
       self->record_stages(s);
       const Completion completion =
           reply_completion(id, info.created, info.model, *s.reply, self->c_.pipeline.fingerprint(), info.shape.get());
+      if (completion.invalid_output) {
+        out.status = completion.invalid_output->status;
+        out.set_content(error_body(*completion.invalid_output), "application/json");
+        return out;
+      }
       out.set_content(completion_body(completion).dump(), "application/json");
       return out;
     };
@@ -302,8 +312,15 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     Json out{{"id", id}, {"object", "request"}, {"status", state_name(s->state)}, {"created", s->info.created}, {"model", s->info.model}};
     if (s->state == RequestState::done) {
       record_stages_once(id, *s);
-      out["response"] = completion_body(
-          reply_completion(id, s->info.created, s->info.model, *s->reply, c_.pipeline.fingerprint(), s->info.shape.get()));
+      const Completion completion =
+          reply_completion(id, s->info.created, s->info.model, *s->reply, c_.pipeline.fingerprint(), s->info.shape.get());
+      if (completion.invalid_output) {
+        // Done, but with an answer that does not follow its constraint: the error, never the answer.
+        out["status"] = "failed";
+        out["error"] = Json::parse(error_body(*completion.invalid_output))["error"];
+      } else {
+        out["response"] = completion_body(completion);
+      }
       out["record"] = record_json(s->reply->record);
     } else if (s->state == RequestState::failed) {
       const ApiError e = refusal_error(*s->reply);

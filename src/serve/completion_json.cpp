@@ -26,12 +26,20 @@ Completion reply_completion(const std::string& id, std::int64_t created, const s
   c.created = created;
   c.model = model;
   c.prompt_tokens = usage.prompt_tokens;
-  agent::ParsedAnswer answer = parse_answer(shape, reply.text);
-  c.content = std::move(answer.content);
-  c.reasoning = std::move(answer.reasoning);
-  c.calls = std::move(answer.calls);
+  const std::string engine_reason = reply.finish_reason.empty() ? "length" : reply.finish_reason;
+  if (shape && shape->constraint) {
+    ConstrainedAnswer answer = read_constrained(*shape->constraint, reply.text, shape->options.call_id_prefix, engine_reason);
+    c.content = std::move(answer.content);
+    c.calls = std::move(answer.calls);
+    c.invalid_output = std::move(answer.error);
+  } else {
+    agent::ParsedAnswer answer = parse_answer(shape, reply.text);
+    c.content = std::move(answer.content);
+    c.reasoning = std::move(answer.reasoning);
+    c.calls = std::move(answer.calls);
+  }
   c.completion_tokens = usage.completion_tokens;
-  c.finish_reason = answer_finish_reason(reply.finish_reason.empty() ? "length" : reply.finish_reason, c.calls.size());
+  c.finish_reason = answer_finish_reason(engine_reason, c.calls.size());
   c.fingerprint = reply.decoder.empty() ? fingerprint : decoder_fingerprint(reply.decoder);
   return c;
 }

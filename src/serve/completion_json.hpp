@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "agent/answer.hpp"
 #include "ports/record.hpp"
 #include "reply/reply.hpp"
+#include "serve/api_error.hpp"
 
 namespace overhead::serve {
 
@@ -42,6 +44,9 @@ struct Completion {
   std::int64_t completion_tokens = 0;
   std::string finish_reason;
   std::string fingerprint = kDecoderNoneFingerprint;  // empty: unknown (JSON null)
+  // A constrained answer that does not follow its constraint (answer_constraint.hpp): the error
+  // the client gets instead of this completion.
+  std::optional<ApiError> invalid_output;
 };
 
 // The system_fingerprint field's value: the fingerprint, null when it is unknown.
@@ -53,7 +58,8 @@ struct Completion {
 // decoder), the record's prompt tokens and its decoder's output tokens (0 with none).
 // `fingerprint`: the gateway's own (ChatPipeline::fingerprint()), used when the reply does not name
 // its worker's decoder. With `shape` the text is parsed into content, reasoning and tool calls
-// (answer_shape.hpp), and finish_reason is "tool_calls" when the engine stopped after calls.
+// (answer_shape.hpp), and finish_reason is "tool_calls" when the engine stopped after calls; a
+// constrained shape reads the text with its constraint and sets invalid_output when it fails.
 [[nodiscard]] Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model,
                                           const reply::Reply& reply, const std::string& fingerprint,
                                           const AnswerShape* shape = nullptr);

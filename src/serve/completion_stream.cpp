@@ -37,7 +37,7 @@ CompletionStream::CompletionStream(const Completion& head, bool include_usage, s
     suffix = whole.substr(at + marker.size());
   };
   split("content", content_prefix_, content_suffix_);
-  if (shape_) {
+  if (shape_ && !shape_->constraint) {
     split("reasoning_content", reasoning_prefix_, reasoning_suffix_);
     parser_ = std::make_unique<agent::AnswerParser>(shape_->options);
   }
@@ -58,6 +58,10 @@ void CompletionStream::append_event(std::string& out, const std::string& prefix,
 }
 
 void CompletionStream::append_text(std::string& out, std::string_view piece) {
+  if (shape_ && shape_->constraint) {
+    constrained_text_ += piece;
+    if (shape_->constraint->makes_tool_calls()) return;  // calls, sent whole at the end
+  }
   if (!parser_) return append_event(out, content_prefix_, content_suffix_, piece);
   if (piece.empty()) return;
   deltas_.clear();
@@ -104,6 +108,25 @@ std::string CompletionStream::finish(const reply::Reply& reply) {
     append_deltas(out, deltas_);
   }
   Completion c = reply_completion(head_.id, head_.created, head_.model, reply, head_.fingerprint);
+  if (shape_ && shape_->constraint) {
+    // The reply's text is the whole answer when it came whole; else the pieces streamed here.
+    const std::string& text = constrained_text_.empty() ? reply.text : constrained_text_;
+    ConstrainedAnswer answer = read_constrained(*shape_->constraint, text, shape_->options.call_id_prefix, c.finish_reason);
+    if (answer.error) return out + error(*answer.error);
+    if (constrained_text_.empty() && !shape_->constraint->makes_tool_calls())
+      append_event(out, content_prefix_, content_suffix_, answer.content);
+    std::vector<agent::Delta> calls;
+    for (std::size_t i = 0; i < answer.calls.size(); ++i) {
+      agent::Delta d;
+      d.kind = agent::Delta::Kind::tool_call;
+      d.index = i;
+      d.id = answer.calls[i].id;
+      d.name = answer.calls[i].name;
+      d.text = answer.calls[i].arguments;
+      calls.push_back(std::move(d));
+    }
+    append_deltas(out, calls);
+  }
   c.finish_reason = answer_finish_reason(c.finish_reason, calls_sent_);
   Json j = chunk_head(c);
   j["choices"] = one_choice(Json::object(), c.finish_reason.c_str());

@@ -14,6 +14,13 @@
 // reply flushes what it holds back (finish()): a stream that ends with an error never presents
 // half a call as a call.
 //
+// A constrained answer (AnswerShape::constraint) is one JSON document read whole: under
+// response_format its text streams as content deltas and is validated at the end; under
+// tool_choice required / named nothing of it is content, and its calls are sent whole (id, type,
+// name and arguments in one delta each) once the text is complete. An answer that does not
+// follow its constraint ends with an `invalid_structured_output` error event instead of the
+// finish chunk (answer_constraint.hpp).
+//
 // A stream that cannot go on (its worker died mid-stream and the item was generated again, the
 // worker refused it after text went out, no answer in time) ends with an error event,
 // `data: {"error":{...}}`, never a silent cut or a repeated prefix.
@@ -60,6 +67,7 @@ class CompletionStream {
   std::unique_ptr<agent::AnswerParser> parser_;  // with a shape
   std::vector<agent::Delta> deltas_;             // reused per piece
   std::size_t calls_sent_ = 0;
+  std::string constrained_text_;  // a constrained answer's text so far, read whole at the end
 };
 
 // The error of a stream whose generation restarted after text went out.

@@ -27,6 +27,17 @@
 //                         counts every generated token, the end-of-generation one included (as vLLM
 //                         does). Streamed deltas are whole UTF-8 characters. A client that
 //                         disconnects stops its generation.
+//                         Constrained generation as llama.cpp's server takes it: `json_schema` (a
+//                         JSON Schema object, converted to a grammar by node-llama-cpp's
+//                         createGrammarForJsonSchema, anyOf read as oneOf; it knows a subset of JSON
+//                         Schema, e.g. not `maximum`, which the gateway then catches: a schema
+//                         it cannot convert is a 400 naming json_schema) or `grammar` (a GBNF
+//                         text, LlamaGrammar), not both; each generation gets its own
+//                         LlamaGrammarEvaluationState passed to sequence.evaluate, so every sampled
+//                         token is one the grammar allows and the end of generation comes once the
+//                         grammar's root is complete. The tiny random model then writes valid JSON
+//                         by construction, but may take many tokens: give such requests a large
+//                         max_tokens and small schemas (enums, short maxLength strings).
 //   POST /tokenize        {"content" (a text or texts), "add_special"} -> {"tokens"}: the engine's tokenizer.
 //   GET  /engine/stats    {"active","waiting","started","completed","cancelled","generated_tokens",
 //                         "decode_batches","decoded_sequences"}: what tests check to see that a
@@ -68,7 +79,8 @@ function parseArgs(argv) {
 }
 
 const args = parseArgs(process.argv.slice(2));
-const {getLlama} = await import(pathToFileURL(path.join(args.modules, "node-llama-cpp/dist/index.js")).href);
+const {getLlama, LlamaGrammar, LlamaGrammarEvaluationState} =
+  await import(pathToFileURL(path.join(args.modules, "node-llama-cpp/dist/index.js")).href);
 // build "never": the prebuilt CPU binary or nothing. Few threads: ggml's spinning thread pool is
 // very slow on a machine with fewer free cores than threads.
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error", maxThreads: args.threads});
@@ -268,6 +280,12 @@ function parseCompletionRequest(text) {
     throw new HttpError(400, "'stop' must be a non-empty string or up to 4 of them", "stop");
   const seed = body.seed ?? undefined;
   if (seed !== undefined && !Number.isInteger(seed)) throw new HttpError(400, "'seed' must be an integer", "seed");
+  const jsonSchema = body.json_schema ?? undefined, grammar = body.grammar ?? undefined;
+  if (jsonSchema !== undefined && (typeof jsonSchema !== "object" || Array.isArray(jsonSchema)) && typeof jsonSchema !== "boolean")
+    throw new HttpError(400, "'json_schema' must be a JSON Schema (an object)", "json_schema");
+  if (grammar !== undefined && typeof grammar !== "string") throw new HttpError(400, "'grammar' must be a GBNF text", "grammar");
+  if (jsonSchema !== undefined && grammar !== undefined)
+    throw new HttpError(400, "either 'json_schema' or 'grammar', not both", "grammar");
   return {
     prompt: body.prompt,
     maxTokens,
@@ -281,7 +299,32 @@ function parseCompletionRequest(text) {
     returnTokenIds: body.return_token_ids === true,
     includeUsage: body.stream === true && body.stream_options?.include_usage === true,
     model: body.model,
+    jsonSchema: jsonSchema === true ? {} : jsonSchema,
+    grammarText: grammar,
   };
+}
+
+// node-llama-cpp's converter knows `oneOf` and not `anyOf` (it reads an unknown schema as any
+// value): as a grammar the two give the same texts (a grammar cannot check "exactly one"), so
+// anyOf is read as oneOf, as llama.cpp's own converter reads both.
+function anyOfAsOneOf(schema) {
+  if (Array.isArray(schema)) return schema.map(anyOfAsOneOf);
+  if (!schema || typeof schema !== "object") return schema;
+  const out = {};
+  for (const [k, v] of Object.entries(schema)) out[k === "anyOf" && !("oneOf" in schema) ? "oneOf" : k] = anyOfAsOneOf(v);
+  return out;
+}
+
+// The request's constraint as a node-llama-cpp grammar, or undefined.
+async function requestGrammar(r) {
+  try {
+    if (r.jsonSchema !== undefined) return await llama.createGrammarForJsonSchema(anyOfAsOneOf(r.jsonSchema));
+    if (r.grammarText !== undefined) return new LlamaGrammar(llama, {grammar: r.grammarText});
+  } catch (e) {
+    const field = r.jsonSchema !== undefined ? "json_schema" : "grammar";
+    throw new HttpError(400, `'${field}' cannot be used as a grammar: ${e.message}`, field);
+  }
+  return undefined;
 }
 
 // Where a stop string starts in `text` (searched from `from`), else -1.
@@ -339,8 +382,9 @@ async function generate(r, seq, isGone, onText) {
     ? {punishTokens: () => generated, penalty: 1, presencePenalty: r.presencePenalty, frequencyPenalty: r.frequencyPenalty}
     : undefined;
   if (r.maxTokens > 0) {
+    const grammarEvaluationState = r.grammar ? new LlamaGrammarEvaluationState({model, grammar: r.grammar}) : undefined;
     const it = seq.evaluate(promptTokens, {
-      temperature: r.temperature, topP: r.topP, seed: r.seed, repeatPenalty: penalties, yieldEogToken: true,
+      temperature: r.temperature, topP: r.topP, seed: r.seed, repeatPenalty: penalties, yieldEogToken: true, grammarEvaluationState,
     });
     let inSteps = false;
     try {
@@ -389,6 +433,7 @@ async function generate(r, seq, isGone, onText) {
 
 async function completions(req, res) {
   const r = parseCompletionRequest(await readBody(req));
+  r.grammar = await requestGrammar(r);
   let gone = false;
   res.on("close", () => {
     if (!res.writableFinished) gone = true;

@@ -121,6 +121,34 @@ TEST(WorkItem, TheAnswerAndMaxTokensTravelOnlyWhenThereAndAsked) {
   EXPECT_FALSE(back.source->answer.has_value());
 }
 
+// A gateway's constraint (its kind and JSON Schema) and chat_template_kwargs travel in the body;
+// the kwargs reach the template variables beside the tools. None: no field.
+TEST(WorkItem, ConstraintAndTemplateKwargsTravelInTheBody) {
+  auto rec = parse_source_line(testing::source_line("1-1"), 3);
+  const std::string plain = encode_item_body(*rec, "phi-4");
+  EXPECT_EQ(plain.find("constraint"), std::string::npos);
+  EXPECT_EQ(plain.find("chat_template_kwargs"), std::string::npos);
+  const auto none = parse_item_body(plain, "m").source;
+  EXPECT_EQ(none->constraint, "");
+  EXPECT_EQ(none->json_schema, "");
+  SourceRecord copy = *rec;
+  copy.constraint = "json_schema";
+  copy.json_schema = R"({"type":"object","properties":{"b":{"enum":["x"]},"a":{"type":"integer"}}})";
+  copy.template_kwargs_json = R"({"enable_thinking":false,"tools":"not these"})";
+  copy.tools_json = R"([{"type":"function","function":{"name":"f"}}])";
+  const auto back = parse_item_body(encode_item_body(copy, "phi-4"), "m").source;
+  EXPECT_EQ(back->constraint, "json_schema");
+  EXPECT_EQ(back->json_schema, copy.json_schema) << "key order kept";
+  EXPECT_EQ(back->template_kwargs_json, R"({"enable_thinking":false,"tools":"not these"})");
+  ASSERT_NE(back->template_extra, nullptr);
+  EXPECT_EQ(back->template_extra->json["enable_thinking"], false);
+  EXPECT_TRUE(back->template_extra->json["tools"].is_array()) << "a kwarg never replaces the tools";
+  // A constraint without its schema is a bad item.
+  std::string broken = encode_item_body(copy, "phi-4");
+  broken.replace(broken.find("\"json_schema\":"), 14, "\"json_schemx\":");
+  EXPECT_THROW((void)parse_item_body(broken, "m"), ItemError);
+}
+
 // A request's sampling travels in the body to the worker's decoder, exactly; none: no field.
 TEST(WorkItem, SamplingTravelsInTheBodyWhenSet) {
   auto rec = parse_source_line(testing::source_line("1-1"), 3);

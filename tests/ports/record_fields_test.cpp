@@ -91,7 +91,7 @@ TEST(RecordFields, CodecsFollowTheTable) {
             "experiment_tokenizer,id,model,start_time,end_time,token_count,api_input,api_output,experiment,tokenizer,"
             "case,worker,seq,batch,batch_boundary,received,render_start,render_end,encode_end,publish_start,"
             "publish_acked,input_deleted,prompt_chars,prompt_bytes,run_id,decode_start,first_token,decode_end,output_tokens,finish_reason,text,"
-            "prompt_tokens_sent,engine_prompt_tokens,tool_calls,reasoning_tokens");
+            "prompt_tokens_sent,engine_prompt_tokens,tool_calls,reasoning_tokens,constraint");
 }
 
 // The parser reads the object in one pass, trying the table's order first: fields in another

@@ -58,7 +58,7 @@ TEST(ChatRequest, UnsupportedFieldsAreRefusedByName) {
   for (const std::string field : {R"("logit_bias":{"50256":-100})", R"("audio":{"voice":"alloy","format":"wav"})",
                                   R"("prediction":{"type":"content","content":"x"})", R"("web_search_options":{})",
                                   R"("functions":[{"name":"f"}])", R"("function_call":"auto")", R"("modalities":["text","audio"])",
-                                  R"("n":2)", R"("logprobs":true)", R"("top_logprobs":2)", R"("response_format":{"type":"json_object"})"}) {
+                                  R"("n":2)", R"("logprobs":true)", R"("top_logprobs":2)"}) {
     const auto e = error_of(R"({"model":"m",)" + field + R"(,"messages":[)" + user + "]}");
     EXPECT_EQ(e.status, 400) << field;
     EXPECT_EQ(e.code, "unsupported_value") << field;
