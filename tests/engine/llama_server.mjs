@@ -35,7 +35,9 @@
 //                         text, LlamaGrammar), not both; each generation gets its own
 //                         LlamaGrammarEvaluationState passed to sequence.evaluate, so every sampled
 //                         token is one the grammar allows and the end of generation comes once the
-//                         grammar's root is complete. The tiny random model then writes valid JSON
+//                         grammar's root is complete, or at the grammar's stop trigger (the JSON
+//                         grammar's four newlines, the whitespace tail then dropped, finish_reason
+//                         "stop"), as node-llama-cpp's LlamaCompletion ends it. The tiny random model then writes valid JSON
 //                         by construction, but may take many tokens: give such requests a large
 //                         max_tokens and small schemas (enums, short maxLength strings).
 //   POST /tokenize        {"content" (a text or texts), "add_special"} -> {"tokens"}: the engine's tokenizer.
@@ -327,6 +329,13 @@ async function requestGrammar(r) {
   return undefined;
 }
 
+// A grammar's stop trigger as text (a string, or a LlamaText of strings), else null.
+function triggerText(t) {
+  if (typeof t === "string") return t;
+  if (Array.isArray(t?.values) && t.values.every((v) => typeof v === "string")) return t.values.join("");
+  return null;
+}
+
 // Where a stop string starts in `text` (searched from `from`), else -1.
 function findStop(text, stops, from) {
   let best = -1;
@@ -383,6 +392,9 @@ async function generate(r, seq, isGone, onText) {
     : undefined;
   if (r.maxTokens > 0) {
     const grammarEvaluationState = r.grammar ? new LlamaGrammarEvaluationState({model, grammar: r.grammar}) : undefined;
+    // A grammar's stop triggers end the generation like stop strings (the JSON grammar allows
+    // any run of trailing newlines, which a random model may never leave).
+    const stops = [...r.stop, ...(r.grammar?.stopGenerationTriggers ?? []).map(triggerText).filter((t) => t)];
     const it = seq.evaluate(promptTokens, {
       temperature: r.temperature, topP: r.topP, seed: r.seed, repeatPenalty: penalties, yieldEogToken: true, grammarEvaluationState,
     });
@@ -406,14 +418,17 @@ async function generate(r, seq, isGone, onText) {
         // A token may end inside a UTF-8 character: its bytes decode to U+FFFD until the rest comes.
         let whole = full.length;
         while (whole > 0 && full.charCodeAt(whole - 1) === 0xfffd) --whole;
-        const stopAt = r.stop.length ? findStop(full.slice(0, whole), r.stop, emitted - 64) : -1;
+        const stopAt = stops.length ? findStop(full.slice(0, whole), stops, emitted - 64) : -1;
         if (stopAt >= 0) {
           text = full.slice(0, stopAt);
+          // A grammar's own stop (the JSON grammar's run of newlines) ends the document: its
+          // whitespace tail is dropped, as node-llama-cpp's LlamaCompletion does.
+          if (r.grammar?.trimWhitespaceSuffix) text = text.slice(0, Math.max(emitted, text.trimEnd().length));
           finishReason = "stop";
           break;
         }
         text = full;
-        const safe = whole - (r.stop.length ? stopPrefixAtEnd(full.slice(0, whole), r.stop) : 0);
+        const safe = whole - (stops.length ? stopPrefixAtEnd(full.slice(0, whole), stops) : 0);
         if (safe > emitted) {
           onText(full.slice(emitted, safe), newIds());
           emitted = safe;
