@@ -20,7 +20,7 @@ bool prompt_opens_think(const binding::ChatBinding& b, const ChatRequest& r) {
   Json messages = r.messages;
   for (auto& m : messages)
     if (!m.contains("content")) m["content"] = nullptr;  // as the work item carries them
-  Json extra = Json::object();
+  Json extra = r.template_kwargs;  // enable_thinking and the like decide whether it opens one
   if (!r.tools.is_null()) extra["tools"] = r.tools;
   chat::RenderOptions options;
   options.add_generation_prompt = true;
