@@ -55,6 +55,14 @@ std::shared_ptr<const AnswerConstraint> response_format_constraint(const nlohman
   return c;
 }
 
+void check_tool_parameters(const nlohmann::ordered_json& tools) {
+  try {
+    (void)schema::check_tools(nlohmann::json(tools), "tools");
+  } catch (const schema::SchemaError& e) {
+    refuse(e);
+  }
+}
+
 std::shared_ptr<const AnswerConstraint> tool_choice_constraint(const nlohmann::ordered_json& tools, const std::string& function,
                                                                bool parallel_tool_calls) {
   auto c = std::make_shared<AnswerConstraint>();

@@ -43,6 +43,11 @@ struct AnswerConstraint {
 // naming the field (`response_format.json_schema.schema`) when it cannot be used.
 [[nodiscard]] std::shared_ptr<const AnswerConstraint> response_format_constraint(const nlohmann::ordered_json* response_format);
 
+// Checks every tool's `parameters` as a JSON Schema the gateway can enforce (schema::check_tools),
+// whatever tool_choice says: a tool whose parameters are not a schema is the client's 400 naming
+// the field (tools[i].function.parameters/...), before anything is queued.
+void check_tool_parameters(const nlohmann::ordered_json& tools);
+
 // The constraint of tool_choice "required" (`function` empty) or naming `function`, over the
 // request's `tools` (as sent). Throws RequestError (400) naming the tool's field
 // (`tools[1].function.parameters/...`) when a parameters schema cannot be used.

@@ -127,7 +127,10 @@ void refuse_unsupported(const Json& body) {
 void parse_constraint(const Json& body, ChatRequest& r) {
   const auto f = body.find("response_format");
   r.constraint = response_format_constraint(f == body.end() ? nullptr : &*f);
-  if (r.tool_choice != ToolChoice::required && r.tool_choice != ToolChoice::named) return;
+  if (r.tool_choice != ToolChoice::required && r.tool_choice != ToolChoice::named) {
+    if (r.tools.is_array() && !r.tools.empty()) check_tool_parameters(r.tools);  // the constrained path checks them itself
+    return;
+  }
   if (r.constraint)
     fail("response_format", "cannot be combined with tool_choice 'required' or a named function: the answer is either calls or one JSON document",
          "invalid_value");

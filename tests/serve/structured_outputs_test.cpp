@@ -220,6 +220,14 @@ TEST_F(StructuredOutputTest, BadConstraintsAreA400NamingTheFieldBeforeAnythingIs
       R"(","messages":[{"role":"user","content":"a"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string"}}}],"tool_choice":"required"})";
   const json e = post("/v1/chat/completions", bad_tool, 400);
   EXPECT_EQ(e["error"]["param"], "tools[0].function.parameters") << e.dump();
+  // Under tool_choice auto too (nothing is constrained, and still the parameters must be a schema).
+  for (const char* parameters : {R"({"type":"string"})", R"({"type":"object","properties":{"a":{"minimum":"x"}}})"}) {
+    const std::string auto_tool = R"({"model":")" + kModel +
+                                  R"(","messages":[{"role":"user","content":"a"}],"tools":[{"type":"function","function":{"name":"f","parameters":)" +
+                                  parameters + "}}]}";
+    const json a = post("/v1/chat/completions", auto_tool, 400);
+    EXPECT_EQ(a["error"]["param"].get<std::string>().rfind("tools[0].function.parameters", 0), 0u) << a.dump();
+  }
   EXPECT_EQ(engine_.hits.load(), 0) << "nothing reached the engine";
 }
 
