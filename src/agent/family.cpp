@@ -74,4 +74,14 @@ class Plain final : public Family {
 
 std::unique_ptr<Family> make_plain() { return std::make_unique<plain::Plain>(); }
 
+std::optional<bool> CallArguments::step(Stream& s, bool& progress) {
+  scratch_.clear();
+  const std::size_t n = scanner_.feed(s.pending(), scratch_);
+  s.arguments(scratch_);
+  s.consume(n);
+  progress = n > 0;
+  if (scanner_.state() == JsonScanner::State::running) return std::nullopt;
+  return s.end_call(scanner_.state() == JsonScanner::State::done);
+}
+
 }  // namespace overhead::agent::detail

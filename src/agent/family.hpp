@@ -10,9 +10,12 @@
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "agent/json_scan.hpp"
 #include "agent/markers.hpp"
 #include "agent/stream.hpp"
 
@@ -45,6 +48,20 @@ std::size_t after_space(Stream& s, std::initializer_list<std::string_view> words
 
 // Skips whitespace at the head of the pending text; true when something follows it.
 bool skip_space(Stream& s, bool& progress);
+
+// A call's JSON arguments read from the head of the pending text as they arrive: passed on
+// compacted (Stream::arguments) and the call ended (Stream::end_call) once the value is whole.
+class CallArguments {
+ public:
+  void reset() { scanner_.reset(); }
+  // Nullopt while the value runs (`progress`: text was consumed); else the call has ended, and
+  // true when it was kept.
+  std::optional<bool> step(Stream& s, bool& progress);
+
+ private:
+  JsonScanner scanner_;
+  std::string scratch_;
+};
 
 using FamilyFactory = std::unique_ptr<Family> (*)();
 struct FamilyEntry {

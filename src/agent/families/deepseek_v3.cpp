@@ -98,13 +98,10 @@ class DeepSeekV3 final : public Family {
         return true;
       }
       case State::args: {
-        scratch_.clear();
-        const std::size_t n = scanner_.feed(s.pending(), scratch_);
-        s.arguments(scratch_);
-        s.consume(n);
-        if (scanner_.state() == JsonScanner::State::running) return n > 0;
-        const bool ok = s.end_call(scanner_.state() == JsonScanner::State::done);
-        state_ = ok ? State::between : State::content;
+        bool fed = false;
+        const std::optional<bool> kept = arguments_.step(s, fed);
+        if (!kept) return fed;
+        state_ = *kept ? State::between : State::content;
         return true;
       }
     }
@@ -127,7 +124,7 @@ class DeepSeekV3 final : public Family {
   }
   void start_args(Stream& s) {
     s.begin_call(word_);
-    scanner_.reset();
+    arguments_.reset();
     state_ = State::args;
   }
   bool reject(Stream& s) {
@@ -160,10 +157,9 @@ class DeepSeekV3 final : public Family {
 
   enum class State { content, between, type, name, fence, args };
   State state_ = State::content;
-  JsonScanner scanner_;
+  CallArguments arguments_;  // a call's arguments as they arrive
   std::string word_;
   std::string type_;
-  std::string scratch_;
 };
 
 }  // namespace deepseek_family

@@ -77,13 +77,10 @@ class GptOss final : public Family {
         return true;
       }
       case State::call: {
-        scratch_.clear();
-        const std::size_t n = scanner_.feed(s.pending(), scratch_);
-        s.arguments(scratch_);
-        s.consume(n);
-        if (scanner_.state() == JsonScanner::State::running) return n > 0;
-        const bool ok = s.end_call(scanner_.state() == JsonScanner::State::done);
-        state_ = ok ? State::after_call : State::outside;
+        bool fed = false;
+        const std::optional<bool> kept = arguments_.step(s, fed);
+        if (!kept) return fed;
+        state_ = *kept ? State::after_call : State::outside;
         return true;
       }
       case State::after_call: {
@@ -111,7 +108,7 @@ class GptOss final : public Family {
     const std::string_view recipient = header_word(header_, "to=");
     if (recipient.substr(0, kFunctions.size()) == kFunctions && recipient.size() > kFunctions.size()) {
       s.begin_call(recipient.substr(kFunctions.size()));
-      scanner_.reset();
+      arguments_.reset();
       state_ = State::call;
       return;
     }
@@ -133,8 +130,7 @@ class GptOss final : public Family {
   State state_ = State::outside;
   Delta::Kind kind_ = Delta::Kind::content;
   std::string header_;
-  JsonScanner scanner_;
-  std::string scratch_;
+  CallArguments arguments_;  // a call's arguments as they arrive
 };
 
 }  // namespace gpt_oss_family

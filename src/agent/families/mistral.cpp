@@ -56,13 +56,10 @@ class Mistral final : public Family {
       case State::call_id:
         return read_call_id(s);
       case State::args: {
-        scratch_.clear();
-        const std::size_t n = scanner_.feed(s.pending(), scratch_);
-        s.arguments(scratch_);
-        s.consume(n);
-        if (scanner_.state() == JsonScanner::State::running) return n > 0;
-        const bool ok = s.end_call(scanner_.state() == JsonScanner::State::done);
-        state_ = ok ? State::after_call : State::content;
+        bool fed = false;
+        const std::optional<bool> kept = arguments_.step(s, fed);
+        if (!kept) return fed;
+        state_ = *kept ? State::after_call : State::content;
         return true;
       }
       case State::after_call: {
@@ -135,7 +132,7 @@ class Mistral final : public Family {
     if (p == Prefix::no || name_.empty()) return reject(s);
     s.consume(kArgs.size());
     s.begin_call(name_);
-    scanner_.reset();
+    arguments_.reset();
     state_ = State::args;
     return true;
   }
@@ -149,10 +146,9 @@ class Mistral final : public Family {
   enum class State { content, after_marker, section, name, call_id, args, after_call };
   State state_ = State::content;
   CallSection section_{{.array = true, .object = true, .separator = '\0'}};
-  JsonScanner scanner_;
+  CallArguments arguments_;  // a call's arguments as they arrive
   std::string name_;
   std::size_t id_length_ = 0;
-  std::string scratch_;
 };
 
 }  // namespace mistral_family
