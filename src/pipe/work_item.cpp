@@ -376,6 +376,10 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
     util::append_json_string(out, reply_to);
   }
   if (source.stream) out += ",\"stream\":true";
+  if (!source.key_name.empty()) {
+    out += ",\"key_name\":";
+    util::append_json_string(out, source.key_name);
+  }
   out += "}";
   return out;
 }
@@ -407,6 +411,13 @@ WorkItem parse_item_body(std::string_view body, const std::string& origin) {
   bool stream = false;
   if (last_field(obj, "stream", stream_value) == simdjson::SUCCESS && stream_value.get(stream) == simdjson::SUCCESS)
     rec->stream = stream;
+  dom::element key_value;
+  if (last_field(obj, "key_name", key_value) == simdjson::SUCCESS) {
+    std::string_view key_name;
+    if (key_value.get(key_name) != simdjson::SUCCESS)
+      fail(kind_name(DeadLetterKind::bad_message), origin, "\"key_name\" is not a string");
+    rec->key_name = std::string(key_name);
+  }
   item.source = std::move(rec);
   return item;
 }

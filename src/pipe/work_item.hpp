@@ -69,6 +69,9 @@ struct SourceRecord {
   // A gateway's request that wants its answer streamed (`stream: true`): the worker passes the
   // decoder's text on as it comes (reply/reply_path.hpp). Only queue bodies carry it.
   bool stream = false;
+  // A gateway's request admitted under an API key: the key's name (never its secret), which the
+  // record carries so that its cost is charged to the key. Only queue bodies carry it.
+  std::string key_name;
 };
 
 // Where a record came from, as every dead letter of it names it: "PATH:LINE", or "line LINE" when

@@ -19,7 +19,9 @@
 #include "serve/completion_json.hpp"
 #include "serve/completion_stream.hpp"
 #include "serve/deadline_timers.hpp"
+#include "serve/key_admission.hpp"
 #include "serve/metrics.hpp"
+#include "serve/prompt_tokens.hpp"
 #include "serve/reply_box.hpp"
 #include "serve/request_json.hpp"
 #include "serve/special_tokens_guard.hpp"
@@ -96,10 +98,16 @@ namespace {
 
 class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
  public:
-  explicit ChatRoutes(const ChatRouteContext& c) : c_(c), shapes_(c.limits.parsers) {}
+  explicit ChatRoutes(const ChatRouteContext& c) : c_(c), shapes_(c.limits.parsers) {
+    c_.replies.set_answer_observer([&admission = c_.admission](const AnsweredNote& a) {
+      admission.answered(a.key_name, a.key_tpm, a.prompt_tokens, a.completion_tokens, a.cost_usd);
+    });
+  }
 
-  // Checks the body and queues it; returns the id, or throws RequestError.
-  std::string enqueue(const Json& body, bool kept, ChatRequest& request, RequestInfo& info) {
+  // Checks the body, admits it under the caller's key and queues it; returns the id, or throws
+  // RequestError. The key's rate headers go on `res` either way.
+  std::string enqueue(const http::Request& req, http::Response& res, const Json& body, bool kept, ChatRequest& request,
+                      RequestInfo& info) {
     request = parse_chat_request(body, c_.limits.max_messages);
     const auto tokenizer = c_.bindings.listed_name(request.model);
     if (!tokenizer)
@@ -117,11 +125,17 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
                                      std::to_string(c_.limits.max_log_backlog) + "); retry after " + std::to_string(c_.limits.retry_after_s) + " s",
                             "requests", "", "rate_limit_exceeded"}};
     }
+    // Last, so that a request the gateway itself cannot take does not use up the key's allowance.
+    const Caller caller = c_.admission.caller(req.get_header_value("Authorization"));
+    const std::int64_t prompt_tokens = binding && KeyAdmission::needs_prompt_tokens(caller) ? count_prompt_tokens(*binding, request) : 0;
+    KeyGrant grant;
+    if (auto refusal = c_.admission.admit(caller, request.model, prompt_tokens, res, grant)) throw RequestError{std::move(*refusal)};
     const std::string id = new_id(kept ? "req_" : "chatcmpl-");
     pipe::SourceRecord source = work_item_source(request, id);
     source.stream = request.stream;  // the worker passes the text on as it is generated
+    source.key_name = grant.key_name;  // the record is charged to it
     info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), ports::monotonic_ns(), kept,
-                       shapes_.shape(binding.get(), request, id)};
+                       shapes_.shape(binding.get(), request, id), grant.key_name, grant.tpm};
     // A stream is bounded by its first token and the gaps between its pieces (the pump keeps
     // them); the box's own bound for it is the whole stream's, not a synchronous answer's.
     c_.replies.open(id, info, request.stream ? std::optional(c_.limits.stream_timeout) : std::nullopt);
@@ -168,9 +182,9 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     RequestInfo info;
     std::string id;
     try {
-      id = enqueue(parse_body(req.body), false, request, info);
+      id = enqueue(req, res, parse_body(req.body), false, request, info);
     } catch (const RequestError& e) {
-      if (e.error.status == 429) res.set_header("Retry-After", std::to_string(c_.limits.retry_after_s));
+      if (e.error.status == 429 && !res.has_header("Retry-After")) res.set_header("Retry-After", std::to_string(c_.limits.retry_after_s));
       send_error(res, e.error);
       return;
     }
@@ -285,13 +299,13 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
       if (optional_bool(body, "stream", false))
         throw RequestError{{400, "'stream' is not available on /v1/requests; poll GET /v1/requests/{id}", "invalid_request_error",
                             "stream", "unsupported_value"}};
-      const std::string id = enqueue(body, true, request, info);
+      const std::string id = enqueue(req, res, body, true, request, info);
       res.status = 202;
       res.set_header("Location", "/v1/requests/" + id);
       res.set_content(Json{{"id", id}, {"object", "request"}, {"status", "queued"}, {"created", info.created}, {"model", info.model}}.dump(),
                       "application/json");
     } catch (const RequestError& e) {
-      if (e.error.status == 429) res.set_header("Retry-After", std::to_string(c_.limits.retry_after_s));
+      if (e.error.status == 429 && !res.has_header("Retry-After")) res.set_header("Retry-After", std::to_string(c_.limits.retry_after_s));
       send_error(res, e.error);
     }
   }

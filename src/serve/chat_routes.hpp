@@ -24,6 +24,7 @@ namespace overhead::serve {
 
 class BindingCache;
 class ChatPipeline;
+class KeyAdmission;
 class Metrics;
 class ReplyBox;
 
@@ -55,6 +56,7 @@ struct ChatRouteContext {
   ReplyBox& replies;
   Metrics& metrics;
   ChatRouteLimits limits;
+  KeyAdmission& admission;  // the caller's key: model, budget, rate limits (key_admission.hpp)
 };
 
 // The work item's source for a checked request (id, model, prompt, tools, max_tokens): what the

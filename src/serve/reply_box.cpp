@@ -50,11 +50,20 @@ void ReplyBox::changed(Slot& slot) {
 }
 
 void ReplyBox::call_watchers(std::unique_lock<std::mutex>& lock) {
-  if (to_call_.empty()) return;
+  if (to_call_.empty() && answered_.empty()) return;
   Watchers calls;
   calls.swap(to_call_);
+  std::vector<AnsweredNote> answered;
+  answered.swap(answered_);
   lock.unlock();
   for (const auto& w : calls) (*w)();
+  if (answer_observer_)
+    for (const auto& a : answered) answer_observer_(a);
+}
+
+void ReplyBox::set_answer_observer(AnswerObserver observer) {
+  std::lock_guard lock(mutex_);
+  answer_observer_ = std::move(observer);
 }
 
 void ReplyBox::note(const std::string& id, const std::optional<std::string>&) {
@@ -172,6 +181,10 @@ void ReplyBox::finish(const std::string& id, Slot& slot, Reply reply) {
   slot.snapshot.state = reply.ok() ? RequestState::done : RequestState::failed;
   slot.snapshot.replied_ns = ports::monotonic_ns();
   slot.snapshot.reply = std::move(reply);
+  if (answer_observer_ && slot.snapshot.state == RequestState::done && !slot.snapshot.info.key_name.empty()) {
+    const ports::Record& r = slot.snapshot.reply->record;
+    answered_.push_back({slot.snapshot.info.key_name, slot.snapshot.info.key_tpm, r.token_count, r.output_tokens, 0.0});
+  }
   slot.early.clear();
   slot.waiting_reply.reset();
   --queued_;

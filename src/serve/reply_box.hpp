@@ -65,7 +65,21 @@ struct RequestInfo {
   // How the answer's text is read into content, reasoning and tool calls (answer_shape.hpp);
   // null: all content.
   std::shared_ptr<const AnswerShape> shape{};
+  // The API key it was admitted under (key_admission.hpp; empty: none) and that key's tokens per
+  // minute, to which its completion tokens are charged once answered.
+  std::string key_name{};
+  std::int64_t key_tpm = 0;
 };
+
+// A request of a key that was answered: what its key is charged (the answer observer's argument).
+struct AnsweredNote {
+  std::string key_name;
+  std::int64_t key_tpm = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  double cost_usd = 0;
+};
+using AnswerObserver = std::function<void(const AnsweredNote&)>;
 
 struct RequestSnapshot {
   RequestInfo info;
@@ -107,6 +121,9 @@ class ReplyBox final : public reply::ReplyPath {
   void note(const std::string& id, const std::optional<std::string>& reply_to) override;
   void text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text) override;
   void deliver(Reply reply) override;
+  // Called once per request of a key answered done, outside the box's lock, on the thread that
+  // delivered it (the budgets and per-key counters, key_admission.hpp). Set before requests arrive.
+  void set_answer_observer(AnswerObserver observer);
   // What a watcher's reader takes, without waiting: the text past `have` bytes, a restart, or the
   // request's end. Empty when there is nothing new; `closed` when the box was cancelled or `id` is
   // unknown.
@@ -174,6 +191,8 @@ class ReplyBox final : public reply::ReplyPath {
   static constexpr std::size_t kFirstDeadlinePurge = 4096;
   std::size_t queued_ = 0;
   Watchers to_call_;  // watchers of slots changed under the lock, called once it is released
+  std::vector<AnsweredNote> answered_;  // answers of keys to report once the lock is released
+  AnswerObserver answer_observer_;
 };
 
 }  // namespace overhead::serve

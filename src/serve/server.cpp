@@ -4,15 +4,20 @@
 #include <stdexcept>
 
 #include "serve/api_error.hpp"
-#include "serve/bearer_auth.hpp"
+#include "serve/api_keys.hpp"
 #include "serve/binding_cache.hpp"
 #include "serve/chat_routes.hpp"
 #include "serve/dashboard_routes.hpp"
 #include "serve/heap_policy.hpp"
 #include "serve/http/http_server.hpp"
+#include "serve/key_admission.hpp"
+#include "serve/key_metrics.hpp"
+#include "serve/key_spend.hpp"
 #include "serve/metrics.hpp"
 #include "serve/reply_box.hpp"
 #include "serve/token_routes.hpp"
+#include "serve/usage_routes.hpp"
+#include "serve/window_rate_limiter.hpp"
 
 namespace overhead::serve {
 namespace {
@@ -28,15 +33,19 @@ http::Response json_error(const ApiError& e) {
 constexpr std::chrono::seconds kFinishGrace{1};
 
 // What the gateway decides around every request: auth before routing (routes registered as open
-// need no token), the in-flight limit before the body is read, OpenAI's error shape, the metrics.
+// need no key; the others a key of api_keys.hpp, when the gateway has any), the in-flight limit
+// before the body is read, OpenAI's error shape, the metrics. A route's own admission (the chat
+// routes: model, budget, rate limits) comes after the body, in key_admission.hpp.
 class GatewayGate final : public http::Gatekeeper {
  public:
-  GatewayGate(const ServerOptions& options, Metrics& metrics) : options_(options), metrics_(metrics) {}
+  GatewayGate(const ServerOptions& options, Metrics& metrics, const KeyAdmission& admission)
+      : options_(options), metrics_(metrics), admission_(admission) {}
 
   std::optional<http::Response> authorize(const http::Request& req, const http::Route* route) override {
-    if (options_.auth_token.empty() || (route && route->options.open)) return std::nullopt;
-    if (bearer_matches(req.get_header_value("Authorization"), options_.auth_token)) return std::nullopt;
-    http::Response res = json_error({401, "Missing or invalid bearer token in the Authorization header", "invalid_request_error", "", "invalid_api_key"});
+    if (route && route->options.open) return std::nullopt;
+    const Caller caller = admission_.caller(req.get_header_value("Authorization"));
+    if (caller.verdict == KeyVerdict::ok) return std::nullopt;
+    http::Response res = json_error(caller_error(caller));
     res.set_header("WWW-Authenticate", "Bearer");
     return res;
   }
@@ -67,6 +76,7 @@ class GatewayGate final : public http::Gatekeeper {
  private:
   const ServerOptions& options_;
   Metrics& metrics_;
+  const KeyAdmission& admission_;
 };
 
 http::HttpServerOptions http_options(const ServerOptions& o) {
@@ -98,8 +108,15 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)),
       bindings_(std::make_unique<BindingCache>(options_.models)),
       metrics_(std::make_unique<Metrics>()),
+      api_keys_(std::make_unique<ApiKeys>(options_.keys, options_.auth_token, options_.key_refresh)),
+      key_spend_(std::make_unique<KeySpend>(options_.keys, options_.key_refresh, [keys = api_keys_.get()] { return keys->any_budget(); })),
+      key_metrics_(std::make_unique<KeyMetrics>(options_.max_key_metrics)),
+      admission_(std::make_unique<KeyAdmission>(
+          *api_keys_, *key_spend_,
+          options_.limiter ? options_.limiter : std::make_shared<WindowRateLimiter>(options_.limit_window), *key_metrics_,
+          options_.limits_fail_closed ? LimitsOnError::closed : LimitsOnError::open)),
       routes_(std::make_unique<http::Routes>()),
-      gate_(std::make_unique<GatewayGate>(options_, *metrics_)),
+      gate_(std::make_unique<GatewayGate>(options_, *metrics_, *admission_)),
       memory_trim_(std::make_unique<PeriodicMemoryTrim>(options_.memory_trim_interval)) {
   http::Routes& routes = *routes_;
   http::RouteOptions scrape;
@@ -113,12 +130,22 @@ Server::Server(ServerOptions options)
     text += "# TYPE overhead_http_requests_waiting gauge\n";
     text += "overhead_http_requests_waiting " + std::to_string(http_->waiting_requests()) + "\n";
     if (pipeline_) text += pipeline_exposition(*pipeline_, *replies_);
+    text += key_metrics_->exposition();
+    if (api_keys_->store() || options_.limiter) {
+      text += "# HELP overhead_key_store_refresh_failures_total Reads of the keys or their spend from the store that failed (the last ones read stay in force).\n";
+      text += "# TYPE overhead_key_store_refresh_failures_total counter\n";
+      text += "overhead_key_store_refresh_failures_total " + std::to_string(api_keys_->refresh_failures() + key_spend_->refresh_failures()) + "\n";
+      text += "# HELP overhead_rate_limiter_failures_total Admissions or charges the rate limiter could not answer (--limits-on-error decided).\n";
+      text += "# TYPE overhead_rate_limiter_failures_total counter\n";
+      text += "overhead_rate_limiter_failures_total " + std::to_string(admission_->limiter_failures()) + "\n";
+    }
     res.set_content(text, "text/plain; version=0.0.4");
   }, scrape);
   routes.get("/healthz", [](const http::Request&, http::Response& res) { res.set_content("ok\n", "text/plain"); }, health_check());
   routes.get("/readyz", [](const http::Request&, http::Response& res) { res.set_content("ready\n", "text/plain"); }, health_check());
   add_token_routes(routes, *bindings_, RouteLimits{options_.max_messages});
   add_dashboard_routes(routes);
+  if (api_keys_->store()) add_usage_routes(routes, *api_keys_->store(), *admission_);
   if (options_.pipeline.input) {
     // A request no worker answers within the request timeout is answered "timeout" by the box, so
     // an asynchronous one cannot hold its --max-queued place forever.
@@ -139,7 +166,7 @@ Server::Server(ServerOptions options)
     limits.max_log_backlog = options_.max_log_backlog;
     limits.special_tokens = options_.special_tokens_in_content;
     limits.parsers = options_.parsers;
-    add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_, limits});
+    add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_, limits, *admission_});
   }
   http_ = std::make_unique<http::HttpServer>(http_options(options_), routes, *gate_);
 }

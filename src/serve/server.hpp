@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "pipe/worker_host.hpp"
+#include "ports/key_store.hpp"
+#include "ports/rate_limiter.hpp"
 #include "serve/answer_shape.hpp"
 #include "serve/chat_pipeline.hpp"
 #include "serve/special_tokens_guard.hpp"
@@ -26,7 +28,11 @@ class HttpServer;
 class Routes;
 }  // namespace http
 
+class ApiKeys;
 class BindingCache;
+class KeyAdmission;
+class KeyMetrics;
+class KeySpend;
 class PeriodicMemoryTrim;
 class Metrics;
 class ReplyBox;
@@ -35,7 +41,17 @@ struct ServerOptions {
   std::string host = "127.0.0.1";  // loopback unless told otherwise
   int port = 0;                    // 0: any free port (bound_port() tells which)
   std::vector<std::string> models; // empty: the seed's tokenizers
-  std::string auth_token;          // empty: no auth
+  std::string auth_token;          // empty: no single token (the key named "default", api_keys.hpp)
+  // Keys, limits and budgets (--api-keys, key_admission.hpp): the keys in the store (null: only
+  // auth_token, if any), the shared counters (null: in-process, windows of limit_window), what an
+  // unreachable limiter means, how often keys and spend are read again, and how many keys get
+  // their own /metrics label.
+  std::shared_ptr<ports::KeyStore> keys;
+  std::shared_ptr<ports::RateLimiter> limiter;
+  bool limits_fail_closed = false;
+  std::chrono::milliseconds limit_window{60000};
+  std::chrono::milliseconds key_refresh{2000};
+  std::size_t max_key_metrics = 100;
   std::size_t max_body_bytes = 1u << 20;
   std::size_t max_messages = 1024;
   // Slow-client protection: a request's headers and body must all arrive within this many seconds
@@ -119,6 +135,10 @@ class Server {
   ServerOptions options_;
   std::unique_ptr<BindingCache> bindings_;
   std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<ApiKeys> api_keys_;
+  std::unique_ptr<KeySpend> key_spend_;
+  std::unique_ptr<KeyMetrics> key_metrics_;
+  std::unique_ptr<KeyAdmission> admission_;
   std::unique_ptr<http::Routes> routes_;
   std::unique_ptr<http::Gatekeeper> gate_;
   std::unique_ptr<http::HttpServer> http_;
