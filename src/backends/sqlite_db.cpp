@@ -47,6 +47,11 @@ SqliteStatement& SqliteStatement::bind(int index, std::int64_t v) {
   return *this;
 }
 
+SqliteStatement& SqliteStatement::bind_real(int index, double v) {
+  sqlite3_bind_double(stmt_, index, v);
+  return *this;
+}
+
 SqliteStatement& SqliteStatement::bind(int index, std::string_view v) {
   sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   return *this;
@@ -83,6 +88,7 @@ void SqliteStatement::reset() {
 }
 
 std::int64_t SqliteStatement::column_int(int i) const { return sqlite3_column_int64(stmt_, i); }
+double SqliteStatement::column_double(int i) const { return sqlite3_column_double(stmt_, i); }
 bool SqliteStatement::column_is_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
 std::string_view SqliteStatement::column_text(int i) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, i));

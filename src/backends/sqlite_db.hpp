@@ -28,6 +28,7 @@ class SqliteStatement {
   SqliteStatement& operator=(const SqliteStatement&) = delete;
 
   SqliteStatement& bind(int index, std::int64_t v);
+  SqliteStatement& bind_real(int index, double v);  // REAL: the IEEE double itself (a named call: no overload for int literals to be ambiguous with)
   SqliteStatement& bind(int index, std::string_view v);  // bound as TEXT, copied by SQLite
   // Bound as TEXT without a copy: `v` must stay valid until the statement is reset (run() resets),
   // which saves a malloc and a copy per column on the upsert of every record.
@@ -40,6 +41,7 @@ class SqliteStatement {
   void reset();  // reset + clear bindings, ready for the next use
 
   std::int64_t column_int(int i) const;
+  double column_double(int i) const;  // NULL reads as 0
   bool column_is_null(int i) const;
   std::string_view column_text(int i) const;
 
