@@ -100,8 +100,20 @@ std::string records_key_schema_mismatch(const json& table) {
          "; a record store needs hash key experiment_tokenizer (S) and range key id (S)";
 }
 
-ProvisionedResource provision_records_table(aws::JsonProtocolClient& dynamodb, const std::string& table_name,
-                                            milliseconds call_timeout, milliseconds active_wait, const std::string& shown) {
+namespace {
+
+json keys_table_request(const std::string& table) {
+  return {{"TableName", table},
+          {"BillingMode", "PAY_PER_REQUEST"},
+          {"AttributeDefinitions", {{{"AttributeName", "name"}, {"AttributeType", "S"}}}},
+          {"KeySchema", {{{"AttributeName", "name"}, {"KeyType", "HASH"}}}}};
+}
+
+// DescribeTable, else CreateTable with `request`; the table's keys checked by `mismatch`; then
+// waited on until ACTIVE.
+ProvisionedResource provision_table(aws::JsonProtocolClient& dynamodb, const std::string& table_name, const json& request,
+                                    std::string (*mismatch_of)(const json&), milliseconds call_timeout,
+                                    milliseconds active_wait, const std::string& shown) {
   ProvisionedResource r{table_name, "", false};
   json table;
   try {
@@ -109,14 +121,14 @@ ProvisionedResource provision_records_table(aws::JsonProtocolClient& dynamodb, c
   } catch (const aws::JsonCallError& e) {
     if (e.code() != "ResourceNotFoundException") throw;
     try {
-      table = call(dynamodb, "CreateTable", records_table_request(table_name), call_timeout, shown).value("TableDescription", json::object());
+      table = call(dynamodb, "CreateTable", request, call_timeout, shown).value("TableDescription", json::object());
       r.created = true;
     } catch (const aws::JsonCallError& e2) {
       if (e2.code() != "ResourceInUseException") throw;  // created by another opener meanwhile
       table = call(dynamodb, "DescribeTable", {{"TableName", table_name}}, call_timeout, shown).value("Table", json::object());
     }
   }
-  if (const std::string mismatch = records_key_schema_mismatch(table); !mismatch.empty())
+  if (const std::string mismatch = mismatch_of(table); !mismatch.empty())
     throw std::runtime_error("DynamoDB table \"" + table_name + "\" on " + shown + " " + mismatch);
   const auto deadline = std::chrono::steady_clock::now() + active_wait;
   for (int round = 0; table.value("TableStatus", std::string("ACTIVE")) != "ACTIVE"; ++round) {
@@ -128,6 +140,27 @@ ProvisionedResource provision_records_table(aws::JsonProtocolClient& dynamodb, c
   }
   r.where = table.value("TableArn", std::string());
   return r;
+}
+
+}  // namespace
+
+ProvisionedResource provision_records_table(aws::JsonProtocolClient& dynamodb, const std::string& table_name,
+                                            milliseconds call_timeout, milliseconds active_wait, const std::string& shown) {
+  return provision_table(dynamodb, table_name, records_table_request(table_name), &records_key_schema_mismatch, call_timeout,
+                         active_wait, shown);
+}
+
+std::string keys_key_schema_mismatch(const json& table) {
+  const json keys = table.value("KeySchema", json::array());
+  if (keys.size() == 1 && keys[0].value("AttributeName", std::string()) == "name" && keys[0].value("KeyType", std::string()) == "HASH")
+    return "";
+  return "has key schema " + keys.dump() + "; a key store needs hash key name (S)";
+}
+
+ProvisionedResource provision_keys_table(aws::JsonProtocolClient& dynamodb, const std::string& table_name,
+                                         milliseconds call_timeout, milliseconds active_wait, const std::string& shown) {
+  return provision_table(dynamodb, table_name, keys_table_request(table_name), &keys_key_schema_mismatch, call_timeout,
+                         active_wait, shown);
 }
 
 }  // namespace overhead::backends

@@ -1,5 +1,5 @@
 // Creating the AWS resources the adapters use, in one place: an SQS queue with its dead-letter
-// queue and redrive policy, and the seed's DynamoDB records table. The adapters call these when
+// queue and redrive policy, the seed's DynamoDB records table, and the key store's table beside it. The adapters call these when
 // their URL says create=1 (sqs_queue.cpp, dynamodb_store.cpp), and `overhead aws-init` calls them
 // for the whole set (cli/aws_init.cpp), so a queue or a table is made the same way by both.
 //
@@ -53,5 +53,13 @@ struct SqsQueuePair {
 // Whether a DescribeTable "Table" object has the records table's keys; else a sentence saying
 // what it has instead (empty when it fits).
 [[nodiscard]] std::string records_key_schema_mismatch(const nlohmann::json& table);
+
+// The key store's table (backends/dynamodb_key_store.hpp): PAY_PER_REQUEST, hash key name (S);
+// made and awaited as the records table.
+[[nodiscard]] ProvisionedResource provision_keys_table(aws::JsonProtocolClient& dynamodb, const std::string& table,
+                                                       std::chrono::milliseconds call_timeout,
+                                                       std::chrono::milliseconds active_wait, const std::string& shown);
+// The same check for the key store's table.
+[[nodiscard]] std::string keys_key_schema_mismatch(const nlohmann::json& table);
 
 }  // namespace overhead::backends

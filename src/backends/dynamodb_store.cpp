@@ -17,6 +17,7 @@
 #include "aws/json_protocol.hpp"
 #include "backends/aws_provision.hpp"
 #include "backends/dynamodb_item.hpp"
+#include "backends/dynamodb_target.hpp"
 #include "ports/record_fields.hpp"
 #include "util/json_writer.hpp"
 
@@ -451,55 +452,12 @@ class DynamoDbStore final : public Store {
   const std::string table_json_;  // the table name as a JSON string literal
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= s.size()) {
-    const auto comma = s.find(',', at);
-    std::string part = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (!part.empty()) out.push_back(std::move(part));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return out;
-}
-
-bool valid_table_name(const std::string& name) {
-  if (name.size() < 3 || name.size() > 255) return false;
-  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-  });
-}
-
 }  // namespace
 
 std::unique_ptr<Store> open_dynamodb_store(const BackendUrl& u) {
-  u.check_params({"region", "endpoint", "create", "tokenizers", "timeout_ms"});
-  DynamoDbConfig c;
-  c.table = u.host;
-  if (!u.has_authority || c.table.empty() || (!u.path.empty() && u.path != "/") || u.port != 0 || !u.user.empty())
-    throw std::invalid_argument(u.describe("store", "expected dynamodb://TABLE[?region=R&endpoint=URL&create=1]"));
-  if (!valid_table_name(c.table))
-    throw std::invalid_argument(
-        u.describe("store", "a DynamoDB table name is 3 to 255 characters of A-Z a-z 0-9 _ - ."));
-  const auto region_param = u.params.count("region") ? std::optional<std::string>(u.param("region", "")) : std::nullopt;
-  aws::JsonServiceEndpoint e{"dynamodb", "DynamoDB_20120810", "", "", "", ""};
-  try {
-    e.region = aws::resolve_region(region_param, aws::process_environment());
-  } catch (const aws::CredentialError& err) {
-    throw std::invalid_argument(u.describe("store", err.what()));
-  }
-  e.endpoint = u.param("endpoint", "https://dynamodb." + e.region + ".amazonaws.com");
-  try {
-    e.host = aws::endpoint_host(e.endpoint);
-  } catch (const std::invalid_argument& err) {
-    throw std::invalid_argument(u.describe("store", err.what()));
-  }
-  c.call_timeout = u.call_timeout();
-  c.create = u.int_param("create", 0, 0, 1) == 1;
-  c.tokenizers = split_list(u.param("tokenizers", ""));
-  auto client = std::make_shared<aws::JsonProtocolClient>(std::move(e));
-  return std::make_unique<DynamoDbStore>(std::move(client), std::move(c), u.redacted());
+  DynamoDbTarget t = dynamodb_target(u);
+  DynamoDbConfig c{t.table, std::move(t.tokenizers), t.call_timeout, t.create};
+  return std::make_unique<DynamoDbStore>(std::move(t.client), std::move(c), std::move(t.shown));
 }
 
 std::unique_ptr<Store> open_dynamodb_store_read_only(const BackendUrl& u) {

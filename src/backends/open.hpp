@@ -17,6 +17,7 @@
 
 #include "ports/clock.hpp"
 #include "ports/decoder.hpp"
+#include "ports/key_store.hpp"
 #include "ports/object_store.hpp"
 #include "ports/queue.hpp"
 #include "ports/queue_family.hpp"
@@ -53,6 +54,14 @@ enum class Access { create, existing, read_only };
 // Throws std::invalid_argument for an unknown scheme or parameter, and ports::StoreError when
 // `access` is `existing` and the store's file is not there.
 [[nodiscard]] std::unique_ptr<ports::Store> open_store(std::string_view url, Access access = Access::create);
+
+// The API keys kept beside the record store of the same URL (ports/key_store.hpp; one file,
+// open_key_store.cpp): sqlite:PATH (table keys), postgres://... (table <table>_keys, same schema),
+// dynamodb://TABLE (table TABLE-keys; create=1 makes it). Opens the record store of the URL first,
+// so its parameters are checked and its records table is made or brought up to date. `access`:
+// create or existing (a missing sqlite file is then a StoreError); read_only is refused
+// (std::invalid_argument): opening makes the keys table. Throws as open_store.
+[[nodiscard]] std::unique_ptr<ports::KeyStore> open_key_store(std::string_view url, Access access = Access::create);
 
 // file:DIR (DIR empty = the working directory)
 // s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]

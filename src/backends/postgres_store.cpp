@@ -270,13 +270,6 @@ void PostgresStore::scan(const std::string& experiment, const std::function<void
   });
 }
 
-namespace {
-
-struct PostgresTarget {
-  PostgresEndpoint endpoint;
-  std::string schema, table;
-};
-
 PostgresTarget postgres_target(const BackendUrl& u) {
   u.check_params({"table", "schema", "timeout_ms"});
   const std::string db = u.path.size() > 1 ? u.path.substr(1) : "";
@@ -295,7 +288,7 @@ PostgresTarget postgres_target(const BackendUrl& u) {
   return {std::move(e), u.param("schema", ""), table};
 }
 
-}  // namespace
+std::string postgres_quote_ident(const std::string& name) { return quote_ident(name); }
 
 std::unique_ptr<Store> open_postgres_store(const BackendUrl& u) {
   auto t = postgres_target(u);

@@ -50,6 +50,18 @@ class PostgresStore final : public ports::Store {
   std::unique_ptr<PostgresConnection> conn_;
 };
 
+// A postgres:// URL's server, schema and table (parameters table=, schema=, timeout_ms=), as the
+// record store reads them; the key store of the same URL reads them the same way.
+struct PostgresTarget {
+  PostgresEndpoint endpoint;
+  std::string schema, table;
+};
+// Throws std::invalid_argument for a malformed URL or an unknown parameter.
+PostgresTarget postgres_target(const ports::BackendUrl& url);
+// `name` as a quoted identifier ("name", inner quotes doubled): a table or schema name from a
+// URL taken literally.
+std::string postgres_quote_ident(const std::string& name);
+
 // The `postgres` (and `postgresql`) arm of open_store.
 std::unique_ptr<ports::Store> open_postgres_store(const ports::BackendUrl& url);
 // Its read-only form (a reader's: `analyze`).
