@@ -36,7 +36,7 @@ if ARGV[5] == 'charge' then
   tc = tc + cost
 else
   local f = 1 - e / w
-  if (rpm > 0 and rp * f + rc + 1 > rpm) or (tpm > 0 and tp * f + tc + cost > tpm) then
+  if (rpm > 0 and math.floor(rp * f) + rc + 1 > rpm) or (tpm > 0 and math.floor(tp * f) + tc + cost > tpm) then
     admitted = 0
   else
     rc, tc = rc + 1, tc + cost
@@ -101,9 +101,12 @@ std::vector<long long> RedisRateLimiter::run(const std::string& key, const std::
   }
 }
 
-ports::LimitDecision RedisRateLimiter::admit(const ports::LimitAsk& ask) {
+ports::LimitDecision RedisRateLimiter::admit(const ports::LimitAsk& per_minute) {
   ports::LimitDecision d;
-  if (ask.rpm <= 0 && ask.tpm <= 0) return d;
+  if (per_minute.rpm <= 0 && per_minute.tpm <= 0) return d;
+  ports::LimitAsk ask = per_minute;
+  ask.rpm = ports::per_window(ask.rpm, window_);
+  ask.tpm = ports::per_window(ask.tpm, window_);
   const auto r = run(ask.key, {std::to_string(window_.count()), std::to_string(ask.rpm), std::to_string(ask.tpm),
                                std::to_string(ask.tokens), "admit"});
   d.admitted = r[0] == 1;
@@ -131,7 +134,7 @@ void RedisRateLimiter::charge(const std::string& key, std::int64_t tokens) {
   (void)run(key, {std::to_string(window_.count()), "0", "0", std::to_string(tokens), "charge"});
 }
 
-std::shared_ptr<ports::RateLimiter> open_rate_limiter(const std::string& url) {
+std::shared_ptr<ports::RateLimiter> open_rate_limiter(const std::string& url, std::chrono::milliseconds default_window) {
   const ports::BackendUrl u = ports::parse_backend_url(url);
   if (u.scheme != "redis")
     throw std::invalid_argument(u.describe("rate limits", "expected redis://[USER:PASSWORD@]HOST[:PORT][/PREFIX] (the counters every gateway shares)"));
@@ -148,7 +151,7 @@ std::shared_ptr<ports::RateLimiter> open_rate_limiter(const std::string& url) {
   e.connect_timeout = std::chrono::milliseconds(u.int_param("connect_timeout_ms", 1000, 1, 60000));
   std::string prefix = u.path.starts_with('/') ? u.path.substr(1) : u.path;
   if (prefix.empty()) prefix = "overhead:limits:";
-  const std::chrono::milliseconds window(u.int_param("window_ms", 60000, 100, 3600LL * 1000));
+  const std::chrono::milliseconds window(u.int_param("window_ms", default_window.count(), 100, 3600LL * 1000));
   return std::make_shared<RedisRateLimiter>(std::move(e), std::move(prefix), window, u.call_timeout());
 }
 

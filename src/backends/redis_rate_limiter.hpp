@@ -45,8 +45,9 @@ class RedisRateLimiter final : public ports::RateLimiter {
   std::vector<std::unique_ptr<RedisConnection>> idle_;
 };
 
-// Opens the limiter of a redis:// URL; throws std::invalid_argument naming the redacted URL for a
+// Opens the limiter of a redis:// URL (its window: window_ms, else `default_window`); throws std::invalid_argument naming the redacted URL for a
 // bad or unknown parameter, ports::QueueError when Redis cannot be reached.
-[[nodiscard]] std::shared_ptr<ports::RateLimiter> open_rate_limiter(const std::string& url);
+[[nodiscard]] std::shared_ptr<ports::RateLimiter> open_rate_limiter(const std::string& url,
+                                                                  std::chrono::milliseconds default_window = std::chrono::seconds(60));
 
 }  // namespace overhead::backends

@@ -16,6 +16,7 @@
 
 #include "backends/open.hpp"
 #include "backends/queue_schemes.hpp"
+#include "backends/redis_rate_limiter.hpp"
 #include "ports/backend_url.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
@@ -48,6 +49,11 @@ struct ServeArgs {
   std::string special_tokens_in_content = "refuse";
   std::string tool_parser;       // empty: unset (the template's)
   std::string reasoning_parser;  // empty: unset (the template's)
+  bool api_keys = false;         // authenticate with the keys in the store (overhead keys)
+  std::string limits;            // empty: in-process counters; redis://...: shared by every gateway
+  std::string limits_on_error = "open";
+  double key_refresh_s = 2;
+  double limit_window_s = 60;
 };
 
 // Upper bounds of the size and count options: far above anything useful, they catch typing slips
@@ -147,6 +153,22 @@ int run_serve(ServeArgs& a) {
     o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<ports::Store>(backends::open_store(u)); });
   else if (!a.store.empty())
     std::fprintf(stderr, "overhead serve: --store is not opened: with --workers 0 the workers' `overhead consume` stores\n");
+  if (a.api_keys) {
+    // The keys live beside the records (the same URL as --store): a gateway that stores nothing
+    // itself (--workers 0) must still be told where that is.
+    if (a.worker.host.threads == 0 && a.store.empty())
+      throw CLI::ValidationError("--api-keys", "with --workers 0, give --store: the key store is the records' store of your consumers");
+    o.keys = open_option("--store", store_url, [](const std::string& u) {
+      return std::shared_ptr<ports::KeyStore>(backends::open_key_store(u, backends::Access::create));
+    });
+  }
+  if (!a.limits.empty()) {
+    if (!a.api_keys) throw CLI::ValidationError("--limits", "limits are per key: give --api-keys too");
+    o.limiter = open_option("--limits", a.limits, [&](const std::string& u) { return backends::open_rate_limiter(u, ms(a.limit_window_s)); });
+  }
+  o.limits_fail_closed = a.limits_on_error == "closed";  // checked by IsMember
+  o.key_refresh = ms(a.key_refresh_s);
+  o.limit_window = ms(a.limit_window_s);
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
   o.workers = worker_host_options(a.worker);  // the decoder opened
   open_reply_path(a, o.pipeline);
@@ -154,7 +176,7 @@ int run_serve(ServeArgs& a) {
   serve::Server server(o);
   server.bind();
   std::fprintf(stderr, "overhead serve: listening on http://%s:%d%s (queue %s, store %s, decoder %s%s%s)\n", o.host.c_str(),
-               server.bound_port(), o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
+               server.bound_port(), o.keys ? " (API keys on)" : o.auth_token.empty() ? "" : " (bearer auth on)", o.pipeline.input->url().c_str(),
                o.pipeline.store ? o.pipeline.store->url().c_str() : "none", o.workers.worker.decoder ? o.workers.worker.decoder->describe().c_str() : "none",
                o.pipeline.replies ? ", replies on " : "", o.pipeline.replies ? o.pipeline.replies->url().c_str() : "");
   const auto shutdown_budget = std::chrono::milliseconds(static_cast<std::int64_t>(a.shutdown_timeout_s * 1000));
@@ -202,6 +224,18 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tokenizers", args->server.models, "Model names to offer (short names or HF ids); default: the seed's three");
   cmd->add_option("--auth-token-file", args->auth_token_file,
                   "File whose first line is the bearer token clients must send (else $OVERHEAD_AUTH_TOKEN; unset: no auth)");
+  cmd->add_flag("--api-keys", args->api_keys,
+               "Authenticate with the API keys in the store (overhead keys create --store URL): each key's rpm, tpm, budget and models apply");
+  cmd->add_option("--limits", args->limits,
+                  "redis://HOST:PORT[/PREFIX]: keep the keys' rate counters in Redis, shared by every gateway (default: in this process)");
+  cmd->add_option("--limits-on-error", args->limits_on_error,
+                  "When the --limits Redis does not answer: open admits the request (counted in /metrics), closed refuses it with 503")
+      ->capture_default_str()->check(CLI::IsMember({"open", "closed"}));
+  cmd->add_option("--key-refresh", args->key_refresh_s,
+                  "Seconds between reads of the keys and their spend from the store: a revoked key is refused within this on every gateway")
+      ->capture_default_str()->check(CLI::Range(0.05, 3600.0));
+  cmd->add_option("--limit-window", args->limit_window_s, "Seconds of the sliding window of the rpm/tpm counters (60; shorter holds the rate over shorter spans, with a smaller burst)")
+      ->capture_default_str()->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--max-body-bytes", args->server.max_body_bytes, "Largest request body accepted")
       ->capture_default_str()->check(integer_in(1, kMaxBodyBytes));
   cmd->add_option("--max-messages", args->server.max_messages, "Most messages one request may hold")

@@ -5,7 +5,7 @@
 //
 // The algorithm every backend keeps: a sliding-window counter. Time is cut into windows of
 // `window` (60 s for "per minute"); the count seen at time t is
-//     previous_window_count * (1 - elapsed_in_current / window) + current_window_count,
+//     floor(previous_window_count * (1 - elapsed_in_current / window)) + current_window_count,
 // and a request is admitted when count + its cost stays within the limit, for requests and tokens
 // both, and then both are counted (an admission either counts both or neither). At a steady offer
 // above the limit it admits the limit per window; a fixed window would admit up to twice that
@@ -24,10 +24,15 @@
 
 namespace overhead::ports {
 
+// A per-minute limit as a per-window one: the same rate (at least 1 when the limit is set). With
+// the default 60 s window they are equal; a shorter window (tests, bursty fleets) holds the rate
+// over shorter spans and allows a smaller burst.
+[[nodiscard]] std::int64_t per_window(std::int64_t per_minute, std::chrono::milliseconds window);
+
 struct LimitAsk {
   std::string key;          // the key's name (never its secret)
-  std::int64_t rpm = 0;     // 0: no request limit
-  std::int64_t tpm = 0;     // 0: no token limit
+  std::int64_t rpm = 0;     // per minute; 0: no request limit
+  std::int64_t tpm = 0;     // per minute; 0: no token limit
   std::int64_t tokens = 0;  // this request's prompt tokens, counted against tpm
 };
 
@@ -35,7 +40,8 @@ struct LimitDecision {
   bool admitted = true;
   // Which limit refused: "requests" or "tokens"; empty when admitted.
   std::string refused_by;
-  // After this admission (or, refused, as things stand): what is left in the window, and how long
+  // After this admission (or, refused, as things stand): what is left in the window (in the
+  // window's units, per_window), and how long
   // until the used part of the window has drained (the x-ratelimit-reset-* headers). -1: no limit.
   std::int64_t remaining_requests = -1;
   std::int64_t remaining_tokens = -1;

@@ -1,5 +1,6 @@
-// Bearer-token auth for the gateway: the token comes from a file or an environment variable and
-// is compared in constant time; it is never printed.
+// The gateway's single bearer token (--auth-token-file, $OVERHEAD_AUTH_TOKEN): read from a file or
+// an environment variable, never printed. It becomes the key named "default" (api_keys.hpp), which
+// checks every bearer token by its SHA-256, as it checks the keys of the store.
 #pragma once
 
 #include <string>
@@ -11,9 +12,5 @@ namespace overhead::serve {
 // from environment variable `env_var` (empty when unset). Throws std::runtime_error naming the
 // file (never its contents) when it cannot be read or is empty.
 [[nodiscard]] std::string load_token(const std::string& file, const char* env_var);
-
-// True when `authorization` is "Bearer <token>", the scheme in any case (RFC 7235); the comparison
-// time does not depend on where the first differing byte is.
-[[nodiscard]] bool bearer_matches(std::string_view authorization, std::string_view token);
 
 }  // namespace overhead::serve

@@ -31,9 +31,12 @@ WindowRateLimiter::Counters& WindowRateLimiter::roll(const std::string& key, std
   return c;
 }
 
-ports::LimitDecision WindowRateLimiter::admit(const ports::LimitAsk& ask) {
+ports::LimitDecision WindowRateLimiter::admit(const ports::LimitAsk& per_minute) {
   ports::LimitDecision d;
-  if (ask.rpm <= 0 && ask.tpm <= 0) return d;
+  if (per_minute.rpm <= 0 && per_minute.tpm <= 0) return d;
+  ports::LimitAsk ask = per_minute;
+  ask.rpm = ports::per_window(ask.rpm, window_);
+  ask.tpm = ports::per_window(ask.tpm, window_);
   const std::int64_t now = now_();
   const std::int64_t index = now / window_.count();
   const milliseconds elapsed(now - index * window_.count());
