@@ -1,6 +1,7 @@
 #include "backends/dynamodb_item.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include "ports/record_fields.hpp"
@@ -22,6 +23,21 @@ void append_number(std::string& out, std::int64_t v) {
   const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
   out += "{\"N\":\"";
   out.append(buf, end);
+  out += "\"}";
+}
+
+// A price: the shortest decimal that reads back as the same double (DynamoDB keeps 38 digits,
+// so it stores the value exactly). A number has no inf or NaN in DynamoDB: written as 0.
+std::string real_digits(double v) {
+  if (!std::isfinite(v)) return "0";
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return std::string(buf, end);
+}
+
+void append_real(std::string& out, double v) {
+  out += "{\"N\":\"";
+  out += real_digits(v);
   out += "\"}";
 }
 
@@ -61,7 +77,20 @@ std::int64_t parse_number(const RecordField& f, const nlohmann::json& value) {
   return v;
 }
 
+// DynamoDB gives a number back in its own notation (e.g. "0.00001" for "1e-05"): the same value.
+double parse_real(const RecordField& f, const nlohmann::json& value) {
+  const auto n = value.find("N");
+  if (n == value.end() || !n->is_string()) bad(f, "a number (N)", value);
+  const std::string& s = n->get_ref<const std::string&>();
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) bad(f, "a number (N)", value);
+  return v;
+}
+
 }  // namespace
+
+std::string dynamodb_number(double v) { return real_digits(v); }
 
 void append_dynamodb_key(std::string& out, std::string_view experiment_tokenizer, std::string_view id) {
   out += "{\"experiment_tokenizer\":{\"S\":";
@@ -88,6 +117,8 @@ void append_dynamodb_item(std::string& out, const Record& r) {
       out += '}';
     } else if (f.type == FieldType::boolean) {
       out += std::get<std::int64_t>(v) ? "{\"BOOL\":true}" : "{\"BOOL\":false}";
+    } else if (const auto* d = std::get_if<double>(&v)) {
+      append_real(out, *d);
     } else {
       append_number(out, std::get<std::int64_t>(v));
     }
@@ -116,6 +147,7 @@ std::size_t dynamodb_item_size(const Record& r) {
     n += f.name.size();
     if (const auto* s = std::get_if<std::string_view>(&v)) n += s->size();
     else if (f.type == FieldType::boolean) n += 1;
+    else if (const auto* d = std::get_if<double>(&v)) n += real_digits(*d).size() / 2 + 2;
     else n += number_size(std::get<std::int64_t>(v));
   }
   return n;
@@ -151,6 +183,9 @@ Record record_from_dynamodb_item(const nlohmann::json& item) {
         break;
       case FieldType::integer:
         f.set(r, parse_number(f, value));
+        break;
+      case FieldType::real:
+        f.set(r, parse_real(f, value));
         break;
     }
   }

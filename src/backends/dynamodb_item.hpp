@@ -4,6 +4,7 @@
 //   integer           N   (decimal digits)
 //   optional_integer  N, or no attribute when the value is absent (api_input/api_output without usage)
 //   boolean           BOOL
+//   real              N   (the shortest decimal of the double; a price in USD)
 // Reading is lenient only where the seed's own items differ from ours: a missing attribute is the
 // field's empty value (the seed's Lambda wrote 10 of our 24 fields), and missing experiment /
 // tokenizer are taken from experiment_tokenizer ("<experiment>#<tokenizer>"). An attribute of the
@@ -23,6 +24,8 @@ namespace overhead::backends {
 
 // Appends the item's attribute map, {"experiment_tokenizer":{"S":"..."},...}, as JSON text.
 void append_dynamodb_item(std::string& out, const ports::Record& r);
+// A real field's N text: the shortest decimal that reads back as the same double.
+[[nodiscard]] std::string dynamodb_number(double v);
 // Appends {"experiment_tokenizer":{"S":"..."},"id":{"S":"..."}}.
 void append_dynamodb_key(std::string& out, std::string_view experiment_tokenizer, std::string_view id);
 // Appends a whole BatchWriteItem request: {"RequestItems":{"TABLE":[{"PutRequest":{"Item":...}},...]}}.

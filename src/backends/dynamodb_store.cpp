@@ -397,6 +397,8 @@ class DynamoDbStore final : public Store {
         values += "}";
       } else if (f.type == FieldType::boolean) {
         values += std::get<std::int64_t>(v) ? "{\"BOOL\":true}" : "{\"BOOL\":false}";
+      } else if (const auto* d = std::get_if<double>(&v)) {
+        values += "{\"N\":\"" + dynamodb_number(*d) + "\"}";
       } else {
         values += "{\"N\":\"" + std::to_string(std::get<std::int64_t>(v)) + "\"}";
       }

@@ -58,8 +58,10 @@ PostgresConnection::PostgresConnection(const PostgresEndpoint& e) : endpoint_(e)
   const std::string port = std::to_string(e.port);
   const std::string connect_timeout = std::to_string(seconds);
   const std::string tcp_user_timeout = std::to_string(e.call_timeout.count());
+  // extra_float_digits=3: a DOUBLE PRECISION column reads back as the same double (shortest exact
+  // text from PostgreSQL 12 on, 17 digits before), so a stored price is the price written.
   const std::string options = "-c statement_timeout=" + std::to_string(e.call_timeout.count()) +
-                              (e.read_only ? " -c default_transaction_read_only=on" : "");
+                              " -c extra_float_digits=3" + (e.read_only ? " -c default_transaction_read_only=on" : "");
   const char* keys[] = {"host", "port", "user", "password", "dbname", "connect_timeout", "tcp_user_timeout",
                         "options", "application_name", "client_encoding", nullptr};
   const char* values[] = {e.host.c_str(), port.c_str(), e.user.c_str(), e.password.c_str(), e.database.c_str(),

@@ -29,6 +29,18 @@ namespace {
 // Batches are far smaller (≤ 10 from a queue); a larger one is split inside one transaction.
 constexpr std::size_t kRowsPerStatement = 65535 / ports::kRecordFields.size();
 
+// A field's column type: DOUBLE PRECISION for a price, BIGINT for integers and booleans.
+const char* sql_type(FieldType t) {
+  return t == FieldType::text ? " TEXT" : t == FieldType::real ? " DOUBLE PRECISION" : " BIGINT";
+}
+
+// The shortest text that reads back as the same double.
+std::string real_text(double v) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return std::string(buf, end);
+}
+
 // "name" with inner quotes doubled: any table or schema name from the URL is taken literally.
 std::string quote_ident(const std::string& name) {
   std::string out = "\"";
@@ -49,7 +61,7 @@ std::string column_list(const std::set<std::string>& absent = {}) {
 std::string create_sql(const std::string& schema, const std::string& table, const std::string& index) {
   std::string cols, keys;
   for (const auto& f : kRecordFields) {
-    cols += std::string(f.column) + (f.type == FieldType::text ? " TEXT" : " BIGINT") + (f.required ? " NOT NULL" : "") + ", ";
+    cols += std::string(f.column) + sql_type(f.type) + (f.required ? " NOT NULL" : "") + ", ";
     if (f.key) keys += (keys.empty() ? "" : ", ") + std::string(f.column);
   }
   // Consumers on many machines may open the store at once; CREATE ... IF NOT EXISTS still races
@@ -64,8 +76,7 @@ std::string create_sql(const std::string& schema, const std::string& table, cons
   // A table created before a field was added (RecordField::added_later) gets its column.
   for (const auto& f : kRecordFields)
     if (f.added_later)
-      sql += "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + std::string(f.column) +
-             (f.type == FieldType::text ? " TEXT" : " BIGINT") + ";";
+      sql += "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + std::string(f.column) + sql_type(f.type) + ";";
   return sql + "COMMIT;";
 }
 
@@ -90,6 +101,7 @@ void add_params(const Record& r, std::vector<PgParam>& out) {
     const FieldValue v = f.get(r);
     if (const auto* s = std::get_if<std::string_view>(&v)) out.push_back({std::string(*s), false});
     else if (const auto* i = std::get_if<std::int64_t>(&v)) out.push_back({std::to_string(*i), false});
+    else if (const auto* d = std::get_if<double>(&v)) out.push_back({real_text(*d), false});
     else out.push_back({{}, true});
   }
 }
@@ -100,6 +112,17 @@ std::int64_t parse_int(const char* text, const RecordField& f) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size())
     throw StoreError("column " + std::string(f.column) + ": not an integer: " + std::string(s), Failure::permanent);
+  return v;
+}
+
+// PostgreSQL's text of a DOUBLE PRECISION: digits and an exponent, or Infinity/-Infinity/NaN
+// (std::from_chars reads those too).
+double parse_real(const char* text, const RecordField& f) {
+  double v = 0;
+  const std::string_view s(text);
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size())
+    throw StoreError("column " + std::string(f.column) + ": not a number: " + std::string(s), Failure::permanent);
   return v;
 }
 
@@ -264,6 +287,7 @@ void PostgresStore::scan(const std::string& experiment, const std::function<void
                  : f.type == FieldType::optional_integer ? FieldValue()
                                                          : FieldValue(std::int64_t{0}));
       else if (f.type == FieldType::text) f.set(r, std::string_view(cells[k]));
+      else if (f.type == FieldType::real) f.set(r, parse_real(cells[k], f));
       else f.set(r, parse_int(cells[k], f));
     }
     fn(r);

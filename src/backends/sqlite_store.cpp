@@ -24,6 +24,11 @@ using ports::UpsertFailure;
 
 namespace {
 
+// A field's SQL type: REAL for a price, INTEGER for integers and booleans.
+const char* sql_type(FieldType t) {
+  return t == FieldType::text ? " TEXT" : t == FieldType::real ? " REAL" : " INTEGER";
+}
+
 // The schema and statements, from the record field table (ports/record_fields.hpp). Columns named
 // in `absent` (a reader's view of an older table) are read as NULL.
 std::string record_columns(const std::set<std::string>& absent = {}) {
@@ -38,7 +43,7 @@ std::string record_columns(const std::set<std::string>& absent = {}) {
 std::string create_table_sql() {
   std::string cols, keys;
   for (const auto& f : kRecordFields) {
-    cols += std::string(f.column) + (f.type == FieldType::text ? " TEXT" : " INTEGER") + (f.required ? " NOT NULL" : "") + ", ";
+    cols += std::string(f.column) + sql_type(f.type) + (f.required ? " NOT NULL" : "") + ", ";
     if (f.key) keys += (keys.empty() ? "" : ", ") + std::string(f.column);
   }
   return "CREATE TABLE IF NOT EXISTS records (" + cols + "PRIMARY KEY (" + keys + ")) WITHOUT ROWID;"
@@ -60,7 +65,7 @@ std::vector<const RecordField*> missing_columns(SqliteDb& db) {
 // store written by an older version keeps working; its old rows read the field as empty.
 void add_missing_columns(SqliteDb& db) {
   for (const RecordField* f : missing_columns(db))
-    db.exec("ALTER TABLE records ADD COLUMN " + std::string(f->column) + (f->type == FieldType::text ? " TEXT" : " INTEGER"));
+    db.exec("ALTER TABLE records ADD COLUMN " + std::string(f->column) + sql_type(f->type));
 }
 
 // A replay of a record (redelivery after a crash) carries publish_acked/input_deleted = 0;
@@ -132,6 +137,7 @@ void SqliteStore::upsert_locked(const Record& r) {
     // The record outlives run(), which resets the statement: its strings need no copy.
     if (const auto* s = std::get_if<std::string_view>(&v)) upsert_.bind_borrowed(index, *s);
     else if (const auto* i = std::get_if<std::int64_t>(&v)) upsert_.bind(index, *i);
+    else if (const auto* d = std::get_if<double>(&v)) upsert_.bind_real(index, *d);
     else upsert_.bind_null(index);
   }
   upsert_.run();
@@ -176,6 +182,7 @@ void SqliteStore::scan(const std::string& experiment, const std::function<void(c
         const int c = static_cast<int>(k);
         if (f.type == FieldType::text) f.set(r, s.column_text(c));
         else if (f.type == FieldType::optional_integer && s.column_is_null(c)) f.set(r, FieldValue());
+        else if (f.type == FieldType::real) f.set(r, s.column_double(c));
         else f.set(r, s.column_int(c));
       }
       fn(r);

@@ -78,6 +78,17 @@ struct Record {
   // The structured-output constraint the engine was asked to follow, from the item: "" (none),
   // "json_object", "json_schema" (response_format), "tool_required", "tool_named" (tool_choice).
   std::string constraint;
+
+  // Who paid and what it cost. key_name: the name of the API key a gateway request was charged
+  // to (never its secret); empty for a request that came in without a key, or not through a
+  // gateway. cost_usd = cost_e_usd + cost_d_usd: the request priced from what was measured, E (its
+  // CPU time on the worker at the worker's instance price) and D (its prefill and decode on the
+  // GPU); price_source says where the prices came from. 0 and empty when the run was given no price.
+  std::string key_name;
+  double cost_usd = 0;
+  double cost_e_usd = 0;
+  double cost_d_usd = 0;
+  std::string price_source;
 };
 
 // Stamps known only after a record was published: when its publish was acknowledged and when

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <simdjson.h>
@@ -15,6 +16,18 @@ namespace {
 
 void append_int(std::string& out, std::int64_t v) {
   char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+// The shortest text that reads back as the same double (std::to_chars without a precision), so
+// a price survives the log queue and the CSV bit for bit. JSON has no inf or NaN: written null.
+void append_real(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, r.ptr);
 }
@@ -80,7 +93,8 @@ void append_record_json(std::string& out, const Record& r) {
     else if (const auto* i = std::get_if<std::int64_t>(&v)) {
       if (f.type == FieldType::boolean) out += *i ? "true" : "false";
       else append_int(out, *i);
-    } else out += "null";
+    } else if (const auto* d = std::get_if<double>(&v)) append_real(out, *d);
+    else out += "null";
     out += ',';
   }
   out.back() = '}';
@@ -167,6 +181,14 @@ LogMessage parse_log_message(std::string_view body, const std::string& origin) {
           f.set(r, found[k] && value[k].get(v) == simdjson::SUCCESS ? FieldValue(v) : FieldValue());
           break;
         }
+        case FieldType::real: {
+          // simdjson reads an integer as a double too; absent or null only for a field added later.
+          double v = 0;
+          if (!(f.added_later && absent) && (!found[k] || value[k].get(v) != simdjson::SUCCESS))
+            throw std::runtime_error(std::string("missing number field \"") + name + "\"");
+          f.set(r, v);
+          break;
+        }
         case FieldType::boolean: {
           bool b = false;
           if (!found[k] || value[k].get(b) != simdjson::SUCCESS)
@@ -194,6 +216,10 @@ void write_records_csv(std::ostream& out, std::span<const Record> records) {
       else if (const auto* i = std::get_if<std::int64_t>(&v)) {
         if (f.type == FieldType::boolean) out << (*i ? "true" : "false");
         else out << *i;
+      } else if (const auto* d = std::get_if<double>(&v)) {
+        std::string text;
+        append_real(text, *d);
+        if (text != "null") out << text;
       }  // null: an empty field
     }
     out << '\n';

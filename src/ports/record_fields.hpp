@@ -1,5 +1,5 @@
 // The one list of Record's fields: name, type, and how to get and set each. Everything that
-// moves a record in or out of a format walks this table instead of naming the 36 fields again:
+// moves a record in or out of a format walks this table instead of naming the 41 fields again:
 // the SQLite schema and binds (backends/sqlite_store.cpp), the JSON log-queue body and the CSV
 // (record_codec.cpp), and the PostgreSQL columns and DynamoDB attribute maps. A new field is one
 // member in record.hpp plus one row here.
@@ -22,15 +22,17 @@ enum class FieldType {
   integer,           // std::int64_t (or int)
   optional_integer,  // std::optional<std::int64_t>: null when absent
   boolean,           // bool; 0/1 where a format has no booleans (SQL INTEGER)
+  real,              // double (prices in USD): written shortest-exact, so every format reads back the same double
 };
 
 // A field's value, independent of the format: null (only optional_integer), an integer (also
-// for booleans: 0/1), or text (a view into the record; copy it before the record changes).
-using FieldValue = std::variant<std::monostate, std::int64_t, std::string_view>;
+// for booleans: 0/1), text (a view into the record; copy it before the record changes), or a
+// double (only real).
+using FieldValue = std::variant<std::monostate, std::int64_t, std::string_view, double>;
 
 struct RecordField {
   using Member = std::variant<std::string Record::*, std::int64_t Record::*, std::optional<std::int64_t> Record::*,
-                              int Record::*, bool Record::*>;
+                              int Record::*, bool Record::*, double Record::*>;
 
   std::string_view name;    // JSON key, CSV header, DynamoDB attribute: the seed's names
   std::string_view column;  // SQL column: as `name` except where that is an SQL keyword ("case", "constraint")
@@ -53,6 +55,7 @@ struct RecordField {
           using T = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<T, std::string>) return std::string_view(v);
           else if constexpr (std::is_same_v<T, std::optional<std::int64_t>>) return v ? FieldValue(*v) : FieldValue();
+          else if constexpr (std::is_same_v<T, double>) return FieldValue(v);
           else return static_cast<std::int64_t>(v);
         },
         member);
@@ -72,6 +75,11 @@ struct RecordField {
             if (std::holds_alternative<std::monostate>(v)) dst.reset();
             else if (const auto* i = std::get_if<std::int64_t>(&v)) dst = *i;
             else mismatch("an integer or null");
+          } else if constexpr (std::is_same_v<T, double>) {
+            // An integer is a real too (a format that wrote 0 where it had no fraction).
+            if (const auto* d = std::get_if<double>(&v)) dst = *d;
+            else if (const auto* i = std::get_if<std::int64_t>(&v)) dst = static_cast<double>(*i);
+            else mismatch("a number");
           } else {
             const auto* i = std::get_if<std::int64_t>(&v);
             if (!i) mismatch(type == FieldType::boolean ? "a boolean" : "an integer");
@@ -88,7 +96,7 @@ struct RecordField {
 };
 
 // In the order of the seed's table, then ours (the JSON and CSV order).
-inline const std::array<RecordField, 36> kRecordFields = {{
+inline const std::array<RecordField, 41> kRecordFields = {{
     {"experiment_tokenizer", "experiment_tokenizer", FieldType::text, true, true, false, &Record::experiment_tokenizer},
     {"id", "id", FieldType::text, true, true, false, &Record::id},
     {"model", "model", FieldType::text, false, false, false, &Record::model},
@@ -126,6 +134,11 @@ inline const std::array<RecordField, 36> kRecordFields = {{
     {"tool_calls", "tool_calls", FieldType::integer, false, false, false, &Record::tool_calls, true},
     {"reasoning_tokens", "reasoning_tokens", FieldType::integer, false, false, false, &Record::reasoning_tokens, true},
     {"constraint", "constraint_kind", FieldType::text, false, false, false, &Record::constraint, true},
+    {"key_name", "key_name", FieldType::text, false, false, false, &Record::key_name, true},
+    {"cost_usd", "cost_usd", FieldType::real, false, false, false, &Record::cost_usd, true},
+    {"cost_e_usd", "cost_e_usd", FieldType::real, false, false, false, &Record::cost_e_usd, true},
+    {"cost_d_usd", "cost_d_usd", FieldType::real, false, false, false, &Record::cost_d_usd, true},
+    {"price_source", "price_source", FieldType::text, false, false, false, &Record::price_source, true},
 }};
 
 // The field named `name` (JSON name, not SQL column), or nullptr.

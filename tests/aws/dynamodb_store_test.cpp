@@ -168,6 +168,7 @@ ports::Record full_record(const std::string& id) {
     if (f.key || f.name == "experiment" || f.name == "tokenizer" || f.name == "token_count") continue;
     if (f.type == ports::FieldType::text) f.set(r, std::string_view(std::string(f.name) + " é\"\n"));
     else if (f.type == ports::FieldType::boolean) f.set(r, std::int64_t(1));
+    else if (f.type == ports::FieldType::real) f.set(r, static_cast<double>(++n % 1000) / 7e7);  // a price's size
     else f.set(r, ++n);
   }
   return r;
@@ -212,7 +213,13 @@ TEST(DynamoDbStore, TheAwsSdkReadsWhatWeWroteWithTheSeedsNamesAndExactTypes) {
       nlohmann::json want;
       if (const auto* s = std::get_if<std::string_view>(&v)) want = {{"S", std::string(*s)}};
       else if (f.type == ports::FieldType::boolean) want = {{"BOOL", std::get<std::int64_t>(v) != 0}};
-      else want = {{"N", std::to_string(std::get<std::int64_t>(v))}};
+      else if (const auto* d = std::get_if<double>(&v)) {
+        // DynamoDB writes a number back in its own notation: the same value, read as a double.
+        const auto got = item.value(name, nlohmann::json());
+        ASSERT_TRUE(got.contains("N")) << r->id << " " << name << ": " << got.dump();
+        EXPECT_EQ(std::stod(got["N"].get<std::string>()), *d) << r->id << " " << name << ": " << got.dump();
+        continue;
+      } else want = {{"N", std::to_string(std::get<std::int64_t>(v))}};
       EXPECT_EQ(item.value(name, nlohmann::json()), want) << r->id << " " << name;
     }
     EXPECT_EQ(item.size(), present) << r->id << ": attributes besides the record's fields: " << item.dump();

@@ -28,6 +28,7 @@ Record distinct_record() {
     switch (f.type) {
       case FieldType::text: f.set(r, std::string_view(std::string(f.name) + "-value")); break;
       case FieldType::boolean: f.set(r, std::int64_t(1)); break;
+      case FieldType::real: f.set(r, static_cast<double>(n) / 7e6); break;  // no short binary fraction
       default: f.set(r, n);
     }
   }
@@ -76,6 +77,10 @@ TEST(RecordFields, SetRejectsAValueOfTheWrongType) {
   EXPECT_THROW(find_record_field("seq")->set(r, FieldValue()), std::invalid_argument);
   find_record_field("api_input")->set(r, FieldValue());
   EXPECT_FALSE(r.api_input.has_value());
+  EXPECT_THROW(find_record_field("cost_usd")->set(r, std::string_view("1")), std::invalid_argument);
+  EXPECT_THROW(find_record_field("cost_usd")->set(r, FieldValue()), std::invalid_argument);
+  find_record_field("cost_usd")->set(r, std::int64_t(2));  // an integer is a real too
+  EXPECT_EQ(r.cost_usd, 2.0);
 }
 
 TEST(RecordFields, CodecsFollowTheTable) {
@@ -91,7 +96,40 @@ TEST(RecordFields, CodecsFollowTheTable) {
             "experiment_tokenizer,id,model,start_time,end_time,token_count,api_input,api_output,experiment,tokenizer,"
             "case,worker,seq,batch,batch_boundary,received,render_start,render_end,encode_end,publish_start,"
             "publish_acked,input_deleted,prompt_chars,prompt_bytes,run_id,decode_start,first_token,decode_end,output_tokens,finish_reason,text,"
-            "prompt_tokens_sent,engine_prompt_tokens,tool_calls,reasoning_tokens,constraint");
+            "prompt_tokens_sent,engine_prompt_tokens,tool_calls,reasoning_tokens,constraint,"
+            "key_name,cost_usd,cost_e_usd,cost_d_usd,price_source");
+}
+
+// A price goes through the log queue and the CSV as the same double, bit for bit: the shortest
+// text that reads back exactly, whatever its magnitude.
+TEST(RecordFields, ARealFieldRoundTripsExactlyThroughJsonAndCsv) {
+  for (const double v : {0.0, 0.1 + 0.2, 1.0 / 3.0, 2.5e-9 / 7, 123456.789, 1e-300, 9.87654321e15}) {
+    Record r;
+    r.experiment_tokenizer = "e#t";
+    r.id = "1";
+    r.experiment = "e";
+    r.cost_usd = v;
+    r.cost_e_usd = v / 3;
+    r.cost_d_usd = v - v / 3;
+    std::string json;
+    append_record_json(json, r);
+    const auto back = std::get<Record>(parse_log_message(json, "test"));
+    EXPECT_EQ(back.cost_usd, v) << json;
+    EXPECT_EQ(back.cost_e_usd, v / 3) << json;
+    EXPECT_EQ(back.cost_d_usd, v - v / 3) << json;
+    std::ostringstream csv;
+    write_records_csv(csv, std::span<const Record>(&r, 1));
+    const std::string row = csv.str().substr(csv.str().find('\n') + 1);
+    const auto at = row.rfind(',', row.rfind(',', row.rfind(',', row.rfind(',') - 1) - 1) - 1);  // cost_usd's cell
+    EXPECT_EQ(std::stod(row.substr(at + 1)), v) << row;
+  }
+  // An integer in the body (another writer's 0) reads as the real it is.
+  Record r = distinct_record();
+  std::string json;
+  append_record_json(json, r);
+  const auto at = json.find("\"cost_usd\":") + 11;
+  json.replace(at, json.find(',', at) - at, "3");
+  EXPECT_EQ(std::get<Record>(parse_log_message(json, "int")).cost_usd, 3.0);
 }
 
 // The parser reads the object in one pass, trying the table's order first: fields in another
@@ -133,6 +171,12 @@ TEST(RecordFields, AFieldAddedLaterMayBeAbsentFromALogMessage) {
   EXPECT_EQ(nulls.decode_end, 0);
   EXPECT_EQ(nulls.output_tokens, 7);
   EXPECT_THROW((void)parse_log_message(base + ",\"first_token\":\"x\"}", "text"), std::runtime_error);
+  // The prices (added later, reals): absent or null read as 0 with an empty source, text is refused.
+  EXPECT_EQ(old.cost_usd, 0.0);
+  EXPECT_EQ(old.key_name, "");
+  EXPECT_EQ(old.price_source, "");
+  EXPECT_EQ(std::get<Record>(parse_log_message(base + ",\"cost_d_usd\":null,\"cost_e_usd\":0.25}", "p")).cost_e_usd, 0.25);
+  EXPECT_THROW((void)parse_log_message(base + ",\"cost_usd\":\"1\"}", "text"), std::runtime_error);
   bool after_run_id = false;
   for (const auto& f : kRecordFields) {
     after_run_id = after_run_id || f.name == "run_id";

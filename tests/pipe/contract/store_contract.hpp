@@ -170,6 +170,7 @@ TEST_P(StoreTest, UpsertBatchReportsNoFailureForGoodRecordsAndEveryFieldRoundTri
     if (f.key || f.name == "experiment") continue;
     if (f.type == ports::FieldType::text) f.set(r, std::string_view(std::string(f.name) + " é\"'\n"));
     else if (f.type == ports::FieldType::boolean) f.set(r, std::int64_t(1));
+    else if (f.type == ports::FieldType::real) f.set(r, static_cast<double>(++n) / 7e7);  // no short decimal
     else f.set(r, ++n);
   }
   const ports::Record batch[] = {r};
