@@ -26,6 +26,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code);
 
 // `lambda`: the consumer as an AWS Lambda custom runtime (lambda_command.cpp, aws/lambda_runtime.hpp).
 void add_lambda_command(CLI::App& app, int& exit_code);
+// `keys`: the gateway's API keys, create / list / revoke, in the store `serve --store` uses.
+void add_keys_command(CLI::App& app, int& exit_code);
 // `aws-init`: the seed's queues, DLQs, table and bucket on AWS or the emulators (aws_init.hpp).
 void add_aws_init_command(CLI::App& app, int& exit_code);
 

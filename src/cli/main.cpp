@@ -30,6 +30,7 @@ constexpr Registration kRegistrations[] = {
     {"template", overhead::cli::add_template_command},
     {"analyze", overhead::cli::add_analyze_command},
     {"serve", overhead::cli::add_serve_command},
+    {"keys", overhead::cli::add_keys_command},
     {"cost", overhead::cli::add_cost_command},
     {"simulate", overhead::cli::add_simulate_command},
     {"calibrate", overhead::cli::add_calibrate_command},
