@@ -385,6 +385,7 @@ void ItemStage::fill_record(Record& r, const SourceRecord& src, const std::strin
   r.prompt_bytes = src.prompt_bytes;
   r.run_id = options_.run_id;
   r.constraint = src.constraint;
+  r.key_name = src.key_name;  // the API key the gateway admitted it under: its cost is charged there
 }
 
 void ItemStage::publish_record(ItemSlot& slot, Record r, std::string text, std::string finish_reason, std::string attempt) {
