@@ -183,7 +183,7 @@ void ReplyBox::finish(const std::string& id, Slot& slot, Reply reply) {
   slot.snapshot.reply = std::move(reply);
   if (answer_observer_ && slot.snapshot.state == RequestState::done && !slot.snapshot.info.key_name.empty()) {
     const ports::Record& r = slot.snapshot.reply->record;
-    answered_.push_back({slot.snapshot.info.key_name, slot.snapshot.info.key_tpm, r.token_count, r.output_tokens, 0.0});
+    answered_.push_back({slot.snapshot.info.key_name, slot.snapshot.info.key_tpm, r.token_count, r.output_tokens, r.cost_usd});
   }
   slot.early.clear();
   slot.waiting_reply.reset();
