@@ -6,6 +6,7 @@
 
 #include "ports/record_fields.hpp"
 #include "util/json_writer.hpp"
+#include "util/number_text.hpp"
 
 namespace overhead::backends {
 
@@ -29,10 +30,7 @@ void append_number(std::string& out, std::int64_t v) {
 // A price: the shortest decimal that reads back as the same double (DynamoDB keeps 38 digits,
 // so it stores the value exactly). A number has no inf or NaN in DynamoDB: written as 0.
 std::string real_digits(double v) {
-  if (!std::isfinite(v)) return "0";
-  char buf[32];
-  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  return std::string(buf, end);
+  return std::isfinite(v) ? util::shortest_double_text(v) : std::string("0");
 }
 
 void append_real(std::string& out, double v) {

@@ -13,6 +13,7 @@
 #include "backends/aws_provision.hpp"
 #include "backends/dynamodb_target.hpp"
 #include "backends/key_store_rows.hpp"
+#include "util/number_text.hpp"
 
 namespace overhead::backends {
 
@@ -72,7 +73,7 @@ class DynamoDbKeyStore final : public ports::KeyStore {
                  {"created_unix", dynamodb_number(key.created_unix)},
                  {"expires_unix", dynamodb_number(key.expires_unix)},
                  {"revoked_unix", dynamodb_number(key.revoked_unix)}};
-    if (key.budget_usd) item["budget_usd"] = {{"N", real_text(*key.budget_usd)}};
+    if (key.budget_usd) item["budget_usd"] = {{"N", util::shortest_double_text(*key.budget_usd)}};
     for (const auto& m : key.models) item["models"]["L"].push_back({{"S", m}});
     const json req = {{"TableName", keys_},
                       {"Item", item},

@@ -38,12 +38,6 @@ std::vector<std::string> key_models_from_json(std::string_view text, const std::
   throw StoreError(where + ": models is not a JSON array of strings: " + std::string(text.substr(0, 80)), Failure::permanent);
 }
 
-std::string real_text(double v) {
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::string("0");
-}
-
 double real_from_text(std::string_view text, const std::string& where) {
   double v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

@@ -20,7 +20,6 @@ namespace overhead::backends {
 [[nodiscard]] std::string key_models_json(const std::vector<std::string>& models);
 [[nodiscard]] std::vector<std::string> key_models_from_json(std::string_view text, const std::string& where);
 
-[[nodiscard]] std::string real_text(double v);
 [[nodiscard]] double real_from_text(std::string_view text, const std::string& where);
 
 // The usage of `key` from its buckets by model and by UTC day (any order): sorted, totals filled.

@@ -4,6 +4,7 @@
 
 #include "backends/key_store_rows.hpp"
 #include "backends/postgres_store.hpp"
+#include "util/number_text.hpp"
 
 namespace overhead::backends {
 
@@ -69,7 +70,7 @@ void PostgresKeyStore::create(const ApiKey& key) {
       pg_text(key.secret_hash),
       pg_integer(key.rpm),
       pg_integer(key.tpm),
-      key.budget_usd ? pg_text(real_text(*key.budget_usd)) : PgParam{{}, true},
+      key.budget_usd ? pg_text(util::shortest_double_text(*key.budget_usd)) : PgParam{{}, true},
       pg_text(key_models_json(key.models)),
       pg_integer(key.created_unix),
       pg_integer(key.expires_unix),

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "ports/record_fields.hpp"
+#include "util/number_text.hpp"
 
 namespace overhead::backends {
 
@@ -32,13 +33,6 @@ constexpr std::size_t kRowsPerStatement = 65535 / ports::kRecordFields.size();
 // A field's column type: DOUBLE PRECISION for a price, BIGINT for integers and booleans.
 const char* sql_type(FieldType t) {
   return t == FieldType::text ? " TEXT" : t == FieldType::real ? " DOUBLE PRECISION" : " BIGINT";
-}
-
-// The shortest text that reads back as the same double.
-std::string real_text(double v) {
-  char buf[32];
-  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  return std::string(buf, end);
 }
 
 // "name" with inner quotes doubled: any table or schema name from the URL is taken literally.
@@ -101,7 +95,7 @@ void add_params(const Record& r, std::vector<PgParam>& out) {
     const FieldValue v = f.get(r);
     if (const auto* s = std::get_if<std::string_view>(&v)) out.push_back({std::string(*s), false});
     else if (const auto* i = std::get_if<std::int64_t>(&v)) out.push_back({std::to_string(*i), false});
-    else if (const auto* d = std::get_if<double>(&v)) out.push_back({real_text(*d), false});
+    else if (const auto* d = std::get_if<double>(&v)) out.push_back({util::shortest_double_text(*d), false});
     else out.push_back({{}, true});
   }
 }

@@ -9,6 +9,7 @@
 
 #include "ports/record_fields.hpp"
 #include "util/json_writer.hpp"
+#include "util/number_text.hpp"
 
 namespace overhead::ports {
 
@@ -27,9 +28,7 @@ void append_real(std::string& out, double v) {
     out += "null";
     return;
   }
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
+  out += util::shortest_double_text(v);
 }
 
 void field_str(std::string& out, const char* name, std::string_view v) {

@@ -77,6 +77,15 @@ std::string_view dashboard_html() {
 <tbody id="errors-body"><tr><td colspan="3">None.</td></tr></tbody>
 </table>
 </section>
+
+<section>
+<h2>API keys</h2>
+<p class="note">Per key (<code>--api-keys</code>): requests admitted and refused (rate limits, budget, model), tokens of the answers and their priced cost, from <code>overhead_key_*</code>.</p>
+<table id="keys">
+<thead><tr><th scope="col">Key</th><th scope="col">Admitted, 10 s</th><th scope="col">Admitted, all</th><th scope="col">Refused, all</th><th scope="col">Prompt tokens</th><th scope="col">Completion tokens</th><th scope="col">Cost</th></tr></thead>
+<tbody id="keys-body"><tr><td colspan="7">No API key used yet.</td></tr></tbody>
+</table>
+</section>
 </main>
 
 <footer><p>Polls <a href="/metrics"><code>/metrics</code></a> every second. Updated <span id="updated">never</span>.</p></footer>

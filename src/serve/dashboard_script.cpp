@@ -96,8 +96,13 @@ std::string_view dashboard_js() {
   }
 
   function model(samples) {
-    const m = { requests: new Map(), stages: new Map(), routes: new Map(), dead: new Map(),
+    const m = { requests: new Map(), stages: new Map(), routes: new Map(), dead: new Map(), keys: new Map(),
                 inFlight: NaN, awaiting: NaN, queueVisible: NaN, queueTaken: NaN };
+    const keyOf = (k) => {
+      let e = m.keys.get(k);
+      if (!e) { e = { admitted: 0, refused: 0, prompt: 0, completion: 0, cost: 0 }; m.keys.set(k, e); }
+      return e;
+    };
     for (const { name, labels, value } of samples) {
       if (name === 'overhead_http_requests_total') {
         m.requests.set(labels.route + ' ' + labels.status, { route: labels.route, status: Number(labels.status), n: value });
@@ -110,6 +115,13 @@ std::string_view dashboard_js() {
         if (labels.state === 'in_flight') m.queueTaken = value;
       } else if (name === 'overhead_dead_letters_total') {
         m.dead.set(labels.kind, value);
+      } else if (name === 'overhead_key_requests_total') {
+        if (labels.outcome === 'admitted') keyOf(labels.key).admitted = value;
+        else keyOf(labels.key).refused += value;
+      } else if (name === 'overhead_key_tokens_total') {
+        keyOf(labels.key)[labels.kind === 'prompt' ? 'prompt' : 'completion'] = value;
+      } else if (name === 'overhead_key_cost_usd_total') {
+        keyOf(labels.key).cost = value;
       } else {
         for (const [family, [field, label]] of Object.entries(HISTOGRAMS)) {
           if (!name.startsWith(family + '_')) continue;
@@ -251,6 +263,17 @@ std::string_view dashboard_js() {
     return rows;
   }
 
+  // One row per API key (keys with --api-keys; at most the gateway's label bound, the rest as _other).
+  function keyRows(now, base) {
+    const rows = [];
+    for (const [key, k] of [...now.keys.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+      const before = base ? base.keys.get(key) : undefined;
+      rows.push([key, base ? fmtCount(k.admitted - (before ? before.admitted : 0)) : DASH, fmtCount(k.admitted), fmtCount(k.refused),
+                 fmtCount(k.prompt), fmtCount(k.completion), '$' + (k.cost < 0.01 ? k.cost.toExponential(2) : k.cost.toFixed(4))]);
+    }
+    return rows;
+  }
+
   function drawSparkline() {
     const peak = Math.max(0, ...spark);
     const step = 240 / (SPARK_POINTS - 1);
@@ -285,6 +308,7 @@ std::string_view dashboard_js() {
     fillBody('stages-body', latencyRows(m, b, 'stages', STAGE_ORDER), LATENCY_COLUMNS, 'No chat request yet.', 'stage');
     fillBody('routes-body', latencyRows(m, b, 'routes', []), LATENCY_COLUMNS, 'No request yet.', '');
     fillBody('errors-body', errorRows(m, b), ['window', 'all'], 'None.', '');
+    fillBody('keys-body', keyRows(m, b), ['window', 'admitted', 'refused', 'prompt', 'completion', 'cost'], 'No API key used yet.', 'key');
     polls++;
     document.body.dataset.polls = String(polls);
     const when = new Date().toLocaleTimeString('en-GB');

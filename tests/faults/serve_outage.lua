@@ -4,7 +4,8 @@
 -- the same before, during and after the outage. 8 in 10 are synchronous chat completions, 2 in 10
 -- asynchronous requests. The id of every answer 200 or 202 goes to ID_DIR/ids-N.txt (the third
 -- argument; one file per wrk thread), for the test to find each in the store; every status is
--- counted and printed at the end as "status NNN: COUNT" lines.
+-- counted and printed at the end as "status NNN: COUNT" lines. A fourth argument is the API key
+-- sent as a bearer token.
 local bodies = {}
 local i = 0
 local mean_ms = 50
@@ -17,8 +18,11 @@ function setup(thread)
   thread:set("thread_no", #threads)
 end
 
+local headers = { ["Content-Type"] = "application/json" }
+
 function init(args)
   for line in io.lines(args[1]) do bodies[#bodies + 1] = line end
+  if args[4] then headers["Authorization"] = "Bearer " .. args[4] end
   if #bodies == 0 then error("no bodies in " .. args[1]) end
   mean_ms = tonumber(args[2])
   ids = assert(io.open(args[3] .. "/ids-" .. thread_no .. ".txt", "w"))
@@ -35,7 +39,7 @@ function request()
   i = i % #bodies + 1
   local path = "/v1/chat/completions"
   if i % 10 < 2 then path = "/v1/requests" end
-  return wrk.format("POST", path, { ["Content-Type"] = "application/json" }, bodies[i])
+  return wrk.format("POST", path, headers, bodies[i])
 end
 
 function response(status, headers, body)

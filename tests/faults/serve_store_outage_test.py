@@ -16,6 +16,10 @@ database outage until the process is killed):
   back, and no log message went to the log stream's dead-letter queue;
 - the backlog drains: the input and log streams end empty with nothing pending;
 - every process exits 0 on SIGTERM.
+With keys on (docs/serve.md, "Keys, limits and budgets"): the gateway admits by an API key kept in
+the same PostgreSQL (--api-keys, a budget, so its spend is read every refresh), and the key still
+works through the outage (the keys last read stay in force); every stored row names the key and is
+priced (cost_usd > 0), once, so the key's spend is whole; its secret is in no log.
 Prints the samples as a table (time, phase, RSS of each process, log backlog, answers by status
 so far). Exit 0 when all holds, 1 otherwise.
 """
@@ -80,10 +84,10 @@ def port_open(host, port):
         return False
 
 
-def answers_so_far(url):
+def answers_so_far(url, auth):
     """{status: count} of the chat routes from the gateway's /metrics ({} when it does not answer)."""
     try:
-        text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+        text = urllib.request.urlopen(urllib.request.Request(url + "/metrics", headers=auth), timeout=5).read().decode()
     except OSError:
         return {}
     out = {}
@@ -98,7 +102,8 @@ def start_gateway(a, in_url, log_url, store_url, log_path):
     log = open(log_path, "w")
     proc = subprocess.Popen([a.overhead, "serve", "--listen", "127.0.0.1:0", "--tokenizers", TOKENIZER, "--queue", in_url,
                              "--log-queue", log_url, "--workers", "0", "--out", a.work_dir,
-                             "--max-log-backlog", str(a.max_log_backlog), "--request-timeout", "60"], stderr=log)
+                             "--max-log-backlog", str(a.max_log_backlog), "--request-timeout", "60",
+                             "--api-keys", "--store", store_url, "--key-refresh", "1"], stderr=log)
     for _ in range(600):
         text = open(log_path).read()
         if "listening on http://" in text:
@@ -170,17 +175,25 @@ def run(a, pg_dir, procs):
     store_url = f"{svc.pg['PG_URL']}?table={tbl}"
     bodies = os.path.join(a.work_dir, "bodies.jsonl")
 
+    # The API key the load is sent with, in the store that goes down (its budget far above what
+    # the run spends: the spend is read, not limiting).
+    made = subprocess.run([a.overhead, "keys", "create", "--store", store_url, "--name", "outage-key", "--budget-usd", "1000"],
+                          capture_output=True, text=True, check=True)
+    secret = made.stdout.strip().splitlines()[-1]
+    svc.secrets.append(secret)
+    auth = {"Authorization": f"Bearer {secret}"}
     procs["gateway"], url = start_gateway(a, in_url, log_url, store_url, os.path.join(a.work_dir, "serve.log"))
     logs = {}
     for name, cmd in (("worker", [a.overhead, "worker", "--queue", in_url, "--log-queue", log_url, "--tokenizers", TOKENIZER,
-                                  "--experiment", "serve", "--name", "w1", "--idle-exit", "3600"]),
+                                  "--experiment", "serve", "--name", "w1", "--idle-exit", "3600",
+                                  "--price-cpu-usd-per-hour", "0.05"]),
                       ("consumer", [a.overhead, "consume", "--log-queue", log_url, "--store", store_url, "--idle-exit", "3600"])):
         logs[name] = open(os.path.join(a.work_dir, f"{name}.log"), "w")
         procs[name] = subprocess.Popen(cmd + ["--out", a.work_dir, "--no-progress"], stdout=logs[name], stderr=subprocess.STDOUT)
     first = open(bodies, encoding="utf-8").readline().encode()
     # One answered request before the clock starts: the worker has loaded its tokenizer.
     urllib.request.urlopen(urllib.request.Request(url + "/v1/chat/completions", data=first,
-                                                  headers={"Content-Type": "application/json"}), timeout=120).read()
+                                                  headers={"Content-Type": "application/json", **auth}), timeout=120).read()
 
     ids_dir = os.path.join(a.work_dir, "ids")
     os.makedirs(ids_dir)
@@ -190,7 +203,7 @@ def run(a, pg_dir, procs):
     mean_ms = max(1, a.connections * 1000 // a.rate)
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_outage.lua")
     wrk = subprocess.Popen(["wrk", "-t2", f"-c{a.connections}", f"-d{int(total)}s", "--timeout", "30s", "-s", script, url, "--",
-                            bodies, str(mean_ms), ids_dir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            bodies, str(mean_ms), ids_dir, secret], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wrk_out = []
     reader = threading.Thread(target=lambda: wrk_out.append(wrk.stdout.read()))
     reader.start()
@@ -210,7 +223,7 @@ def run(a, pg_dir, procs):
                 backlog = own.xlen(log_stream)
             except Exception:  # noqa: BLE001 - a sample is skipped, not the test
                 backlog = -1
-            statuses = answers_so_far(url)
+            statuses = answers_so_far(url, auth)
             samples.append((time.time() - start, phase[0], rss, backlog, statuses))
             say(f"{samples[-1][0]:6.0f} {phase[0]:>8} " + " ".join(f"{rss[n]:12.1f}" for n in names) +
                 f" {backlog:10d}  {dict(sorted(statuses.items()))}")
@@ -341,6 +354,13 @@ def run(a, pg_dir, procs):
                         f"{len(answered) - len(set(answered))} ids answered twice")
     if len(stored) != len(rows):
         failures.append(f"{len(rows) - len(stored)} ids stored twice")
+    # The key's spend: every row charged to it and priced, once.
+    charged = svc.psql(f"SELECT COUNT(*), COALESCE(SUM(cost_usd), 0) FROM {tbl} WHERE key_name = 'outage-key' AND cost_usd > 0",
+                       check=False)
+    charged_rows, spend = (int(charged[0][0]), float(charged[0][1])) if charged else (0, 0.0)
+    say(f"key outage-key: {charged_rows} priced rows of {len(rows)}, spend ${spend:.3e}")
+    if charged_rows != len(rows):
+        failures.append(f"{len(rows) - charged_rows} rows are not charged to the key or not priced")
 
     # Queues.
     caught_up = next((t for t, ph, _, backlog, _ in samples if t >= up_at - start and 0 <= backlog <= a.max_log_backlog // 100), None)

@@ -3,7 +3,7 @@
 // /metrics; then, in the same page load, the test sends chat requests (and one that fails) and the
 // page's own polls must show them: the request count equal to the requests made, a throughput
 // above zero that falls back to zero when the requests stop, stage latencies with mean, p50 and
-// p99, the failure by status, a drawn sparkline. No script error and no Content-Security-Policy
+// p99, the failure by status, a drawn sparkline, the per-key table. No script error and no Content-Security-Policy
 // violation may happen on the way.
 //
 // Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: NUL-separated
@@ -130,6 +130,7 @@ const SNAPSHOT = `(() => {
     text: Object.fromEntries(ids.map((id) => [id, text(id)])),
     stages: rows('stages-body'),
     errors: rows('errors-body'),
+    keys: rows('keys-body'),
     spark: document.getElementById('spark-line').getAttribute('points'),
   };
 })()`;
@@ -246,6 +247,7 @@ test('given the token, the figures fill from /metrics', async () => {
   assert.equal(idle.text['queue-depth'], '0');
   assert.match(idle.text.updated, /^\d\d:\d\d:\d\d$/);
   assert.deepEqual(idle.stages, [['No chat request yet.']]);
+  assert.deepEqual(idle.keys, [['No API key used yet.']]);
   // The page's first scrape, before the token, was refused: the one error so far.
   assert.deepEqual(idle.errors.map((r) => [r[0], r[2]]), [['HTTP 401 on /metrics', '1']]);
   // The token is nowhere in the page.
@@ -281,6 +283,11 @@ test('requests made while the page is open show in its figures', async () => {
   const failed = busy.errors.find((r) => r[0] === 'HTTP 404 on /v1/chat/completions');
   assert.ok(failed, JSON.stringify(busy.errors));
   assert.equal(failed[2], '1');
+  // The per-key table: the token is the key named "default"; the 404 was refused before admission.
+  const keyRow = busy.keys.find((r) => r[0] === 'default');
+  assert.ok(keyRow, JSON.stringify(busy.keys));
+  assert.equal(number(keyRow[2]), SENT, 'admitted, all');
+  assert.equal(number(keyRow[3]), 0, 'refused');
   // The sparkline rose above its baseline somewhere.
   assert.ok(number(busy.text['spark-peak']) > 0, busy.text['spark-peak']);
   assert.ok(busy.spark.split(' ').some((p) => Number(p.split(',')[1]) < 47), busy.spark);

@@ -1,6 +1,7 @@
 // Keys, limits and budgets across two gateways (docs/serve.md, "Keys, limits and budgets"): two
 // `overhead serve --api-keys` processes over one PostgreSQL (the keys and the records) and one
-// Redis (the rate counters, --limits), each with its in-process worker storing into PostgreSQL.
+// Redis (the rate counters, --limits, and the shared input and log queues), each with its
+// in-process worker and consumer storing into PostgreSQL.
 //
 //   1. One key's requests per minute, offered at 3x its limit through both gateways at once: the
 //      requests admitted are the limit's rate over the run (plus at most one window's burst),
@@ -11,7 +12,10 @@
 //      at least its budget and not much more.
 //   4. GET /v1/usage sums equal the stored records (read with psql) and the client's own tally.
 //   5. `overhead keys revoke` takes effect on both gateways within the refresh interval.
-//   6. No secret in the gateways' output, /metrics, the records or the keys table.
+//   6. A gateway SIGKILLed mid-admission: the shared counters drain within two windows (an
+//      admission it counted and never answered holds no place for longer), and the key's usage
+//      still equals its stored records, each once.
+//   7. No secret in the gateways' output, /metrics, the records or the keys table.
 //
 // Run: CTest sets OVERHEAD_BINARY, OPENAI_NODE_MODULES, OVERHEAD_REDIS_ENV, OVERHEAD_POSTGRES_ENV.
 import {spawn, spawnSync} from 'node:child_process';
@@ -38,6 +42,8 @@ const MODEL = 'llama-3.3-70b-instruct';
 const tag = `keys${process.pid}`;
 const STORE = `${pg.PG_URL}?table=${tag}`;
 const LIMITS = `${redis.REDIS_URL}/${tag}:`;
+const QUEUE = `${redis.REDIS_URL}/${tag}-in?visibility_ms=2000`;
+const LOG_QUEUE = `${redis.REDIS_URL}/${tag}-log?visibility_ms=2000`;
 const WINDOW_S = 2;        // --limit-window: the rate holds over seconds, so the run can be short
 const REFRESH_S = 0.5;     // --key-refresh
 const PRICE = ['--price-cpu-usd-per-hour', '0.1', '--price-gpu-usd-per-hour', '4'];
@@ -67,6 +73,7 @@ function createKey(name, ...limits) {
 async function startGateway(name) {
   const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--api-keys', '--store', STORE,
                                '--limits', LIMITS, '--limit-window', String(WINDOW_S), '--key-refresh', String(REFRESH_S),
+                               '--queue', QUEUE, '--log-queue', LOG_QUEUE,
                                '--decoder', 'sim:prefill=200000,decode=20000', '--max-queued', '100000',
                                '--out', path.join(dir, name), '--shutdown-timeout', '2', ...PRICE],
                       {stdio: ['ignore', 'pipe', 'pipe']});
@@ -132,6 +139,9 @@ after(() => {
     psql(`DROP TABLE IF EXISTS ${tag}; DROP TABLE IF EXISTS ${tag}_keys`);
     spawnSync('redis-cli', ['-h', redis.REDIS_HOST, '-p', redis.REDIS_PORT, '--no-auth-warning', 'EVAL',
                             `for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end`, '0', `${tag}:*`],
+              {env: {...process.env, REDISCLI_AUTH: redis.REDIS_PASSWORD}});
+    spawnSync('redis-cli', ['-h', redis.REDIS_HOST, '-p', redis.REDIS_PORT, '--no-auth-warning', 'EVAL',
+                            `for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end`, '0', `${tag}-*`],
               {env: {...process.env, REDISCLI_AUTH: redis.REDIS_PASSWORD}});
   } catch {
     // the fixtures' servers are cleaned up with them
@@ -271,12 +281,42 @@ test('a revoked key is refused by both gateways within the refresh interval', as
   assert.ok(Math.max(...seen) <= REFRESH_S * 1000 + 1000);
 });
 
+test('a gateway killed mid-admission leaves the counters and the spend consistent', async () => {
+  createKey('kill-key', '--rpm', '1200');  // 40 per window
+  await sleep(1000 * (REFRESH_S + 0.5));  // both gateways have read it
+  const victim = gateways[0];
+  const burst = [];
+  for (let i = 0; i < 60; ++i) burst.push(chat(victim.url, secrets['kill-key']).catch(() => ({status: 'cut'})));
+  await sleep(30);
+  victim.child.kill('SIGKILL');
+  const answers = await Promise.all(burst);
+  const answered = answers.filter((a) => a.status === 200).length;
+  console.log(`kill: ${answered} of 60 answered before the kill, ${answers.filter((a) => a.status === 'cut').length} cut`);
+  gateways[0] = await startGateway('a2');
+  // Two windows on, nothing the killed gateway counted holds a place: the whole window is free.
+  await sleep(2100 * WINDOW_S);
+  let admitted = 0;
+  for (let i = 0; i < 50; ++i) if ((await chat(gateways[i % 2].url, secrets['kill-key'])).status === 200) ++admitted;
+  assert.ok(admitted >= 40 && admitted <= 41, `${admitted} admitted in a fresh window of 40`);
+  // The spend: every stored record of the key once (the killed gateway's items come back to the
+  // other's worker after the visibility timeout), and /v1/usage agrees with them.
+  await sleep(6000);
+  const [rows, ids] = psql(`SELECT COUNT(*), COUNT(DISTINCT id) FROM ${tag} WHERE key_name = 'kill-key'`).split('|').map(Number);
+  assert.equal(rows, ids, 'a record stored twice');
+  assert.ok(rows >= answered + admitted, `${rows} records for ${answered + admitted} answers`);
+  const usage = await (await fetch(gateways[1].url + '/v1/usage', {headers: {Authorization: `Bearer ${secrets['kill-key']}`}})).json();
+  assert.equal(usage.requests, rows);
+  const cost = Number(psql(`SELECT SUM(cost_usd) FROM ${tag} WHERE key_name = 'kill-key'`));
+  assert.ok(Math.abs(usage.cost_usd - cost) <= 1e-12 * Math.max(1, cost));
+});
+
 test('no secret in the output, /metrics, the records or the keys table', async () => {
   const metrics = await (await fetch(gateways[0].url + '/metrics', {headers: {Authorization: `Bearer ${secrets['rpm-key']}`}})).text();
   assert.match(metrics, /overhead_key_requests_total\{key="rpm-key",outcome="refused_requests"\} [1-9]/);
   const dump = psql(`SELECT * FROM ${tag}`) + psql(`SELECT * FROM ${tag}_keys`);
   for (const [name, secret] of Object.entries(secrets)) {
     for (const [where, text] of [['gateway a', gateways[0].child.output()], ['gateway b', gateways[1].child.output()],
+                                 ['gateways before', children.map((c) => c.output()).join('\n')],
                                  ['/metrics', metrics], ['the store', dump]])
       assert.ok(!text.includes(secret) && !text.includes(secret.slice(7)), `the secret of ${name} is in ${where}`);
   }
