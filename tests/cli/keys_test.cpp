@@ -166,7 +166,9 @@ TEST(Keys, EachCommandHasHelp) {
   for (const char* command : {"keys", "keys create", "keys list", "keys revoke"}) {
     const RunResult r = run_overhead(std::string(command) + " --help");
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
-    if (std::string(command) != "keys") EXPECT_NE(joined(r).find("--store"), std::string::npos) << command;
+    if (std::string(command) != "keys") {
+      EXPECT_NE(joined(r).find("--store"), std::string::npos) << command;
+    }
   }
   const RunResult create = run_overhead("keys create --help");
   for (const char* flag : {"--name", "--rpm", "--tpm", "--budget-usd", "--models", "--expires", "YYYY-MM-DD"})
