@@ -50,6 +50,18 @@ std::string sqlite_value(const std::filesystem::path& path, const std::string& s
   return out;
 }
 
+// Runs `sql` on the SQLite file at `path`; false (and the error printed) when it fails.
+bool sqlite_exec(const std::filesystem::path& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  char* err = nullptr;
+  const bool ok = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK &&
+                  sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) == SQLITE_OK;
+  if (!ok) ADD_FAILURE() << (err ? err : sqlite3_errmsg(db));
+  sqlite3_free(err);
+  sqlite3_close(db);
+  return ok;
+}
+
 struct KeysStore {
   std::filesystem::path dir = temp_dir("keys");
   std::filesystem::path file = dir / "store.db";
@@ -91,6 +103,9 @@ TEST(Keys, ListShowsEveryKeyAndNeverASecretOrItsHash) {
   ASSERT_EQ(revoked.exit_code, 0) << revoked.err;
   EXPECT_NE(joined(revoked).find("revoked key \"bob\""), std::string::npos) << joined(revoked);
 
+  // Two requests charged to alice, as a gateway's worker records them: her spend is their sum.
+  ASSERT_TRUE(sqlite_exec(s.file, "INSERT INTO records (experiment_tokenizer, id, experiment, key_name, cost_usd)"
+                                  " VALUES ('e#t', '1', 'e', 'alice', 0.25), ('e#t', '2', 'e', 'alice', 0.5)"));
   const RunResult list = run_overhead("keys list --store '" + s.url + "'");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   const std::string out = joined(list) + list.err;
@@ -98,7 +113,9 @@ TEST(Keys, ListShowsEveryKeyAndNeverASecretOrItsHash) {
   for (const char* column : {"name", "rpm", "tpm", "budget", "models", "created", "expires", "revoked", "spend"})
     EXPECT_NE(list.lines[0].find(column), std::string::npos) << column << ": " << list.lines[0];
   EXPECT_NE(list.lines[2].find("| alice |"), std::string::npos) << out;
-  EXPECT_NE(list.lines[2].find("$1.00"), std::string::npos) << out;
+  EXPECT_NE(list.lines[2].find("$1.00"), std::string::npos) << out;    // budget
+  EXPECT_NE(list.lines[2].find("$0.7500"), std::string::npos) << out;  // spend
+  EXPECT_NE(list.lines[3].find("$0.0000"), std::string::npos) << out;
   EXPECT_NE(list.lines[2].find("| - |"), std::string::npos) << out;  // not revoked
   EXPECT_NE(list.lines[3].find("| bob |"), std::string::npos) << out;
   EXPECT_EQ(list.lines[3].find("| - |"), std::string::npos) << out;  // revoked: a time

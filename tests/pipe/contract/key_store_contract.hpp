@@ -187,6 +187,79 @@ TEST_P(KeyStoreTest, AKeyWithoutRecordsHasZeroUsageAndNoSpend) {
   EXPECT_TRUE(keys_->spend_by_key().empty());
 }
 
+// A record a gateway's worker writes for a request charged to `key` ("" = no key).
+inline ports::Record keyed_record(const std::string& experiment, const std::string& id, const std::string& key,
+                                  const std::string& model, const std::string& start_time, std::int64_t prompt,
+                                  std::int64_t completion, double cost) {
+  ports::Record r;
+  r.experiment = experiment;
+  r.tokenizer = "t";
+  r.experiment_tokenizer = experiment + "#t";
+  r.id = id;
+  r.key_name = key;
+  r.model = model;
+  r.start_time = start_time;
+  r.token_count = prompt;
+  r.output_tokens = completion;
+  r.cost_usd = cost;
+  r.cost_e_usd = cost / 4;
+  r.cost_d_usd = cost - cost / 4;
+  r.price_source = "test";
+  return r;
+}
+
+inline void expect_bucket(const ports::UsageBucket& b, const std::string& label, std::int64_t requests, std::int64_t prompt,
+                          std::int64_t completion, double cost) {
+  EXPECT_EQ(b.label, label);
+  EXPECT_EQ(b.requests, requests) << label;
+  EXPECT_EQ(b.prompt_tokens, prompt) << label;
+  EXPECT_EQ(b.completion_tokens, completion) << label;
+  EXPECT_DOUBLE_EQ(b.cost_usd, cost) << label;
+}
+
+// Usage is summed from the records written through the record store of the same URL, by model
+// and by the UTC day of start_time; a replayed record counts once. The costs are sums of powers
+// of two, exact in any order of addition.
+TEST_P(KeyStoreTest, UsageSumsTheKeysRecordsByModelAndByUtcDay) {
+  auto records = backends::open_store(url_);
+  const std::vector<ports::Record> batch = {
+      keyed_record("e1", "1", "alice", "llama", "2026-12-06T23:59:59.999999Z", 100, 10, 0.25),
+      keyed_record("e1", "2", "alice", "llama", "2026-12-07T00:00:00.000000Z", 200, 20, 0.5),
+      keyed_record("e1", "3", "alice", "phi-4", "2026-12-07T12:00:00.000000Z", 300, 30, 0.125),
+      keyed_record("e2", "4", "alice", "phi-4", "2026-12-08T00:00:01.000000Z", 400, 40, 1.0),
+      keyed_record("e1", "5", "bob", "llama", "2026-12-07T01:00:00.000000Z", 1000, 100, 2.0),
+      keyed_record("e1", "6", "", "llama", "2026-12-07T01:00:00.000000Z", 5, 5, 8.0),
+  };
+  ASSERT_TRUE(records->upsert_batch(batch).empty());
+  records->upsert(batch[0]);  // a replay: still one record
+
+  const ports::KeyUsage all = keys_->usage("alice", "");
+  EXPECT_EQ(all.key, "alice");
+  EXPECT_EQ(all.requests, 4);
+  EXPECT_EQ(all.prompt_tokens, 1000);
+  EXPECT_EQ(all.completion_tokens, 100);
+  EXPECT_DOUBLE_EQ(all.cost_usd, 1.875);
+  ASSERT_EQ(all.by_model.size(), 2u);
+  expect_bucket(all.by_model[0], "llama", 2, 300, 30, 0.75);
+  expect_bucket(all.by_model[1], "phi-4", 2, 700, 70, 1.125);
+  ASSERT_EQ(all.by_day.size(), 3u);
+  expect_bucket(all.by_day[0], "2026-12-06", 1, 100, 10, 0.25);
+  expect_bucket(all.by_day[1], "2026-12-07", 2, 500, 50, 0.625);
+  expect_bucket(all.by_day[2], "2026-12-08", 1, 400, 40, 1.0);
+
+  const ports::KeyUsage e2 = keys_->usage("alice", "e2");
+  EXPECT_EQ(e2.requests, 1);
+  EXPECT_DOUBLE_EQ(e2.cost_usd, 1.0);
+  ASSERT_EQ(e2.by_model.size(), 1u);
+  expect_bucket(e2.by_model[0], "phi-4", 1, 400, 40, 1.0);
+
+  const auto spend = keys_->spend_by_key();
+  EXPECT_EQ(spend.size(), 2u);  // the record without a key is nobody's
+  EXPECT_DOUBLE_EQ(spend.at("alice"), 1.875);
+  EXPECT_DOUBLE_EQ(spend.at("bob"), 2.0);
+  EXPECT_EQ(keys_->usage("carol", "").requests, 0);
+}
+
 TEST_P(KeyStoreTest, AnUnreachableServerIsATransientStoreError) {
   const std::string url = GetParam().unreachable_url ? GetParam().unreachable_url() : "";
   if (url.empty()) GTEST_SKIP() << "no server to be unreachable";
