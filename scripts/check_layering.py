@@ -30,7 +30,7 @@ ALLOWED = {
     "agent": {"util"},  # what a model's answer holds: tool calls and reasoning, parsed per template family
     "schema": {"util"},  # JSON Schema: validation and the constraints sent to an engine
     "backends": {"ports", "reply", "aws", "util"},
-    "pipe": {"ports", "reply", "agent", "binding", "tok", "chat", "util"},
+    "pipe": {"ports", "cost", "reply", "agent", "binding", "tok", "chat", "util"},  # cost: each record priced
     "report": {"ports", "cost", "stats", "util"},
     "run": {"pipe", "ports", "report", "backends", "binding", "tok", "chat", "util", "stats", "cost"},
     "serve": {"pipe", "ports", "reply", "agent", "schema", "binding", "tok", "chat", "util"},

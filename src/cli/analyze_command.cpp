@@ -1,11 +1,13 @@
 // `overhead analyze --store URL [--experiment NAME ...] [--run ID] [--out DIR] [--compare-seed] [--no-png]
-// [--engine-profile P]`:
+// [--engine-profile P] [--by key]`:
 // reads the records of the chosen experiments (all when none is named) from the store, of one run
 // when --run names it (all runs by default), and writes the report (report.md, index.html,
 // fits.json, CSVs, figures) into --out. An experiment that holds the records of several runs is
 // named with its runs, so a report over all of them is never mistaken for one run's. With
 // --engine-profile (`overhead calibrate`'s), a run made with `--decoder openai:` gets a section of
 // each item's E, TTFT, TPOT and D next to the profile's prediction (report/engine_prediction_section).
+// With --by key, the records grouped by the API key they were charged to (requests, tokens, E, D and
+// total USD per key, report/key_usage), printed and added to the report.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -20,6 +22,7 @@
 #include "pipe/run_id.hpp"
 #include "ports/store.hpp"
 #include "report/engine_prediction_section.hpp"
+#include "report/key_usage.hpp"
 #include "report/run_selection.hpp"
 #include "report/write_report.hpp"
 
@@ -35,6 +38,7 @@ struct AnalyzeOptions {
   bool compare_seed = false;
   bool no_png = false;
   std::string engine_profile;
+  std::string by;  // "key": the usage by key
   std::shared_ptr<report::CostSectionOptions> cost = std::make_shared<report::CostSectionOptions>();
 };
 
@@ -88,6 +92,11 @@ int run_analyze(const AnalyzeOptions& o) {
     ro.png = !o.no_png;
     ro.source = store->url() + (o.run_id.empty() ? "" : " (run " + o.run_id + ")");
     if (cost_section) ro.sections.push_back(*cost_section);
+    if (o.by == "key") {
+      report::ReportSection section = report::key_usage_section(records);
+      std::printf("%s\n", report::to_markdown(section.tables.front()).c_str());
+      ro.sections.push_back([s = std::move(section)](const report::Analysis&) { return s; });
+    }
     if (profile) {
       auto section = report::engine_prediction_section(records, *profile, o.engine_profile);
       if (!section) {
@@ -119,6 +128,10 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-png", options->no_png, "Write SVG figures only (skip rsvg-convert)");
   cmd->add_option("--engine-profile", options->engine_profile,
                   "`overhead calibrate`'s profile: each decoded item next to its prediction");
+  cmd->add_option("--by", options->by,
+                  "Group the usage by: key (requests, tokens, E, D and total USD per API key; printed and in the "
+                  "report as by_key.csv)")
+      ->check(CLI::IsMember({"key"}));
   add_cost_report_options(*cmd, options->cost);
   cmd->callback([options, &exit_code] { exit_code = run_analyze(*options); });
 }

@@ -7,6 +7,7 @@
 #include "backends/open.hpp"
 #include "cli/chat_input.hpp"
 #include "cli/option_checks.hpp"
+#include "cost/profiles.hpp"
 #include "pipe/run_id.hpp"
 
 namespace overhead::cli {
@@ -70,6 +71,32 @@ CLI::Validator decoder_validator() {
       "DECODER", "decoder");
 }
 
+// Every command's: the prices of each record (cost/request_price.hpp). The engine's flags are
+// those of `overhead cost` and `simulate` (--engine-profile, or --gpu and --model), so that the
+// same words price a workload there and each of its requests here.
+void add_price_flags(CLI::App& cmd, cost::RequestPriceSpec& p) {
+  const std::string group = "Price (each record's cost_usd = E + D, docs/cost-model.md)";
+  p.engine.profiles_dir = std::string(OVERHEAD_DEFAULT_DATA_DIR) + "/profiles";
+  cmd.add_option("--price-instance", p.cpu_instance,
+                 "E: the worker's instance preset (data/profiles/price/prices.json): its $/h over its vCPUs, per "
+                 "vCPU-second of the item's CPU time")->group(group);
+  cmd.add_option("--price-cpu-usd-per-hour", p.cpu_usd_per_vcpu_hour,
+                 "E: $ per vCPU-hour of the item's CPU time, typed in (instead of --price-instance)")
+      ->check(number_in(0, 1e6))->group(group);
+  cmd.add_option("--price-gpu-usd-per-hour", p.engine.gpu_usd_per_hour,
+                 "D: $ per hour of one GPU (default with --gpu: its preset); alone, D is the item's measured share of "
+                 "the engine's time")->check(number_in(0, 1e6))->group(group);
+  cmd.add_option("--gpu", p.engine.gpu, "D: the GPU profile, as `overhead cost --gpu` (with --model: D from the server model)")
+      ->group(group);
+  cmd.add_option("--model", p.engine.model, "D: the model profile served, as `overhead cost --model`")->group(group);
+  cmd.add_option("--engine-profile", p.engine.engine_profile,
+                 "D: `overhead calibrate`'s profile of the engine, in place of --gpu and --model (price from "
+                 "--price-gpu-usd-per-hour)")->group(group);
+  cmd.add_option("--price-workload", p.reference_workload,
+                 "D with a profile: the request shape in=N,out=M whose capacity sets the rates per token (default: "
+                 "the mean of the requests priced so far)")->group(group);
+}
+
 // `run` and `worker`: the batch worker's flags.
 // "none, hermes, ..." and a check that a name is one of them.
 std::string parser_choices(bool reasoning) {
@@ -130,6 +157,7 @@ void add_batch_worker_flags(CLI::App& cmd, const CommandRow& row, WorkerFlags& f
   if (row.command == WorkerCommand::run)
     cmd.add_option("--workers", f.host.threads, "Worker threads per case (the seed had one)")
         ->check(integer_in(1, kMaxThreads))->capture_default_str();
+  add_price_flags(cmd, f.price);
 }
 
 // `serve`: the in-process workers' flags (--tool-parser and --reasoning-parser are serve's own,
@@ -148,6 +176,7 @@ void add_serve_worker_flags(CLI::App& cmd, const CommandRow& row, WorkerFlags& f
   f.max_decodes = cmd.add_option("--max-decodes", w.max_decodes, row.max_decodes_help)
                       ->capture_default_str()->check(CLI::Range(0, 1000000));
   cmd.add_flag("--store-text", w.store_text, row.store_text_help);
+  add_price_flags(cmd, f.price);
 }
 
 }  // namespace
@@ -178,6 +207,14 @@ pipe::WorkerHostOptions worker_host_options(const WorkerFlags& flags, bool share
     w.decoder = backends::open_decoder(flags.decoder);
   } catch (const std::invalid_argument& e) {
     throw CLI::ValidationError("--decoder", e.what());
+  }
+  if (flags.price.any()) {
+    try {
+      w.pricer = std::make_shared<const cost::RequestPricer>(cost::find_request_prices(flags.price));
+    } catch (const cost::CostError& e) {
+      throw CLI::ValidationError("price", e.what());
+    }
+    w.engine_share = std::make_shared<pipe::EngineShare>();  // the process's workers share the engine
   }
   return h;
 }

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cost/request_price.hpp"
 #include "pipe/worker_host.hpp"
 
 namespace overhead::cli {
@@ -28,6 +29,9 @@ struct WorkerFlags {
   // in-process workers alike): empty = the template's.
   std::string tool_parser, reasoning_parser;
   CLI::Option* max_decodes = nullptr;  // whether --max-decodes was given
+  // The prices every record is priced at (--price-*, --engine-profile, --gpu, --model); none
+  // given: the records are not priced.
+  cost::RequestPriceSpec price;
 };
 
 // Adds `command`'s worker flags to `cmd`, bound into `flags`, whose defaults it first sets from
@@ -35,10 +39,10 @@ struct WorkerFlags {
 void add_worker_flags(CLI::App& cmd, WorkerCommand command, WorkerFlags& flags);
 
 // After parsing: the host options with the decoder opened, the run id made (run, worker), the date
-// pinned and the prefetch set. `shared_queue`: the input queue's family is shared (a gateway can
+// pinned, the prefetch set and the pricer made from the price flags. `shared_queue`: the input queue's family is shared (a gateway can
 // name reply queues in it); without --max-decodes the command's default for a shared queue then
 // applies (`worker`: 64, so a gateway's streams arrive as deltas). Throws CLI::ValidationError for
-// a --decoder that does not open.
+// a --decoder that does not open, or prices that cannot be found (an unknown preset or profile).
 [[nodiscard]] pipe::WorkerHostOptions worker_host_options(const WorkerFlags& flags, bool shared_queue = false);
 
 }  // namespace overhead::cli

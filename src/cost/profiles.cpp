@@ -198,6 +198,11 @@ Prices load_prices(const std::filesystem::path& file) {
       ip.usd_per_hour = number_field(e, "usd_per_hour", file, "instances." + name);
       if (!(ip.usd_per_hour >= 0) || !std::isfinite(ip.usd_per_hour))
         throw CostError(file.string() + ": instances." + name + ": usd_per_hour must be a finite number >= 0");
+      if (e.contains("vcpus")) {
+        ip.vcpus = number_field(e, "vcpus", file, "instances." + name);
+        if (!(ip.vcpus > 0) || !std::isfinite(ip.vcpus))
+          throw CostError(file.string() + ": instances." + name + ": vcpus must be a finite number > 0");
+      }
       ip.kind = text_field(e, "kind", file, "instances." + name);
       ip.source = text_field(e, "source", file, "instances." + name);
       ip.date = text_field(e, "date", file, "instances." + name);

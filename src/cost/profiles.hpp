@@ -68,6 +68,7 @@ double precision_bytes(const std::string& precision, const char* flag);
 
 struct InstancePrice {
   double usd_per_hour = 0;
+  double vcpus = 0;  // a CPU instance's vCPUs (its price per vCPU: usd_per_hour / vcpus); 0: not given
   std::string kind, source, date;
 };
 struct ApiPrice {

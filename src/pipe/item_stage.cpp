@@ -24,6 +24,7 @@ using ports::ItemError;
 using ports::monotonic_ns;
 using ports::Record;
 using ports::SamplingParams;
+using ports::thread_cpu_ns;  // CLOCK_THREAD_CPUTIME_ID: an item's own stages, not the time its thread waited
 using ports::wall_ns;
 
 // How a generation ended, as its callbacks saw it.
@@ -62,6 +63,8 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
 
   void begin() {
     ++tries;
+    // Each try holds its share of the engine's time from here to its end (conclude).
+    if (EngineShare* share = stage_.engine_share_.get()) share_mark_ = share->begin(monotonic_ns());
     if (decoder().streams_token_ids()) {
       // A new try detokenizes anew (a retry follows only a try that passed no text on).
       detokenizer_ = stage_.processor_.detokenizer(tokenizer);
@@ -186,6 +189,8 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
   std::atomic<bool> finished{false};
   int tries = 0;
   std::string last_error;
+  std::int64_t cpu_ns = 0;      // the worker's CPU time on the item before the generation (parse .. record)
+  double engine_share_s = 0;    // its share of the engine's time over its tries (EngineShare)
 
  private:
   const Decoder& decoder() const { return *stage_.options_.decoder; }
@@ -208,6 +213,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
     if (!out.empty()) on_text(out, -1);
   }
   void conclude(Ending e) {
+    if (EngineShare* share = stage_.engine_share_.get()) engine_share_s += share->end(monotonic_ns(), share_mark_);
     if (!waited_) return stage_.generation_ended(shared_from_this(), std::move(e));
     {
       std::lock_guard lock(mutex_);
@@ -233,6 +239,7 @@ class ItemStage::Generation final : public DecodeCallbacks, public std::enable_s
   const std::string json_schema_;                   // the item's constraint, empty: none
   const bool waited_;
   const bool stream_;
+  double share_mark_ = 0;  // EngineShare::begin of the try in flight
   // Waited: the end, for wait().
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -248,6 +255,7 @@ ItemStage::ItemStage(Source& source, const Processor& processor, RecordSink& sin
   } else {
     decoder_kind_ = "none";
   }
+  if (options_.pricer) engine_share_ = options_.engine_share ? options_.engine_share : std::make_shared<EngineShare>();
   if (options_.decoder && options_.max_decodes > 0) {
     std::random_device random;
     attempt_prefix_ = options_.name + "-" + std::to_string(random()) + "-";
@@ -303,6 +311,7 @@ void ItemStage::process_item(ReceivedBatch& b, std::size_t i) {
   // whole batch at once, and with prefetch before the previous batch was done), so the batch's
   // arrival is not the item's start; the receive round trip shows in the gap before a new batch.
   const std::int64_t taken_up = std::max(b.received, monotonic_ns());
+  const std::int64_t cpu_start = options_.pricer ? thread_cpu_ns() : 0;
   const std::int64_t seq = next_seq_++;
   items_.fetch_add(1, std::memory_order_relaxed);
   if (options_.progress) options_.progress->fetch_add(1, std::memory_order_relaxed);
@@ -349,16 +358,18 @@ void ItemStage::process_item(ReceivedBatch& b, std::size_t i) {
     return;
   }
   fill_record(r, *src, tokenizer, b, i, taken_up, seq);
+  const std::int64_t cpu_ns = options_.pricer ? thread_cpu_ns() - cpu_start : 0;
   ItemSlot& slot = b.slots[i];
   slot.key = r.experiment_tokenizer;
   slot.id = r.id;
   hook(WorkerStage::after_render);
   if (!options_.decoder) {
+    price_record(r, cpu_ns, 0, false);
     publish_record(slot, std::move(r), {}, {}, {});
   } else if (options_.max_decodes > 0) {
-    start_generation(b, i, std::move(r), std::move(encoded), *src, tokenizer);
+    start_generation(b, i, std::move(r), std::move(encoded), *src, tokenizer, cpu_ns);
     return;  // its end publishes, on the decoder's thread
-  } else if (!generate_waited(b, i, std::move(r), std::move(encoded), *src, tokenizer)) {
+  } else if (!generate_waited(b, i, std::move(r), std::move(encoded), *src, tokenizer, cpu_ns)) {
     return;  // dead-lettered
   }
   hook(WorkerStage::after_publish);
@@ -388,6 +399,17 @@ void ItemStage::fill_record(Record& r, const SourceRecord& src, const std::strin
   r.key_name = src.key_name;  // the API key the gateway admitted it under: its cost is charged there
 }
 
+void ItemStage::price_record(Record& r, std::int64_t cpu_ns, double engine_share_s, bool decoded) const {
+  if (!options_.pricer) return;
+  const cost::RequestCost c = options_.pricer->price(
+      {static_cast<double>(cpu_ns) / 1e9, static_cast<double>(r.token_count), static_cast<double>(r.output_tokens),
+       engine_share_s, decoded});
+  r.cost_e_usd = c.e_usd;
+  r.cost_d_usd = c.d_usd;
+  r.cost_usd = c.usd();
+  r.price_source = options_.pricer->source();
+}
+
 void ItemStage::publish_record(ItemSlot& slot, Record r, std::string text, std::string finish_reason, std::string attempt) {
   if (options_.replies) {
     slot.answer = std::make_unique<reply::Reply>(reply::Reply::answered(r, std::move(text), std::move(finish_reason), std::move(attempt)));
@@ -399,20 +421,22 @@ void ItemStage::publish_record(ItemSlot& slot, Record r, std::string text, std::
 
 std::shared_ptr<ItemStage::Generation> ItemStage::make_generation(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res,
                                                                   const SourceRecord& src, const std::string& tokenizer,
-                                                                  bool waited) {
+                                                                  bool waited, std::int64_t cpu_ns) {
   const std::int64_t max_tokens = res.answer_tokens ? *res.answer_tokens : src.max_tokens.value_or(0);
   // Text deltas only when generations overlap: one waited for answers whole, at its end.
   const bool stream = !waited && src.stream && options_.replies;
   std::string attempt = waited ? std::string() : attempt_prefix_ + std::to_string(attempts_.fetch_add(1));
   r.prompt_tokens_sent = res.prompt_tokens_sent;
-  return std::make_shared<Generation>(*this, b, i, std::move(r), std::move(res.prompt), std::move(res.prompt_ids), max_tokens,
-                                      tokenizer, src.sampling, src.json_schema, waited, stream, std::move(attempt),
-                                      !src.tools_json.empty());
+  auto g = std::make_shared<Generation>(*this, b, i, std::move(r), std::move(res.prompt), std::move(res.prompt_ids), max_tokens,
+                                        tokenizer, src.sampling, src.json_schema, waited, stream, std::move(attempt),
+                                        !src.tools_json.empty());
+  g->cpu_ns = cpu_ns;
+  return g;
 }
 
 bool ItemStage::generate_waited(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res, const SourceRecord& src,
-                                const std::string& tokenizer) {
-  const auto g = make_generation(b, i, std::move(r), std::move(res), src, tokenizer, true);
+                                const std::string& tokenizer, std::int64_t cpu_ns) {
+  const auto g = make_generation(b, i, std::move(r), std::move(res), src, tokenizer, true, cpu_ns);
   for (;;) {
     g->begin();
     Ending e = g->wait();
@@ -422,16 +446,17 @@ bool ItemStage::generate_waited(ReceivedBatch& b, std::size_t i, Record r, Proce
 }
 
 void ItemStage::start_generation(ReceivedBatch& b, std::size_t i, Record r, ProcessResult&& res, const SourceRecord& src,
-                                 const std::string& tokenizer) {
+                                 const std::string& tokenizer, std::int64_t cpu_ns) {
   {
     std::unique_lock lock(decode_mutex_);
     decode_cv_.wait(lock, [&] { return generations_ < options_.max_decodes; });
     ++generations_;
   }
-  make_generation(b, i, std::move(r), std::move(res), src, tokenizer, false)->begin();
+  make_generation(b, i, std::move(r), std::move(res), src, tokenizer, false, cpu_ns)->begin();
 }
 
 bool ItemStage::finish_generation(Generation& g, Ending e) {
+  const std::int64_t cpu_start = options_.pricer ? thread_cpu_ns() : 0;  // on this thread: the worker's or the decoder's
   g.end();
   if (e.kind == Ending::Kind::failed) {
     const std::string kind = kind_name(e.why);
@@ -461,6 +486,9 @@ bool ItemStage::finish_generation(Generation& g, Ending e) {
   // The engine read another prompt than the one we counted: its tokenizer is not the item's.
   if (r.prompt_tokens_mismatch()) prompt_token_mismatches_.fetch_add(1, std::memory_order_relaxed);
   if (options_.store_text) r.text = d.text;
+  // E: the worker's CPU time on the item before the generation and here; the publish that follows
+  // is not in it (the record it sends carries the price).
+  price_record(r, options_.pricer ? g.cpu_ns + thread_cpu_ns() - cpu_start : 0, g.engine_share_s, true);
   publish_record(g.batch.slots[g.index], std::move(r), std::move(d.text), std::move(d.finish_reason), g.attempt);
   return true;
 }

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "pipe/dead_letter.hpp"
+#include "pipe/engine_share.hpp"
 #include "pipe/processor.hpp"
 #include "pipe/publisher.hpp"
 #include "pipe/record_sink.hpp"
@@ -65,17 +66,21 @@ class ItemStage final : public BatchWork, private PublishListener {
   // The record's fields known once the item is encoded (everything but the decode stamps).
   void fill_record(ports::Record& r, const SourceRecord& src, const std::string& tokenizer, const ReceivedBatch& b,
                    std::size_t i, std::int64_t taken_up, std::int64_t seq) const;
+  // The record's price (cost_usd, cost_e_usd, cost_d_usd, price_source) from the item's CPU time
+  // on the worker, its tokens and its share of the engine's time; nothing without a pricer.
+  void price_record(ports::Record& r, std::int64_t cpu_ns, double engine_share_s, bool decoded) const;
   // Publishes the item's record; with replies, its answer waits in the slot for the confirmation.
   void publish_record(ItemSlot& slot, ports::Record r, std::string text, std::string finish_reason, std::string attempt);
   // The decoder stage of one item, on one of the two schedules (see the top of this file).
   std::shared_ptr<Generation> make_generation(ReceivedBatch& b, std::size_t i, ports::Record r, ProcessResult&& res,
-                                              const SourceRecord& src, const std::string& tokenizer, bool waited);
+                                              const SourceRecord& src, const std::string& tokenizer, bool waited,
+                                              std::int64_t cpu_ns);
   // max_decodes = 0: runs the generation to its end on this thread; true when a record was published.
   bool generate_waited(ReceivedBatch& b, std::size_t i, ports::Record r, ProcessResult&& res, const SourceRecord& src,
-                       const std::string& tokenizer);
+                       const std::string& tokenizer, std::int64_t cpu_ns);
   // max_decodes > 0: waits for room, then starts the generation; its end settles the item.
   void start_generation(ReceivedBatch& b, std::size_t i, ports::Record r, ProcessResult&& res, const SourceRecord& src,
-                        const std::string& tokenizer);
+                        const std::string& tokenizer, std::int64_t cpu_ns);
   // The end of a generation on either schedule: its record (the decode stamps filled) published,
   // or its dead letter and refusal. True when a record was published.
   bool finish_generation(Generation& g, Ending e);
@@ -100,6 +105,7 @@ class ItemStage final : public BatchWork, private PublishListener {
   BatchLoop& loop_;
   std::unique_ptr<Publisher> publisher_;
   std::int64_t wall_offset_ns_ = 0;  // wall = monotonic + offset, fixed at start (one clock read per stamp)
+  std::shared_ptr<EngineShare> engine_share_;  // with a pricer: the generations' shares of the engine's time
 
   // Asynchronous generations started and not ended; retries waiting for their backoff, run by
   // retry_thread_.

@@ -39,7 +39,9 @@
 #include <thread>
 #include <vector>
 
+#include "cost/request_price.hpp"
 #include "pipe/dead_letter.hpp"
+#include "pipe/engine_share.hpp"
 #include "ports/decoder.hpp"
 #include "pipe/generation_cancels.hpp"
 #include "pipe/processor.hpp"
@@ -98,6 +100,13 @@ struct WorkerOptions {
   GenerationCancels* cancels = nullptr;
   // Keep the generated text in the record (`--store-text`); by default only its finish reason.
   bool store_text = false;
+  // Prices every record (cost_usd, its parts E and D, price_source: cost/request_price.hpp) from
+  // what the item used: its CPU time on the worker's threads and its tokens or its share of the
+  // engine's time. Null: no price given, the cost fields stay 0. `engine_share` divides the
+  // engine's time among the generations in flight at once; the workers of one process share it
+  // (null: each worker keeps its own).
+  std::shared_ptr<const cost::RequestPricer> pricer;
+  std::shared_ptr<EngineShare> engine_share;
   // How an answer's tool calls and reasoning are counted for the record (Record::tool_calls,
   // reasoning_tokens): unset, the item's template's parsers; `--tool-parser`, `--reasoning-parser`.
   AnswerParsers answer_parsers;

@@ -4,7 +4,8 @@
 // a done reply, a streamed request also gets its text as it is generated, in Deltas.
 //
 // The measurement Record is carried unchanged (it also goes to the store, through the log queue,
-// exactly as before); the reply adds what a client needs and the store does not keep by default.
+// exactly as before), its price included (cost_usd and its parts, usage().cost_usd); the reply adds
+// what a client needs and the store does not keep by default.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,9 @@ enum class Status { done, failed };
 struct Usage {
   std::int64_t prompt_tokens = 0;      // our count of the rendered prompt
   std::int64_t completion_tokens = 0;  // the decoder's output tokens (0 without a decoder)
+  // What the answer cost, E + D (Record::cost_usd, the worker's --price-* flags): what a budget
+  // is spent from. 0 from a worker given no price, and from one older than the price fields.
+  double cost_usd = 0;
 };
 
 struct Reply {
@@ -38,7 +42,7 @@ struct Reply {
   std::string error_reason;
 
   [[nodiscard]] bool ok() const { return status == Status::done; }
-  [[nodiscard]] Usage usage() const { return {record.token_count, record.output_tokens}; }
+  [[nodiscard]] Usage usage() const { return {record.token_count, record.output_tokens, record.cost_usd}; }
 
   static Reply answered(ports::Record record, std::string text, std::string finish_reason, std::string attempt = {});
   static Reply refused(std::string id, std::string kind, std::string reason);

@@ -199,11 +199,13 @@ struct WorkerRun {
 };
 
 void run_worker(WorkerRun& out, std::vector<std::shared_ptr<const SourceRecord>> records,
-                std::shared_ptr<const Decoder> decoder, int attempts = 3, std::size_t max_decodes = 0) {
+                std::shared_ptr<const Decoder> decoder, int attempts = 3, std::size_t max_decodes = 0,
+                std::shared_ptr<const cost::RequestPricer> pricer = nullptr) {
   FileSource source(std::move(records), {"llama"});
   DecodingProcessor proc;
   MemorySink sink;
   WorkerOptions o;
+  o.pricer = std::move(pricer);
   o.decoder = std::move(decoder);
   o.decoder_retry.attempts = attempts;
   o.max_decodes = max_decodes;
@@ -243,6 +245,34 @@ TEST(SimDecoder, TheWorkerStampsTheAnswersLengthAndTheModelledTime) {
   EXPECT_EQ(run.records[2].output_tokens, 0) << "neither: nothing to generate";
   EXPECT_EQ(run.records[2].first_token, 0);
   EXPECT_GT(run.records[2].decode_end, 0);
+}
+
+// Every request priced: E from the item's CPU time, D (without a profile) from its share of the
+// engine's time, which for a generation alone is its whole decode; no price, no cost fields.
+TEST(SimDecoder, AWorkerGivenPricesPricesEveryRecordFromWhatItMeasured) {
+  cost::RequestPrices prices;
+  prices.cpu_usd_per_s = 1;  // $ = seconds
+  prices.gpu_usd_per_s = 1;
+  prices.source = "test prices";
+  const auto pricer = std::make_shared<const cost::RequestPricer>(prices);
+  WorkerRun run;
+  run_worker(run, {record_with("a", std::string(50, 'y')), record_with("b", std::string(20, 'y'))},
+             open_decoder("sim:prefill=1e6,decode=1000"), 3, 0, pricer);
+  ASSERT_EQ(run.records.size(), 2u);
+  for (const Record& r : run.records) {
+    const double decode_s = double(r.decode_end - r.decode_start) / 1e9;
+    EXPECT_GT(r.cost_e_usd, 0) << r.id;
+    EXPECT_LT(r.cost_e_usd, decode_s) << r.id << ": the wait for the engine is no CPU time";
+    EXPECT_GE(r.cost_d_usd, decode_s * 0.99) << r.id;
+    EXPECT_LE(r.cost_d_usd, decode_s + 0.05) << r.id;
+    EXPECT_EQ(r.cost_usd, r.cost_e_usd + r.cost_d_usd) << r.id;
+    EXPECT_EQ(r.price_source, "test prices");
+  }
+  WorkerRun unpriced;
+  run_worker(unpriced, {record_with("a", std::string(5, 'y'))}, open_decoder("sim:prefill=1e6,decode=1000"));
+  ASSERT_EQ(unpriced.records.size(), 1u);
+  EXPECT_EQ(unpriced.records[0].cost_usd, 0.0);
+  EXPECT_EQ(unpriced.records[0].price_source, "");
 }
 
 TEST(SimDecoder, NoneLeavesTheRecordWithoutDecoderStamps) {

@@ -73,6 +73,33 @@ TEST(ReplyCodec, ADoneReplyCarriesItsRecordTextAndFinishReason) {
   EXPECT_EQ(back.usage().prompt_tokens, 34);
 }
 
+// The answer's price rides in its record, exactly, for the gateway's budgets; a reply from a
+// worker older than the price fields reads as unpriced.
+TEST(ReplyCodec, ADoneReplyCarriesItsPriceAndAnOlderOneReadsAsUnpriced) {
+  ports::Record priced = record("r2");
+  priced.key_name = "team-a";
+  priced.cost_e_usd = 0.1 / 3e6;
+  priced.cost_d_usd = 2.0 / 3e4;
+  priced.cost_usd = priced.cost_e_usd + priced.cost_d_usd;
+  priced.price_source = "cpu: m7i.large $0.1008/h / 2 vCPUs; gpu: h100-sxm $6.88/h";
+  const Reply back = only_reply(body_of(Reply::answered(priced, "hi", "stop")));
+  EXPECT_EQ(back.usage().cost_usd, priced.cost_usd);
+  EXPECT_EQ(back.record.cost_e_usd, priced.cost_e_usd);
+  EXPECT_EQ(back.record.cost_d_usd, priced.cost_d_usd);
+  EXPECT_EQ(back.record.key_name, "team-a");
+  EXPECT_EQ(back.record.price_source, priced.price_source);
+
+  std::string old = body_of(Reply::answered(record("r3"), "hi", "stop"));
+  const auto cut = old.find(",\"key_name\":");
+  ASSERT_NE(cut, std::string::npos) << old;
+  old = old.substr(0, cut) + "}}";  // the record as a worker before the price fields wrote it
+  const Reply unpriced = only_reply(old);
+  EXPECT_TRUE(unpriced.ok());
+  EXPECT_EQ(unpriced.usage().cost_usd, 0.0);
+  EXPECT_EQ(unpriced.record.price_source, "");
+  EXPECT_EQ(unpriced.record.token_count, 34);
+}
+
 TEST(ReplyCodec, AStreamedReplyLeavesItsTextToTheDeltas) {
   std::string body;
   reply::append_reply(body, Reply::answered(record("r1"), "abc", "length"), /*with_text=*/false);
