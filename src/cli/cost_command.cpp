@@ -51,6 +51,9 @@ void print_list(const CostOptions& o) {
       }
     }
   }
+  std::printf("model aliases (the same architecture):\n");
+  for (const auto& [name, alias] : cost::load_model_aliases(profiles_dir))
+    std::printf("  %-18s = %s\n", name.c_str(), alias.profile.c_str());
   const auto prices = cost::load_prices(profiles_dir / "price" / "prices.json");
   std::printf("instance prices ($/hour):\n");
   for (const auto& [name, p] : prices.instances)
@@ -101,13 +104,24 @@ nlohmann::json max_rate_json(const cost::MaxRate& m, const cost::LoadSpec& load)
           {"simulated_ttft_s", percentiles_json(m.at.ttft_s)}, {"simulated_tpot_s", percentiles_json(m.at.tpot_s)}};
 }
 
+// --offline: the run's own latencies and rates (every request queued at 0), priced at its rate.
+void offline_figures(const cost::SimResult& run, cost::CostResult& r) {
+  r.ttft_s = run.ttft_s;
+  r.tpot_s = run.tpot_s;
+  r.itl_s = run.itl_s;
+  r.output_tokens_per_s = run.output_tokens_per_s;
+  r.input_tokens_per_s = run.requests_per_s * r.mean_input_tokens;
+  r.requests_per_s = run.requests_per_s;
+}
+
 int run_cost(const CostOptions& o) {
   try {
     if (o.list) {
       print_list(o);
       return 0;
     }
-    if (o.load_modes > 1) throw cost::CostError("give one of --utilization, --max-throughput, --concurrency and --max-rate");
+    if (o.load_modes > 1)
+      throw cost::CostError("give one of --utilization, --max-throughput, --concurrency, --rate, --offline and --max-rate");
     const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
     const auto& gpu = scenario.gpu;
     const auto& model = scenario.model;
@@ -130,7 +144,8 @@ int run_cost(const CostOptions& o) {
     cost::check_e(e, workload, !o.e_us.empty() ? "--e-us" : "--fits");
     const cost::PricedLoad priced = cost::price_load(scenario, o.pricing.load, e, workload);
     const cost::CostInputs in = api_priced(priced.inputs, o.pricing.api_prices, prices, api_source);
-    const auto r = cost::compute_cost(in, workload);
+    auto r = cost::compute_cost(in, workload);
+    if (priced.offline_run) offline_figures(*priced.offline_run, r);
     if (!o.plots.empty()) write_plots(o, e, workload, workload_origin);
 
     if (o.json) {
@@ -140,6 +155,7 @@ int run_cost(const CostOptions& o) {
                           {"precision", scenario.serving.precision.empty() ? model.precision : scenario.serving.precision},
                           {"kv_dtype", scenario.serving.kv_dtype}, {"mode", mode},
                           {"ttft_s", steady_json(r.ttft_s)}, {"tpot_s", steady_json(r.tpot_s)},
+                          {"itl_s", steady_json(r.itl_s)},
                           {"batch_limit", r.batch_limit}, {"prefill_bound", r.prefill_bound},
                           {"capacity_requests_per_s", r.capacity_requests_per_s},
                           {"engine", engine_json(scenario.serving.engine, in.gpu)},
@@ -157,6 +173,10 @@ int run_cost(const CostOptions& o) {
                           {"usd_per_1m_tokens_blended", r.usd_per_1m_tokens_blended},
                           {"break_even_api_price", r.break_even_api_price}};
       if (priced.max_rate) j["max_rate"] = max_rate_json(*priced.max_rate, o.pricing.load);
+      if (o.pricing.load.mode == cost::Load::rate) j["rate"] = o.pricing.load.rate;
+      if (priced.offline_run)
+        j["offline"] = {{"requests", priced.offline_run->requests}, {"span_s", priced.offline_run->span_s},
+                        {"latency_s", percentiles_json(priced.offline_run->latency_s)}};
       if (r.api_usd_per_1m_tokens_blended) j["api_usd_per_1m_tokens_blended"] = *r.api_usd_per_1m_tokens_blended;
       if (r.break_even_utilization) j["break_even_utilization"] = *r.break_even_utilization;
       else if (in.api_usd_per_1m) j["break_even_utilization"] = nullptr;
@@ -181,6 +201,7 @@ int run_cost(const CostOptions& o) {
       std::printf("  %-8s %12.6f %10.6f %10.6f %10.6f\n", name, p.mean, p.p50, p.p95, p.p99);
     std::printf("  TTFT     %12.6f %10.6f %10.6f %10.6f\n", r.ttft_s.mean, r.ttft_s.p50, r.ttft_s.p95, r.ttft_s.p99);
     std::printf("  TPOT     %12.6f %10.6f %10.6f %10.6f\n", r.tpot_s.mean, r.tpot_s.p50, r.tpot_s.p95, r.tpot_s.p99);
+    std::printf("  ITL      %12.6f %10.6f %10.6f %10.6f\n", r.itl_s.mean, r.itl_s.p50, r.itl_s.p95, r.itl_s.p99);
     std::printf("  E's share of T: %.4f%%\n", 100 * r.e_share);
     std::printf("\nthe fleet at the operating point (steady batch %.0f per replica, at most %.0f)\n", r.batch, r.batch_limit);
     std::printf("  requests/s %.3f, input tokens/s %.1f, output tokens/s %.1f, CPU workers %.3f\n",

@@ -15,7 +15,7 @@ void add_serving_flags(CLI::App& cmd, cost::ScenarioSpec& f) {
   cmd.add_option("--tp", f.tp, "Tensor-parallel GPUs per replica (default: all of --gpus, one replica)")->check(integer_in(1, 1024));
   cmd.add_option("--precision", f.precision, "Weights precision: bf16, fp8 or fp4 (default: the model profile's)")
       ->check(CLI::IsMember({"bf16", "fp8", "fp4"}));
-  cmd.add_option("--kv-dtype", f.kv_dtype, "KV cache precision: bf16 or fp8")->check(CLI::IsMember({"bf16", "fp8"}))->capture_default_str();
+  cmd.add_option("--kv-dtype", f.kv_dtype, "KV cache precision: bf16 or fp8 (default: fp8 with --precision fp8 or fp4, else bf16)")->check(CLI::IsMember({"bf16", "fp8"}));
   cmd.add_option("--engine", f.engine_file, "Engine parameters file (default: data/calibration/engine.json, the fit)");
   cmd.add_option("--engine-profile", f.engine_profile,
                  "A profile written by `overhead calibrate`: the measured engine in place of --gpu and --model (--gpus counts "
@@ -41,6 +41,12 @@ void add_load_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& grou
   cmd.add_option("--concurrency", load.concurrency,
                  "Price the fleet with this many requests in flight (clients that send their next when one ends)")
       ->check(number_in(1, 1e7))->group(group)->each([&load](const std::string&) { load.mode = cost::Load::concurrency; });
+  cmd.add_option("--rate", load.rate, "Price the fleet under Poisson arrivals at this many requests/s (open loop)")
+      ->check(number_in(1e-9, 1e9))->group(group)->each([&load](const std::string&) { load.mode = cost::Load::rate; });
+  cmd.add_option_function<std::size_t>(
+         "--offline", [&load](const std::size_t& n) { load.mode = cost::Load::offline; load.requests = n; },
+         "Price an offline benchmark: N requests all sent at once, simulated, every output token over the whole run")
+      ->check(integer_in(1, 10'000'000))->group(group);
   add_max_rate_flags(cmd, load, group);
 }
 
@@ -56,7 +62,7 @@ void add_max_rate_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& 
 
 std::size_t load_modes_given(const CLI::App& cmd) {
   std::size_t n = 0;
-  for (const char* flag : {"--utilization", "--max-throughput", "--concurrency", "--max-rate"})
+  for (const char* flag : {"--utilization", "--max-throughput", "--concurrency", "--rate", "--offline", "--max-rate"})
     if (const CLI::Option* option = cmd.get_option_no_throw(flag); option && option->count() > 0) ++n;
   return n;
 }

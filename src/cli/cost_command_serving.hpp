@@ -17,8 +17,9 @@ namespace overhead::cli {
 // Binds the deployment's flags (and --profiles) to the one ScenarioSpec the command reads.
 void add_serving_flags(CLI::App& cmd, cost::ScenarioSpec& f);
 
-// How the fleet is loaded when priced: --utilization, --max-throughput, --concurrency or --max-rate
-// (with --ttft-p99-ms, --tpot-p99-ms), each setting load.mode as it is parsed. `load` must outlive
+// How the fleet is loaded when priced: --utilization, --max-throughput, --concurrency, --rate
+// (Poisson), --offline N (every request at once) or --max-rate (with --ttft-p99-ms,
+// --tpot-p99-ms), each setting load.mode as it is parsed. `load` must outlive
 // the parse (the options struct's own member).
 void add_load_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& group = "Load");
 // --max-rate (setting load.mode) and its two targets alone: simulate's other loads are its own

@@ -18,8 +18,8 @@ void add_cost_report_options(CLI::App& cmd, const std::shared_ptr<report::CostSe
   cmd.add_option("--tp", spec.tp, "Tensor-parallel GPUs per replica (default: all of --gpus)")->check(integer_in(1, 1024))->group(group);
   cmd.add_option("--precision", spec.precision, "Weights precision: bf16, fp8 or fp4 (default: the model profile's)")
       ->check(CLI::IsMember({"bf16", "fp8", "fp4"}))->group(group);
-  cmd.add_option("--kv-dtype", spec.kv_dtype, "KV cache precision: bf16 or fp8")->check(CLI::IsMember({"bf16", "fp8"}))
-      ->capture_default_str()->group(group);
+  cmd.add_option("--kv-dtype", spec.kv_dtype, "KV cache precision: bf16 or fp8 (default: fp8 with --precision fp8 or fp4, else bf16)")
+      ->check(CLI::IsMember({"bf16", "fp8"}))->group(group);
   // The same load flags as `overhead cost`, into the same struct.
   add_load_flags(cmd, o->pricing.load, group);
   cmd.add_option("--api-price", o->pricing.api_prices, "API price(s): a preset name or IN_PER_1M,OUT_PER_1M (repeatable)")

@@ -224,7 +224,9 @@ int run_simulate(const SimulateOptions& o) {
     const bool e_exp = exponential_flag(o.e_dist, "--e-dist");
     const bool d_exp = exponential_flag(o.d_dist, "--d-dist");
     const cost::ELinear e = cost::choose_e(o.e_us, o.fits, o.backend, o.case_number, o.tokenizer);
-    const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
+    cost::ScenarioSpec spec = o.pricing.scenario;
+    spec.price_optional = true;  // latency needs no price: the $ figures are left out when none is given
+    const cost::Scenario scenario = cost::make_scenario(spec);
     const auto workload = is_records_workload(o.pricing.workload)
                               ? workload_from_records(o.pricing.workload, o.workload_tokenizer).workload
                               : cost::parse_workload(o.pricing.workload);
@@ -263,7 +265,8 @@ int run_simulate(const SimulateOptions& o) {
       std::printf("replayed %zu records (%zu without a received stamp left out); output tokens: %zu from the records' "
                   "decoder stamps, the rest from --workload\n",
                   replayed.times.size(), replayed.unstamped, replayed.decoded);
-    std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
+    if (!scenario.priced) std::printf("cost: not priced (no --gpu-usd-per-hour, --instance or price preset for the GPU)\n");
+    else std::printf("cost: $%.4f/hour (1 instance x %d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request\n",
                 c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request);
     return 0;
   } catch (const std::exception& ex) {
@@ -282,6 +285,10 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--concurrency", o->concurrency,
                   "Closed loop: this many clients, each sending its next request when one ends (instead of --rate)")
       ->check(number_in(1, 1e7));
+  cmd->add_option_function<std::size_t>(
+         "--offline", [o](const std::size_t& n) { o->concurrency = static_cast<double>(n); o->offline = n; },
+         "Offline benchmark: N requests all sent at once (every output token over the whole run); sets --requests")
+      ->check(integer_in(1, 10'000'000));
   add_max_rate_flags(*cmd, o->pricing.load, "Max rate");
   cmd->add_option("--burst-cv", o->burst_cv,
                   "Bursts: gamma inter-arrival gaps with this coefficient of variation at the same mean --rate (> 1 = burstier)")
@@ -387,6 +394,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       exit_code = run_simulate_replay(*replay);
       return;
     }
+    if (o->offline > 0) o->pricing.load.requests = o->offline;
     o->experiment = replay->experiment;
     o->prefetch = replay->prefetch;
     o->batch = batch->count() ? replay->batch : 0;

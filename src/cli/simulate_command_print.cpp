@@ -145,11 +145,15 @@ void print_engine_run(const SimulateOptions& o, const cost::Scenario& sc, const 
     std::printf("%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
     std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TTFT", r.ttft_s.mean, r.ttft_s.p50, r.ttft_s.p95, r.ttft_s.p99);
     std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TPOT", r.tpot_s.mean, r.tpot_s.p50, r.tpot_s.p95, r.tpot_s.p99);
+    std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "ITL (per token)", r.itl_s.mean, r.itl_s.p50, r.itl_s.p95, r.itl_s.p99);
     std::printf("fleet: %.4g requests/s, %.4g output tokens/s, mean batch %.1f per replica\n", r.requests_per_s,
                 r.output_tokens_per_s, r.mean_batch);
-    std::printf("cost: $%.4f/hour (%d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request, $%.4f per 1M output tokens\n",
-                c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request,
-                per_1m.usd_per_1m_output);
+    if (sc.priced)
+      std::printf("cost: $%.4f/hour (%d GPU(s) at $%.4f, %d worker(s) at $%.4f), $%.6g per request, $%.4f per 1M output tokens\n",
+                  c.usd_per_hour, o.pricing.scenario.gpus, c.gpu_usd_per_hour, o.workers, c.cpu_usd_per_hour, c.usd_per_request,
+                  per_1m.usd_per_1m_output);
+    else
+      std::printf("cost: not priced (no --gpu-usd-per-hour, --instance or price preset for the GPU)\n");
     return;
   }
   const nlohmann::json stages = stages_json(r, false, false);
@@ -163,12 +167,17 @@ void print_engine_run(const SimulateOptions& o, const cost::Scenario& sc, const 
                       {"predicted_total_s", r.span_s}, {"throughput_per_s", r.throughput_per_s},
                       {"requests_per_s", r.requests_per_s}, {"output_tokens_per_s", r.output_tokens_per_s},
                       {"ttft_s", percentiles_json(r.ttft_s)}, {"tpot_s", percentiles_json(r.tpot_s)},
-                      {"latency_s", percentiles_json(r.latency_s)}, {"queue_wait_s", percentiles_json(r.queue_wait_s)},
+                      {"itl_s", percentiles_json(r.itl_s)}, {"latency_s", percentiles_json(r.latency_s)}, {"queue_wait_s", percentiles_json(r.queue_wait_s)},
                       {"mean_batch", r.mean_batch}, {"steps", r.steps}, {"stages", stages},
                       {"mean_in_system", r.mean_in_system}, {"bottleneck_stage", r.bottleneck_stage},
                       {"percentile_relative_error", cost::LatencySketch::kRelativeError},
-                      {"cost", cost_json(c)}, {"usd_per_request", c.usd_per_request},
-                      {"usd_per_1m_output_tokens", per_1m.usd_per_1m_output}, {"usd_per_1m_tokens_blended", per_1m.usd_per_1m_blended}};
+                      {"priced", sc.priced}};
+  if (sc.priced) {
+    j["cost"] = cost_json(c);
+    j["usd_per_request"] = c.usd_per_request;
+    j["usd_per_1m_output_tokens"] = per_1m.usd_per_1m_output;
+    j["usd_per_1m_tokens_blended"] = per_1m.usd_per_1m_blended;
+  }
   if (o.concurrency > 0) j["concurrency"] = o.concurrency;
   if (o.max_rate())
     j["max_rate"] = {{"requests_per_s", max_rate.rate}, {"ttft_p99_ms", o.targets().ttft_p99_ms}, {"tpot_p99_ms", o.targets().tpot_p99_ms},

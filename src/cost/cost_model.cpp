@@ -209,6 +209,7 @@ CostResult compute_cost(const CostInputs& in, const Workload& w) {
   r.t_s = summarize(t);
   r.ttft_s = summarize(ttft);
   r.tpot_s = summarize(tpot);
+  r.itl_s = {at.step_s, at.itl_p50_s, at.itl_p95_s, at.itl_p99_s};
   r.e_share = r.e_s.mean / r.t_s.mean;
 
   r.requests_per_s = capacity * r.utilization * replicas;

@@ -82,6 +82,7 @@ struct Percentiles {
 struct CostResult {
   Percentiles e_s, d_s, t_s;
   Percentiles ttft_s, tpot_s;  // E + the engine's time to the first token; the step time
+  Percentiles itl_s;           // inter-token latency, per token: the steps in their shares
   double e_share = 0;  // mean E / mean T
   double batch = 0;    // steady running sequences per replica
   double batch_limit = 0;  // the most that fit: the engine cap or the KV cache

@@ -76,6 +76,8 @@ double EngineReplica::step(const Roofline& model, double t, EngineSource& source
   batch_time_ += static_cast<double>(active_) * step;
   ++steps_;
   ++tally.steps;
+  // Every decoding sequence's token came one step after its last.
+  tally.itl.add(step, static_cast<std::uint64_t>(load.decodes));
   // Every decode produced a token: the context grows; the finished ones leave.
   decode_context_ += load.decodes;
   while (!decoding_.empty() && decoding_.top().first <= steps_) {

@@ -69,6 +69,9 @@ void run_steps(const EngineSimConfig& c, EngineSource& source, std::vector<Engin
   }
 }
 
+// An offline benchmark: a closed loop with a client for every request, all sent at 0.
+bool offline(const EngineSimConfig& c) { return c.closed_loop && c.concurrency >= static_cast<double>(c.requests); }
+
 // The run's own figures: throughput, the fleet's rates over the middle 80% of completions, the
 // latency percentiles.
 void run_figures(const EngineSimConfig& c, const EngineTally& tally, SimResult& r) {
@@ -76,7 +79,14 @@ void run_figures(const EngineSimConfig& c, const EngineTally& tally, SimResult& 
   r.span_s = tally.last_completion();
   r.throughput_per_s = r.span_s > 0 ? static_cast<double>(r.requests) / r.span_s : 0;
   const double window_s = tally.window_s();
-  if (tally.window_done() > 0 && window_s > 0) {
+  r.total_output_tokens_per_s = r.span_s > 0 ? tally.all_tokens() / r.span_s : 0;
+  if (offline(c)) {
+    // Every request in flight from the start: the run has no steady middle (its completions
+    // bunch at the end of equal requests), and the benchmark's own figure is every output token
+    // over the whole span, start and drain included.
+    r.requests_per_s = r.throughput_per_s;
+    r.output_tokens_per_s = r.total_output_tokens_per_s;
+  } else if (tally.window_done() > 0 && window_s > 0) {
     r.requests_per_s = static_cast<double>(tally.window_done()) / window_s;
     r.output_tokens_per_s = tally.window_tokens() / window_s;
   } else {
@@ -85,11 +95,11 @@ void run_figures(const EngineSimConfig& c, const EngineTally& tally, SimResult& 
     for (const auto& q : c.workload) out += q.output_tokens;
     r.output_tokens_per_s = r.requests_per_s * out / static_cast<double>(c.workload.size());
   }
-  r.total_output_tokens_per_s = r.span_s > 0 ? tally.all_tokens() / r.span_s : 0;
   r.arrival_rate = c.closed_loop ? r.throughput_per_s : c.arrival_rate;
   r.arrival_cv = c.arrivals == Arrivals::gamma ? c.arrival_cv : 1;
   r.ttft_s = tally.ttft.percentiles();
   r.tpot_s = tally.tpot.percentiles();
+  r.itl_s = tally.itl.percentiles();
   r.latency_s = tally.latency.percentiles();
   r.queue_wait_s = tally.queue_wait.percentiles();
   r.steps = tally.steps;

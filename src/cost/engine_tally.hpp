@@ -34,6 +34,9 @@ class EngineTally {
   double window_tokens() const { return window_tokens_; }
 
   LatencySketch gpu_wait, gpu_service, ttft, tpot, latency, queue_wait;
+  // Inter-token latency: the gap before each token after a sequence's first, one value per token
+  // (where TPOT is one value per request), as benchmarks that report ITL count it.
+  LatencySketch itl;
   DepthGrid gpu_depth;
   double gpu_wait_sum = 0;
   std::uint64_t steps = 0;

@@ -17,17 +17,20 @@ constexpr std::size_t kBuckets = 5200;  // 1e-9 x 1.01^5200 is about 1e9 s
 
 LatencySketch::LatencySketch() : buckets_(kBuckets, 0) {}
 
-void LatencySketch::add(double x) {
-  ++count_;
+void LatencySketch::add(double x) { add(x, 1); }
+
+void LatencySketch::add(double x, std::uint64_t times) {
+  if (times == 0) return;
+  count_ += times;
   if (!(x > 0)) {
-    ++zeros_;
+    zeros_ += times;
     return;
   }
-  sum_ += x;
+  sum_ += x * static_cast<double>(times);
   double k = std::floor(std::log(x / kSmallest) / kLogGrowth);
   if (k < 0) k = 0;
   if (k > static_cast<double>(kBuckets - 1)) k = static_cast<double>(kBuckets - 1);
-  ++buckets_[static_cast<std::size_t>(k)];
+  buckets_[static_cast<std::size_t>(k)] += times;
 }
 
 double LatencySketch::quantile(double q) const {

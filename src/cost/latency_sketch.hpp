@@ -15,6 +15,7 @@ class LatencySketch {
  public:
   LatencySketch();
   void add(double seconds);  // negative and NaN values count as 0
+  void add(double seconds, std::uint64_t times);  // the same value `times` times (a step's tokens)
   std::uint64_t count() const { return count_; }
   double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0; }
   // The value at rank q (0..1): the geometric middle of its bucket (relative error <= 0.5%), or

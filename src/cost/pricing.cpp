@@ -18,6 +18,8 @@ const char* load_name(Load mode) {
     case Load::max_throughput: return "max_throughput";
     case Load::concurrency: return "concurrency";
     case Load::max_rate: return "max_rate";
+    case Load::rate: return "rate";
+    case Load::offline: return "offline";
     case Load::utilization: break;
   }
   return "utilization";
@@ -116,6 +118,26 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
       in.mode = LoadMode::concurrency;
       in.concurrency = load.concurrency;
       break;
+    case Load::rate: {
+      // Poisson arrivals at a random instant: the open-loop steady state at that share of capacity.
+      const double capacity = fleet_capacity(s.replica, s.replicas, mean_tokens(engine_sim_config(s, w, e, 0, 1, 1).workload));
+      if (!(load.rate > 0)) throw CostError("--rate must be > 0 requests/s");
+      if (load.rate > capacity * (1 + 1e-12))
+        throw CostError("--rate " + std::to_string(load.rate) + " requests/s is above the fleet's capacity of " +
+                        std::to_string(capacity) + " (the queue would grow without bound)");
+      in.utilization = std::min(1.0, load.rate / capacity);
+      break;
+    }
+    case Load::offline: {
+      auto c = engine_sim_config(s, w, e, 0, load.requests, load.seed);
+      c.closed_loop = true;
+      c.concurrency = static_cast<double>(load.requests);
+      const SimResult run = simulate_engine(c);
+      const double capacity = fleet_capacity(s.replica, s.replicas, mean_tokens(c.workload));
+      in.utilization = std::clamp(run.requests_per_s / capacity, 1e-9, 1.0);
+      p.offline_run = run;
+      break;
+    }
     case Load::max_rate: {
       // Enough workers that E never queues: the fleet's capacity times the largest E, plus one.
       auto c = engine_sim_config(s, w, e, 1, load.requests, load.seed);

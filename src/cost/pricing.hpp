@@ -25,18 +25,21 @@ struct LatencyTargets {
   bool met_by(const SimResult& r) const;
 };
 
-enum class Load { utilization, max_throughput, concurrency, max_rate };
+// The loads a benchmark states: a share of capacity, the capacity, C clients in a closed loop, a
+// Poisson rate, every request at once (offline), or the highest rate meeting latency targets.
+enum class Load { utilization, max_throughput, concurrency, rate, offline, max_rate };
 
 struct LoadSpec {
   Load mode = Load::utilization;
   double utilization = 0.5;        // with utilization: share of the fleet's capacity, (0, 1]
   double concurrency = 0;          // with concurrency: requests in flight over the fleet
+  double rate = 0;                 // with rate: Poisson arrivals over the fleet, requests/s
   LatencyTargets targets;          // with max_rate
-  std::size_t requests = 100000;   // with max_rate: simulated requests per candidate rate
+  std::size_t requests = 100000;   // with max_rate: simulated requests per candidate rate; offline: the run
   std::uint64_t seed = 1;
 };
 
-// "utilization", "max_throughput", "concurrency" or "max_rate" (the --json mode field).
+// "utilization", "max_throughput", "concurrency", "rate", "offline" or "max_rate" (the --json mode field).
 const char* load_name(Load mode);
 
 struct PricingOptions {
@@ -72,11 +75,16 @@ EngineSimConfig engine_sim_config(const Scenario& s, std::vector<SimRequest> wor
 // A scenario priced under a load: the replica, replicas, prices and E of the scenario, the
 // operating point of the load. max_rate runs find_max_rate (with enough workers that E is never
 // the bottleneck) and prices the fleet at the rate found, as the utilization rate / capacity.
+// offline runs the simulation of `requests` all sent at 0 (every output token over the whole
+// span, the benchmark's figure) and prices the fleet at the rate it completed them; its latencies
+// are the run's (offline_run), not a steady state's.
 struct PricedLoad {
   CostInputs inputs;
   std::optional<MaxRate> max_rate;
+  std::optional<SimResult> offline_run;
 };
-// Throws CostError when max_rate has no targets or no rate meets them.
+// Throws CostError when max_rate has no targets or no rate meets them, or a rate is above the
+// fleet's capacity.
 PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e, const Workload& w);
 
 }  // namespace overhead::cost

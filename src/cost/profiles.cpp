@@ -169,7 +169,29 @@ GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path
   return g;
 }
 
+std::map<std::string, ModelAlias> load_model_aliases(const std::filesystem::path& profiles_dir) {
+  std::map<std::string, ModelAlias> aliases;
+  const auto file = profiles_dir / "aliases.json";
+  if (!std::filesystem::exists(file)) return aliases;
+  const auto j = read_json_file(file);
+  if (!j.contains("model")) return aliases;
+  for (const auto& [name, e] : j["model"].items())
+    aliases[name] = {text_field(e, "profile", file, "model." + name), text_field(e, "source", file, "model." + name)};
+  return aliases;
+}
+
 ModelProfile load_model(const std::string& name_or_file, const std::filesystem::path& profiles_dir) {
+  const bool plain_name = name_or_file.find('/') == std::string::npos &&
+                          std::filesystem::path(name_or_file).extension() != ".json";
+  if (plain_name && !std::filesystem::exists(profiles_dir / "model" / (name_or_file + ".json"))) {
+    const auto aliases = load_model_aliases(profiles_dir);
+    if (const auto it = aliases.find(name_or_file); it != aliases.end()) {
+      ModelProfile m = load_model(it->second.profile, profiles_dir);
+      m.description += " (as " + name_or_file + ": the same architecture, " + it->second.source + ")";
+      m.name = name_or_file;
+      return m;
+    }
+  }
   const auto file = resolve(name_or_file, profiles_dir, "model");
   const auto j = read_json_file(file);
   ModelProfile m;

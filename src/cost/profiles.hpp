@@ -86,6 +86,13 @@ GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path
 ModelProfile load_model(const std::string& name_or_file, const std::filesystem::path& profiles_dir);
 Prices load_prices(const std::filesystem::path& file);
 
+// A model name that shares a shipped profile's architecture (data/profiles/aliases.json, each
+// with the config.json files that show it): load_model gives that profile under the alias's name.
+struct ModelAlias {
+  std::string profile, source;
+};
+std::map<std::string, ModelAlias> load_model_aliases(const std::filesystem::path& profiles_dir);
+
 // Shipped profile names of one kind ("gpu" or "model"), sorted.
 std::vector<std::string> list_profiles(const std::filesystem::path& profiles_dir, const std::string& kind);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 namespace overhead::cost {
 namespace {
@@ -160,15 +162,18 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
   // those steps the decode share is a step this request decodes in anyway, the rest (the prompt's
   // surplus) stretches its TPOT.
   double tpot = 0, first_token = 0;
+  std::vector<std::pair<double, double>> steps;  // (step, share of the steps): the ITL's distribution
   if (!s.prefill_bound && c * chunks <= 1) {
     for (double start = 0; start < std::max(1.0, in); start += budget) {
       const double chunk = std::min(budget, in - start);
       const double t = step_seconds(r, {decodes, decode_context, std::max(0.0, chunk), std::max(0.0, chunk) * (start + chunk / 2)});
       prefill_time += t;
       mean_square += c * t * t;
+      steps.emplace_back(t, c);
     }
     const double decode_only = step_seconds(r, {decodes, decode_context, 0, 0});
     const double decode_steps = 1 - c * chunks;
+    steps.emplace_back(decode_only, decode_steps);
     mean_step = c * prefill_time + decode_steps * decode_only;
     mean_square += decode_steps * decode_only * decode_only;
     // The cycle in the engine (Little's law: sequences per completion).
@@ -193,7 +198,19 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
     prefill_time = s.prefill_steps * mean_step;
     first_token = prefill_time;
     tpot = mean_step;
+    steps.emplace_back(mean_step, 1);
   }
+  // Every step decodes the same sequences on average, so a token's gap is a step drawn by share.
+  std::sort(steps.begin(), steps.end());
+  const auto itl_at = [&](double q) {
+    double seen = 0;
+    for (const auto& [t, share] : steps)
+      if ((seen += share) >= q) return t;
+    return steps.back().first;
+  };
+  s.itl_p50_s = itl_at(0.5);
+  s.itl_p95_s = itl_at(0.95);
+  s.itl_p99_s = itl_at(0.99);
   s.step_s = mean_step;
   s.prefill_s = prefill_time;
   s.tpot_s = tpot;

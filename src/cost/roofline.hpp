@@ -120,6 +120,9 @@ struct SteadyState {
   // After the first token: the decode steps, and the steps of the other requests' prefills that
   // fall between a request's first and last token (its own is before its first token).
   double tpot_s = 0;
+  // Inter-token latency per token: the steps a decoding sequence sees, prompt-carrying and
+  // decode-only in their shares (its mean is step_s).
+  double itl_p50_s = 0, itl_p95_s = 0, itl_p99_s = 0;
   bool prefill_bound = false;    // the prefill budget, not the slots, limits the rate
 };
 SteadyState steady_state(const Roofline& r, double sequences, double in, double out, bool open_loop);

@@ -18,11 +18,18 @@ void set_cpu_price(Scenario& s, const ScenarioSpec& spec) {
   }
 }
 
+// No GPU price where only latency is asked: the $ figures are 0 and not printed.
+void unpriced(Scenario& s) {
+  s.priced = false;
+  s.gpu_usd_per_hour = 0;
+  s.gpu_price_source = "no price given (latency only)";
+}
+
 Scenario profile_scenario(const ScenarioSpec& spec) {
   if (!spec.gpu.empty() || !spec.model.empty())
     throw CostError("--engine-profile replaces --gpu and --model: give one or the other");
   if (spec.tp > 1) throw CostError("--engine-profile is one measured replica: --tp does not apply");
-  if (spec.gpu_usd_per_hour < 0 && spec.instance.empty())
+  if (spec.gpu_usd_per_hour < 0 && spec.instance.empty() && !spec.price_optional)
     throw CostError("--engine-profile needs the engine's price: give --gpu-usd-per-hour or --instance");
   if (spec.gpu_usd_per_hour >= 0 && !spec.instance.empty())
     throw CostError("give one of --gpu-usd-per-hour and --instance");
@@ -31,6 +38,7 @@ Scenario profile_scenario(const ScenarioSpec& spec) {
   s.prices = load_prices(spec.profiles_dir / "price" / "prices.json");
   s.gpu_usd_per_hour = spec.gpu_usd_per_hour;
   s.gpu_price_source = "--gpu-usd-per-hour";
+  if (spec.gpu_usd_per_hour < 0 && spec.instance.empty()) unpriced(s);
   if (!spec.instance.empty()) {
     const auto it = s.prices.instances.find(spec.instance);
     if (it == s.prices.instances.end()) {
@@ -62,6 +70,11 @@ Scenario profile_scenario(const ScenarioSpec& spec) {
 
 }  // namespace
 
+std::string kv_dtype_for(const ScenarioSpec& spec) {
+  if (!spec.kv_dtype.empty()) return spec.kv_dtype;
+  return spec.precision == "fp8" || spec.precision == "fp4" ? "fp8" : "bf16";
+}
+
 Scenario make_scenario(const ScenarioSpec& spec) {
   if (!spec.engine_profile.empty()) return profile_scenario(spec);
   if (spec.gpu.empty() || spec.model.empty()) throw CostError("--gpu and --model are required (see `overhead cost --list`)");
@@ -83,7 +96,7 @@ Scenario make_scenario(const ScenarioSpec& spec) {
   if (spec.memory_fraction > 0) s.serving.engine.memory_fraction = spec.memory_fraction;
   s.serving.tp = tp;
   s.serving.precision = spec.precision;
-  s.serving.kv_dtype = spec.kv_dtype;
+  s.serving.kv_dtype = kv_dtype_for(spec);
   s.replica = make_roofline(s.gpu, s.model, s.serving);
   kv_capacity_tokens(s.replica);  // the weights must fit
   s.replicas = spec.gpus / tp;
@@ -91,9 +104,13 @@ Scenario make_scenario(const ScenarioSpec& spec) {
   s.gpu_price_source = "--gpu-usd-per-hour";
   if (s.gpu_usd_per_hour < 0) {
     const auto it = s.prices.instances.find(s.gpu.name);
-    if (it == s.prices.instances.end()) throw CostError("no price preset for " + s.gpu.name + ": give --gpu-usd-per-hour");
-    s.gpu_usd_per_hour = it->second.usd_per_hour;
-    s.gpu_price_source = it->second.kind + ", " + it->second.source + " (" + it->second.date + ")";
+    if (it == s.prices.instances.end() && spec.price_optional) {
+      unpriced(s);
+    } else {
+      if (it == s.prices.instances.end()) throw CostError("no price preset for " + s.gpu.name + ": give --gpu-usd-per-hour");
+      s.gpu_usd_per_hour = it->second.usd_per_hour;
+      s.gpu_price_source = it->second.kind + ", " + it->second.source + " (" + it->second.date + ")";
+    }
   }
   set_cpu_price(s, spec);
   return s;

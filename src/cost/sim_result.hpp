@@ -72,8 +72,10 @@ struct SimResult {
   std::vector<double> depth_times;  // SimConfig::depth_samples instants spread over the span
   // The engine simulation (engine_sim.hpp) only: time to first token (from arrival, E included)
   // and time per output token after it; the fleet's rates over the middle 80% of completions
-  // (the start and the drain left out).
+  // (the start and the drain left out), or, for an offline run (every request sent at 0), over
+  // the whole span.
   Percentiles ttft_s, tpot_s;
+  Percentiles itl_s;  // inter-token latency, one value per token after a sequence's first
   double requests_per_s = 0, output_tokens_per_s = 0;
   double total_output_tokens_per_s = 0;  // every output token over the whole span (an offline run's figure)
   double mean_batch = 0;            // running sequences per replica, time-averaged over its steps

@@ -205,6 +205,24 @@ TEST(Profiles, MalformedPriceNamesFileAndEntry) {
   }
 }
 
+// llama-3.1-70b is priced as llama-3.3-70b (the same config.json fields): one profile, the
+// asked-for name, and the alias's source in the description.
+TEST(Profiles, AnAliasLoadsTheProfileOfItsArchitecture) {
+  const auto aliases = load_model_aliases(kProfiles);
+  ASSERT_TRUE(aliases.count("llama-3.1-70b"));
+  for (const auto& [name, alias] : aliases) {
+    SCOPED_TRACE(name);
+    EXPECT_FALSE(alias.source.empty());
+    const auto m = load_model(name, kProfiles);
+    const auto same = load_model(alias.profile, kProfiles);
+    EXPECT_EQ(m.name, name);
+    EXPECT_EQ(m.arch.parameters(), same.arch.parameters());
+    EXPECT_EQ(m.arch.kv_bytes_per_token(2), same.arch.kv_bytes_per_token(2));
+    EXPECT_EQ(m.precision, same.precision);
+    EXPECT_NE(m.description.find(alias.source), std::string::npos);
+  }
+}
+
 TEST(Profiles, UnknownShortNameIsRefused) {
   try {
     load_model("no-such-model", kProfiles);
