@@ -51,6 +51,9 @@ void print_list(const CostOptions& o) {
       }
     }
   }
+  std::printf("engine presets (--engine-preset NAME[@VERSION], data/engines/NAME.json):\n");
+  for (const auto& name : cost::list_engine_presets(cost::default_engines_dir(profiles_dir)))
+    std::printf("  %s\n", name.c_str());
   std::printf("model aliases (the same architecture):\n");
   for (const auto& [name, alias] : cost::load_model_aliases(profiles_dir))
     std::printf("  %-18s = %s\n", name.c_str(), alias.profile.c_str());
@@ -130,17 +133,8 @@ int run_cost(const CostOptions& o) {
     const cost::ELinear e = cost::choose_e(o.e_us, o.fits, o.backend, o.case_number, o.tokenizer);
     const std::string& gpu_price_source = scenario.gpu_price_source;
     std::string api_source;
-    cost::Workload workload;
-    const std::string& workload_text = o.pricing.workload;
-    std::string workload_origin = workload_text;
-    if (is_records_workload(workload_text)) {
-      const auto w = workload_from_records(workload_text, o.workload_tokenizer);
-      workload = w.workload;
-      workload_origin = workload_text + " (" + std::to_string(workload.input_tokens.size()) + " records counted with " +
-                        o.workload_tokenizer + ", " + std::to_string(w.left_out) + " left out)";
-    } else {
-      workload = cost::parse_workload(workload_text);
-    }
+    std::string workload_origin;
+    const cost::Workload workload = load_workload(o.pricing.workload, o.workload_tokenizer, workload_origin);
     cost::check_e(e, workload, !o.e_us.empty() ? "--e-us" : "--fits");
     const cost::PricedLoad priced = cost::price_load(scenario, o.pricing.load, e, workload);
     const cost::CostInputs in = api_priced(priced.inputs, o.pricing.api_prices, prices, api_source);
@@ -159,6 +153,7 @@ int run_cost(const CostOptions& o) {
                           {"batch_limit", r.batch_limit}, {"prefill_bound", r.prefill_bound},
                           {"capacity_requests_per_s", r.capacity_requests_per_s},
                           {"engine", engine_json(scenario.serving.engine, in.gpu)},
+                          {"engine_preset", preset_json(scenario.preset)},
                           {"gpu_usd_per_hour", in.gpu_usd_per_hour}, {"cpu_usd_per_hour", in.cpu_usd_per_hour},
                           {"utilization", r.utilization}, {"e_origin", in.e.origin}, {"workload", workload_origin},
                           {"requests_in_workload", workload.input_tokens.size()},
@@ -187,6 +182,7 @@ int run_cost(const CostOptions& o) {
                 gpu.name.c_str(), o.pricing.scenario.gpus, scenario.replicas, scenario.serving.tp, model.name.c_str(),
                 r.mean_input_tokens, r.mean_output_tokens, r.utilization);
     std::printf("workload: %s\n", workload_origin.c_str());
+    std::printf("%s", preset_line(scenario.preset).c_str());
     if (priced.max_rate)
       std::printf("load: %.4g requests/s, the highest whose simulated TTFT p99 (%.4g ms) and TPOT p99 (%.4g ms) meet "
                   "%g ms and %g ms (%d simulations of %zu requests)\n",
@@ -242,7 +238,9 @@ void add_cost_command(CLI::App& app, int& exit_code) {
                   "API price IN_PER_1M,OUT_PER_1M or a preset name (see --list); repeat for more lines on the plots "
                   "(the first prices the break-even)");
   cmd->add_option("--workload", o->pricing.workload,
-                  "Tokens per request: in=N,out=M, or the seed's JSONL records (input: the rendered prompt; output: the answer)")
+                  "Tokens per request: in=N,out=M, a JSONL file of token-count pairs ({\"input_tokens\": N, \"output_tokens\": M} a "
+                  "line: the steady state at their means, the largest checked to fit), or the seed's JSONL records (input: the "
+                  "rendered prompt; output: the answer)")
       ->capture_default_str();
   cmd->add_option("--workload-tokenizer", o->workload_tokenizer, "Tokenizer that counts a records workload")
       ->capture_default_str();

@@ -20,6 +20,13 @@ void add_serving_flags(CLI::App& cmd, cost::ScenarioSpec& f) {
   cmd.add_option("--engine-profile", f.engine_profile,
                  "A profile written by `overhead calibrate`: the measured engine in place of --gpu and --model (--gpus counts "
                  "replicas; price from --gpu-usd-per-hour or --instance)");
+  cmd.add_option("--engine-preset", f.engine_preset,
+                 "The serving engine's own defaults: vllm, sglang, trtllm or llamacpp, optionally @VERSION (vllm@v1, "
+                 "sglang@v0.4, trtllm@1.0, llamacpp@server; data/engines/, each value with its source); --max-batch, "
+                 "--prefill-chunk, --memory-fraction and --scheduler-steps override it");
+  cmd.add_option("--scheduler-steps", f.scheduler_steps,
+                 "Decode steps scheduled at once (vLLM's --num-scheduler-steps): tokens reach the client in bursts")
+      ->check(number_in(1, 1024));
   cmd.add_option("--instance", f.instance, "With --engine-profile: price one replica as this instance preset (see --list)");
   cmd.add_option("--max-batch", f.max_batch, "The engine's cap on running sequences per replica (default: the engine file's)")
       ->check(number_in(1, 1e6));
@@ -94,6 +101,11 @@ CLI::Validator number_pair_check() {
 
 nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& replica) {
   return {{"origin", e.origin},
+          {"preset", e.preset},
+          {"memory_fraction_of", replica.memory_of_total ? "total" : "free"},
+          {"scheduler_steps", replica.scheduler_steps},
+          {"prefix_caching", e.prefix_caching},
+          {"cuda_graph_max_batch", e.cuda_graph_max_batch},
           {"bandwidth_efficiency", e.bandwidth_efficiency},
           {"compute_efficiency", e.compute_efficiency},
           {"step_overhead_s", e.step_overhead_s},
@@ -103,6 +115,22 @@ nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& re
           {"max_batch", replica.max_concurrency},
           {"prefill_chunk_tokens", replica.prefill_chunk_tokens},
           {"kv_capacity_tokens", cost::kv_capacity_tokens(replica)}};
+}
+
+nlohmann::json preset_json(const cost::EnginePreset& p) {
+  if (p.name.empty()) return nullptr;
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& s : p.settings) settings[s.name] = {{"value", s.value}, {"source", s.source}};
+  return {{"name", p.name}, {"version", p.version}, {"read_in", p.note}, {"settings", settings}};
+}
+
+std::string preset_line(const cost::EnginePreset& p) {
+  if (p.name.empty()) return "";
+  std::string line = "engine preset " + p.name + "@" + p.version + ":";
+  for (const auto& s : p.settings)
+    if (s.name != "chunked_prefill") line += " " + s.name + " " + s.value + ";";
+  line.back() = '\n';
+  return line;
 }
 
 nlohmann::json percentiles_json(const cost::Percentiles& p) {

@@ -39,6 +39,12 @@ CLI::Validator number_pair_check();
 // The engine settings a run used, for --json.
 nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& replica);
 
+// The engine preset a run used (its name, version and every setting with its source), for --json;
+// null when none.
+nlohmann::json preset_json(const cost::EnginePreset& p);
+// One line naming the preset and what it set, for the text output; empty when none.
+std::string preset_line(const cost::EnginePreset& p);
+
 // Mean, p50, p95 and p99 of a run's figure, for --json.
 nlohmann::json percentiles_json(const cost::Percentiles& p);
 

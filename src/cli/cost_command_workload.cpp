@@ -17,6 +17,49 @@ bool is_records_workload(const std::string& workload) {
   return workload.find('=') == std::string::npos && !workload.empty();
 }
 
+std::optional<cost::Workload> workload_from_pairs(const std::string& path) {
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  util::LineReader in(path);
+  std::string line;
+  cost::Workload w;
+  const auto number = [](const nlohmann::json& j, const char* a, const char* b) -> std::optional<double> {
+    for (const char* key : {a, b})
+      if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+    return std::nullopt;
+  };
+  while (in.next(line)) {
+    if (line.empty()) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    const auto x = j.is_object() ? number(j, "input_tokens", "in") : std::nullopt;
+    const auto y = j.is_object() ? number(j, "output_tokens", "out") : std::nullopt;
+    if (!x || !y) {
+      if (w.input_tokens.empty()) return std::nullopt;  // not a pairs file: the seed's records
+      throw cost::CostError("--workload " + path + ":" + std::to_string(in.line_number()) +
+                            ": expected {\"input_tokens\": N, \"output_tokens\": M} like the lines before it");
+    }
+    if (!(*x >= 1 && *x <= 1e7 && *y >= 1 && *y <= 1e7))
+      throw cost::CostError("--workload " + path + ":" + std::to_string(in.line_number()) +
+                            ": token counts must be in 1..10000000");
+    w.input_tokens.push_back(*x);
+    w.output_tokens.push_back(*y);
+  }
+  if (w.input_tokens.empty()) return std::nullopt;
+  return w;
+}
+
+cost::Workload load_workload(const std::string& text, const std::string& tokenizer, std::string& origin) {
+  origin = text;
+  if (!is_records_workload(text)) return cost::parse_workload(text);
+  if (auto pairs = workload_from_pairs(text)) {
+    origin = text + " (" + std::to_string(pairs->input_tokens.size()) + " token-count pairs)";
+    return *pairs;
+  }
+  const auto w = workload_from_records(text, tokenizer);
+  origin = text + " (" + std::to_string(w.workload.input_tokens.size()) + " records counted with " + tokenizer + ", " +
+           std::to_string(w.left_out) + " left out)";
+  return w.workload;
+}
+
 RecordsWorkload workload_from_records(const std::string& path, const std::string& tokenizer) {
   if (!std::filesystem::exists(path)) throw cost::CostError("--workload: " + path + ": no such file (or give in=N,out=M)");
   RecordsWorkload r;

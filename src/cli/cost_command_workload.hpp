@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "cost/cost_model.hpp"
@@ -22,5 +23,15 @@ RecordsWorkload workload_from_records(const std::string& path, const std::string
 
 // True when --workload names a file rather than in=N,out=M.
 bool is_records_workload(const std::string& workload);
+
+// A file of token-count pairs, one JSON object a line with numbers "input_tokens" and
+// "output_tokens" (or "in" and "out"): a benchmark's lengths as it stated them. Empty when the
+// file's first line is not such a pair (then it is read as the seed's records); throws
+// cost::CostError naming the line of a later malformed pair.
+std::optional<cost::Workload> workload_from_pairs(const std::string& path);
+
+// --workload as `cost` and `simulate` take it: in=N,out=M, a file of token-count pairs, or the
+// seed's records counted with `tokenizer`; `origin` says which and how many.
+cost::Workload load_workload(const std::string& text, const std::string& tokenizer, std::string& origin);
 
 }  // namespace overhead::cli

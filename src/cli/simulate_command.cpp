@@ -227,9 +227,8 @@ int run_simulate(const SimulateOptions& o) {
     cost::ScenarioSpec spec = o.pricing.scenario;
     spec.price_optional = true;  // latency needs no price: the $ figures are left out when none is given
     const cost::Scenario scenario = cost::make_scenario(spec);
-    const auto workload = is_records_workload(o.pricing.workload)
-                              ? workload_from_records(o.pricing.workload, o.workload_tokenizer).workload
-                              : cost::parse_workload(o.pricing.workload);
+    std::string workload_origin;
+    const auto workload = load_workload(o.pricing.workload, o.workload_tokenizer, workload_origin);
     ArrivalReplay replayed;
     std::vector<cost::SimRequest> requests;
     if (replaying) {
@@ -309,7 +308,8 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
                   "The per-request stage chain with this many GPU slots in all (default: the engine simulation)")
       ->check(integer_in(1, 10'000'000));
   cmd->add_option("--workload", o->pricing.workload,
-                  "Tokens per request: in=N,out=M, or the seed's JSONL records (used in turn; input: the rendered prompt, "
+                  "Tokens per request: in=N,out=M, a JSONL file of token-count pairs ({\"input_tokens\": N, \"output_tokens\": M} "
+                  "a line), or the seed's JSONL records (used in turn; input: the rendered prompt, "
                   "output: the answer)")
       ->capture_default_str();
   cmd->add_option("--workload-tokenizer", o->workload_tokenizer, "Tokenizer that counts a records workload")

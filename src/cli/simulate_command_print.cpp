@@ -142,6 +142,7 @@ void print_engine_run(const SimulateOptions& o, const cost::Scenario& sc, const 
     std::printf("\nengine: %s x%d as %d replica(s) of tp %d, %s weights, %s KV, batch cap %.0f, prefill budget %.0f tokens\n",
                 sc.gpu.name.c_str(), o.pricing.scenario.gpus, sc.replicas, sc.serving.tp, precision.c_str(), sc.serving.kv_dtype.c_str(),
                 sc.replica.max_concurrency, sc.replica.prefill_chunk_tokens);
+    std::printf("%s", preset_line(sc.preset).c_str());
     std::printf("%-22s %10s %10s %10s %10s\n", "seconds", "mean", "p50", "p95", "p99");
     std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TTFT", r.ttft_s.mean, r.ttft_s.p50, r.ttft_s.p95, r.ttft_s.p99);
     std::printf("%-22s %10.4g %10.4g %10.4g %10.4g\n", "TPOT", r.tpot_s.mean, r.tpot_s.p50, r.tpot_s.p95, r.tpot_s.p99);
@@ -162,7 +163,8 @@ void print_engine_run(const SimulateOptions& o, const cost::Scenario& sc, const 
                       {"arrival_cv", o.burst_cv > 0 ? o.burst_cv : 1.0},
                       {"gpu", sc.gpu.name}, {"model", sc.model.name}, {"gpus", o.pricing.scenario.gpus}, {"tp", sc.serving.tp},
                       {"replicas", sc.replicas}, {"precision", precision}, {"kv_dtype", sc.serving.kv_dtype},
-                      {"engine", engine_json(sc.serving.engine, sc.replica)}, {"workers", o.workers},
+                      {"engine", engine_json(sc.serving.engine, sc.replica)}, {"engine_preset", preset_json(sc.preset)},
+                      {"workers", o.workers},
                       {"e_origin", e.origin}, {"e_alpha_us", e.alpha_us}, {"e_beta_us_per_token", e.beta_us_per_token},
                       {"predicted_total_s", r.span_s}, {"throughput_per_s", r.throughput_per_s},
                       {"requests_per_s", r.requests_per_s}, {"output_tokens_per_s", r.output_tokens_per_s},

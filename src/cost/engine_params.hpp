@@ -20,6 +20,17 @@ struct EngineParams {
   double memory_fraction = 0.9;
   double max_batch = 2048;
   double prefill_chunk_tokens = 8192;
+  // What an engine preset (engine_preset.hpp) sets beside them: memory_fraction's share is of the
+  // whole memory, weights included (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static),
+  // not of what the weights leave (TensorRT-LLM's); decode steps scheduled together, their tokens
+  // delivered at the end of the burst (vLLM's --num-scheduler-steps); prefix caching and the largest
+  // CUDA-graph batch (recorded, not modelled: the workloads share no prefix, and no source gives
+  // the cost of a step past the graphs).
+  bool memory_of_total = false;
+  double scheduler_steps = 1;
+  bool prefix_caching = false;
+  double cuda_graph_max_batch = 0;
+  std::string preset;  // "vllm@v1"; empty: none
   std::string origin = "built-in defaults";
 };
 

@@ -4,11 +4,14 @@
 
 namespace overhead::cost {
 
-EngineReplica::EngineReplica(std::size_t slots) : slots_(slots) {
+EngineReplica::EngineReplica(std::size_t slots, std::uint64_t scheduler_steps)
+    : slots_(slots), bursts_(std::max<std::uint64_t>(1, scheduler_steps)) {
   for (std::size_t i = slots_.size(); i-- > 0;) free_slots_.push_back(i);
 }
 
 void EngineReplica::admit(EngineSource& source, double t, double kv_tokens, EngineTally& tally) {
+  // Multi-step scheduling: a running engine takes new sequences only between bursts.
+  if (active_ > 0 && steps_ % bursts_ != 0) return;
   double up = 0;
   while (active_ < slots_.size() && source.peek(up) && up <= t) {
     // The head of the queue waits for KV memory; nothing behind it passes (FIFO).
@@ -76,8 +79,20 @@ double EngineReplica::step(const Roofline& model, double t, EngineSource& source
   batch_time_ += static_cast<double>(active_) * step;
   ++steps_;
   ++tally.steps;
-  // Every decoding sequence's token came one step after its last.
-  tally.itl.add(step, static_cast<std::uint64_t>(load.decodes));
+  // Every decoding sequence's token came one step after its last; with bursts, the burst's tokens
+  // reach the client together at its end.
+  if (bursts_ == 1) {
+    tally.itl.add(step, static_cast<std::uint64_t>(load.decodes));
+  } else {
+    burst_s_ += step;
+    burst_tokens_ += load.decodes;
+    if (steps_ % bursts_ == 0) {
+      const double per_step = burst_tokens_ / static_cast<double>(bursts_);
+      tally.itl.add(burst_s_, static_cast<std::uint64_t>(per_step));
+      tally.itl.add(0, static_cast<std::uint64_t>(burst_tokens_ - per_step));
+      burst_s_ = burst_tokens_ = 0;
+    }
+  }
   // Every decode produced a token: the context grows; the finished ones leave.
   decode_context_ += load.decodes;
   while (!decoding_.empty() && decoding_.top().first <= steps_) {

@@ -21,7 +21,8 @@ namespace overhead::cost {
 
 class EngineReplica {
  public:
-  explicit EngineReplica(std::size_t slots);
+  // scheduler_steps: decode steps scheduled together (1: none; Roofline::scheduler_steps).
+  EngineReplica(std::size_t slots, std::uint64_t scheduler_steps = 1);
 
   // Admits at boundary t, in FIFO order, while a slot and the `kv_tokens` of KV memory allow.
   void admit(EngineSource& source, double t, double kv_tokens, EngineTally& tally);
@@ -50,7 +51,8 @@ class EngineReplica {
   std::priority_queue<std::pair<std::uint64_t, std::size_t>, std::vector<std::pair<std::uint64_t, std::size_t>>,
                       std::greater<>> decoding_;  // (finish step, slot)
   double decode_context_ = 0, kv_reserved_ = 0;
-  std::uint64_t steps_ = 0;
+  std::uint64_t steps_ = 0, bursts_ = 1;
+  double burst_s_ = 0, burst_tokens_ = 0;  // the burst in progress
   std::size_t active_ = 0;
   double busy_ = 0, batch_time_ = 0;
 };

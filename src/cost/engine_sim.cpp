@@ -164,7 +164,8 @@ SimResult simulate_engine(const EngineSimConfig& c) {
   const auto cap = static_cast<std::size_t>(std::max(1.0, c.replica.max_concurrency));
   std::mt19937_64 rng(c.seed);
   EngineSource source(c, rng);
-  std::vector<EngineReplica> replicas(static_cast<std::size_t>(c.replicas), EngineReplica(std::min<std::size_t>(cap, 1u << 16)));
+  std::vector<EngineReplica> replicas(static_cast<std::size_t>(c.replicas), EngineReplica(std::min<std::size_t>(cap, 1u << 16),
+                                           static_cast<std::uint64_t>(std::max(1.0, c.replica.scheduler_steps))));
   EngineTally tally(c.requests);
   run_steps(c, source, replicas, tally);
 

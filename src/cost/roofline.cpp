@@ -46,6 +46,8 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.max_concurrency = model.max_concurrency.value > 0 ? std::min(model.max_concurrency.value, e.max_batch) : e.max_batch;
   r.prefill_chunk_tokens = e.prefill_chunk_tokens;
   r.memory_fraction = e.memory_fraction;
+  r.memory_of_total = e.memory_of_total;
+  r.scheduler_steps = std::max(1.0, e.scheduler_steps);
   r.step_overhead_s = e.step_overhead_s;
   r.sequence_overhead_s = e.sequence_overhead_s;
   r.layers = a.layers;
@@ -99,6 +101,15 @@ double kv_capacity_tokens(const Roofline& r) {
   if (free_bytes <= 0)
     throw CostError("the model's weights (" + gb(r.weight_bytes) + ") do not fit in the replica's " + gb(r.memory_bytes) +
                     " (use a larger --tp, more --gpus per replica, a lower --precision or a larger GPU)");
+  if (r.memory_of_total) {
+    // vLLM and SGLang: the fraction is of the whole memory, the weights inside it.
+    const double kv_bytes = r.memory_fraction * r.memory_bytes - r.weight_bytes;
+    if (kv_bytes <= 0)
+      throw CostError("the model's weights (" + gb(r.weight_bytes) + ") do not fit in the memory fraction " +
+                      std::to_string(r.memory_fraction) + " of the replica's " + gb(r.memory_bytes) +
+                      " (use a larger --tp, a lower --precision or a larger --memory-fraction)");
+    return kv_bytes / r.kv_bytes_per_token;
+  }
   return r.memory_fraction * free_bytes / r.kv_bytes_per_token;
 }
 
@@ -200,6 +211,17 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
     tpot = mean_step;
     steps.emplace_back(mean_step, 1);
   }
+  // Multi-step scheduling: a burst of n steps delivers its tokens together at its end, so of every
+  // n tokens n - 1 follow the one before at once and one after the whole burst.
+  const double n = std::max(1.0, r.scheduler_steps);
+  if (n > 1) {
+    std::vector<std::pair<double, double>> bursts;
+    for (const auto& [t, share] : steps) {
+      bursts.emplace_back(0.0, share * (n - 1) / n);
+      bursts.emplace_back(n * t, share / n);
+    }
+    steps = std::move(bursts);
+  }
   // Every step decodes the same sequences on average, so a token's gap is a step drawn by share.
   std::sort(steps.begin(), steps.end());
   const auto itl_at = [&](double q) {
@@ -217,8 +239,9 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
   s.requests_per_s = c / s.step_s;
   s.output_tokens_per_s = s.requests_per_s * out;
   if (open_loop) {
-    // An arrival at a random instant waits for the step in progress to end: E[step^2] / (2 E[step]).
-    s.ttft_s = prefill_time + mean_square / (2 * mean_step);
+    // An arrival at a random instant waits for the step in progress to end: E[step^2] / (2 E[step]);
+    // with bursts of n steps, for the burst in progress: (n - 1) / 2 decode steps more on average.
+    s.ttft_s = prefill_time + mean_square / (2 * mean_step) + (n - 1) / 2 * mean_step;
   } else {
     // Closed loop: every client's request is in the system for clients / rate seconds.
     const double in_system = std::max(sequences, s.sequences) / s.requests_per_s;

@@ -49,6 +49,10 @@ struct Roofline {
   double max_concurrency = 1;         // the engine's cap on running sequences
   double prefill_chunk_tokens = 8192; // the engine's prefill-token budget per step
   double memory_fraction = 0.9;       // share of the memory the weights leave that holds KV
+  bool memory_of_total = false;       // memory_fraction is of the whole memory, weights included
+  // Decode steps the engine schedules at once (multi-step scheduling): sequences join only at a
+  // burst's boundary, and a burst's tokens reach the client together at its end.
+  double scheduler_steps = 1;
   double step_overhead_s = 0;         // per step: scheduling, launches
   double sequence_overhead_s = 0;     // per decoding sequence per step: sampling, bookkeeping
   // Per prompt token of the step, added outside the roofline: an engine measured by `overhead

@@ -63,6 +63,7 @@ Scenario profile_scenario(const ScenarioSpec& spec) {
   s.replica = roofline_from_profile(p);
   if (spec.max_batch > 0) s.replica.max_concurrency = s.serving.engine.max_batch = spec.max_batch;
   if (spec.prefill_chunk_tokens > 0) s.replica.prefill_chunk_tokens = s.serving.engine.prefill_chunk_tokens = spec.prefill_chunk_tokens;
+  if (!spec.engine_preset.empty()) throw CostError("--engine-profile is a measured engine: --engine-preset does not apply");
   s.replicas = spec.gpus;
   set_cpu_price(s, spec);
   return s;
@@ -91,9 +92,15 @@ Scenario make_scenario(const ScenarioSpec& spec) {
                                                     : std::filesystem::path(spec.engine_file);
   s.serving.engine = std::filesystem::exists(engine_file) || !spec.engine_file.empty() ? load_engine_params(engine_file)
                                                                                          : EngineParams{};
+  if (!spec.engine_preset.empty())
+    s.preset = apply_engine_preset(spec.engine_preset, default_engines_dir(spec.profiles_dir),
+                                   {s.gpu.name, s.gpu.memory_gb.value * 1.0, tp}, s.serving.engine);
   if (spec.max_batch > 0) s.serving.engine.max_batch = spec.max_batch;
   if (spec.prefill_chunk_tokens > 0) s.serving.engine.prefill_chunk_tokens = spec.prefill_chunk_tokens;
   if (spec.memory_fraction > 0) s.serving.engine.memory_fraction = spec.memory_fraction;
+  if (spec.scheduler_steps > 0) s.serving.engine.scheduler_steps = spec.scheduler_steps;
+  if (!(s.serving.engine.max_batch >= 1))
+    throw CostError("--engine-preset " + spec.engine_preset + " leaves the batch cap to the deployment: give --max-batch");
   s.serving.tp = tp;
   s.serving.precision = spec.precision;
   s.serving.kv_dtype = kv_dtype_for(spec);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cost/engine_params.hpp"
+#include "cost/engine_preset.hpp"
 #include "cost/profiles.hpp"
 #include "cost/roofline.hpp"
 
@@ -22,6 +23,8 @@ struct ScenarioSpec {
   std::string kv_dtype;              // empty: follows `precision` (fp8 or fp4 weights: FP8 KV), else BF16
   std::string engine_file;           // empty: data/calibration/engine.json beside the profiles
   std::string engine_profile;        // `overhead calibrate`'s profile: in place of gpu and model
+  std::string engine_preset;         // NAME[@VERSION] (engine_preset.hpp): the engine's own defaults
+  double scheduler_steps = 0;        // 0: the preset's (else 1)
   double max_batch = 0, prefill_chunk_tokens = 0, memory_fraction = 0;  // 0: the engine file's
   double gpu_usd_per_hour = -1, cpu_usd_per_hour = -1;                  // < 0: the presets
   std::string instance;  // with engine_profile: the replica's price from this instance preset
@@ -30,6 +33,7 @@ struct ScenarioSpec {
 };
 
 struct Scenario {
+  EnginePreset preset;  // empty name: none
   GpuProfile gpu;
   ModelProfile model;
   ServingOptions serving;

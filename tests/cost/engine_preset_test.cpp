@@ -1,0 +1,101 @@
+// The engine presets (data/engines/): every setting of every shipped version cites its source;
+// what each one sets on the deployment it is given (vLLM's budget by GPU, SGLang's memory by TP,
+// the memory fraction of the whole GPU against what the weights leave); and multi-step
+// scheduling, whose bursts the steady state and the step simulation price alike.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cost/engine_preset.hpp"
+#include "cost/engine_sim.hpp"
+#include "cost/scenario.hpp"
+
+namespace overhead::cost {
+namespace {
+
+const std::filesystem::path kProfiles = std::filesystem::path(OVERHEAD_DATA_DIR) / "profiles";
+const std::filesystem::path kEngines = default_engines_dir(kProfiles);
+
+Scenario deployment(const std::string& gpu, const std::string& model, int tp, const std::string& preset) {
+  ScenarioSpec spec;
+  spec.profiles_dir = kProfiles;
+  spec.gpu = gpu;
+  spec.model = model;
+  spec.gpus = tp;
+  spec.precision = "fp8";
+  spec.engine_preset = preset;
+  return make_scenario(spec);
+}
+
+TEST(EnginePreset, EveryShippedSettingCitesItsSource) {
+  const auto names = list_engine_presets(kEngines);
+  ASSERT_EQ(names, (std::vector<std::string>{"llamacpp", "sglang", "trtllm", "vllm"}));
+  for (const auto& name : names) {
+    SCOPED_TRACE(name);
+    EngineParams e;
+    const auto p = apply_engine_preset(name, kEngines, {"h100-sxm", 80, 1}, e);
+    EXPECT_FALSE(p.version.empty());
+    EXPECT_FALSE(p.note.empty());
+    ASSERT_EQ(p.settings.size(), 7u);
+    for (const auto& s : p.settings) EXPECT_FALSE(s.source.empty()) << s.name;
+    EXPECT_EQ(e.preset, name + "@" + p.version);
+  }
+}
+
+TEST(EnginePreset, VllmOnAnH100CapsAt1024AndCountsItsFractionOfTheWholeMemory) {
+  const auto s = deployment("h100-sxm", "llama-3.1-8b", 1, "vllm");
+  EXPECT_EQ(s.replica.max_concurrency, 1024);
+  EXPECT_EQ(s.replica.prefill_chunk_tokens, 8192);
+  EXPECT_TRUE(s.replica.memory_of_total);
+  // 0.9 x 80 GB less the weights, against TensorRT-LLM's 0.9 x (80 GB - weights).
+  EXPECT_NEAR(kv_capacity_tokens(s.replica) * s.replica.kv_bytes_per_token, 0.9 * 80e9 - s.replica.weight_bytes, 1);
+  const auto trt = deployment("h100-sxm", "llama-3.1-8b", 1, "trtllm");
+  EXPECT_LT(kv_capacity_tokens(s.replica), kv_capacity_tokens(trt.replica));
+  // Other GPUs: the 2048-token budget of vLLM's OpenAI server.
+  EXPECT_EQ(deployment("a100-80g", "llama-3.1-8b", 1, "vllm").replica.prefill_chunk_tokens, 2048);
+}
+
+TEST(EnginePreset, SglangMemoryFractionFollowsTheTensorParallelism) {
+  EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.1-8b", 1, "sglang").replica.memory_fraction, 0.88);
+  EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.3-70b", 2, "sglang").replica.memory_fraction, 0.87);
+  EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.1-405b", 8, "sglang").replica.memory_fraction, 0.81);
+}
+
+TEST(EnginePreset, UnknownNamesAndVersionsAreRefusedWithTheKnownOnes) {
+  EngineParams e;
+  try {
+    apply_engine_preset("vllm@0.1", kEngines, {}, e);
+    ADD_FAILURE() << "an unknown version was accepted";
+  } catch (const CostError& ex) {
+    EXPECT_NE(std::string(ex.what()).find("known: v1"), std::string::npos) << ex.what();
+  }
+  EXPECT_THROW(apply_engine_preset("tgi", kEngines, {}, e), CostError);
+  // llama.cpp's slots are the deployment's: --max-batch is asked for.
+  EXPECT_THROW(deployment("l4", "llama-3.1-8b", 1, "llamacpp"), CostError);
+}
+
+// Bursts of n decode steps: an arrival waits for the burst in progress (n steps / 2 on average),
+// and n - 1 of every n tokens follow the one before at once. cost and simulate agree.
+TEST(EnginePreset, MultiStepBurstsLengthenTheTtftAlikeInCostAndSimulate) {
+  auto s = deployment("h100-sxm", "llama-3.1-8b", 1, "vllm");
+  Roofline r = s.replica;
+  r.scheduler_steps = 8;
+  const double rate = 5;
+  const auto one = steady_state_at_rate(s.replica, rate, 500, 200);
+  const auto burst = steady_state_at_rate(r, rate, 500, 200);
+  EXPECT_GT(burst.ttft_s, one.ttft_s + 3 * burst.step_s);
+  EXPECT_EQ(burst.itl_p50_s, 0);
+  EngineSimConfig c;
+  c.replica = r;
+  c.arrival_rate = rate;
+  c.requests = 4000;
+  c.workload = {{500, 200}};
+  const auto sim = simulate_engine(c);
+  EXPECT_NEAR(sim.ttft_s.mean / burst.ttft_s, 1, 0.10) << sim.ttft_s.mean << " " << burst.ttft_s;
+  EXPECT_EQ(sim.itl_s.p50, 0);
+  EXPECT_NEAR(sim.itl_s.mean / burst.step_s, 1, 0.10);
+}
+
+}  // namespace
+}  // namespace overhead::cost
