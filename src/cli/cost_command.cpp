@@ -125,6 +125,8 @@ int run_cost(const CostOptions& o) {
     }
     if (o.load_modes > 1)
       throw cost::CostError("give one of --utilization, --max-throughput, --concurrency, --rate, --offline and --max-rate");
+    if (o.pricing.load.in_step && o.pricing.load.mode != cost::Load::concurrency)
+      throw cost::CostError("--in-step needs --concurrency (clients in a closed loop)");
     const cost::Scenario scenario = cost::make_scenario(o.pricing.scenario);
     const auto& gpu = scenario.gpu;
     const auto& model = scenario.model;
@@ -169,8 +171,9 @@ int run_cost(const CostOptions& o) {
                           {"break_even_api_price", r.break_even_api_price}};
       if (priced.max_rate) j["max_rate"] = max_rate_json(*priced.max_rate, o.pricing.load);
       if (o.pricing.load.mode == cost::Load::rate) j["rate"] = o.pricing.load.rate;
+      if (o.pricing.load.in_step) j["in_step"] = true;
       if (priced.offline_run)
-        j["offline"] = {{"requests", priced.offline_run->requests}, {"span_s", priced.offline_run->span_s},
+        j["simulated_run"] = {{"requests", priced.offline_run->requests}, {"span_s", priced.offline_run->span_s},
                         {"latency_s", percentiles_json(priced.offline_run->latency_s)}};
       if (r.api_usd_per_1m_tokens_blended) j["api_usd_per_1m_tokens_blended"] = *r.api_usd_per_1m_tokens_blended;
       if (r.break_even_utilization) j["break_even_utilization"] = *r.break_even_utilization;

@@ -48,6 +48,8 @@ void add_load_flags(CLI::App& cmd, cost::LoadSpec& load, const std::string& grou
   cmd.add_option("--concurrency", load.concurrency,
                  "Price the fleet with this many requests in flight (clients that send their next when one ends)")
       ->check(number_in(1, 1e7))->group(group)->each([&load](const std::string&) { load.mode = cost::Load::concurrency; });
+  cmd.add_flag("--in-step", load.in_step,
+               "With --concurrency: the clients start together, as a fixed-batch benchmark runs (simulated)")->group(group);
   cmd.add_option("--rate", load.rate, "Price the fleet under Poisson arrivals at this many requests/s (open loop)")
       ->check(number_in(1e-9, 1e9))->group(group)->each([&load](const std::string&) { load.mode = cost::Load::rate; });
   cmd.add_option_function<std::size_t>(

@@ -131,6 +131,7 @@ cost::EngineSimConfig engine_config(const SimulateOptions& o, const cost::Scenar
   if (o.concurrency > 0) {
     c.closed_loop = true;
     c.concurrency = o.concurrency;
+    c.clients_in_step = o.in_step;
   } else {
     c.arrival_rate = o.rate;
     if (o.burst_cv > 0) {
@@ -168,6 +169,7 @@ int run_engine(const SimulateOptions& o, const cost::Scenario& sc, const cost::E
 void check_modes(const SimulateOptions& o) {
   const bool replaying = !o.replay_arrivals.empty();
   const bool closed = o.concurrency > 0;
+  if (o.in_step && !closed) throw cost::CostError("--in-step needs --concurrency (a closed loop)");
   if (closed && (o.rate > 0 || replaying || o.max_rate()))
     throw cost::CostError("--concurrency (a closed loop) excludes --rate, --max-rate and --replay-arrivals");
   if (o.max_rate() && (o.rate > 0 || replaying)) throw cost::CostError("--max-rate searches the rate: drop --rate");
@@ -288,6 +290,9 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
          "--offline", [o](const std::size_t& n) { o->concurrency = static_cast<double>(n); o->offline = n; },
          "Offline benchmark: N requests all sent at once (every output token over the whole run); sets --requests")
       ->check(integer_in(1, 10'000'000));
+  cmd->add_flag("--in-step", o->in_step,
+                "With --concurrency: the clients start together, as a fixed-batch benchmark runs, and stay in step on equal "
+                "requests (default: they join at the steady state's pace and drift apart)");
   add_max_rate_flags(*cmd, o->pricing.load, "Max rate");
   cmd->add_option("--burst-cv", o->burst_cv,
                   "Bursts: gamma inter-arrival gaps with this coefficient of variation at the same mean --rate (> 1 = burstier)")

@@ -19,6 +19,7 @@ struct SimulateOptions {
   int case_number = 5, workers = 1, gpu_slots = 0;
   double rate = 0, burst_cv = 0, target_p99_ms = 0, concurrency = 0;
   std::size_t offline = 0;  // --offline N: N clients and N requests, all sent at 0
+  bool in_step = false;     // --in-step: the closed loop's clients start together
   bool max_rate() const { return pricing.load.mode == cost::Load::max_rate; }
   const cost::LatencyTargets& targets() const { return pricing.load.targets; }
   std::size_t requests() const { return pricing.load.requests; }

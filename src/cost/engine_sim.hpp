@@ -30,6 +30,10 @@ struct EngineSimConfig {
   bool closed_loop = false;
   double concurrency = 1;                 // with closed_loop: clients, each with one request in flight;
                                           // at least `requests`: all arrive at 0 (an offline benchmark)
+  // With closed_loop: every client sends its first request at 0, as a fixed-batch benchmark does,
+  // instead of joining at the steady state's pace; on equal requests they then stay in step, their
+  // prompts meeting every cycle.
+  bool clients_in_step = false;
   std::size_t requests = 100000;
   std::uint64_t seed = 1;
   std::vector<SimRequest> workload;       // used in turn

@@ -22,8 +22,9 @@ EngineSource::EngineSource(const EngineSimConfig& c, std::mt19937_64& rng)
 }
 
 void EngineSource::release(std::uint64_t steps, double t) {
-  // Every request in flight from the start (an offline benchmark): all arrive at 0.
-  if (static_cast<double>(clients_) >= static_cast<double>(c_.requests)) {
+  // Every request in flight from the start (an offline benchmark), or clients that start together
+  // (a fixed batch): all arrive at 0.
+  if (c_.clients_in_step || static_cast<double>(clients_) >= static_cast<double>(c_.requests)) {
     for (; joined_ < clients_; ++joined_) pending_.push(t);
     return;
   }

@@ -117,6 +117,17 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
     case Load::concurrency:
       in.mode = LoadMode::concurrency;
       in.concurrency = load.concurrency;
+      if (load.in_step) {
+        auto c = engine_sim_config(s, w, e, 0, static_cast<std::size_t>(std::max(2000.0, 20 * load.concurrency)), load.seed);
+        c.closed_loop = true;
+        c.clients_in_step = true;
+        c.concurrency = load.concurrency;
+        const SimResult run = simulate_engine(c);
+        const double capacity = fleet_capacity(s.replica, s.replicas, mean_tokens(c.workload));
+        in.mode = LoadMode::utilization;
+        in.utilization = std::clamp(run.requests_per_s / capacity, 1e-9, 1.0);
+        p.offline_run = run;
+      }
       break;
     case Load::rate: {
       // Poisson arrivals at a random instant: the open-loop steady state at that share of capacity.

@@ -34,6 +34,7 @@ struct LoadSpec {
   double utilization = 0.5;        // with utilization: share of the fleet's capacity, (0, 1]
   double concurrency = 0;          // with concurrency: requests in flight over the fleet
   double rate = 0;                 // with rate: Poisson arrivals over the fleet, requests/s
+  bool in_step = false;            // with concurrency: the clients start together (simulated)
   LatencyTargets targets;          // with max_rate
   std::size_t requests = 100000;   // with max_rate: simulated requests per candidate rate; offline: the run
   std::uint64_t seed = 1;
@@ -78,10 +79,13 @@ EngineSimConfig engine_sim_config(const Scenario& s, std::vector<SimRequest> wor
 // offline runs the simulation of `requests` all sent at 0 (every output token over the whole
 // span, the benchmark's figure) and prices the fleet at the rate it completed them; its latencies
 // are the run's (offline_run), not a steady state's.
+// concurrency with in_step is simulated the same way (clients that start together stay in step on
+// equal requests, which no steady state of drifted-apart clients prices): 20 x C requests, at least
+// 2,000, the rates over the middle of the run.
 struct PricedLoad {
   CostInputs inputs;
   std::optional<MaxRate> max_rate;
-  std::optional<SimResult> offline_run;
+  std::optional<SimResult> offline_run;  // the simulated run (offline, or clients in step)
 };
 // Throws CostError when max_rate has no targets or no rate meets them, or a rate is above the
 // fleet's capacity.
