@@ -102,6 +102,18 @@ Architecture architecture(const nlohmann::json& j, const std::filesystem::path& 
   r.experts = a.contains("experts") ? int_field(a, "experts", file, 1) : 1;
   r.experts_per_token = a.contains("experts_per_token") ? int_field(a, "experts_per_token", file, 1) : 1;
   r.tied_embeddings = a.value("tied_embeddings", false);
+  const auto optional_int = [&](const char* key) { return a.contains(key) ? int_field(a, key, file, 1) : 0; };
+  r.shared_experts = optional_int("shared_experts");
+  r.dense_layers = optional_int("dense_layers");
+  r.dense_intermediate_size = optional_int("dense_intermediate_size");
+  r.q_lora_rank = optional_int("q_lora_rank");
+  r.kv_lora_rank = optional_int("kv_lora_rank");
+  r.qk_rope_head_dim = optional_int("qk_rope_head_dim");
+  r.v_head_dim = optional_int("v_head_dim");
+  if (r.dense_layers >= r.layers || (r.dense_layers > 0 && r.dense_intermediate_size == 0))
+    throw CostError(file.string() + ": architecture: dense_layers must be fewer than layers, with dense_intermediate_size");
+  if (r.kv_lora_rank > 0 && (r.v_head_dim == 0 || r.qk_rope_head_dim >= r.head_dim))
+    throw CostError(file.string() + ": architecture: MLA needs v_head_dim and a qk_rope_head_dim below head_dim");
   if (r.experts_per_token > r.experts)
     throw CostError(file.string() + ": architecture: experts_per_token exceeds experts");
   if (r.kv_heads > r.heads) throw CostError(file.string() + ": architecture: kv_heads exceeds heads");
@@ -135,17 +147,37 @@ double Architecture::embedding_parameters() const {
   return static_cast<double>(vocab_size) * hidden_size * (tied_embeddings ? 1 : 2);
 }
 double Architecture::attention_parameters() const {
+  const double h = hidden_size;
+  if (kv_lora_rank > 0) {
+    // MLA: Q through its low-rank pair (or straight), K/V's latent and rotary part down, the
+    // latent up to every head's no-rope key and value, and the output projection.
+    const double q_dim = static_cast<double>(heads) * head_dim;
+    const double q = q_lora_rank > 0 ? h * q_lora_rank + static_cast<double>(q_lora_rank) * q_dim : h * q_dim;
+    const double kv_down = h * (kv_lora_rank + qk_rope_head_dim);
+    const double kv_up = static_cast<double>(kv_lora_rank) * heads * (head_dim - qk_rope_head_dim + v_head_dim);
+    const double out = static_cast<double>(heads) * v_head_dim * h;
+    return static_cast<double>(layers) * (q + kv_down + kv_up + out);
+  }
   const double q = static_cast<double>(heads) * head_dim, kv = static_cast<double>(kv_heads) * head_dim;
-  return static_cast<double>(layers) * hidden_size * (2 * q + 2 * kv);
+  return static_cast<double>(layers) * h * (2 * q + 2 * kv);
 }
 double Architecture::expert_parameters() const {
-  return static_cast<double>(layers) * experts * 3.0 * hidden_size * intermediate_size;
+  return static_cast<double>(layers - dense_layers) * experts * 3.0 * hidden_size * intermediate_size;
 }
-double Architecture::parameters() const { return embedding_parameters() + attention_parameters() + expert_parameters(); }
+double Architecture::always_on_mlp_parameters() const {
+  return static_cast<double>(layers - dense_layers) * shared_experts * 3.0 * hidden_size * intermediate_size +
+         static_cast<double>(dense_layers) * 3.0 * hidden_size * dense_intermediate_size;
+}
+double Architecture::parameters() const {
+  return embedding_parameters() + attention_parameters() + always_on_mlp_parameters() + expert_parameters();
+}
 double Architecture::active_parameters() const {
-  return embedding_parameters() + attention_parameters() + expert_parameters() * experts_per_token / experts;
+  return embedding_parameters() + attention_parameters() + always_on_mlp_parameters() +
+         expert_parameters() * experts_per_token / experts;
 }
 double Architecture::kv_bytes_per_token(double bytes) const {
+  // MLA caches one latent and the rotary key per layer, shared by every head.
+  if (kv_lora_rank > 0) return static_cast<double>(layers) * (kv_lora_rank + qk_rope_head_dim) * bytes;
   return 2.0 * layers * kv_heads * head_dim * bytes;
 }
 

@@ -44,9 +44,17 @@ struct Architecture {
   int layers = 0, hidden_size = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate_size = 0;
   int vocab_size = 0, experts = 1, experts_per_token = 1;
   bool tied_embeddings = false;
+  // DeepSeek-style MoE: experts every token runs besides the routed ones, and leading layers whose
+  // MLP is dense (of dense_intermediate_size) rather than experts. 0 when absent.
+  int shared_experts = 0, dense_layers = 0, dense_intermediate_size = 0;
+  // Multi-head latent attention (MLA): queries and keys/values through low-rank projections, and
+  // the cache holds one latent of kv_lora_rank plus the rotary part per token and layer. head_dim
+  // is then the query/key head (no-rope + rope part), v_head_dim the value head. 0 when absent.
+  int q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   double embedding_parameters() const;   // input embedding + LM head (once if tied)
   double attention_parameters() const;   // all layers: Q, K, V, O projections
-  double expert_parameters() const;      // all layers: the gated MLPs of every expert
+  double expert_parameters() const;      // all layers: the gated MLPs of every routed expert (or the dense MLP)
+  double always_on_mlp_parameters() const;  // the shared experts and the leading dense layers' MLPs
   double parameters() const;             // the total
   double active_parameters() const;      // what one token runs through (experts_per_token MLPs)
   // K and V of every layer for one token at `bytes` per element.

@@ -35,7 +35,7 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.bytes_per_s = gpu.bandwidth_gb_per_s.value * 1e9 * bandwidth_eff * o.tp;
   r.memory_bytes = gpu.memory_gb.value * 1e9 * o.tp;
   // Quantized checkpoints keep the embeddings and the LM head in BF16.
-  const double linear = a.attention_parameters() + a.expert_parameters();
+  const double linear = a.attention_parameters() + a.always_on_mlp_parameters() + a.expert_parameters();
   r.weight_bytes = a.embedding_parameters() * 2 + linear * weight_bytes_each;
   r.expert_weight_bytes = a.experts > 1 ? a.expert_parameters() * weight_bytes_each : 0;
   r.experts = a.experts;

@@ -205,6 +205,19 @@ TEST(Profiles, MalformedPriceNamesFileAndEntry) {
   }
 }
 
+// DeepSeek-V3: MLA caches one 512-wide latent and the 64-wide rotary key per layer (61 x 576 x 2
+// bytes in BF16, not 2 x 61 x 128 heads x 192); 671B in all, 37B a token with 8 of 256 routed
+// experts, the shared one and the 3 dense layers.
+TEST(Profiles, LatentAttentionAndSharedExpertsGiveDeepSeekV3sCounts) {
+  const auto m = load_model("deepseek-v3", kProfiles);
+  EXPECT_DOUBLE_EQ(m.arch.kv_bytes_per_token(2), 61.0 * 576 * 2);
+  EXPECT_NEAR(m.arch.parameters() / 1e9, 671, 3);
+  EXPECT_NEAR(m.arch.active_parameters() / 1e9, 37.4, 0.5);
+  // Only the routed experts are read by the tokens that route to them (roofline.hpp).
+  const auto r = make_roofline(load_gpu("h200", kProfiles), m, ServingOptions{8, "", "bf16", {}});
+  EXPECT_NEAR(r.expert_weight_bytes / 1e9, 58.0 * 256 * 3 * 7168 * 2048 / 1e9, 1);
+}
+
 // llama-3.1-70b is priced as llama-3.3-70b (the same config.json fields): one profile, the
 // asked-for name, and the alias's source in the description.
 TEST(Profiles, AnAliasLoadsTheProfileOfItsArchitecture) {
