@@ -53,6 +53,7 @@ struct ServeArgs {
   std::string limits;            // empty: in-process counters; redis://...: shared by every gateway
   std::string limits_on_error = "open";
   double key_refresh_s = 2;
+  double spend_refresh_s = 5;
   double limit_window_s = 60;
 };
 
@@ -168,6 +169,7 @@ int run_serve(ServeArgs& a) {
   }
   o.limits_fail_closed = a.limits_on_error == "closed";  // checked by IsMember
   o.key_refresh = ms(a.key_refresh_s);
+  o.spend_refresh = ms(a.spend_refresh_s);
   o.limit_window = ms(a.limit_window_s);
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
   o.workers = worker_host_options(a.worker);  // the decoder opened
@@ -234,6 +236,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--key-refresh", args->key_refresh_s,
                   "Seconds between reads of the keys and their spend from the store: a revoked key is refused within this on every gateway")
       ->capture_default_str()->check(CLI::Range(0.05, 3600.0));
+  cmd->add_option("--spend-refresh", args->spend_refresh_s,
+                  "Seconds between sums of the keys' spend from the store while a key has a budget (a scan of the records on DynamoDB)")
+      ->capture_default_str()->check(CLI::Range(0.05, 86400.0));
   cmd->add_option("--limit-window", args->limit_window_s, "Seconds of the sliding window of the rpm/tpm counters (60; shorter holds the rate over shorter spans, with a smaller burst)")
       ->capture_default_str()->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--max-body-bytes", args->server.max_body_bytes, "Largest request body accepted")

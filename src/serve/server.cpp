@@ -109,7 +109,7 @@ Server::Server(ServerOptions options)
       bindings_(std::make_unique<BindingCache>(options_.models)),
       metrics_(std::make_unique<Metrics>()),
       api_keys_(std::make_unique<ApiKeys>(options_.keys, options_.auth_token, options_.key_refresh)),
-      key_spend_(std::make_unique<KeySpend>(options_.keys, options_.key_refresh, [keys = api_keys_.get()] { return keys->any_budget(); })),
+      key_spend_(std::make_unique<KeySpend>(options_.keys, options_.spend_refresh, [keys = api_keys_.get()] { return keys->any_budget(); })),
       key_metrics_(std::make_unique<KeyMetrics>(options_.max_key_metrics)),
       admission_(std::make_unique<KeyAdmission>(
           *api_keys_, *key_spend_,

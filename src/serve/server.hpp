@@ -51,6 +51,9 @@ struct ServerOptions {
   bool limits_fail_closed = false;
   std::chrono::milliseconds limit_window{60000};
   std::chrono::milliseconds key_refresh{2000};
+  // How often the keys' spend is summed from the store while any key has a budget: a GROUP BY on
+  // SQLite and PostgreSQL, a scan of the records table on DynamoDB (raise it there).
+  std::chrono::milliseconds spend_refresh{5000};
   std::size_t max_key_metrics = 100;
   std::size_t max_body_bytes = 1u << 20;
   std::size_t max_messages = 1024;

@@ -8,8 +8,9 @@
 //      within 5%; and likewise its tokens per minute, counted exactly at admission.
 //   2. The `openai` client sees OpenAI's x-ratelimit-* headers on an answer, and a 429 that names
 //      the limit.
-//   3. A key over its budget is refused with insufficient_quota on both gateways, after spending
-//      at least its budget and not much more.
+//   3. A key over its budget is refused with insufficient_quota, after spending at least its
+//      budget: one request past it at most through one gateway; on both gateways once each has
+//      read the other's spend.
 //   4. GET /v1/usage sums equal the stored records (read with psql) and the client's own tally.
 //   5. `overhead keys revoke` takes effect on both gateways within the refresh interval.
 //   6. A gateway SIGKILLed mid-admission: the shared counters drain within two windows (an
@@ -47,6 +48,7 @@ const LOG_QUEUE = `${redis.REDIS_URL}/${tag}-log?visibility_ms=2000`;
 const WINDOW_S = 2;        // --limit-window: the rate holds over seconds, so the run can be short
 const REFRESH_S = 0.5;     // --key-refresh
 const PRICE = ['--price-cpu-usd-per-hour', '0.1', '--price-gpu-usd-per-hour', '4'];
+const BUDGET = 0.000002;   // a few requests' worth at these prices (E: a vCPU-second, D: the sim engine's time)
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'overhead-keys-'));
 const children = [];
@@ -73,6 +75,7 @@ function createKey(name, ...limits) {
 async function startGateway(name) {
   const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--api-keys', '--store', STORE,
                                '--limits', LIMITS, '--limit-window', String(WINDOW_S), '--key-refresh', String(REFRESH_S),
+                               '--spend-refresh', String(REFRESH_S),
                                '--queue', QUEUE, '--log-queue', LOG_QUEUE,
                                '--decoder', 'sim:prefill=200000,decode=20000', '--max-queued', '100000',
                                '--out', path.join(dir, name), '--shutdown-timeout', '2', ...PRICE],
@@ -128,7 +131,8 @@ async function offer(key, rate, seconds, content) {
 before(async () => {
   createKey('rpm-key', '--rpm', '1200');         // 40 per 2 s window
   createKey('tpm-key', '--tpm', '30000');        // 1000 tokens per 2 s window
-  createKey('budget-key', '--budget-usd', '0.0000005');
+  createKey('budget-key', '--budget-usd', String(BUDGET));
+  createKey('budget-one-key', '--budget-usd', String(BUDGET));
   createKey('plain-key');
   gateways.push(await startGateway('a'), await startGateway('b'));
 });
@@ -207,27 +211,47 @@ test('the openai client sees the rate-limit headers', async () => {
                        (e) => e.status === 401 && e.code === 'invalid_api_key');
 });
 
-test('a budget stops its key on both gateways', async () => {
+// One request at a time: the budget is spent before the key is refused, and a gateway counts its
+// own answers at once, so through one gateway the key spends at most one request past its budget.
+// Through two, each also counts the other's answers once the store has them (within
+// --spend-refresh plus the consumer's lag): until then each may spend up to the budget alone.
+async function spendUntilRefused(key, urls) {
   let answered = 0;
-  let refusal;
-  for (let i = 0; i < 400 && !refusal; ++i) {
-    const a = await chat(gateways[i % 2].url, secrets['budget-key']);
+  for (let i = 0; i < 400; ++i) {
+    const a = await chat(urls[i % urls.length], secrets[key]);
     if (a.status === 200) ++answered;
-    else refusal = a;
+    else return {answered, refusal: a};
   }
-  assert.ok(refusal, `the budget never stopped the key (${answered} answered)`);
-  assert.equal(refusal.status, 429);
-  assert.equal(refusal.json.error.code, 'insufficient_quota');
-  assert.equal(refusal.headers.get('x-should-retry'), 'false');
-  // Both gateways refuse it once the spend is read (within one refresh).
-  await sleep(1000 * (REFRESH_S + 3.5));
+  return {answered, refusal: null};
+}
+function spendOf(key) {
+  const [rows, spent] = psql(`SELECT COUNT(*), COALESCE(SUM(cost_usd), 0) FROM ${tag} WHERE key_name = '${key}'`).split('|').map(Number);
+  return {rows, spent, perRequest: spent / rows};
+}
+
+test('a budget stops its key: through one gateway, and on both', async () => {
+  const one = await spendUntilRefused('budget-one-key', [gateways[0].url]);
+  assert.ok(one.refusal, `the budget never stopped the key (${one.answered} answered)`);
+  assert.equal(one.refusal.status, 429);
+  assert.equal(one.refusal.json.error.code, 'insufficient_quota');
+  assert.equal(one.refusal.headers.get('x-should-retry'), 'false');
+  await sleep(4000);  // the records reach the store
+  let s = spendOf('budget-one-key');
+  console.log(`budget, one gateway: ${one.answered} answered, $${s.spent.toExponential(3)} of $${BUDGET} ($${s.perRequest.toExponential(3)} a request)`);
+  assert.equal(s.rows, one.answered);
+  assert.ok(s.spent >= BUDGET, 'stopped before its budget was spent');
+  assert.ok(s.spent <= BUDGET + 1.5 * s.perRequest, `spent ${s.spent}`);
+
+  const two = await spendUntilRefused('budget-key', gateways.map((g) => g.url));
+  assert.ok(two.refusal, `the budget never stopped the key (${two.answered} answered)`);
+  assert.equal(two.refusal.json.error.code, 'insufficient_quota');
+  // Once the store holds every answer and both have read it, both refuse.
+  await sleep(1000 * (REFRESH_S + 4));
   for (const g of gateways) assert.equal((await chat(g.url, secrets['budget-key'])).status, 429);
-  const spent = Number(psql(`SELECT COALESCE(SUM(cost_usd), 0) FROM ${tag} WHERE key_name = 'budget-key'`));
-  const perRequest = spent / Number(psql(`SELECT COUNT(*) FROM ${tag} WHERE key_name = 'budget-key'`));
-  console.log(`budget: ${answered} answered, $${spent.toExponential(3)} spent of $5e-7 ($${perRequest.toExponential(3)} per request)`);
-  assert.ok(spent >= 0.0000005, 'stopped before its budget was spent');
-  // Past the budget by at most what two gateways answer within one refresh of each other.
-  assert.ok(spent <= 0.0000005 + 4 * perRequest, `spent ${spent}`);
+  s = spendOf('budget-key');
+  console.log(`budget, two gateways: ${two.answered} answered, $${s.spent.toExponential(3)} of $${BUDGET}`);
+  assert.ok(s.spent >= BUDGET, 'stopped before its budget was spent');
+  assert.ok(s.spent <= 2 * BUDGET + 2 * s.perRequest, `spent ${s.spent}`);
 });
 
 test('/v1/usage sums equal the stored records and the client\'s tally', async () => {
