@@ -41,6 +41,23 @@ std::string FileObjectStore::get(const std::string& key) {
   return ss.str();
 }
 
+std::string FileObjectStore::get_range(const std::string& key, std::uint64_t offset, std::size_t max_bytes) {
+  const auto path = checked(key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ObjectStoreError(url_ + ": no object " + key);
+  in.seekg(static_cast<std::streamoff>(offset));
+  if (!in) return {};
+  std::string out(max_bytes, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(max_bytes));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  return out;
+}
+
+bool FileObjectStore::remove(const std::string& key) {
+  std::error_code ec;
+  return std::filesystem::remove(checked(key), ec);
+}
+
 std::filesystem::path FileObjectStore::checked(const std::string& key) const {
   if (key.empty() || key.front() == '/' || key.find("..") != std::string::npos)
     throw std::invalid_argument(url_ + ": bad object key \"" + key + "\"");

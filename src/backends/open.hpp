@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ports/batch_store.hpp"
 #include "ports/clock.hpp"
 #include "ports/decoder.hpp"
 #include "ports/key_store.hpp"
@@ -62,6 +63,9 @@ enum class Access { create, existing, read_only };
 // create or existing (a missing sqlite file is then a StoreError); read_only is refused
 // (std::invalid_argument): opening makes the keys table. Throws as open_store.
 [[nodiscard]] std::unique_ptr<ports::KeyStore> open_key_store(std::string_view url, Access access = Access::create);
+// The Batch API's state in the database of the record store at `store_url` (same URL, other
+// tables): sqlite:PATH. Throws std::invalid_argument for a store that keeps no batches.
+[[nodiscard]] std::unique_ptr<ports::BatchStore> open_batch_store(std::string_view store_url);
 
 // file:DIR (DIR empty = the working directory)
 // s3://BUCKET[/PREFIX][?region=R&endpoint=URL&timeout_ms=]

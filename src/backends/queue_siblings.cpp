@@ -21,6 +21,7 @@ struct SiblingRule {
 constexpr SiblingRule kSiblingRules[] = {
     {ports::SiblingRole::reply, "-reply-", "a reply queue"},
     {ports::SiblingRole::control, "-ctl-", "a control queue"},
+    {ports::SiblingRole::batch, "-batch-", "a batch lane"},
 };
 
 const SiblingRule& rule_of(ports::SiblingRole role) {

@@ -13,6 +13,9 @@
 // "IN-ctl-SUFFIX" (SUFFIX: its host and pid) and names it when it takes up a gateway's item; the
 // gateway sends a cancel there, and only to names of that shape (reply/remote_cancels.hpp).
 //
+// The batch lane, "IN-batch-lane", holds the Batch API's items (serve/batch_runner.hpp): every
+// worker of IN reads it beside IN, interactive items first (pipe/lane_source.hpp).
+//
 // The rest of the code reaches these rules through the queue-family port (ports/queue_family.hpp,
 // backends::open_queue_family): each SiblingRole is one row of the rule table in
 // queue_siblings.cpp, so a new kind of sibling (a batch lane, say) is one role and one row.

@@ -17,6 +17,7 @@ void add_status_command(CLI::App& app, int& exit_code);
 void add_analyze_command(CLI::App& app, int& exit_code);
 // `serve`: the OpenAI-compatible HTTP gateway (src/serve/).
 void add_serve_command(CLI::App& app, int& exit_code);
+void add_batch_command(CLI::App& app, int& exit_code);
 // `cost`: the cost model T = E(x) + D(y|x) over shipped GPU, model and price profiles (src/cost/).
 void add_cost_command(CLI::App& app, int& exit_code);
 // `simulate`: the discrete-event capacity simulator over the same E fit and profiles (src/cost/).

@@ -31,6 +31,7 @@ constexpr Registration kRegistrations[] = {
     {"analyze", overhead::cli::add_analyze_command},
     {"serve", overhead::cli::add_serve_command},
     {"keys", overhead::cli::add_keys_command},
+    {"batch", overhead::cli::add_batch_command},
     {"cost", overhead::cli::add_cost_command},
     {"simulate", overhead::cli::add_simulate_command},
     {"calibrate", overhead::cli::add_calibrate_command},

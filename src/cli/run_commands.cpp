@@ -30,6 +30,7 @@
 #include "pipe/record_sink.hpp"
 #include "pipe/run_id.hpp"
 #include "pipe/source.hpp"
+#include "pipe/lane_source.hpp"
 #include "pipe/crash_point.hpp"
 #include "pipe/worker.hpp"
 #include "pipe/worker_host.hpp"
@@ -366,7 +367,8 @@ int worker_command(const CommonOptions& o, const WorkerFlags& flags) {
   auto in = queue_option("--queue", o.queue);
   auto log = queue_option("--log-queue", o.log_queue);
   const auto idle = idle_wait(o.idle_exit);
-  QueueSource source(in, std::min(idle, std::chrono::milliseconds(1000)), idle, &g_stop);
+  const auto receive_wait = std::min(idle, std::chrono::milliseconds(1000));
+  auto input_source = std::make_shared<QueueSource>(in, receive_wait, idle, &g_stop);
   // A gateway's request (`overhead serve` over this queue) names its reply queue; the worker
   // answers there once the record is published or the item refused (reply/queue_replies.hpp).
   // Items without a reply queue are not answered. Over a shared queue a gateway can reach the
@@ -391,6 +393,14 @@ int worker_command(const CommonOptions& o, const WorkerFlags& flags) {
   Progress progress("worker " + name, 0, !o.no_progress);
   ho.worker.progress = &progress.counter();
   const std::size_t tokenizer_count = ho.tokenizers.size();
+  // The batch lane beside the input queue (pipe/lane_source.hpp): interactive items first, batch
+  // items in idle capacity. A queue without siblings (mem:) has none.
+  std::unique_ptr<Source> lanes;
+  if (family->shared()) {
+    auto lane = std::make_shared<QueueSource>(family->open(family->batch_lane_name()), receive_wait, idle, &g_stop);
+    lanes = std::make_unique<LaneSource>(input_source, std::move(lane), lane_rule_for(ho.worker.max_decodes, ho.threads));
+  }
+  Source& source = lanes ? *lanes : static_cast<Source&>(*input_source);
   WorkerHost host(std::move(ho));
   require_a_tokenizer(host.load_errors(), tokenizer_count);
   QueueSink log_sink(log);

@@ -46,6 +46,7 @@ struct ServeArgs {
   double stream_timeout_s = 600;
   double shutdown_timeout_s = 10;
   std::string reply_queue;  // empty: <input name>-reply-<host>-<pid> over a shared queue
+  std::string file_store;   // the Batch API's files; empty: file:<out>/files
   std::string special_tokens_in_content = "refuse";
   std::string tool_parser;       // empty: unset (the template's)
   std::string reasoning_parser;  // empty: unset (the template's)
@@ -92,6 +93,35 @@ void open_reply_path(const ServeArgs& a, serve::PipelineBackends& b) {
   // The in-process workers answer, and cancels go to the control queue a remote worker named,
   // in the same family (only to names of those shapes).
   b.family = family;
+}
+
+// The Batch API (serve/batch_runner.hpp): its state in the record store's database, its files in
+// the object store, its items on the batch lane beside the input queue ("<input>-batch-lane", read
+// by every worker of the input queue), or an in-process lane over mem:.
+void open_batches(const ServeArgs& a, serve::ServerOptions& o, const std::string& store_url) {
+  // A routing-only gateway reads the batches' records where its workers' consumers store them:
+  // it must be told that store, and makes none of its own.
+  if (a.worker.host.threads == 0 && a.store.empty()) {
+    std::fprintf(stderr, "overhead serve: no Batch API: with --workers 0 give --store, the store the consumers write\n");
+    return;
+  }
+  try {
+    o.batches.state = backends::open_batch_store(store_url);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "overhead serve: no Batch API: %s\n", e.what());
+    return;
+  }
+  if (!o.pipeline.store) o.pipeline.store = std::shared_ptr<ports::Store>(backends::open_store(store_url));
+  o.batches.records = o.pipeline.store;
+  const std::string files = a.file_store.empty() ? "file:" + (std::filesystem::path(a.out) / "files").string() : a.file_store;
+  try {
+    o.batches.files = backends::open_object_store(files);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--file-store", e.what());
+  }
+  const auto family = backends::open_queue_family(a.queue);
+  o.pipeline.batch_lane = family->shared() ? family->open(family->batch_lane_name()) : backends::open_queue("mem:");
+  o.batches.lane_durable = family->shared();
 }
 
 template <class Open>
@@ -152,8 +182,8 @@ int run_serve(ServeArgs& a) {
   // opened, and none is made on disk.
   if (a.worker.host.threads > 0)
     o.pipeline.store = open_option("--store", store_url, [](const std::string& u) { return std::shared_ptr<ports::Store>(backends::open_store(u)); });
-  else if (!a.store.empty())
-    std::fprintf(stderr, "overhead serve: --store is not opened: with --workers 0 the workers' `overhead consume` stores\n");
+  // With --workers 0 and --store, the store is opened for the Batch API alone (open_batches):
+  // the records are written by the workers' `overhead consume`.
   if (a.api_keys) {
     // The keys live beside the records (the same URL as --store): a gateway that stores nothing
     // itself (--workers 0) must still be told where that is.
@@ -174,6 +204,7 @@ int run_serve(ServeArgs& a) {
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
   o.workers = worker_host_options(a.worker);  // the decoder opened
   open_reply_path(a, o.pipeline);
+  open_batches(a, o, store_url);
 
   serve::Server server(o);
   server.bind();
@@ -267,6 +298,15 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", args->out, "Folder for the default store and the dead letters")->capture_default_str();
   args->worker.host = args->server.workers;  // the gateway's worker defaults
   add_worker_flags(*cmd, WorkerCommand::serve, args->worker);  // --workers, --decoder, --max-decodes, --store-text
+  cmd->add_option("--file-store", args->file_store,
+                  "Object store URL of the Batch API's files, uploads and outputs (default file:<out>/files; s3://BUCKET/PREFIX)");
+  cmd->add_option("--max-file-bytes", args->server.batch_limits.max_file_bytes, "Largest file POST /v1/files accepts")
+      ->capture_default_str()->check(integer_in(1, kMaxBodyBytes * 16));
+  cmd->add_option("--max-batch-lines", args->server.batch_limits.max_lines, "Most requests one batch may hold")
+      ->capture_default_str()->check(integer_in(1, kMaxCount));
+  cmd->add_option("--max-open-batches", args->server.batch_limits.max_open_batches,
+                  "Batches not yet finished past which POST /v1/batches gets 429")
+      ->capture_default_str()->check(integer_in(1, 100000));
   cmd->add_option("--reply-queue", args->reply_queue,
                   "Over a shared --queue: the name of this gateway's reply queue, INPUT-reply-SUFFIX (default "
                   "INPUT-reply-<host>-<pid>); workers answer there");

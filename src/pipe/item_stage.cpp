@@ -322,6 +322,14 @@ void ItemStage::process_item(ReceivedBatch& b, std::size_t i) {
   ProcessResult encoded;
   bool noted = false;  // the reply path knows the item: a refusal from here on is answered
   const auto refused = [&](const std::string& kind, const std::string& reason) {
+    if (src && !src->batch.empty()) {
+      // A batch's line is answered by its record, whatever became of it.
+      Record er;
+      er.render_start = er.encode_end = monotonic_ns();
+      fill_record(er, *src, tokenizer, b, i, taken_up, seq);
+      publish_batch_refusal(b.slots[i], std::move(er), kind, reason);
+      return;
+    }
     refuse(answerable_id(e, noted ? src.get() : nullptr), kind, reason);
     dead_letter_item(b, i, kind, reason, tokenizer);
   };
@@ -331,7 +339,7 @@ void ItemStage::process_item(ReceivedBatch& b, std::size_t i) {
       src = std::move(item.source);
       tokenizer = std::move(item.tokenizer);
     }
-    if (options_.replies) {
+    if (options_.replies && src->batch.empty()) {  // a batch's item is answered by its record alone
       options_.replies->note(src->id, src->reply_to);  // may refuse the item (a queue it must not answer on)
       noted = true;
     }
@@ -377,7 +385,7 @@ void ItemStage::process_item(ReceivedBatch& b, std::size_t i) {
 
 void ItemStage::fill_record(Record& r, const SourceRecord& src, const std::string& tokenizer, const ReceivedBatch& b,
                             std::size_t i, std::int64_t taken_up, std::int64_t seq) const {
-  r.experiment = options_.experiment;
+  r.experiment = src.batch.empty() ? options_.experiment : src.batch;  // a batch's records are its own experiment
   r.tokenizer = tokenizer;  // a copy: a generation started later still counts its text with it
   r.experiment_tokenizer = r.experiment + '#' + r.tokenizer;
   r.id = src.id;
@@ -411,7 +419,7 @@ void ItemStage::price_record(Record& r, std::int64_t cpu_ns, double engine_share
 }
 
 void ItemStage::publish_record(ItemSlot& slot, Record r, std::string text, std::string finish_reason, std::string attempt) {
-  if (options_.replies) {
+  if (options_.replies && r.experiment == options_.experiment) {  // a batch's item waits for no answer
     slot.answer = std::make_unique<reply::Reply>(reply::Reply::answered(r, std::move(text), std::move(finish_reason), std::move(attempt)));
     slot.answer->decoder = decoder_kind_;
   }
@@ -462,6 +470,10 @@ bool ItemStage::finish_generation(Generation& g, Ending e) {
     const std::string kind = kind_name(e.why);
     // Counted before answered: a client that got the refusal finds the dead letter counted.
     const std::string id = g.record.id;
+    if (g.record.experiment != options_.experiment) {  // a batch's item: its line is answered by a record
+      publish_batch_refusal(g.batch.slots[g.index], std::move(g.record), kind, e.reason);
+      return false;
+    }
     dead_letter_item(g.batch, g.index, kind, e.reason, g.tokenizer);
     refuse(id, kind, e.reason);
     return false;
@@ -485,7 +497,7 @@ bool ItemStage::finish_generation(Generation& g, Ending e) {
   r.reasoning_tokens = shape.reasoning_tokens;
   // The engine read another prompt than the one we counted: its tokenizer is not the item's.
   if (r.prompt_tokens_mismatch()) prompt_token_mismatches_.fetch_add(1, std::memory_order_relaxed);
-  if (options_.store_text) r.text = d.text;
+  if (options_.store_text || r.experiment != options_.experiment) r.text = d.text;  // a batch's answers are its output
   // E: the worker's CPU time on the item before the generation and here; the publish that follows
   // is not in it (the record it sends carries the price).
   price_record(r, options_.pricer ? g.cpu_ns + thread_cpu_ns() - cpu_start : 0, g.engine_share_s, true);
@@ -554,6 +566,19 @@ void ItemStage::on_published(std::uintptr_t token, bool ok, std::int64_t acked_n
     }
   }
   loop_.item_settled(*slot->batch);
+}
+
+void ItemStage::publish_batch_refusal(ItemSlot& slot, Record r, const std::string& kind, const std::string& reason) {
+  const ReceivedBatch& b = *slot.batch;
+  const std::size_t i = static_cast<std::size_t>(&slot - b.slots.data());
+  const SourceEntry& e = b.entries[i];
+  dead_letters_.add(DeadLetter{kind, e.origin, r.tokenizer, reason, !e.body.empty() ? e.body : std::string()});
+  bad_.fetch_add(1, std::memory_order_relaxed);
+  slot.key = r.experiment_tokenizer;
+  slot.id = r.id;
+  r.finish_reason = "error";
+  r.text = kind + ": " + reason;
+  publish_record(slot, std::move(r), {}, {}, {});
 }
 
 void ItemStage::dead_letter_item(ReceivedBatch& b, std::size_t i, const std::string& kind, const std::string& reason,

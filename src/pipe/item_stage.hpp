@@ -71,6 +71,9 @@ class ItemStage final : public BatchWork, private PublishListener {
   void price_record(ports::Record& r, std::int64_t cpu_ns, double engine_share_s, bool decoded) const;
   // Publishes the item's record; with replies, its answer waits in the slot for the confirmation.
   void publish_record(ItemSlot& slot, ports::Record r, std::string text, std::string finish_reason, std::string attempt);
+  // A Batch API item's refusal (SourceRecord::batch): stored as its record (finish_reason "error",
+  // text "KIND: REASON"), so that its line is answered; also dead-lettered as any refusal is.
+  void publish_batch_refusal(ItemSlot& slot, ports::Record r, const std::string& kind, const std::string& reason);
   // The decoder stage of one item, on one of the two schedules (see the top of this file).
   std::shared_ptr<Generation> make_generation(ReceivedBatch& b, std::size_t i, ports::Record r, ProcessResult&& res,
                                               const SourceRecord& src, const std::string& tokenizer, bool waited,

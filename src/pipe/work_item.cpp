@@ -380,6 +380,10 @@ std::string encode_item_body(const SourceRecord& source, std::string_view tokeni
     out += ",\"key_name\":";
     util::append_json_string(out, source.key_name);
   }
+  if (!source.batch.empty()) {
+    out += ",\"batch\":";
+    util::append_json_string(out, source.batch);
+  }
   out += "}";
   return out;
 }
@@ -418,8 +422,21 @@ WorkItem parse_item_body(std::string_view body, const std::string& origin) {
       fail(kind_name(DeadLetterKind::bad_message), origin, "\"key_name\" is not a string");
     rec->key_name = std::string(key_name);
   }
+  dom::element batch_value;
+  if (last_field(obj, "batch", batch_value) == simdjson::SUCCESS) {
+    std::string_view batch;
+    // A name of the batch shape only: an item cannot write its record into another experiment.
+    if (batch_value.get(batch) != simdjson::SUCCESS || !is_batch_name(batch))
+      fail(kind_name(DeadLetterKind::bad_message), origin, "\"batch\" is not a batch id (batch_ and 1..74 of A-Z a-z 0-9 _ -)");
+    rec->batch = std::string(batch);
+  }
   item.source = std::move(rec);
   return item;
+}
+
+bool is_batch_name(std::string_view name) {
+  constexpr std::string_view kPrefix = "batch_";
+  return name.size() > kPrefix.size() && name.starts_with(kPrefix) && is_plain_queue_name(name);
 }
 
 std::optional<ItemAddress> peek_item_address(std::string_view body) {

@@ -72,7 +72,16 @@ struct SourceRecord {
   // A gateway's request admitted under an API key: the key's name (never its secret), which the
   // record carries so that its cost is charged to the key. Only queue bodies carry it.
   std::string key_name;
+  // A Batch API item (serve/batch_runner.hpp): the batch's id ("batch_" and 1..74 of A-Z a-z 0-9
+  // _ -), empty for any other item. The worker stores its record with the generated text under the
+  // experiment of that name, keyed by the line's custom_id (the item's `id`), answers nobody, and
+  // stores a refusal as a record too (finish_reason "error"), so every line of a batch ends as
+  // exactly one record. Only queue bodies carry it.
+  std::string batch;
 };
+
+// Whether `name` can be a batch's id, and so an item's `batch` (see SourceRecord::batch).
+[[nodiscard]] bool is_batch_name(std::string_view name);
 
 // Where a record came from, as every dead letter of it names it: "PATH:LINE", or "line LINE" when
 // the file is not known.
@@ -94,8 +103,8 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
 // then "tools", "chat_template_kwargs", "max_tokens", "sampling" ({"temperature","top_p","presence_penalty",
 // "frequency_penalty","seed","stop","user"}, each only when set) and "constraint" with "json_schema"
 // when the source has them, and with `with_answer` (the decoder stage is on) the
-// "answer" when it has one, "reply_to" when `reply_to` is not empty, and "stream":true when the
-// source wants its answer streamed; without them the body is as it always was.
+// "answer" when it has one, "reply_to" when `reply_to` is not empty, "stream":true when the
+// source wants its answer streamed, and "batch" for a Batch API item; without them the body is as it always was.
 std::string encode_item_body(const SourceRecord& source, std::string_view tokenizer, bool with_answer = false,
                              std::string_view reply_to = {});
 // The reverse, but for `prompt_json`, left empty: nothing sends a parsed item on, and its body is

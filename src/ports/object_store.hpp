@@ -13,6 +13,8 @@
 //   - url() is the URL with any password replaced by "***" (BackendUrl::redacted).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,15 @@ class ObjectStore {
   virtual void put(const std::string& key, std::string_view bytes) = 0;
   // The whole object; ObjectStoreError (permanent) when there is none.
   [[nodiscard]] virtual std::string get(const std::string& key) = 0;
+  // Up to `max_bytes` of the object from byte `offset` (empty at or past its end), so that a large
+  // object is read in pieces with bounded memory (the Batch API's input files). The default reads
+  // the whole object; a backend that can read a range (a file's seek, S3's Range) overrides it.
+  [[nodiscard]] virtual std::string get_range(const std::string& key, std::uint64_t offset, std::size_t max_bytes) {
+    const std::string all = get(key);
+    return offset >= all.size() ? std::string() : all.substr(static_cast<std::size_t>(offset), max_bytes);
+  }
+  // Deletes the object; false when the backend cannot delete (the object is left) or there was none.
+  virtual bool remove(const std::string& /*key*/) { return false; }
   [[nodiscard]] virtual const std::string& url() const = 0;
 };
 

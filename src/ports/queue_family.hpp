@@ -23,7 +23,11 @@ namespace overhead::ports {
 enum class SiblingRole {
   reply,    // "<input>-reply-<suffix>": a gateway's, where workers answer its items
   control,  // "<input>-ctl-<suffix>": a worker's, where gateways send cancels
+  batch,    // "<input>-batch-<suffix>": the batch lane (kBatchLane), where gateways put Batch API items
 };
+
+// The batch lane's suffix: one lane per input queue, shared by every gateway and worker on it.
+inline constexpr std::string_view kBatchLane = "lane";
 
 class QueueFamily {
  public:
@@ -46,6 +50,8 @@ class QueueFamily {
 
   // The `role` sibling of this process: the suffix is "<host>-<pid>".
   [[nodiscard]] std::string own_sibling_name(SiblingRole role) const { return sibling_name(role, process_suffix()); }
+  // The batch lane's name, "<input>-batch-lane".
+  [[nodiscard]] std::string batch_lane_name() const { return sibling_name(SiblingRole::batch, kBatchLane); }
   // "<host>-<pid>": what makes a process's sibling names its own.
   [[nodiscard]] static std::string process_suffix();
 };

@@ -8,6 +8,7 @@
 
 #include "ports/clock.hpp"
 #include "pipe/consumer_host.hpp"
+#include "pipe/lane_source.hpp"
 #include "ports/errors.hpp"
 #include "serve/completion_json.hpp"
 
@@ -54,7 +55,14 @@ ChatPipeline::ChatPipeline(PipelineBackends backends, pipe::WorkerHostOptions wo
   if (workers_count_ > 0 && !backends_.store) throw std::invalid_argument("a gateway with workers needs a store for their records");
   if (backends_.replies) remote_cancels_ = std::make_unique<reply::RemoteCancels>(backends_.family);
   if (backends_.replies) receiver_ = std::make_unique<reply::ReplyReceiver>(backends_.replies, replies, remote_cancels_.get());
-  source_ = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
+  auto input = std::make_unique<pipe::QueueSource>(backends_.input, kReceiveWait, kNeverIdle, &stop_workers_);
+  if (backends_.batch_lane) {
+    auto lane = std::make_shared<pipe::QueueSource>(backends_.batch_lane, kReceiveWait, kNeverIdle, &stop_workers_);
+    source_ = std::make_unique<pipe::LaneSource>(std::move(input), std::move(lane),
+                                                 pipe::lane_rule_for(host_->options().worker.max_decodes, workers_count_));
+  } else {
+    source_ = std::move(input);
+  }
   if (workers_count_ == 0) return;  // the workers and the consumers run elsewhere
   workers_ = std::thread([this] {
     try {

@@ -50,6 +50,9 @@ struct PipelineBackends {
   // queue an item names there, and the gateway a remote worker's control queue to cancel a
   // generation (reply/remote_cancels.hpp).
   std::shared_ptr<const ports::QueueFamily> family;
+  // The batch lane (the Batch API's items, pipe/lane_source.hpp): the in-process workers read it
+  // beside `input`, interactive items first. Null: they read `input` alone.
+  std::shared_ptr<ports::Queue> batch_lane;
 };
 
 // Why a work item was not sent.
@@ -93,6 +96,8 @@ class ChatPipeline {
 
   [[nodiscard]] const pipe::DeadLetterSink& dead_letters() const { return dead_letters_; }
   [[nodiscard]] ports::QueueCounts input_counts() { return backends_.input->counts(); }
+  // The batch lane (null without one): where the Batch API's items are sent.
+  [[nodiscard]] const std::shared_ptr<ports::Queue>& batch_lane() const { return backends_.batch_lane; }
   [[nodiscard]] ports::QueueCounts log_counts() { return backends_.log->counts(); }
   // Records on the log queue not yet stored (visible + in flight), read from the queue at most
   // every 50 ms and cached in between: a request's admission must not cost a broker round trip.
@@ -119,7 +124,7 @@ class ChatPipeline {
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
   bool workers_done_ = false;
-  std::unique_ptr<pipe::QueueSource> source_;
+  std::unique_ptr<pipe::Source> source_;  // the input queue, or it and the batch lane
   std::thread workers_;
   std::unique_ptr<pipe::ConsumerHost> consumer_;  // the in-process consumer (with workers only)
   std::unique_ptr<reply::RemoteCancels> remote_cancels_;  // over a shared queue; outlives the receiver

@@ -5,6 +5,7 @@
 
 #include "serve/api_error.hpp"
 #include "serve/api_keys.hpp"
+#include "serve/batch_routes.hpp"
 #include "serve/binding_cache.hpp"
 #include "serve/chat_routes.hpp"
 #include "serve/dashboard_routes.hpp"
@@ -167,6 +168,17 @@ Server::Server(ServerOptions options)
     limits.special_tokens = options_.special_tokens_in_content;
     limits.parsers = options_.parsers;
     add_chat_routes(routes, ChatRouteContext{*bindings_, *pipeline_, *replies_, *metrics_, limits, *admission_});
+    if (options_.batches.state && options_.batches.records && pipeline_->batch_lane()) {
+      BatchBackends b = options_.batches;
+      b.lane = pipeline_->batch_lane();
+      BatchLimits bl = options_.batch_limits;
+      bl.lines.max_line_bytes = options_.max_body_bytes;  // a line's body is a request
+      bl.lines.max_messages = options_.max_messages;
+      bl.lines.max_item_bytes = b.lane->max_message_bytes();
+      bl.lines.special_tokens = options_.special_tokens_in_content;
+      batches_ = std::make_unique<BatchRunner>(std::move(b), *bindings_, bl);
+      add_batch_routes(routes, *batches_);
+    }
   }
   http_ = std::make_unique<http::HttpServer>(http_options(options_), routes, *gate_);
 }

@@ -17,6 +17,7 @@
 #include "ports/key_store.hpp"
 #include "ports/rate_limiter.hpp"
 #include "serve/answer_shape.hpp"
+#include "serve/batch_runner.hpp"
 #include "serve/chat_pipeline.hpp"
 #include "serve/special_tokens_guard.hpp"
 
@@ -100,6 +101,11 @@ struct ServerOptions {
   // with check_parser_overrides (answer_shape.hpp).
   ParserOverrides parsers;
 
+  // The Batch API (batch_routes.hpp, batch_runner.hpp): served when `batches.state` is set and the
+  // pipeline has its batch lane (pipeline.batch_lane, which the runner sends to).
+  BatchBackends batches;
+  BatchLimits batch_limits;
+
   // The gateway's worker defaults (the same as `overhead serve`'s, cli/worker_flags.cpp): one
   // worker, records under experiment "serve", 64 generations in flight so that streams arrive as
   // deltas.
@@ -148,6 +154,7 @@ class Server {
   std::unique_ptr<ReplyBox> replies_;
   std::unique_ptr<ChatPipeline> pipeline_;
   std::unique_ptr<PeriodicMemoryTrim> memory_trim_;
+  std::unique_ptr<BatchRunner> batches_;
   int port_ = -1;
 
   std::mutex shutdown_mutex_;

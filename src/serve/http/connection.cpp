@@ -168,7 +168,8 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
                                         "unsupported_media_type"));
     if (auto refusal = context_.gate.admit(*request, *route_, counted_)) return refuse(std::move(*refusal));
     open_exchange();
-    const std::size_t limit = context_.limits.max_body_bytes;
+    const std::size_t limit = route_->options.max_body_bytes ? route_->options.max_body_bytes : context_.limits.max_body_bytes;
+    body_limit_ = limit;
     if (const auto length = parser_->content_length(); length && *length > limit) return refuse(too_large());
     parser_->body_limit(limit);  // counts chunked bodies as they arrive
     if (parser_->is_done()) return dispatch();
@@ -212,7 +213,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   }
 
   Response too_large() {
-    return context_.gate.error(413, "The request body is over the limit of " + std::to_string(context_.limits.max_body_bytes) + " bytes",
+    return context_.gate.error(413, "The request body is over the limit of " + std::to_string(body_limit_) + " bytes",
                                "request_too_large");
   }
 
@@ -466,6 +467,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   // The request in progress.
   std::shared_ptr<const Request> request_;
   const Route* route_ = nullptr;
+  std::size_t body_limit_ = 0;  // the route's, or the server's
   std::string_view label_ = "other";
   bool counted_ = false;
   Clock::time_point headers_at_{};

@@ -5,6 +5,7 @@
 // event loop). Nothing else lists routes: the metrics, auth and admission read them from here.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +27,7 @@ struct RouteOptions {
   // that is quick and never blocks, so it stays answerable when every handler thread is busy.
   bool on_event_loop = false;
   bool json_body = true;      // a POST's body must be application/json (else 415)
+  std::size_t max_body_bytes = 0;  // this route's body limit (an upload's); 0: the server's
 };
 
 struct Route {

@@ -1,0 +1,438 @@
+#include "serve/batch_runner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <span>
+#include <unordered_set>
+#include <vector>
+
+#include "serve/completion_json.hpp"
+#include "serve/request_json.hpp"
+#include "util/hash.hpp"
+#include "util/random_id.hpp"
+
+namespace overhead::serve {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+constexpr std::size_t kMaxReportedErrors = 100;  // a failed validation lists the first errors only
+constexpr std::int64_t kCheckpointLines = 200;   // `enqueued` saved this often while sending
+constexpr int kSendTries = 5;
+
+// The endpoints OpenAI's Batch API takes, and the one this gateway serves.
+constexpr const char* kServedEndpoint = "/v1/chat/completions";
+bool is_openai_endpoint(const std::string& e) {
+  return e == "/v1/chat/completions" || e == "/v1/completions" || e == "/v1/embeddings" || e == "/v1/responses";
+}
+
+// The HTTP status a worker's refusal (Record::text "KIND: REASON") would have had on the chat route.
+int refusal_status(const std::string& kind) {
+  if (kind == "decode_failed") return 502;
+  if (kind == "publish_failed" || kind == "processing_error") return 500;
+  if (kind == "unknown_tokenizer") return 404;
+  return 400;
+}
+
+std::string output_line(const Batch& b, const ports::Record& r) {
+  const std::string digest = util::text_digest(b.id + "\n" + r.id);
+  Json line;
+  line["id"] = "batch_req_" + digest;
+  line["custom_id"] = r.id;
+  Json response;
+  if (r.finish_reason == "error") {
+    const std::size_t colon = r.text.find(':');
+    const std::string kind = colon == std::string::npos ? r.text : r.text.substr(0, colon);
+    const std::string reason = colon == std::string::npos ? r.text : r.text.substr(std::min(r.text.size(), colon + 2));
+    response["status_code"] = refusal_status(kind);
+    response["request_id"] = "req_" + digest;
+    response["body"] = Json{{"error", Json{{"message", reason}, {"type", refusal_status(kind) >= 500 ? "server_error" : "invalid_request_error"},
+                                           {"param", nullptr}, {"code", kind}}}};
+  } else {
+    Completion c;
+    c.id = "chatcmpl-" + digest;
+    c.created = now_s();
+    c.model = r.model;
+    c.prompt_tokens = r.engine_prompt_tokens.value_or(r.prompt_tokens_sent > 0 ? r.prompt_tokens_sent : r.token_count);
+    c.content = r.text;
+    c.completion_tokens = r.output_tokens;
+    c.finish_reason = r.finish_reason.empty() ? "stop" : r.finish_reason;
+    c.fingerprint.clear();  // the answering worker's decoder is not known here
+    response["status_code"] = 200;
+    response["request_id"] = "req_" + digest;
+    response["body"] = completion_body(c);
+  }
+  line["response"] = std::move(response);
+  line["error"] = nullptr;
+  return line.dump() + "\n";
+}
+
+std::string unanswered_line(const Batch& b, const std::string& custom_id, const char* code, const char* message) {
+  Json line;
+  line["id"] = "batch_req_" + util::text_digest(b.id + "\n" + custom_id);
+  line["custom_id"] = custom_id;
+  line["response"] = nullptr;
+  line["error"] = Json{{"code", code}, {"message", message}};
+  return line.dump() + "\n";
+}
+
+// The custom_id of a line that passed validation (its JSON is known good).
+std::string custom_id_of(const std::string& line) {
+  const Json j = Json::parse(line, nullptr, false);
+  return j.is_object() && j.contains("custom_id") && j["custom_id"].is_string() ? j["custom_id"].get<std::string>() : std::string();
+}
+
+bool blank(const std::string& line) { return line.find_first_not_of(" \t") == std::string::npos; }
+
+}  // namespace
+
+BatchRunner::BatchRunner(BatchBackends backends, BindingCache& bindings, BatchLimits limits)
+    : b_(std::move(backends)), bindings_(bindings), limits_(limits) {
+  if (!b_.lane_durable)
+    for (const auto& doc : b_.state->open_batches()) resend_.insert(doc.id);
+  thread_ = std::thread([this] { run(); });
+}
+
+BatchRunner::~BatchRunner() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    stop_ = true;
+  }
+  wake_cv_.notify_all();
+  thread_.join();
+}
+
+void BatchRunner::save(const Batch& b) { b_.state->put(ports::BatchKind::batch, to_document(b)); }
+
+std::optional<Batch> BatchRunner::get(const std::string& id) {
+  const auto doc = b_.state->get(ports::BatchKind::batch, id);
+  if (!doc) return std::nullopt;
+  return batch_from_document(*doc);
+}
+
+BatchFile BatchRunner::add_file(const std::string& filename, const std::string& purpose, std::string_view content) {
+  BatchFile f;
+  f.id = util::random_hex_id("file-", 12);
+  f.bytes = static_cast<std::int64_t>(content.size());
+  f.created_at = now_s();
+  f.filename = filename;
+  f.purpose = purpose;
+  b_.files->put(f.object_key(), content);  // the content first: a document never names a missing object
+  b_.state->put(ports::BatchKind::file, to_document(f));
+  return f;
+}
+
+Batch BatchRunner::create(const std::string& input_file_id, const std::string& endpoint, const std::string& window,
+                          const Json& metadata) {
+  if (!is_openai_endpoint(endpoint))
+    throw RequestError{{400, "endpoint must be one of /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses", "invalid_request_error",
+                        "endpoint", "invalid_value"}};
+  if (endpoint != kServedEndpoint)
+    throw RequestError{{400, "endpoint " + endpoint + " is not served by this gateway; batches run " + kServedEndpoint, "invalid_request_error",
+                        "endpoint", "unsupported_value"}};
+  const auto window_s = completion_window_seconds(window);
+  if (!window_s)
+    throw RequestError{{400, "completion_window must be \"24h\" (or \"<N>h\", N in 1..168), not \"" + window + "\"", "invalid_request_error",
+                        "completion_window", "invalid_value"}};
+  if (!metadata.is_null()) {
+    if (!metadata.is_object() || metadata.size() > 16)
+      throw RequestError{{400, "metadata must be an object of at most 16 keys", "invalid_request_error", "metadata", "invalid_value"}};
+    for (const auto& [k, v] : metadata.items())
+      if (k.size() > 64 || !v.is_string() || v.get_ref<const std::string&>().size() > 512)
+        throw RequestError{{400, "metadata." + k + " must be a string of at most 512 characters under a key of at most 64",
+                            "invalid_request_error", "metadata", "invalid_value"}};
+  }
+  const auto file = b_.state->get(ports::BatchKind::file, input_file_id);
+  if (!file) throw RequestError{{404, "No such file: " + input_file_id, "invalid_request_error", "input_file_id", "file_not_found"}};
+  if (file_from_document(*file).purpose != "batch")
+    throw RequestError{{400, "The file " + input_file_id + " was not uploaded with purpose \"batch\"", "invalid_request_error", "input_file_id",
+                        "invalid_value"}};
+  Batch b;
+  {
+    std::lock_guard lock(mutex_);
+    if (b_.state->open_batches().size() >= limits_.max_open_batches)
+      throw RequestError{{429, "There are " + std::to_string(limits_.max_open_batches) + " batches in flight, the limit; retry when one is done",
+                          "requests", "", "rate_limit_exceeded"}};
+    b.id = util::random_hex_id("batch_", 12);
+    b.endpoint = endpoint;
+    b.input_file_id = input_file_id;
+    b.completion_window = window;
+    b.window_s = *window_s;
+    b.created_at = now_s();
+    b.expires_at = b.created_at + *window_s;
+    b.metadata = metadata;
+    save(b);
+  }
+  {
+    std::lock_guard lock(wake_mutex_);
+    woken_ = true;
+  }
+  wake_cv_.notify_all();
+  return b;
+}
+
+std::optional<Batch> BatchRunner::cancel(const std::string& id) {
+  std::optional<Batch> b;
+  {
+    std::lock_guard lock(mutex_);
+    b = get(id);
+    if (!b) return std::nullopt;
+    if (b->status == BatchStatus::cancelling || b->status == BatchStatus::cancelled) return b;
+    if (!is_open(b->status) || b->status == BatchStatus::finalizing)
+      throw RequestError{{409, "The batch is " + std::string(status_name(b->status)) + "; only a validating or in_progress batch can be cancelled",
+                          "invalid_request_error", "", "batch_not_cancellable"}};
+    b->status = BatchStatus::cancelling;
+    b->cancelling_at = now_s();
+    save(*b);
+  }
+  {
+    std::lock_guard lock(wake_mutex_);
+    woken_ = true;
+  }
+  wake_cv_.notify_all();
+  return b;
+}
+
+Batch BatchRunner::save_unless_moved(const Batch& b, BatchStatus expected) {
+  std::lock_guard lock(mutex_);
+  const auto stored = get(b.id);
+  if (stored && stored->status != expected) return *stored;
+  save(b);
+  return b;
+}
+
+void BatchRunner::run() {
+  for (;;) {
+    {
+      std::unique_lock lock(wake_mutex_);
+      if (stop_) return;
+      woken_ = false;
+    }
+    try {
+      for (const auto& doc : b_.state->open_batches()) {
+        {
+          std::lock_guard lock(wake_mutex_);
+          if (stop_) return;
+        }
+        try {
+          step(doc.id);
+        } catch (const std::exception& e) {
+          // A store or queue that failed: the batch's state is as last saved; the next round retries.
+          std::fprintf(stderr, "overhead serve: batch %s: %s (retried)\n", doc.id.c_str(), e.what());
+        }
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "overhead serve: the batch store failed: %s (retried)\n", e.what());
+    }
+    std::unique_lock lock(wake_mutex_);
+    wake_cv_.wait_for(lock, limits_.poll_interval, [&] { return stop_ || woken_; });
+  }
+}
+
+void BatchRunner::step(const std::string& id) {
+  auto b = get(id);
+  if (!b) return;
+  switch (b->status) {
+    case BatchStatus::validating:
+      validate(*b);
+      return;
+    case BatchStatus::in_progress:
+      if (now_s() >= b->expires_at) {
+        Batch done = write_results(*b, "batch_expired");
+        done.status = BatchStatus::expired;
+        done.expired_at = now_s();
+        (void)save_unless_moved(done, BatchStatus::in_progress);
+        return;
+      }
+      if (resend_.erase(b->id) > 0) {
+        // The lane's items died with the last process: send again what has no record.
+        std::unordered_set<std::string> answered;
+        b_.records->scan(b->id, [&](const ports::Record& r) { answered.insert(r.id); });
+        enqueue(*b, &answered);
+        b = get(b->id);
+        if (!b) return;
+      }
+      if (b->enqueued < b->total) enqueue(*b);
+      count(*b);
+      return;
+    case BatchStatus::finalizing: {
+      Batch done = write_results(*b, nullptr);
+      done.status = BatchStatus::completed;
+      done.completed_at = now_s();
+      save_unless_moved(done, BatchStatus::finalizing);
+      return;
+    }
+    case BatchStatus::cancelling: {
+      Batch done = write_results(*b, nullptr);
+      done.status = BatchStatus::cancelled;
+      done.cancelled_at = now_s();
+      save_unless_moved(done, BatchStatus::cancelling);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void BatchRunner::validate(Batch b) {
+  std::vector<LineError> errors;
+  std::size_t lines = 0;
+  bool over = false;
+  const auto file = b_.state->get(ports::BatchKind::file, b.input_file_id);
+  if (!file) {
+    errors.push_back({"file_not_found", "The input file " + b.input_file_id + " was deleted", "input_file_id", 0});
+  } else {
+    ObjectLines in(*b_.files, file_from_document(*file).object_key(), limits_.lines.max_line_bytes);
+    std::unordered_set<std::string> ids;  // bounded by max_lines
+    std::string line;
+    bool too_long = false;
+    while (errors.size() < kMaxReportedErrors && in.next(line, too_long)) {
+      if (!too_long && blank(line)) continue;
+      if (++lines > limits_.max_lines) {
+        over = true;
+        break;
+      }
+      if (too_long) {
+        errors.push_back({"request_too_large", "Line " + std::to_string(in.line_number()) + ": over the gateway's limit of " +
+                                                   std::to_string(limits_.lines.max_line_bytes) + " bytes per request", "body", in.line_number()});
+        continue;
+      }
+      auto checked = check_batch_line(line, in.line_number(), b.endpoint, b.id, bindings_, limits_.lines);
+      if (auto* e = std::get_if<LineError>(&checked)) {
+        errors.push_back(std::move(*e));
+        continue;
+      }
+      const std::string& custom_id = std::get<CheckedLine>(checked).source.id;
+      if (!ids.insert(custom_id).second)
+        errors.push_back({"duplicate_custom_id", "Line " + std::to_string(in.line_number()) + ": custom_id \"" + custom_id +
+                                                     "\" is used by an earlier line; each line needs its own", "custom_id", in.line_number()});
+    }
+    if (over)
+      errors.push_back({"too_many_lines", "The input file holds more than " + std::to_string(limits_.max_lines) + " requests, the limit of one batch", "",
+                        0});
+    else if (lines == 0 && errors.empty())
+      errors.push_back({"empty_file", "The input file holds no request", "input_file_id", 0});
+  }
+  if (!errors.empty()) {
+    Json data = Json::array();
+    for (const auto& e : errors) data.push_back(e.json());
+    b.errors = Json{{"object", "list"}, {"data", std::move(data)}};
+    b.status = BatchStatus::failed;
+    b.failed_at = now_s();
+  } else {
+    b.status = BatchStatus::in_progress;
+    b.in_progress_at = now_s();
+    b.total = static_cast<std::int64_t>(lines);
+  }
+  (void)save_unless_moved(b, BatchStatus::validating);
+}
+
+void BatchRunner::enqueue(Batch b, const std::unordered_set<std::string>* answered) {
+  const std::int64_t from = answered ? 0 : b.enqueued;
+  const auto file = b_.state->get(ports::BatchKind::file, b.input_file_id);
+  if (!file) throw std::runtime_error("the input file " + b.input_file_id + " was deleted while the batch was sent");
+  ObjectLines in(*b_.files, file_from_document(*file).object_key(), limits_.lines.max_line_bytes);
+  std::string line;
+  bool too_long = false;
+  std::int64_t index = 0;  // non-blank lines before this one
+  std::vector<std::string> pending;
+  std::size_t pending_bytes = 0;
+  const auto send = [&] {
+    for (int tries = 0; !pending.empty(); ++tries) {
+      const auto outcome = b_.lane->send_batch(pending);
+      std::vector<std::string> left;
+      for (std::size_t i = 0; i < outcome.size(); ++i)
+        if (!outcome[i].ok()) left.push_back(std::move(pending[i]));
+      if (!left.empty() && tries + 1 >= kSendTries)
+        throw std::runtime_error("the batch lane refused an item: " + outcome.front().failure.value_or(ports::EntryFailure{}).message);
+      pending = std::move(left);
+    }
+    pending_bytes = 0;
+  };
+  while (in.next(line, too_long)) {
+    if (!too_long && blank(line)) continue;
+    if (index++ < from) continue;  // sent before a restart
+    auto checked = check_batch_line(line, in.line_number(), b.endpoint, b.id, bindings_, limits_.lines);
+    auto* ok = std::get_if<CheckedLine>(&checked);
+    if (!ok) throw std::runtime_error("line " + std::to_string(in.line_number()) + " no longer passes its check: the input file changed");
+    if (answered && (answered->count(ok->source.id) || index > b.enqueued)) continue;  // answered, or never sent
+    if (pending.size() == ports::kMaxQueueBatch || pending_bytes + ok->body.size() > ports::kMaxBatchBytes) send();
+    pending_bytes += ok->body.size();
+    pending.push_back(std::move(ok->body));
+    if (index % kCheckpointLines == 0 && !answered) {
+      send();
+      b.enqueued = index;
+      const Batch stored = save_unless_moved(b, BatchStatus::in_progress);
+      if (stored.status != BatchStatus::in_progress) return;  // cancelled meanwhile: the rest is not sent
+    }
+  }
+  send();
+  if (answered) return;  // a resend changes no count
+  b.enqueued = index;
+  (void)save_unless_moved(b, BatchStatus::in_progress);
+}
+
+void BatchRunner::count(Batch b) {
+  b = get(b.id).value_or(b);  // with what enqueue saved
+  if (b.status != BatchStatus::in_progress) return;
+  std::int64_t completed = 0, failed = 0;
+  b_.records->scan(b.id, [&](const ports::Record& r) { (r.finish_reason == "error" ? failed : completed) += 1; });
+  const bool all = b.enqueued >= b.total && completed + failed >= b.total;
+  if (completed == b.completed && failed == b.failed && !all) return;
+  b.completed = completed;
+  b.failed = failed;
+  if (all) {
+    b.status = BatchStatus::finalizing;
+    b.finalizing_at = now_s();
+  }
+  const Batch stored = save_unless_moved(b, BatchStatus::in_progress);
+  if (stored.status == BatchStatus::finalizing) step(b.id);
+}
+
+Batch BatchRunner::write_results(Batch b, const char* rest_code) {
+  // One line per custom_id: the record store holds one record per (batch, custom_id) key.
+  std::map<std::string, std::string> output, errors;  // custom_id -> line, in key order
+  b_.records->scan(b.id, [&](const ports::Record& r) {
+    (r.finish_reason == "error" ? errors : output)[r.id] = output_line(b, r);
+  });
+  b.completed = static_cast<std::int64_t>(output.size());
+  b.failed = static_cast<std::int64_t>(errors.size());
+  if (rest_code) {
+    // Every line without an answer gets its error line (OpenAI's expiry).
+    const auto file = b_.state->get(ports::BatchKind::file, b.input_file_id);
+    if (file) {
+      ObjectLines in(*b_.files, file_from_document(*file).object_key(), limits_.lines.max_line_bytes);
+      std::string line;
+      bool too_long = false;
+      while (in.next(line, too_long)) {
+        if (too_long || blank(line)) continue;
+        const std::string id = custom_id_of(line);
+        if (id.empty() || output.count(id) || errors.count(id)) continue;
+        errors[id] = unanswered_line(b, id, rest_code, "This request could not be executed before the completion window expired.");
+      }
+    }
+  }
+  const auto write = [&](const std::map<std::string, std::string>& lines, const char* suffix) -> std::string {
+    if (lines.empty()) return {};
+    std::string bytes;
+    for (const auto& [id, line] : lines) bytes += line;
+    BatchFile f;
+    f.id = "file-" + b.id.substr(6) + suffix;  // from the batch id: a repeated finalization rewrites the same file
+    f.bytes = static_cast<std::int64_t>(bytes.size());
+    f.created_at = now_s();
+    f.filename = b.id + suffix + ".jsonl";
+    f.purpose = "batch_output";
+    b_.files->put(f.object_key(), bytes);
+    b_.state->put(ports::BatchKind::file, to_document(f));
+    return f.id;
+  };
+  b.output_file_id = write(output, "_output");
+  b.error_file_id = write(errors, "_error");
+  return b;
+}
+
+}  // namespace overhead::serve

@@ -1,0 +1,109 @@
+// The Batch API's engine room: creates, cancels and drives batches to their end, from their state
+// in the batch store (ports/batch_store.hpp), so a gateway killed at any point and started again on
+// the same store resumes every open batch where its state says.
+//
+// The durable path of a batch:
+//   validating   the input file is read line by line from the object store (bounded memory) and
+//                every line checked (batch_input.hpp); any error fails the batch with OpenAI's
+//                `errors` list and nothing is sent. Else: in_progress, total = the lines.
+//   in_progress  the lines are sent to the batch lane as work items naming the batch
+//                (SourceRecord::batch), `enqueued` saved every few hundred lines so a restart
+//                sends from there (a line sent twice lands on the same record key). A worker
+//                stores each item's record with its text under the experiment named by the batch
+//                id, keyed by its custom_id: the record store's key makes each line's answer exist
+//                exactly once, whoever answered it and however often. The runner counts those
+//                records (request_counts) until there is one per line.
+//   finalizing   the output and error files are written from the records, one line per custom_id,
+//                under ids derived from the batch id (a finalization repeated after a restart
+//                rewrites the same objects), then completed.
+//   cancelling   (POST .../cancel) what finished is written, then cancelled.
+//   expired      at created_at + completion_window: what finished is written, and every other
+//                line gets an error line (batch_expired).
+// All state changes go through one mutex: one gateway drives the batches of a store.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+
+#include "ports/batch_store.hpp"
+#include "ports/object_store.hpp"
+#include "ports/queue.hpp"
+#include "ports/store.hpp"
+#include "serve/batch_input.hpp"
+#include "serve/batch_state.hpp"
+
+namespace overhead::serve {
+
+struct BatchLimits {
+  std::size_t max_file_bytes = std::size_t{200} << 20;  // an upload's size (OpenAI's: 200 MB)
+  std::size_t max_lines = 50000;                          // lines of one batch (OpenAI's: 50,000)
+  std::size_t max_open_batches = 16;                      // batches not yet finished, per store
+  BatchLineLimits lines;
+  std::chrono::milliseconds poll_interval{500};  // how often open batches' records are counted
+};
+
+struct BatchBackends {
+  std::shared_ptr<ports::ObjectStore> files;   // the uploads and the output files
+  std::shared_ptr<ports::BatchStore> state;    // the files' and batches' documents
+  std::shared_ptr<ports::Store> records;       // where the workers' records of batch items land
+  std::shared_ptr<ports::Queue> lane;          // the batch lane
+  // Whether the lane outlives this process (a broker, a shared file). An in-process lane (mem:)
+  // loses its items with the process: a runner started again sends the lines of its open batches
+  // that have no record yet once more.
+  bool lane_durable = true;
+};
+
+class BatchRunner {
+ public:
+  BatchRunner(BatchBackends backends, BindingCache& bindings, BatchLimits limits);
+  ~BatchRunner();
+  BatchRunner(const BatchRunner&) = delete;
+  BatchRunner& operator=(const BatchRunner&) = delete;
+
+  // Stores an uploaded file; returns its document.
+  BatchFile add_file(const std::string& filename, const std::string& purpose, std::string_view content);
+  // A new batch in `validating` (the runner takes it up at once). Throws RequestError.
+  Batch create(const std::string& input_file_id, const std::string& endpoint, const std::string& window,
+               const nlohmann::ordered_json& metadata);
+  // Moves an open batch to cancelling; empty when there is no such batch. Throws RequestError when
+  // it is already finished.
+  std::optional<Batch> cancel(const std::string& id);
+  [[nodiscard]] std::optional<Batch> get(const std::string& id);
+  [[nodiscard]] ports::BatchStore& state() { return *b_.state; }
+  [[nodiscard]] ports::ObjectStore& files() { return *b_.files; }
+  [[nodiscard]] const BatchLimits& limits() const { return limits_; }
+
+ private:
+  void run();
+  void step(const std::string& id);
+  void validate(Batch b);
+  // Sends the lines from `b.enqueued` on; with `answered`, every line whose custom_id is not in it.
+  void enqueue(Batch b, const std::unordered_set<std::string>* answered = nullptr);
+  void count(Batch b);
+  // Writes the output and error files from the records; with `expire_rest`, an error line for
+  // every line without a record. Returns the batch with its file ids and counts.
+  Batch write_results(Batch b, const char* rest_code);
+  // Saves `b` unless its stored status moved on meanwhile (a cancel); returns the stored batch.
+  Batch save_unless_moved(const Batch& b, BatchStatus expected);
+  void save(const Batch& b);
+
+  BatchBackends b_;
+  BindingCache& bindings_;
+  BatchLimits limits_;
+  std::mutex mutex_;  // every read-modify-write of a batch document
+  std::mutex wake_mutex_;
+  std::condition_variable wake_cv_;
+  std::unordered_set<std::string> resend_;  // open batches whose lane items died with the last process
+  bool stop_ = false;
+  bool woken_ = false;
+  std::thread thread_;
+};
+
+}  // namespace overhead::serve

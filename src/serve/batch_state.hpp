@@ -1,0 +1,63 @@
+// The Batch API's objects as the gateway keeps them and as OpenAI shows them: an uploaded file
+// (`object: "file"`) and a batch (`object: "batch"`, its status, request_counts, errors and the
+// ids of its output and error files). Kept as JSON documents in the batch store
+// (ports/batch_store.hpp); `to_document`/`*_from_document` are the one mapping both ways.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "ports/batch_store.hpp"
+
+namespace overhead::serve {
+
+struct BatchFile {
+  std::string id;  // "file-<hex>"
+  std::int64_t bytes = 0;
+  std::int64_t created_at = 0;
+  std::string filename;
+  std::string purpose;  // "batch" (uploads), "batch_output" (what a batch writes)
+  [[nodiscard]] std::string object_key() const { return "files/" + id; }
+};
+
+// OpenAI's statuses; the first four are open (the runner still works on the batch).
+enum class BatchStatus { validating, in_progress, finalizing, cancelling, completed, failed, expired, cancelled };
+[[nodiscard]] std::string_view status_name(BatchStatus s);
+[[nodiscard]] std::optional<BatchStatus> status_from_name(std::string_view name);
+[[nodiscard]] inline bool is_open(BatchStatus s) { return s <= BatchStatus::cancelling; }
+
+struct Batch {
+  std::string id;  // "batch_<hex>": also the experiment its records are stored under
+  std::string endpoint;
+  std::string input_file_id;
+  std::string completion_window;  // as given ("24h")
+  std::int64_t window_s = 0;
+  BatchStatus status = BatchStatus::validating;
+  std::int64_t created_at = 0, in_progress_at = 0, finalizing_at = 0, completed_at = 0, failed_at = 0, expires_at = 0,
+               expired_at = 0, cancelling_at = 0, cancelled_at = 0;
+  std::string output_file_id, error_file_id;
+  std::int64_t total = 0, completed = 0, failed = 0;
+  // Lines of the input sent to the batch lane so far: a runner resumed after a restart sends
+  // from there (what it sends again lands on the same record keys).
+  std::int64_t enqueued = 0;
+  nlohmann::ordered_json errors;    // null, or {"object":"list","data":[{code,message,param,line}]}
+  nlohmann::ordered_json metadata;  // null or an object of strings
+};
+
+// OpenAI's completion windows: "24h" (its only value today) and any "<N>h" of 1..168, in seconds;
+// empty when the text is not one.
+[[nodiscard]] std::optional<std::int64_t> completion_window_seconds(std::string_view window);
+
+[[nodiscard]] nlohmann::ordered_json to_json(const BatchFile& f);
+[[nodiscard]] nlohmann::ordered_json to_json(const Batch& b);
+[[nodiscard]] ports::BatchDocument to_document(const BatchFile& f);
+[[nodiscard]] ports::BatchDocument to_document(const Batch& b);
+// Throw std::runtime_error naming the document when it is not one of ours.
+[[nodiscard]] BatchFile file_from_document(const ports::BatchDocument& d);
+[[nodiscard]] Batch batch_from_document(const ports::BatchDocument& d);
+
+}  // namespace overhead::serve

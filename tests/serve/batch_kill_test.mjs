@@ -1,0 +1,113 @@
+// The Batch API survives its gateway being killed: a batch of LINES requests runs on `overhead serve`
+// (in-process workers, the simulated decoder, the default sqlite store and file: objects); the
+// gateway is SIGKILLed mid-batch KILLS times and started again on the same --out each time; the
+// batch still completes with one output line per input line: lines in = out, 0 duplicated, 0 lost.
+// The figures are printed for docs/reliability.md.
+//
+// BATCH_KILL_LINES (default 120) and BATCH_KILL_KILLS (default 1): `make test` runs the short one,
+// the test labeled `faults` a longer one (tests/serve/CMakeLists.txt).
+//
+// Run: CTest sets OVERHEAD_BINARY.
+import {spawn} from 'node:child_process';
+import {mkdtempSync, rmSync} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {test, after} from 'node:test';
+import assert from 'node:assert/strict';
+
+const BINARY = process.env.OVERHEAD_BINARY;
+if (!BINARY) throw new Error('set OVERHEAD_BINARY');
+const LINES = Number(process.env.BATCH_KILL_LINES || 120);
+const KILLS = Number(process.env.BATCH_KILL_KILLS || 1);
+const MODEL = 'llama-3.3-70b-instruct';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'overhead-batch-kill-'));
+const children = [];
+
+after(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  rmSync(dir, {recursive: true, force: true});
+});
+
+async function startGateway() {
+  // 40 output tokens at 400 tokens/s: 0.1 s per item, 2 at a time (half of --max-decodes).
+  const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', dir,
+                               '--decoder', 'sim:prefill=100000,decode=400', '--max-decodes', '4'],
+                      {stdio: ['ignore', 'ignore', 'pipe']});
+  children.push(child);
+  child.stderr.setEncoding('utf8');
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      const m = stderr.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) {
+        clearInterval(timer);
+        resolve(m[1]);
+      }
+    }, 20);
+    child.on('exit', (code, signal) => {
+      clearInterval(timer);
+      reject(new Error(`overhead serve exited ${code ?? signal}: ${stderr}`));
+    });
+  });
+  return {child, url};
+}
+
+async function json(url, init) {
+  const r = await fetch(url, init);
+  const text = await r.text();
+  assert.equal(r.status, 200, `${url}: ${text}`);
+  return JSON.parse(text);
+}
+
+test(`a batch of ${LINES} lines completes exactly once through ${KILLS} gateway kill(s)`, async () => {
+  let {child, url} = await startGateway();
+  const lines = Array.from({length: LINES}, (_, i) => JSON.stringify({custom_id: `k-${i}`, method: 'POST', url: '/v1/chat/completions',
+    body: {model: MODEL, messages: [{role: 'user', content: `Request number ${i}.`}], max_tokens: 40}}));
+  const form = new FormData();
+  form.append('purpose', 'batch');
+  form.append('file', new Blob([lines.join('\n') + '\n']), 'kill.jsonl');
+  const file = await json(url + '/v1/files', {method: 'POST', body: form});
+  const batch = await json(url + '/v1/batches', {method: 'POST', headers: {'Content-Type': 'application/json'},
+    body: JSON.stringify({input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h'})});
+  const started = performance.now();
+  const killedAt = [];
+  for (let k = 0; k < KILLS; ++k) {
+    // Kill once a share of the lines is answered, then start again on the same store.
+    const target = Math.floor((LINES * (k + 1)) / (KILLS + 2));
+    for (;;) {
+      const b = await json(`${url}/v1/batches/${batch.id}`);
+      if (b.request_counts.completed >= target || b.status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    killedAt.push(target);
+    ({child, url} = await startGateway());
+  }
+  let done;
+  for (const end = Date.now() + 300000; ;) {
+    done = await json(`${url}/v1/batches/${batch.id}`);
+    if (['completed', 'failed', 'expired', 'cancelled'].includes(done.status)) break;
+    assert.ok(Date.now() < end, `still ${done.status}: ${JSON.stringify(done.request_counts)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  const r = await fetch(`${url}/v1/files/${done.output_file_id}/content`);
+  const out = (await r.text()).trim().split('\n').map((l) => JSON.parse(l));
+  let errored = 0;
+  if (done.error_file_id) errored = (await (await fetch(`${url}/v1/files/${done.error_file_id}/content`)).text()).trim().split('\n').length;
+  const ids = out.map((l) => l.custom_id);
+  const unique = new Set(ids);
+  const duplicated = ids.length - unique.size;
+  const lost = lines.filter((_, i) => !unique.has(`k-${i}`)).length - errored;
+  console.log(`batch kill: ${KILLS} kill(s) at ${killedAt.join(', ')} answered; lines in ${LINES}, out ${out.length}, ` +
+              `errored ${errored}, duplicated ${duplicated}, lost ${lost}; ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  assert.equal(duplicated, 0);
+  assert.equal(lost, 0);
+  assert.equal(out.length + errored, LINES);
+  assert.deepEqual(done.request_counts, {total: LINES, completed: out.length, failed: errored});
+  for (const l of out) assert.equal(l.response.status_code, 200);
+});
