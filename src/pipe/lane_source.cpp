@@ -33,12 +33,13 @@ LaneSource::LaneSource(std::shared_ptr<QueueSource> interactive, std::shared_ptr
     : interactive_(std::move(interactive)), batch_(std::move(batch)), rule_(rule) {
   if (rule_.max_batch_in_flight == 0) rule_.max_batch_in_flight = 1;
   if (rule_.floor_every == 0) rule_.floor_every = 1;
+  if (rule_.batch_per_poll == 0) rule_.batch_per_poll = 1;
 }
 
 bool LaneSource::poll_batch(std::size_t max, std::vector<SourceEntry>& out, PollResult& batch_result) {
   const std::size_t held = batch_in_flight_.load();
   if (held >= rule_.max_batch_in_flight) return false;
-  const std::size_t room = std::min(max, rule_.max_batch_in_flight - held);
+  const std::size_t room = std::min({max, rule_.max_batch_in_flight - held, rule_.batch_per_poll});
   std::vector<SourceEntry> got;
   batch_result = batch_->poll(room, std::chrono::milliseconds(0), got);
   if (batch_result != PollResult::items) return false;

@@ -29,6 +29,9 @@ namespace overhead::pipe {
 struct LaneRule {
   std::size_t max_batch_in_flight = 8;  // batch items received and not settled, at most
   std::size_t floor_every = 8;          // interactive polls in a row before one batch item goes first
+  // Batch items taken per poll: the worker renders and encodes a poll's items in a row, so an
+  // interactive request arriving meanwhile waits behind at most this many.
+  std::size_t batch_per_poll = 2;
 };
 
 // The rule for a worker host of `threads` threads with `max_decodes` generations in flight in all

@@ -46,7 +46,9 @@ struct BatchLimits {
   std::size_t max_lines = 50000;                          // lines of one batch (OpenAI's: 50,000)
   std::size_t max_open_batches = 16;                      // batches not yet finished, per store
   BatchLineLimits lines;
-  std::chrono::milliseconds poll_interval{500};  // how often open batches' records are counted
+  // How often open batches' records are counted (a scan of the batch's records: kept rare, it
+  // costs the gateway CPU that interactive requests want).
+  std::chrono::milliseconds poll_interval{1000};
 };
 
 struct BatchBackends {

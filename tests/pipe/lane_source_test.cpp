@@ -33,7 +33,7 @@ std::vector<std::string> receipts(const std::vector<SourceEntry>& entries) {
 }
 
 TEST(LaneSource, InteractiveItemsGoFirst) {
-  Lanes l(LaneRule{4, 100});
+  Lanes l(LaneRule{4, 100, 10});
   l.put(*l.lane, 3, "b");
   l.put(*l.input, 2, "i");
   std::vector<SourceEntry> got;
@@ -51,7 +51,7 @@ TEST(LaneSource, InteractiveItemsGoFirst) {
 }
 
 TEST(LaneSource, BatchItemsStayWithinTheirBound) {
-  Lanes l(LaneRule{2, 100});
+  Lanes l(LaneRule{2, 100, 10});
   l.put(*l.lane, 5, "b");
   std::vector<SourceEntry> got;
   ASSERT_EQ(l.source.poll(10, milliseconds(0), got), PollResult::items);
@@ -64,7 +64,7 @@ TEST(LaneSource, BatchItemsStayWithinTheirBound) {
 }
 
 TEST(LaneSource, AFloorOfOneBatchItemUnderSteadyInteractiveLoad) {
-  Lanes l(LaneRule{4, 3});
+  Lanes l(LaneRule{4, 3, 10});
   l.put(*l.lane, 5, "b");
   l.put(*l.input, 40, "i");
   int batch_seen = 0, polls = 0;
@@ -75,6 +75,14 @@ TEST(LaneSource, AFloorOfOneBatchItemUnderSteadyInteractiveLoad) {
     (void)l.source.ack(receipts(got));
   }
   EXPECT_EQ(batch_seen, 2) << "one batch item after every 3 interactive polls";
+}
+
+TEST(LaneSource, AFewBatchItemsPerPoll) {
+  Lanes l(LaneRule{8, 100, 2});
+  l.put(*l.lane, 5, "b");
+  std::vector<SourceEntry> got;
+  ASSERT_EQ(l.source.poll(10, milliseconds(0), got), PollResult::items);
+  EXPECT_EQ(got.size(), 2u);
 }
 
 TEST(LaneSource, DeadLettersReachTheirLane) {
