@@ -2,14 +2,15 @@
 // (in-process workers, the simulated decoder, the default sqlite store and file: objects); the
 // gateway is SIGKILLed mid-batch KILLS times and started again on the same --out each time; the
 // batch still completes with one output line per input line: lines in = out, 0 duplicated, 0 lost.
-// The figures are printed for docs/reliability.md.
+// The figures are printed for docs/reliability.md. Then `overhead batch` (the CLI) against the last
+// gateway: status and results of that batch, and a new one submitted with --wait.
 //
 // BATCH_KILL_LINES (default 120) and BATCH_KILL_KILLS (default 1): `make test` runs the short one,
 // the test labeled `faults` a longer one (tests/serve/CMakeLists.txt).
 //
 // Run: CTest sets OVERHEAD_BINARY.
-import {spawn} from 'node:child_process';
-import {mkdtempSync, rmSync} from 'node:fs';
+import {spawn, spawnSync} from 'node:child_process';
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, after} from 'node:test';
@@ -23,6 +24,7 @@ const MODEL = 'llama-3.3-70b-instruct';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'overhead-batch-kill-'));
 const children = [];
+let lastGateway;  // {url, batch, lines} for the CLI test
 
 after(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -110,4 +112,28 @@ test(`a batch of ${LINES} lines completes exactly once through ${KILLS} gateway 
   assert.equal(out.length + errored, LINES);
   assert.deepEqual(done.request_counts, {total: LINES, completed: out.length, failed: errored});
   for (const l of out) assert.equal(l.response.status_code, 200);
+  lastGateway = {url, batch: batch.id, lines: out.length};
+});
+
+test('overhead batch: status, results, and submit --wait with its progress bar', () => {
+  assert.ok(lastGateway, 'the kill test ran first');
+  const cli = (...args) => spawnSync(BINARY, ['batch', ...args, '--url', lastGateway.url], {encoding: 'utf8', timeout: 120000});
+  const status = cli('status', lastGateway.batch);
+  assert.equal(status.status, 0, status.stderr);
+  assert.equal(JSON.parse(status.stdout).status, 'completed');
+  const results = cli('results', lastGateway.batch);
+  assert.equal(results.status, 0, results.stderr);
+  assert.equal(results.stdout.trim().split('\n').length, lastGateway.lines);
+  const input = path.join(dir, 'cli.jsonl');
+  writeFileSync(input, Array.from({length: 5}, (_, i) => JSON.stringify({custom_id: `cli-${i}`, method: 'POST', url: '/v1/chat/completions',
+    body: {model: MODEL, messages: [{role: 'user', content: `CLI ${i}.`}], max_tokens: 8}})).join('\n') + '\n');
+  const submitted = cli('submit', input, '--wait');
+  assert.equal(submitted.status, 0, submitted.stderr);
+  const b = JSON.parse(submitted.stdout);
+  assert.equal(b.status, 'completed');
+  assert.deepEqual(b.request_counts, {total: 5, completed: 5, failed: 0});
+  assert.match(submitted.stderr, /\[#+\] 5\/5 answered, 0 failed/, 'the progress bar on stderr');
+  const missing = spawnSync(BINARY, ['batch', 'status', 'batch_none', '--url', lastGateway.url], {encoding: 'utf8'});
+  assert.equal(missing.status, 1);
+  assert.match(missing.stderr, /404 No such batch: batch_none/);
 });
