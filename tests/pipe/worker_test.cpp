@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -165,6 +166,43 @@ class GateSink final : public RecordSink {
   int attempts_ = 0;
   std::vector<Record> records_;
 };
+
+// A Batch API item (SourceRecord::batch): its record goes under the batch's experiment keyed by
+// its id, and a refusal is a record too (finish_reason "error", text "KIND: REASON"), so every
+// line of a batch ends as exactly one record. An item naming no batch-shaped name is bad_message.
+TEST_P(WorkerModes, BatchItemsAreAnsweredByRecordsUnderTheirBatch) {
+  auto in = open_queue("mem:");
+  auto fine = parse_source_line(testing::source_line("line-a", "hello"), 1);
+  auto big = parse_source_line(testing::source_line("line-b", std::string(500, 'y')), 2);
+  SourceRecord a = *fine, b = *big;
+  a.batch = b.batch = "batch_abc";
+  std::vector<std::string> bodies = {encode_item_body(a, "llama"), encode_item_body(b, "llama")};
+  SourceRecord wrong = *fine;
+  wrong.batch = "serve";  // not a batch's name: an item cannot write into another experiment
+  bodies.push_back(encode_item_body(wrong, "llama"));
+  send_all(*in, bodies);
+  QueueSource source(in, milliseconds(0), milliseconds(0));
+  auto proc = testing::fake_processor();
+  MemorySink sink;
+  DeadLetterSink dead;
+  auto o = options(5);
+  o.max_prompt_bytes = 100;
+  Worker worker(source, proc, sink, dead, o);
+  (void)worker.run();
+  std::map<std::string, Record> by_id;
+  for (Record& r : sink.take()) by_id[r.id] = std::move(r);
+  ASSERT_EQ(by_id.size(), 2u);
+  EXPECT_EQ(by_id["line-a"].experiment, "batch_abc");
+  EXPECT_EQ(by_id["line-a"].experiment_tokenizer, "batch_abc#llama");
+  EXPECT_NE(by_id["line-a"].finish_reason, "error");
+  EXPECT_EQ(by_id["line-b"].experiment, "batch_abc");
+  EXPECT_EQ(by_id["line-b"].finish_reason, "error");
+  EXPECT_EQ(by_id["line-b"].text.rfind("prompt_too_large: ", 0), 0u) << by_id["line-b"].text;
+  const auto counts = dead.counts();
+  EXPECT_EQ(counts.count("prompt_too_large") ? counts.at("prompt_too_large") : 0u, 1u) << "counted as any refusal";
+  EXPECT_EQ(counts.count("bad_message") ? counts.at("bad_message") : 0u, 1u);
+  EXPECT_EQ(in->counts().visible + in->counts().in_flight, 0u);
+}
 
 TEST_P(WorkerModes, InputsAreDeletedOnlyAfterTheirRecordsAreConfirmedAndInFlightIsBounded) {
   auto in = open_queue("mem:?visibility_ms=600000");
