@@ -380,11 +380,16 @@ void BatchRunner::count(Batch b) {
   b = get(b.id).value_or(b);  // with what enqueue saved
   if (b.status != BatchStatus::in_progress) return;
   std::int64_t completed = 0, failed = 0;
-  b_.records->scan(b.id, [&](const ports::Record& r) { (r.finish_reason == "error" ? failed : completed) += 1; });
+  double cost = 0;
+  b_.records->scan(b.id, [&](const ports::Record& r) {
+    (r.finish_reason == "error" ? failed : completed) += 1;
+    cost += r.cost_usd;
+  });
   const bool all = b.enqueued >= b.total && completed + failed >= b.total;
   if (completed == b.completed && failed == b.failed && !all) return;
   b.completed = completed;
   b.failed = failed;
+  b.cost_usd = cost;
   if (all) {
     b.status = BatchStatus::finalizing;
     b.finalizing_at = now_s();
@@ -396,9 +401,12 @@ void BatchRunner::count(Batch b) {
 Batch BatchRunner::write_results(Batch b, const char* rest_code) {
   // One line per custom_id: the record store holds one record per (batch, custom_id) key.
   std::map<std::string, std::string> output, errors;  // custom_id -> line, in key order
+  double cost = 0;
   b_.records->scan(b.id, [&](const ports::Record& r) {
     (r.finish_reason == "error" ? errors : output)[r.id] = output_line(b, r);
+    cost += r.cost_usd;
   });
+  b.cost_usd = cost;
   b.completed = static_cast<std::int64_t>(output.size());
   b.failed = static_cast<std::int64_t>(errors.size());
   if (rest_code) {

@@ -79,6 +79,7 @@ Json to_json(const Batch& b) {
   j["cancelled_at"] = stamp(b.cancelled_at);
   j["request_counts"] = Json{{"total", b.total}, {"completed", b.completed}, {"failed", b.failed}};
   j["metadata"] = b.metadata;
+  j["cost_usd"] = b.cost_usd;  // ours: the sum of its records' prices
   return j;
 }
 
@@ -132,6 +133,7 @@ Batch batch_from_document(const ports::BatchDocument& d) {
     b.failed = stamp_of(*it, "failed");
   }
   b.enqueued = stamp_of(j, "enqueued");
+  if (const auto it = j.find("cost_usd"); it != j.end() && it->is_number()) b.cost_usd = it->get<double>();
   b.errors = j.value("errors", Json());
   b.metadata = j.value("metadata", Json());
   return b;

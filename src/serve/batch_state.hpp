@@ -41,6 +41,10 @@ struct Batch {
                expired_at = 0, cancelling_at = 0, cancelled_at = 0;
   std::string output_file_id, error_file_id;
   std::int64_t total = 0, completed = 0, failed = 0;
+  // The batch's price so far: the sum of its records' cost_usd (each priced by its worker,
+  // docs/cost-model.md "Every request priced"); 0 when the workers have no prices. Ours, beside
+  // OpenAI's fields, as "cost_usd".
+  double cost_usd = 0;
   // Lines of the input sent to the batch lane so far: a runner resumed after a restart sends
   // from there (what it sends again lands on the same record keys).
   std::int64_t enqueued = 0;

@@ -71,10 +71,13 @@ async function listening(child) {
 before(async () => {
   engine = await startLlamaEngine({sequences: 2});
   const decoder = `openai:${engine.baseUrl},model=${engine.modelName}`;
+  // Every answer priced by its worker (docs/cost-model.md, "Every request priced"): the batch's
+  // cost_usd is the sum of its records'.
+  const PRICES = ['--price-cpu-usd-per-hour', '0.05', '--price-gpu-usd-per-hour', '2'];
   if (!OVER_REDIS) {
     // One generation at a time: batched with others the random model's greedy answer may change.
     base = await listening(run(['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', dir, '--decoder', decoder,
-                                '--max-decodes', '1', '--shutdown-timeout', '2'], 'gateway'));
+                                '--max-decodes', '1', '--shutdown-timeout', '2', ...PRICES], 'gateway'));
     return;
   }
   const redis = Object.fromEntries(readFileSync(process.env.OVERHEAD_REDIS_ENV, 'utf8').split('\n').filter((l) => l.includes('='))
@@ -87,7 +90,7 @@ before(async () => {
                               '--log-queue', logUrl, '--store', store, '--out', dir, '--shutdown-timeout', '2'], 'gateway'));
   for (const name of ['w1', 'w2'])
     run(['worker', '--queue', inUrl, '--log-queue', logUrl, '--tokenizers', MODEL, '--decoder', decoder, '--max-decodes', '1',
-         '--name', name, '--out', dir, '--no-progress', '--idle-exit', '600'], name);
+         '--name', name, '--out', dir, '--no-progress', '--idle-exit', '600', ...PRICES], name);
   run(['consume', '--log-queue', logUrl, '--store', store, '--out', dir, '--no-progress', '--idle-exit', '600'], 'consume');
 });
 
@@ -137,6 +140,7 @@ test('a batch through the openai client: one output line per custom_id, each the
   assert.equal(done.status, 'completed', JSON.stringify(done));
   assert.deepEqual(done.request_counts, {total: QUESTIONS.length, completed: QUESTIONS.length, failed: 0});
   assert.equal(done.metadata.suite, 'engine_batches');
+  assert.ok(done.cost_usd > 0, `the batch is priced: ${done.cost_usd}`);
   assert.ok(done.completed_at >= done.in_progress_at);
   assert.equal(done.error_file_id, null);
   const text = await (await openai.files.content(done.output_file_id)).text();
