@@ -398,29 +398,48 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& 
   thread_local ThreadState* last_state = nullptr;
   if (last_serial != serial_) last_state = &thread_state_for(serial_, !config_.byte_level), last_serial = serial_;
   ThreadState& state = *last_state;
-  // One- and two-byte pieces merge in a handful of operations: cheaper than a cache probe.
+  // A one-byte piece of a byte-level model is that byte's token, merged or looked up whole.
+  if (piece.size() == 1 && config_.byte_level && all_byte_ids_) {
+    out.push_back(byte_ids_[static_cast<unsigned char>(piece[0])]);
+    return;
+  }
+  if (piece.size() <= ChunkMemo::kMaxBytes && use_cache_) {
+    if (state.short_pieces.lookup(piece, out)) return;
+    const std::size_t first = out.size();
+    encode_uncached(piece, state, false, 0, out);
+    state.short_pieces.store(piece, out.data() + first, out.size() - first);
+    return;
+  }
+  // Longer pieces (and the few short ones with more ids than the memo holds, every time) go
+  // through the hashed piece cache.
   const bool cacheable = use_cache_ && piece.size() > 2;
   std::uint64_t hash = 0;
   if (cacheable) {
     hash = hash_bytes(piece);
     if (state.pieces.lookup(piece, hash, out)) return;
   }
-  // After the cache (which holds whole-piece results either way): the vocabulary probe is a miss
+  const std::size_t first = out.size();
+  encode_uncached(piece, state, cacheable, hash, out);
+  if (cacheable) state.pieces.store(piece, hash, out.data() + first, out.size() - first);
+}
+
+void BpeModel::encode_uncached(std::string_view piece, ThreadState& state, bool hashed, std::uint64_t hash,
+                               std::vector<std::uint32_t>& out) const {
+  // After the caches (which hold whole-piece results either way): the vocabulary probe is a miss
   // into a table of megabytes, and a repeated piece never needs it again.
   if (config_.ignore_merges) {
-    if (auto id = cacheable ? encode_vocab().find(piece, hash) : encode_vocab().find(piece)) {
+    if (auto id = hashed ? encode_vocab().find(piece, hash) : encode_vocab().find(piece)) {
       out.push_back(*id);
-      if (cacheable) state.pieces.store(piece, hash, &*id, 1);
       return;
     }
   }
-  const std::size_t first = out.size();
   if (chunking_ && piece.size() > kChunkFrom) {
     encode_chunked(piece, state, out);
+  } else if (piece.size() <= ChunkMemo::kMaxBytes) {
+    merge_symbols(piece, state.pairs, out);  // its result is memoised whole by the caller
   } else {
     merge_chunk(piece, state, out);
   }
-  if (cacheable) state.pieces.store(piece, hash, out.data() + first, out.size() - first);
 }
 
 void BpeModel::encode_chunked(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const {

@@ -45,6 +45,11 @@ class BpeModel {
   // Per-thread, per-model memo tables (see piece_cache.hpp, pair_cache.hpp, chunk_memo.hpp and
   // boundary_memo.hpp).
   struct ThreadState {
+    // Whole pieces of up to ChunkMemo::kMaxBytes (most words with their leading space): their ids
+    // in one probe of a packed key, no hash over the bytes and no compare of stored keys. Apart
+    // from `chunks`, which holds merges of cut chunks: with ignore_merges a whole piece may encode
+    // differently from the same bytes as a chunk.
+    ChunkMemo short_pieces;
     PieceCache pieces;
     PairCache pairs;
     ChunkMemo chunks;
@@ -98,6 +103,8 @@ class BpeModel {
   explicit BpeModel(BpeConfig config);
   void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;
   void build_boundaries(const std::vector<std::pair<std::string_view, std::string_view>>& merges);
+  void encode_uncached(std::string_view piece, ThreadState& state, bool cacheable, std::uint64_t hash,
+                       std::vector<std::uint32_t>& out) const;
   void merge_chunk(std::string_view chunk, ThreadState& state, std::vector<std::uint32_t>& out) const;
   void merge_long_chunk(std::string_view chunk, ThreadState& state, std::vector<std::uint32_t>& out) const;
   void encode_chunked(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const;
