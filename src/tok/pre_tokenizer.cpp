@@ -154,6 +154,23 @@ void SequencePreTokenizer::apply_in_batches(std::string_view text, const Piece& 
   });
 }
 
+std::optional<ScannerKind> SequencePreTokenizer::only_scanner() const {
+  std::optional<ScannerKind> found;
+  for (const auto& step : steps_) {
+    if (step->is_identity()) continue;
+    if (found) return std::nullopt;  // a second step that cuts or changes pieces
+    found = step->only_scanner();
+    if (!found) return std::nullopt;
+  }
+  return found;
+}
+
+bool SequencePreTokenizer::is_identity() const {
+  for (const auto& step : steps_)
+    if (!step->is_identity()) return false;
+  return true;
+}
+
 void SplitPreTokenizer::apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const {
   // Only the behaviours that keep or drop each span on its own split at any match; the merging
   // ones join a match with its neighbour, across where a batch would end.

@@ -37,6 +37,12 @@ class PreTokenizer {
   // in a buffer of its own (`text` is only read): a long text then costs memory for one batch of
   // pieces, not for a list of pieces and a copy as long as the text.
   virtual void apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const;
+  // When this step's pieces are exactly the spans a scanner gives (a Split isolating every match
+  // of a scanned pattern, alone or with steps that change nothing): that scanner. The encoder then
+  // scans and encodes in one loop, without the piece lists.
+  virtual std::optional<ScannerKind> only_scanner() const { return std::nullopt; }
+  // True when the step leaves every piece as it is (ByteLevel with neither prefix space nor regex).
+  virtual bool is_identity() const { return false; }
 };
 
 // How a pattern's matches are found: a literal string, a PCRE2 regex or a scanner.
@@ -48,6 +54,7 @@ class Matcher {
   // At most `max` of them: returns the offset to continue from, or Regex::kDone (regex.hpp).
   std::size_t find_some(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out,
                         std::size_t max) const;
+  const std::optional<ScannerKind>& scanner() const { return scanner_; }
 
  private:
   Matcher(std::string literal, std::shared_ptr<Regex> regex, std::optional<ScannerKind> scanner)
@@ -65,6 +72,10 @@ class SplitPreTokenizer final : public PreTokenizer {
       : matcher_(std::move(matcher)), behavior_(behavior), invert_(invert) {}
   void apply(std::string& buffer, std::vector<Piece>& pieces) const override;
   void apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const override;
+  std::optional<ScannerKind> only_scanner() const override {
+    // Isolated keeps every match and every gap (invert swaps which is which): the scanner's spans.
+    return behavior_ == SplitBehavior::kIsolated ? matcher_.scanner() : std::nullopt;
+  }
 
  private:
   Matcher matcher_;
@@ -78,6 +89,7 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
  public:
   ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex);
   void apply(std::string& buffer, std::vector<Piece>& pieces) const override;
+  bool is_identity() const override { return !add_prefix_space_ && !gpt2_split_; }
 
  private:
   bool add_prefix_space_;
@@ -113,6 +125,8 @@ class SequencePreTokenizer final : public PreTokenizer {
     for (const auto& step : steps_) step->apply(buffer, pieces);
   }
   void apply_in_batches(std::string_view text, const Piece& whole, const BatchSink& sink) const override;
+  std::optional<ScannerKind> only_scanner() const override;
+  bool is_identity() const override;
 
  private:
   std::vector<std::unique_ptr<PreTokenizer>> steps_;

@@ -1,5 +1,8 @@
 #include "tok/split_scanner.hpp"
 
+#include <array>
+#include <cstdint>
+
 #include "tok/unicode_class.hpp"
 #include "util/utf8.hpp"
 
@@ -125,43 +128,171 @@ std::size_t whitespace(std::string_view s, std::size_t i, std::size_t end) {
 // k0)`: the end, or 0 when none matches), then \p{N}{1,3}, then the punctuation run (o200k also
 // takes '/' into its trailing [\r\n]*), then whitespace.
 template <class Letters>
+inline std::size_t piece_end(std::string_view s, std::size_t i, std::size_t end, bool slash_after_punctuation,
+                             Letters&& letters) {
+  std::size_t i1;
+  char32_t c0;
+  const std::uint16_t k0 = class_at(s, i, i1, c0);
+  std::size_t stop = letters(i, i1, c0, k0);
+  // \p{N}{1,3}
+  if (!stop && (k0 & kNumber)) stop = numbers(s, i1, end);
+  // ' ?[^\s\p{L}\p{N}]+[\r\n]*' (o200k: [\r\n/]*)
+  if (!stop) stop = punctuation(s, i, i1, c0, k0, end, slash_after_punctuation);
+  // whitespace: c0 is \s here (every other class was taken above).
+  if (!stop) stop = whitespace(s, i, end);
+  return stop;
+}
+
+template <class Letters>
 std::size_t scan_pieces(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out, std::size_t max,
                         bool slash_after_punctuation, Letters&& letters) {
   std::size_t i = begin;
   for (std::size_t found = 0; i < end && found < max; ++found) {
-    std::size_t i1;
-    char32_t c0;
-    const std::uint16_t k0 = class_at(s, i, i1, c0);
-    std::size_t stop = letters(i, i1, c0, k0);
-    // \p{N}{1,3}
-    if (!stop && (k0 & kNumber)) stop = numbers(s, i1, end);
-    // ' ?[^\s\p{L}\p{N}]+[\r\n]*' (o200k: [\r\n/]*)
-    if (!stop) stop = punctuation(s, i, i1, c0, k0, end, slash_after_punctuation);
-    // whitespace: c0 is \s here (every other class was taken above).
-    if (!stop) stop = whitespace(s, i, end);
+    const std::size_t stop = piece_end(s, i, end, slash_after_punctuation, letters);
     out.emplace_back(i, stop);
     i = stop;
   }
   return i;
 }
 
+// ASCII's classes for the cl100k scanner's fast path, one load per byte: the same as the Unicode
+// table's (a test holds the two together) with the newlines and the apostrophe apart.
+enum AsciiKind : std::uint8_t {
+  kAsciiLetter = 1,
+  kAsciiDigit = 2,
+  kAsciiSpace = 4,    // \s other than \r \n: \t \v \f ' '
+  kAsciiNewline = 8,  // \r \n
+  kAsciiOther = 16,   // [^\s\p{L}\p{N}], the apostrophe included
+};
+
+constexpr std::array<std::uint8_t, 128> make_ascii_kinds() {
+  std::array<std::uint8_t, 128> k{};
+  for (int c = 0; c < 128; ++c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) k[c] = kAsciiLetter;
+    else if (c >= '0' && c <= '9') k[c] = kAsciiDigit;
+    else if (c == '\r' || c == '\n') k[c] = kAsciiNewline;
+    else if (c == ' ' || (c >= 0x09 && c <= 0x0C)) k[c] = kAsciiSpace;
+    else k[c] = kAsciiOther;
+  }
+  return k;
+}
+constexpr std::array<std::uint8_t, 128> kAsciiKinds = make_ascii_kinds();
+
+// End of the run of characters in class `mask` (`ascii_mask` for ASCII bytes) from j: ASCII bytes
+// with one table load each, the rest through the Unicode table.
+inline std::size_t run_fast(std::string_view s, std::size_t j, std::size_t end, std::uint8_t ascii_mask,
+                            std::uint16_t mask) {
+  const char* p = s.data();
+  while (j < end) {
+    const auto b = static_cast<unsigned char>(p[j]);
+    if (b < 0x80) {
+      if (!(kAsciiKinds[b] & ascii_mask)) break;
+      ++j;
+      continue;
+    }
+    std::size_t n;
+    char32_t c;
+    if (!(class_at(s, j, n, c) & mask)) break;
+    j = n;
+  }
+  return j;
+}
+
+// The cl100k piece at s[i] when s[i] is ASCII (the same alternatives as the generic letters
+// lambda of scan_cl100k, then numbers, punctuation and whitespace, decided on ASCII kinds).
+inline std::size_t cl100k_ascii_piece(std::string_view s, std::size_t i, std::size_t end) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  const std::uint8_t k0 = kAsciiKinds[b0];
+  if (k0 == kAsciiLetter) return run_fast(s, i + 1, end, kAsciiLetter, kLetter);
+  if (k0 == kAsciiDigit) {
+    // \p{N}{1,3}
+    std::size_t j = i + 1;
+    for (int taken = 1; taken < 3 && j < end; ++taken) {
+      const auto b = static_cast<unsigned char>(s[j]);
+      if (b < 0x80) {
+        if (kAsciiKinds[b] != kAsciiDigit) break;
+        ++j;
+        continue;
+      }
+      std::size_t n;
+      char32_t c;
+      if (!(class_at(s, j, n, c) & kNumber)) break;
+      j = n;
+    }
+    return j;
+  }
+  if (k0 == kAsciiNewline) return whitespace(s, i, end);
+  // Other or a space: a contraction, else [^\r\n\p{L}\p{N}]\p{L}+ (the next character a letter).
+  if (b0 == '\'') {
+    if (const std::size_t n = contraction(s, i, end)) return i + n;
+  }
+  const std::size_t i1 = i + 1;
+  std::uint8_t k1 = 0;  // the next byte's kind when ASCII; 0 when non-ASCII or at the end
+  if (i1 < end) {
+    const auto b1 = static_cast<unsigned char>(s[i1]);
+    if (b1 < 0x80) {
+      k1 = kAsciiKinds[b1];
+      if (k1 == kAsciiLetter) return run_fast(s, i1 + 1, end, kAsciiLetter, kLetter);
+    } else {
+      std::size_t n;
+      char32_t c;
+      const std::uint16_t cls = class_at(s, i1, n, c);
+      if (cls & kLetter) return run_fast(s, n, end, kAsciiLetter, kLetter);
+      if (is_other(cls)) k1 = kAsciiOther;
+    }
+  }
+  // ' ?[^\s\p{L}\p{N}]+[\r\n]*'
+  if (k0 == kAsciiOther || (b0 == ' ' && k1 == kAsciiOther)) {
+    const std::size_t p = k0 == kAsciiOther ? i : i1;
+    std::size_t j = run_fast(s, p, end, kAsciiOther, static_cast<std::uint16_t>(0));
+    // run_fast stops at a non-ASCII byte whose class has none of the mask's bits; punctuation
+    // runs on through non-ASCII characters of no class among L, N, \s.
+    while (j < end) {
+      std::size_t n;
+      char32_t c;
+      if (!is_other(class_at(s, j, n, c))) break;
+      j = n;
+      j = run_fast(s, j, end, kAsciiOther, static_cast<std::uint16_t>(0));
+    }
+    while (j < end && (s[j] == '\r' || s[j] == '\n')) ++j;
+    return j;
+  }
+  return whitespace(s, i, end);
+}
+
+// The cl100k pattern's letter alternatives at i: the end, or 0 when none matches.
+std::size_t cl100k_letters(std::string_view s, std::size_t i, std::size_t i1, char32_t c0, std::uint16_t k0,
+                           std::size_t end) {
+  // 1. contractions
+  if (c0 == '\'') {
+    if (const std::size_t n = contraction(s, i, end)) return i + n;
+  }
+  // 2. [^\r\n\p{L}\p{N}]?\p{L}+
+  std::size_t j = 0;
+  if (k0 & kLetter) {
+    j = i1;
+  } else if (!(k0 & kNumber) && !is_newline(c0) && i1 < end) {
+    std::size_t i2;
+    char32_t c1;
+    if (class_at(s, i1, i2, c1) & kLetter) j = i2;
+  }
+  return j ? run_of(s, j, end, kLetter) : 0;
+}
+
 std::size_t scan_cl100k(std::string_view s, std::size_t begin, std::size_t end, std::vector<Span>& out, std::size_t max) {
-  return scan_pieces(s, begin, end, out, max, false, [&](std::size_t i, std::size_t i1, char32_t c0, std::uint16_t k0) -> std::size_t {
-    // 1. contractions
-    if (c0 == '\'') {
-      if (const std::size_t n = contraction(s, i, end)) return i + n;
-    }
-    // 2. [^\r\n\p{L}\p{N}]?\p{L}+
-    std::size_t j = 0;
-    if (k0 & kLetter) {
-      j = i1;
-    } else if (!(k0 & kNumber) && !is_newline(c0) && i1 < end) {
-      std::size_t i2;
-      char32_t c1;
-      if (class_at(s, i1, i2, c1) & kLetter) j = i2;
-    }
-    return j ? run_of(s, j, end, kLetter) : 0;
-  });
+  // ASCII-led pieces (nearly all of English, code, and the spaces and punctuation of every text)
+  // take the fast path; the others the generic one, one piece at a time.
+  auto generic = [&](std::size_t i, std::size_t i1, char32_t c0, std::uint16_t k0) -> std::size_t {
+    return cl100k_letters(s, i, i1, c0, k0, end);
+  };
+  std::size_t i = begin;
+  for (std::size_t found = 0; i < end && found < max; ++found) {
+    const std::size_t stop = static_cast<unsigned char>(s[i]) < 0x80 ? cl100k_ascii_piece(s, i, end)
+                                                                     : piece_end(s, i, end, false, generic);
+    out.emplace_back(i, stop);
+    i = stop;
+  }
+  return i;
 }
 
 // o200k's letter alternatives, with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and

@@ -85,6 +85,18 @@ void TokenizerImpl::encode_normalized(std::string& buffer, std::size_t begin, st
     encode_batched(buffer, begin, end, at_origin, out);
     return;
   }
+  const std::string_view whole(buffer);
+  if (const auto kind = pre_tokenizer->only_scanner()) {
+    // The pieces are the scanner's spans: scanned a batch at a time and encoded as they come,
+    // without the piece lists of apply().
+    thread_local std::vector<Span> spans;
+    for (std::size_t pos = begin; pos < end;) {
+      spans.clear();
+      pos = scan(*kind, whole, pos, end, spans, kScanBatch);
+      for (const Span& sp : spans) model->encode_piece(whole.substr(sp.first, sp.second - sp.first), out);
+    }
+    return;
+  }
   thread_local std::vector<Piece> pieces;
   pieces.assign(1, Piece{begin, end, at_origin});
   pre_tokenizer->apply(buffer, pieces);

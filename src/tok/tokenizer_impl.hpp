@@ -48,6 +48,8 @@ class TokenizerImpl {
 
   // Segments at least this long are pre-tokenized in batches (PreTokenizer::apply_in_batches).
   static constexpr std::size_t kBatchedBytes = std::size_t{1} << 20;
+  // Spans per scan when the pre-tokenizer is a lone scanner (encode_normalized).
+  static constexpr std::size_t kScanBatch = 1024;
 
   // Encodes valid UTF-8 `text`, appending ids to `out`.
   void encode(std::string_view text, std::vector<std::uint32_t>& out, bool add_special) const;

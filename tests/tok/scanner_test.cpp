@@ -51,6 +51,30 @@ void expect_same_as_regex(ScannerKind kind) {
 }
 
 TEST(ScannerTest, Cl100kMatchesPcre2) { expect_same_as_regex(ScannerKind::kCl100k); }
+
+// The cl100k scanner's ASCII fast path classifies bytes with a table of its own: every ASCII
+// character (controls, \v, \f, DEL included), mixed with a few non-ASCII letters, spaces, numbers
+// and punctuation, against PCRE2.
+TEST(ScannerTest, Cl100kMatchesPcre2OnEveryAsciiCharacter) {
+  const Regex reference(scanner_pattern(ScannerKind::kCl100k));
+  const std::vector<std::string> extra = {"\xC3\xA9", "\xE6\x97\xA5", "\xC2\xA0", "\xE3\x80\x80", "\xC2\xB2",
+                                          "\xE3\x80\x81", "\xC5\xBF", "\xF0\x9F\x98\x80", "\xCC\x81"};
+  std::mt19937 rng(20261207);
+  std::uniform_int_distribution<int> ascii(1, 127), pick_extra(0, static_cast<int>(extra.size()) - 1), coin(0, 7);
+  std::vector<Span> expected, got;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    for (int k = 0; k < 1 + round % 30; ++k) {
+      if (coin(rng) == 0) text += extra[pick_extra(rng)];
+      else text.push_back(static_cast<char>(ascii(rng)));
+    }
+    expected.clear();
+    got.clear();
+    reference.find_all(text, 0, text.size(), expected);
+    scan(ScannerKind::kCl100k, text, 0, text.size(), got);
+    ASSERT_EQ(expected, got) << "text: \"" << text << "\"";
+  }
+}
 TEST(ScannerTest, O200kMatchesPcre2) { expect_same_as_regex(ScannerKind::kO200k); }
 
 TEST(ScannerTest, RecognisesOnlyItsExactPatterns) {
