@@ -31,6 +31,18 @@ std::string byte_token(unsigned b) {
 
 std::atomic<std::uint64_t> next_model_serial{1};
 
+// The code point of the valid UTF-8 sequence at p, of `length` bytes led by b0: inline in the
+// per-character loop of encode_chunked (the shared decoder was an out-of-line call there).
+[[gnu::always_inline]] inline char32_t decode_at(const char* p, unsigned char b0, std::size_t length) {
+  const auto c = [p](std::size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(p[k]) & 0x3Fu); };
+  switch (length) {
+    case 1: return b0;
+    case 2: return ((b0 & 0x1Fu) << 6) | c(1);
+    case 3: return ((b0 & 0x0Fu) << 12) | (c(1) << 6) | c(2);
+    default: return ((b0 & 0x07u) << 18) | (c(1) << 12) | (c(2) << 6) | c(3);
+  }
+}
+
 // This thread's cache for the model with `serial` (serials are never reused, so a cache can never
 // answer for a different model that happens to live at the same address).
 BpeModel::ThreadState& thread_state_for(std::uint64_t serial, bool character_level) {
@@ -123,6 +135,7 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string_view, std::uint32_t>>
     byte_ids_[b] = id.value_or(kNone);
     all_byte_ids_ = all_byte_ids_ && id.has_value();
   }
+  single_byte_ids_ = config_.byte_level && all_byte_ids_;
   if (!config_.byte_level) {
     std::vector<std::uint32_t>& chars = bmp_char_ids_.vec();
     chars.assign(0x10000, kNone);
@@ -232,6 +245,7 @@ std::unique_ptr<BpeModel> BpeModel::read(CacheReader& r, BpeConfig config, std::
   if (bytes.size() != m->byte_ids_.size()) throw CacheFormatError("byte table has the wrong size");
   std::copy(bytes.begin(), bytes.end(), m->byte_ids_.begin());
   m->all_byte_ids_ = r.u64_below(2, "flag") != 0;
+  m->single_byte_ids_ = m->config_.byte_level && m->all_byte_ids_;
   m->bmp_char_ids_.view(r.array<std::uint32_t>());
   if (m->config_.byte_level ? !m->bmp_char_ids_.empty() : m->bmp_char_ids_.size() != 0x10000)
     throw CacheFormatError("character table has the wrong size");
@@ -392,19 +406,11 @@ void BpeModel::merge_large(std::vector<Symbol>& symbols, PairCache& pairs) const
 }
 
 
-void BpeModel::encode_piece(std::string_view piece, std::vector<std::uint32_t>& out) const {
-  if (piece.empty()) return;
-  thread_local std::uint64_t last_serial = 0;
-  thread_local ThreadState* last_state = nullptr;
-  if (last_serial != serial_) last_state = &thread_state_for(serial_, !config_.byte_level), last_serial = serial_;
-  ThreadState& state = *last_state;
-  // A one-byte piece of a byte-level model is that byte's token, merged or looked up whole.
-  if (piece.size() == 1 && config_.byte_level && all_byte_ids_) {
-    out.push_back(byte_ids_[static_cast<unsigned char>(piece[0])]);
-    return;
-  }
+BpeModel::ThreadState& BpeModel::thread_state_slow() const { return thread_state_for(serial_, !config_.byte_level); }
+
+void BpeModel::encode_piece_slow(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const {
   if (piece.size() <= ChunkMemo::kMaxBytes && use_cache_) {
-    if (state.short_pieces.lookup(piece, out)) return;
+    // Missed by the short-piece memo (encode_piece): encoded and remembered.
     const std::size_t first = out.size();
     encode_uncached(piece, state, false, 0, out);
     state.short_pieces.store(piece, out.data() + first, out.size() - first);
@@ -467,8 +473,7 @@ void BpeModel::encode_chunked(std::string_view piece, ThreadState& state, std::v
     const std::size_t start = i;
     const auto b0 = static_cast<unsigned char>(p[i]);
     const std::size_t length = util::utf8::sequence_length(b0);
-    std::size_t next = i;
-    const char32_t cp = util::utf8::next(piece, next);
+    const char32_t cp = decode_at(p + i, b0, length);
     i += length;
     std::uint32_t id = kNone;  // character-level only: the character's own token
     bool known = true;

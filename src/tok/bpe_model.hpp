@@ -48,8 +48,9 @@ class BpeModel {
     // Whole pieces of up to ChunkMemo::kMaxBytes (most words with their leading space): their ids
     // in one probe of a packed key, no hash over the bytes and no compare of stored keys. Apart
     // from `chunks`, which holds merges of cut chunks: with ignore_merges a whole piece may encode
-    // differently from the same bytes as a chunk.
-    ChunkMemo short_pieces;
+    // differently from the same bytes as a chunk. 128 K entries (4 MB of zero pages, touched as
+    // used): the English benchmark texts have more distinct short pieces than 64 K entries hold.
+    ChunkMemo short_pieces{std::size_t{1} << 17};
     PieceCache pieces;
     PairCache pairs;
     ChunkMemo chunks;
@@ -82,8 +83,23 @@ class BpeModel {
   // Changes whenever a table's hashing or layout does (part of the cache's validity check).
   static std::uint64_t layout_fingerprint();
 
-  // Appends the ids of one piece (raw bytes when byte-level, UTF-8 text otherwise).
-  void encode_piece(std::string_view piece, std::vector<std::uint32_t>& out) const;
+  // Appends the ids of one piece (raw bytes when byte-level, UTF-8 text otherwise). Inline: the
+  // common cases (a one-byte piece of a byte-level model, a short piece this thread has seen) are
+  // a few instructions in the caller's loop; the rest is encode_piece_slow.
+  void encode_piece(std::string_view piece, std::vector<std::uint32_t>& out) const {
+    const std::size_t n = piece.size();
+    if (n == 0) return;
+    ThreadState& state = thread_state();
+    if (n <= ChunkMemo::kMaxBytes && use_cache_) {
+      // A one-byte piece of a byte-level model is that byte's token, merged or looked up whole.
+      if (n == 1 && single_byte_ids_) {
+        out.push_back(byte_ids_[static_cast<unsigned char>(piece[0])]);
+        return;
+      }
+      if (state.short_pieces.lookup(piece, out)) return;
+    }
+    encode_piece_slow(piece, state, out);
+  }
 
   std::optional<std::uint32_t> token_to_id(std::string_view token) const;  // tokenizer.json form
   std::optional<std::string_view> id_to_token(std::uint32_t id) const;     // tokenizer.json form
@@ -101,6 +117,15 @@ class BpeModel {
   };
 
   explicit BpeModel(BpeConfig config);
+  // This thread's memo tables for this model (created on its first use on the thread).
+  ThreadState& thread_state() const {
+    thread_local std::uint64_t last_serial = 0;
+    thread_local ThreadState* last_state = nullptr;
+    if (last_serial != serial_) [[unlikely]] last_state = &thread_state_slow(), last_serial = serial_;
+    return *last_state;
+  }
+  ThreadState& thread_state_slow() const;
+  void encode_piece_slow(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const;
   void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;
   void build_boundaries(const std::vector<std::pair<std::string_view, std::string_view>>& merges);
   void encode_uncached(std::string_view piece, ThreadState& state, bool cacheable, std::uint64_t hash,
@@ -131,6 +156,7 @@ class BpeModel {
   PairMap merges_;
   std::array<std::uint32_t, 256> byte_ids_{};   // byte-level: id of each byte; else <0xXX> ids
   bool all_byte_ids_ = false;
+  bool single_byte_ids_ = false;  // byte-level with every byte's token: a one-byte piece is byte_ids_[b]
   FlatArray<std::uint32_t> bmp_char_ids_;       // char-level: id of each BMP char, or kNone
   std::optional<std::uint32_t> unk_id_;
   MergeBoundaries boundaries_;  // where pieces may be cut (see merge_boundaries.hpp)

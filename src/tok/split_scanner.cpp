@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "tok/unicode_class.hpp"
 #include "util/utf8.hpp"
@@ -20,14 +21,23 @@ using unicode::kLetter;
 using unicode::kNumber;
 using unicode::kSpace;
 
-inline std::uint16_t class_at(std::string_view s, std::size_t i, std::size_t& next, char32_t& c) {
+// The classes of the character at s[i] (valid UTF-8), its code point in c and its end in next.
+// Decoded here, inline: the shared decoder was an out-of-line call per non-ASCII character.
+[[gnu::always_inline]] inline std::uint16_t class_at(std::string_view s, std::size_t i, std::size_t& next, char32_t& c) {
   const auto b = static_cast<unsigned char>(s[i]);
+  const auto cont = [&](std::size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(s[i + k]) & 0x3Fu); };
   if (b < 0x80) {
     next = i + 1;
     c = b;
+  } else if (b < 0xE0) {
+    next = i + 2;
+    c = ((b & 0x1Fu) << 6) | cont(1);
+  } else if (b < 0xF0) {
+    next = i + 3;
+    c = ((b & 0x0Fu) << 12) | (cont(1) << 6) | cont(2);
   } else {
-    next = i;
-    c = util::utf8::next(s, next);
+    next = i + 4;
+    c = ((b & 0x07u) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3);
   }
   return unicode::classes(c);
 }
@@ -198,12 +208,31 @@ inline std::size_t run_fast(std::string_view s, std::size_t j, std::size_t end, 
   return j;
 }
 
+// End of the run of letters from j: eight ASCII bytes at a time while they are all ASCII, then
+// run_fast. A byte b < 0x80 is an ASCII letter when (b | 0x20) is in 'a'..'z'; with every byte
+// below 0x80, the two byte-wise additions below cannot carry into the next byte.
+inline std::size_t letters_fast(std::string_view s, std::size_t j, std::size_t end) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+  const char* p = s.data();
+  while (j + 8 <= end) {
+    std::uint64_t w;
+    std::memcpy(&w, p + j, 8);
+    if (w & kHigh) break;
+    const std::uint64_t x = w | (0x20 * kOnes);
+    const std::uint64_t letter = (x + 0x1F * kOnes) & ~(x + 0x05 * kOnes) & kHigh;
+    if (const std::uint64_t other = ~letter & kHigh) return j + static_cast<std::size_t>(__builtin_ctzll(other) >> 3);
+    j += 8;
+  }
+  return run_fast(s, j, end, kAsciiLetter, kLetter);
+}
+
 // The cl100k piece at s[i] when s[i] is ASCII (the same alternatives as the generic letters
 // lambda of scan_cl100k, then numbers, punctuation and whitespace, decided on ASCII kinds).
 inline std::size_t cl100k_ascii_piece(std::string_view s, std::size_t i, std::size_t end) {
   const auto b0 = static_cast<unsigned char>(s[i]);
   const std::uint8_t k0 = kAsciiKinds[b0];
-  if (k0 == kAsciiLetter) return run_fast(s, i + 1, end, kAsciiLetter, kLetter);
+  if (k0 == kAsciiLetter) return letters_fast(s, i + 1, end);
   if (k0 == kAsciiDigit) {
     // \p{N}{1,3}
     std::size_t j = i + 1;
@@ -232,12 +261,12 @@ inline std::size_t cl100k_ascii_piece(std::string_view s, std::size_t i, std::si
     const auto b1 = static_cast<unsigned char>(s[i1]);
     if (b1 < 0x80) {
       k1 = kAsciiKinds[b1];
-      if (k1 == kAsciiLetter) return run_fast(s, i1 + 1, end, kAsciiLetter, kLetter);
+      if (k1 == kAsciiLetter) return letters_fast(s, i1 + 1, end);
     } else {
       std::size_t n;
       char32_t c;
       const std::uint16_t cls = class_at(s, i1, n, c);
-      if (cls & kLetter) return run_fast(s, n, end, kAsciiLetter, kLetter);
+      if (cls & kLetter) return letters_fast(s, n, end);
       if (is_other(cls)) k1 = kAsciiOther;
     }
   }
