@@ -87,9 +87,13 @@ class BpeModel {
   // common cases (a one-byte piece of a byte-level model, a short piece this thread has seen) are
   // a few instructions in the caller's loop; the rest is encode_piece_slow.
   void encode_piece(std::string_view piece, std::vector<std::uint32_t>& out) const {
+    if (!piece.empty()) encode_piece(piece, thread_state(), out);
+  }
+  // The same with this thread's state (thread_state()) in hand: a loop over many pieces fetches it
+  // once (in a shared library every thread_local access is a call to __tls_get_addr).
+  void encode_piece(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const {
     const std::size_t n = piece.size();
     if (n == 0) return;
-    ThreadState& state = thread_state();
     if (n <= ChunkMemo::kMaxBytes && use_cache_) {
       // A one-byte piece of a byte-level model is that byte's token, merged or looked up whole.
       if (n == 1 && single_byte_ids_) {
@@ -99,6 +103,13 @@ class BpeModel {
       if (state.short_pieces.lookup(piece, out)) return;
     }
     encode_piece_slow(piece, state, out);
+  }
+  // This thread's memo tables for this model (created on its first use on the thread).
+  ThreadState& thread_state() const {
+    thread_local std::uint64_t last_serial = 0;
+    thread_local ThreadState* last_state = nullptr;
+    if (last_serial != serial_) [[unlikely]] last_state = &thread_state_slow(), last_serial = serial_;
+    return *last_state;
   }
 
   std::optional<std::uint32_t> token_to_id(std::string_view token) const;  // tokenizer.json form
@@ -117,13 +128,6 @@ class BpeModel {
   };
 
   explicit BpeModel(BpeConfig config);
-  // This thread's memo tables for this model (created on its first use on the thread).
-  ThreadState& thread_state() const {
-    thread_local std::uint64_t last_serial = 0;
-    thread_local ThreadState* last_state = nullptr;
-    if (last_serial != serial_) [[unlikely]] last_state = &thread_state_slow(), last_serial = serial_;
-    return *last_state;
-  }
   ThreadState& thread_state_slow() const;
   void encode_piece_slow(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const;
   void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;

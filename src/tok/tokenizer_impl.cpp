@@ -90,10 +90,12 @@ void TokenizerImpl::encode_normalized(std::string& buffer, std::size_t begin, st
     // The pieces are the scanner's spans: scanned a batch at a time and encoded as they come,
     // without the piece lists of apply().
     thread_local std::vector<Span> spans;
+    std::vector<Span>& batch = spans;
+    BpeModel::ThreadState& state = model->thread_state();
     for (std::size_t pos = begin; pos < end;) {
-      spans.clear();
-      pos = scan(*kind, whole, pos, end, spans, kScanBatch);
-      for (const Span& sp : spans) model->encode_piece(whole.substr(sp.first, sp.second - sp.first), out);
+      batch.clear();
+      pos = scan(*kind, whole, pos, end, batch, kScanBatch);
+      for (const Span& sp : batch) model->encode_piece(whole.substr(sp.first, sp.second - sp.first), state, out);
     }
     return;
   }
