@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "ports/clock.hpp"
 #include "pipe/dead_letter.hpp"
@@ -195,7 +197,8 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
                         res);
       return;
     }
-    sync_completion(id, info, now + c_.limits.request_timeout, res);
+    // The key's rate headers, set at admission, go on the deferred answer too (it is a new response).
+    sync_completion(id, info, now + c_.limits.request_timeout, res, res.headers.fields());
   }
 
   static ApiError shutting_down_error() { return {503, "The server is shutting down", "server_error", "", "shutting_down"}; }
@@ -219,14 +222,15 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
   // the answer is written from the thread that delivered the reply. A client that disconnects
   // while its answer is being generated cancels the generation, and so does --request-timeout.
   void sync_completion(const std::string& id, const RequestInfo& info, std::chrono::steady_clock::time_point deadline,
-                       http::Response& res) {
+                       http::Response& res, std::vector<std::pair<std::string, std::string>> admission_headers = {}) {
     SyncAnswerHooks hooks;
     hooks.refusal = refusal_error;
     hooks.no_answer = no_answer_hook(id);
     hooks.abandoned = abandon_hook(id);
     const std::weak_ptr<ChatRoutes> weak = weak_from_this();
-    hooks.answer = [weak, id, info](const RequestSnapshot& s) {
+    hooks.answer = [weak, id, info, admission_headers = std::move(admission_headers)](const RequestSnapshot& s) {
       http::Response out;
+      for (const auto& [name, value] : admission_headers) out.set_header(name, value);
       const auto self = weak.lock();
       if (!self) {
         out.status = 503;

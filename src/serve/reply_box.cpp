@@ -56,9 +56,11 @@ void ReplyBox::call_watchers(std::unique_lock<std::mutex>& lock) {
   std::vector<AnsweredNote> answered;
   answered.swap(answered_);
   lock.unlock();
-  for (const auto& w : calls) (*w)();
+  // The answers' charges first: a client that has its answer must find its key's spend and tokens
+  // already counted when it sends the next request.
   if (answer_observer_)
     for (const auto& a : answered) answer_observer_(a);
+  for (const auto& w : calls) (*w)();
 }
 
 void ReplyBox::set_answer_observer(AnswerObserver observer) {

@@ -121,7 +121,8 @@ class ReplyBox final : public reply::ReplyPath {
   void note(const std::string& id, const std::optional<std::string>& reply_to) override;
   void text(std::string_view id, std::string_view attempt, std::int64_t offset, std::string_view text) override;
   void deliver(Reply reply) override;
-  // Called once per request of a key answered done, outside the box's lock, on the thread that
+  // Called once per request of a key answered done, outside the box's lock and before its reader
+  // is woken (so the charge is counted before the client has its answer), on the thread that
   // delivered it (the budgets and per-key counters, key_admission.hpp). Set before requests arrive.
   void set_answer_observer(AnswerObserver observer);
   // What a watcher's reader takes, without waiting: the text past `have` bytes, a restart, or the
