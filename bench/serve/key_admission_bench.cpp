@@ -9,6 +9,7 @@
 //
 // The key store is a SQLite file in a temporary folder; the prompt is a three-message chat of
 // about 1 KB (Llama-3.3's template and tokenizer). Goal (issue): at most 30 µs of gateway CPU.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +46,13 @@ double thread_cpu_s() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+// User and system CPU time of this thread (the system part: the socket's syscalls).
+std::pair<double, double> thread_user_sys_s() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  const auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return {s(u.ru_utime), s(u.ru_stime)};
 }
 double wall_s() {
   timespec t{};
@@ -129,7 +138,7 @@ int main(int argc, char** argv) {
   const Variant variants[] = {{"key, no limits", 0, false},  {"key, rpm, in-process", 1, false},
                               {"key, rpm + tpm, in-process", 2, false}, {"key, rpm, Redis", 1, true},
                               {"key, rpm + tpm, Redis", 2, true}};
-  std::printf("%-30s %14s %14s %16s\n", "variant", "CPU us/adm.", "wall us/adm.", "Redis calls/adm.");
+  std::printf("%-30s %12s %12s %12s %12s %16s\n", "variant", "CPU us/adm.", "user", "system", "wall us/adm.", "Redis calls/adm.");
   for (const auto& v : variants) {
     serve::ApiKeys keys(store, "", std::chrono::seconds(60));
     serve::KeySpend spend(store, std::chrono::seconds(60), [] { return true; });
@@ -150,11 +159,14 @@ int main(int argc, char** argv) {
     };
     for (int i = 0; i < 200; ++i) once();  // warm: connections, caches
     const long long calls_before = v.redis ? redis_script_calls(redis_url) : 0;
+    const auto [u0, s0] = thread_user_sys_s();
     const double c0 = thread_cpu_s(), w0 = wall_s();
     for (int i = 0; i < n; ++i) once();
     const double cpu = thread_cpu_s() - c0, wall = wall_s() - w0;
+    const auto [u1, s1] = thread_user_sys_s();
     const long long calls = v.redis ? redis_script_calls(redis_url) - calls_before : 0;
-    std::printf("%-30s %14.2f %14.2f %16.2f\n", v.name, cpu / n * 1e6, wall / n * 1e6, static_cast<double>(calls) / n);
+    std::printf("%-30s %12.2f %12.2f %12.2f %12.2f %16.2f\n", v.name, cpu / n * 1e6, (u1 - u0) / n * 1e6, (s1 - s0) / n * 1e6,
+                wall / n * 1e6, static_cast<double>(calls) / n);
   }
   std::filesystem::remove_all(dir);
   return 0;
