@@ -160,7 +160,7 @@ test('requests per minute hold across two gateways at 3x the limit', async () =>
   const refused = answers.filter((a) => a.status === 429);
   assert.equal(admitted + refused.length, answers.length, 'every request admitted or refused with 429');
   const expected = perSecond * span;
-  console.log(`rpm: offered ${answers.length} over ${span.toFixed(2)} s, admitted ${admitted}, expected ${expected.toFixed(1)} (+ one window ${perSecond})`);
+  console.log(`rpm: offered ${answers.length} over ${span.toFixed(2)} s, admitted ${admitted}, expected ${expected.toFixed(1)} (+ one window ${perSecond * WINDOW_S})`);
   assert.ok(admitted >= 0.95 * expected, `admitted ${admitted} < 95% of ${expected}`);
   assert.ok(admitted <= 1.05 * (expected + perSecond * WINDOW_S), `admitted ${admitted} > 105% of ${expected} + one window`);
   const e = refused[0].json.error;
