@@ -52,11 +52,18 @@ def start_gateway(a, in_url, log_url, work):
     proc = subprocess.Popen([a.overhead, "serve", "--listen", "127.0.0.1:0", "--tokenizers", TOKENIZER, "--queue", in_url,
                              "--log-queue", log_url, "--workers", "0", "--out", work,
                              "--request-timeout", "60"], stderr=subprocess.PIPE, text=True)
-    line = proc.stderr.readline()  # "overhead serve: listening on http://127.0.0.1:PORT ..."
+    # "overhead serve: listening on http://127.0.0.1:PORT ...", after any notices (e.g. no Batch API
+    # without --store).
     marker = "http://127.0.0.1:"
+    seen = []
+    for _ in range(20):
+        line = proc.stderr.readline()
+        seen.append(line.strip())
+        if marker in line or not line:
+            break
     if marker not in line:
         proc.kill()
-        raise RuntimeError(f"the gateway did not start: {line.strip()}")
+        raise RuntimeError(f"the gateway did not start: {' | '.join(seen)}")
     port = int(line.split(marker, 1)[1].split()[0].rstrip(")").split("/")[0])
     # Keep draining stderr so the gateway never blocks on a full pipe.
     threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
