@@ -1,6 +1,5 @@
 #include "backends/redis_rate_limiter.hpp"
 
-#include <cmath>
 #include <stdexcept>
 
 #include <hiredis/hiredis.h>
@@ -102,31 +101,13 @@ std::vector<long long> RedisRateLimiter::run(const std::string& key, const std::
 }
 
 ports::LimitDecision RedisRateLimiter::admit(const ports::LimitAsk& per_minute) {
-  ports::LimitDecision d;
-  if (per_minute.rpm <= 0 && per_minute.tpm <= 0) return d;
+  if (per_minute.rpm <= 0 && per_minute.tpm <= 0) return {};
   ports::LimitAsk ask = per_minute;
   ask.rpm = ports::per_window(ask.rpm, window_);
   ask.tpm = ports::per_window(ask.tpm, window_);
   const auto r = run(ask.key, {std::to_string(window_.count()), std::to_string(ask.rpm), std::to_string(ask.tpm),
                                std::to_string(ask.tokens), "admit"});
-  d.admitted = r[0] == 1;
-  const std::chrono::milliseconds elapsed(r[1]);
-  const ports::WindowCounts requests{r[2], r[3]}, tokens{r[4], r[5]};
-  if (!d.admitted) {
-    const bool requests_fit = ask.rpm <= 0 || ports::window_count(requests, elapsed, window_) + 1 <= static_cast<double>(ask.rpm);
-    d.refused_by = requests_fit ? "tokens" : "requests";
-    d.retry_after = requests_fit ? ports::wait_to_fit(tokens, ask.tokens, ask.tpm, elapsed, window_)
-                                 : ports::wait_to_fit(requests, 1, ask.rpm, elapsed, window_);
-  }
-  const auto remaining = [&](const ports::WindowCounts& w, std::int64_t limit) -> std::int64_t {
-    if (limit <= 0) return -1;
-    return std::max<std::int64_t>(0, limit - static_cast<std::int64_t>(std::ceil(ports::window_count(w, elapsed, window_))));
-  };
-  d.remaining_requests = remaining(requests, ask.rpm);
-  d.remaining_tokens = remaining(tokens, ask.tpm);
-  d.reset_requests = ask.rpm > 0 ? ports::wait_to_drain(requests, elapsed, window_) : std::chrono::milliseconds(0);
-  d.reset_tokens = ask.tpm > 0 ? ports::wait_to_drain(tokens, elapsed, window_) : std::chrono::milliseconds(0);
-  return d;
+  return ports::window_decision(r[0] == 1, ask, {r[2], r[3]}, {r[4], r[5]}, std::chrono::milliseconds(r[1]), window_);
 }
 
 void RedisRateLimiter::charge(const std::string& key, std::int64_t tokens) {

@@ -47,4 +47,32 @@ milliseconds wait_to_drain(const WindowCounts& c, milliseconds elapsed, millisec
   return milliseconds(0);
 }
 
+bool requests_fit(const WindowCounts& requests, const LimitAsk& ask, milliseconds elapsed, milliseconds window) {
+  return ask.rpm <= 0 || window_count(requests, elapsed, window) + 1 <= static_cast<double>(ask.rpm);
+}
+
+bool tokens_fit(const WindowCounts& tokens, const LimitAsk& ask, milliseconds elapsed, milliseconds window) {
+  return ask.tpm <= 0 || window_count(tokens, elapsed, window) + static_cast<double>(ask.tokens) <= static_cast<double>(ask.tpm);
+}
+
+LimitDecision window_decision(bool admitted, const LimitAsk& ask, const WindowCounts& requests, const WindowCounts& tokens,
+                              milliseconds elapsed, milliseconds window) {
+  LimitDecision d;
+  d.admitted = admitted;
+  if (!admitted) {
+    const bool by_tokens = requests_fit(requests, ask, elapsed, window);
+    d.refused_by = by_tokens ? "tokens" : "requests";
+    d.retry_after = by_tokens ? wait_to_fit(tokens, ask.tokens, ask.tpm, elapsed, window) : wait_to_fit(requests, 1, ask.rpm, elapsed, window);
+  }
+  const auto remaining = [&](const WindowCounts& w, std::int64_t limit) -> std::int64_t {
+    if (limit <= 0) return -1;
+    return std::max<std::int64_t>(0, limit - static_cast<std::int64_t>(std::ceil(window_count(w, elapsed, window))));
+  };
+  d.remaining_requests = remaining(requests, ask.rpm);
+  d.remaining_tokens = remaining(tokens, ask.tpm);
+  d.reset_requests = ask.rpm > 0 ? wait_to_drain(requests, elapsed, window) : milliseconds(0);
+  d.reset_tokens = ask.tpm > 0 ? wait_to_drain(tokens, elapsed, window) : milliseconds(0);
+  return d;
+}
+
 }  // namespace overhead::ports

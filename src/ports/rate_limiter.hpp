@@ -76,5 +76,16 @@ struct WindowCounts {
                                                     std::chrono::milliseconds elapsed, std::chrono::milliseconds window);
 [[nodiscard]] std::chrono::milliseconds wait_to_drain(const WindowCounts& c, std::chrono::milliseconds elapsed,
                                                       std::chrono::milliseconds window);
+// Whether one request of `ask` (limits per window, per_window) fits the counts as they stand.
+[[nodiscard]] bool requests_fit(const WindowCounts& requests, const LimitAsk& ask, std::chrono::milliseconds elapsed,
+                                std::chrono::milliseconds window);
+[[nodiscard]] bool tokens_fit(const WindowCounts& tokens, const LimitAsk& ask, std::chrono::milliseconds elapsed,
+                              std::chrono::milliseconds window);
+// The decision every backend reports once it has admitted (and counted) or refused `ask` (limits
+// per window): which limit refused, how long until it would fit, what is left, and the resets,
+// from the counts as they stand after the admission.
+[[nodiscard]] LimitDecision window_decision(bool admitted, const LimitAsk& ask, const WindowCounts& requests,
+                                            const WindowCounts& tokens, std::chrono::milliseconds elapsed,
+                                            std::chrono::milliseconds window);
 
 }  // namespace overhead::ports

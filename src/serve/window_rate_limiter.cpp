@@ -1,6 +1,5 @@
 #include "serve/window_rate_limiter.hpp"
 
-#include <cmath>
 
 namespace overhead::serve {
 
@@ -32,8 +31,7 @@ WindowRateLimiter::Counters& WindowRateLimiter::roll(const std::string& key, std
 }
 
 ports::LimitDecision WindowRateLimiter::admit(const ports::LimitAsk& per_minute) {
-  ports::LimitDecision d;
-  if (per_minute.rpm <= 0 && per_minute.tpm <= 0) return d;
+  if (per_minute.rpm <= 0 && per_minute.tpm <= 0) return {};
   ports::LimitAsk ask = per_minute;
   ask.rpm = ports::per_window(ask.rpm, window_);
   ask.tpm = ports::per_window(ask.tpm, window_);
@@ -42,29 +40,12 @@ ports::LimitDecision WindowRateLimiter::admit(const ports::LimitAsk& per_minute)
   const milliseconds elapsed(now - index * window_.count());
   std::lock_guard lock(mutex_);
   Counters& c = roll(ask.key, index);
-  const auto fits = [&](const ports::WindowCounts& w, std::int64_t cost, std::int64_t limit) {
-    return limit <= 0 || ports::window_count(w, elapsed, window_) + static_cast<double>(cost) <= static_cast<double>(limit);
-  };
-  const bool requests_fit = fits(c.requests, 1, ask.rpm);
-  const bool tokens_fit = fits(c.tokens, ask.tokens, ask.tpm);
-  d.admitted = requests_fit && tokens_fit;
-  if (d.admitted) {
+  const bool admitted = ports::requests_fit(c.requests, ask, elapsed, window_) && ports::tokens_fit(c.tokens, ask, elapsed, window_);
+  if (admitted) {
     c.requests.current += 1;
     c.tokens.current += ask.tokens;
-  } else {
-    d.refused_by = requests_fit ? "tokens" : "requests";
-    d.retry_after = requests_fit ? ports::wait_to_fit(c.tokens, ask.tokens, ask.tpm, elapsed, window_)
-                                 : ports::wait_to_fit(c.requests, 1, ask.rpm, elapsed, window_);
   }
-  const auto remaining = [&](const ports::WindowCounts& w, std::int64_t limit) -> std::int64_t {
-    if (limit <= 0) return -1;
-    return std::max<std::int64_t>(0, limit - static_cast<std::int64_t>(std::ceil(ports::window_count(w, elapsed, window_))));
-  };
-  d.remaining_requests = remaining(c.requests, ask.rpm);
-  d.remaining_tokens = remaining(c.tokens, ask.tpm);
-  d.reset_requests = ask.rpm > 0 ? ports::wait_to_drain(c.requests, elapsed, window_) : milliseconds(0);
-  d.reset_tokens = ask.tpm > 0 ? ports::wait_to_drain(c.tokens, elapsed, window_) : milliseconds(0);
-  return d;
+  return ports::window_decision(admitted, ask, c.requests, c.tokens, elapsed, window_);
 }
 
 void WindowRateLimiter::charge(const std::string& key, std::int64_t tokens) {
