@@ -104,6 +104,17 @@ async function startGateway(name) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Polls `read` until `done` holds of its value (the consumers store records with a lag that a loaded
+// machine stretches), failing after 30 s with what it waited for; returns the last value.
+async function until(read, done, what) {
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    assert.ok(Date.now() < deadline, `waited 30 s for ${what}: ${JSON.stringify(value)}`);
+    await sleep(200);
+  }
+}
 const body = (content, extra = {}) => JSON.stringify({model: MODEL, messages: [{role: 'user', content}], max_tokens: 2, ...extra});
 
 async function chat(url, key, content = 'Hello there, how are you?') {
@@ -225,8 +236,10 @@ async function spendUntilRefused(key, urls) {
   return {answered, refusal: null};
 }
 function spendOf(key) {
-  const [rows, spent] = psql(`SELECT COUNT(*), COALESCE(SUM(cost_usd), 0) FROM ${tag} WHERE key_name = '${key}'`).split('|').map(Number);
-  return {rows, spent, perRequest: spent / rows};
+  // A request's price follows its measured CPU time, so the bounds below use the dearest one.
+  const [rows, spent, dearest] = psql(`SELECT COUNT(*), COALESCE(SUM(cost_usd), 0), COALESCE(MAX(cost_usd), 0) FROM ${tag} WHERE key_name = '${key}'`)
+    .split('|').map(Number);
+  return {rows, spent, dearest, perRequest: spent / rows};
 }
 
 test('a budget stops its key: through one gateway, and on both', async () => {
@@ -235,23 +248,29 @@ test('a budget stops its key: through one gateway, and on both', async () => {
   assert.equal(one.refusal.status, 429);
   assert.equal(one.refusal.json.error.code, 'insufficient_quota');
   assert.equal(one.refusal.headers.get('x-should-retry'), 'false');
-  await sleep(4000);  // the records reach the store
-  let s = spendOf('budget-one-key');
+  let s = await until(() => spendOf('budget-one-key'), (v) => v.rows >= one.answered, 'the records reach the store');
   console.log(`budget, one gateway: ${one.answered} answered, $${s.spent.toExponential(3)} of $${BUDGET} ($${s.perRequest.toExponential(3)} a request)`);
   assert.equal(s.rows, one.answered);
   assert.ok(s.spent >= BUDGET, 'stopped before its budget was spent');
-  assert.ok(s.spent <= BUDGET + 1.5 * s.perRequest, `spent ${s.spent}`);
+  assert.ok(s.spent <= BUDGET + s.dearest, `spent ${s.spent}`);
 
   const two = await spendUntilRefused('budget-key', gateways.map((g) => g.url));
   assert.ok(two.refusal, `the budget never stopped the key (${two.answered} answered)`);
   assert.equal(two.refusal.json.error.code, 'insufficient_quota');
   // Once the store holds every answer and both have read it, both refuse.
-  await sleep(1000 * (REFRESH_S + 4));
-  for (const g of gateways) assert.equal((await chat(g.url, secrets['budget-key'])).status, 429);
-  s = spendOf('budget-key');
-  console.log(`budget, two gateways: ${two.answered} answered, $${s.spent.toExponential(3)} of $${BUDGET}`);
+  // (A probe the other gateway still admits, not having read the spend yet, is an answer too.)
+  let probesAnswered = 0;
+  await until(async () => Promise.all(gateways.map(async (g) => (await chat(g.url, secrets['budget-key'])).status)),
+              (statuses) => {
+                probesAnswered += statuses.filter((st) => st === 200).length;
+                return statuses.every((st) => st === 429);
+              }, 'both gateways refuse the spent key');
+  const answered = two.answered + probesAnswered;
+  s = await until(() => spendOf('budget-key'), (v) => v.rows >= answered, 'the records reach the store');
+  assert.equal(s.rows, answered);
+  console.log(`budget, two gateways: ${answered} answered, $${s.spent.toExponential(3)} of $${BUDGET}`);
   assert.ok(s.spent >= BUDGET, 'stopped before its budget was spent');
-  assert.ok(s.spent <= 2 * BUDGET + 2 * s.perRequest, `spent ${s.spent}`);
+  assert.ok(s.spent <= 2 * (BUDGET + s.dearest), `spent ${s.spent} (the dearest request $${s.dearest})`);
 });
 
 test('/v1/usage sums equal the stored records and the client\'s tally', async () => {
@@ -262,12 +281,8 @@ test('/v1/usage sums equal the stored records and the client\'s tally', async ()
     assert.equal(a.status, 200);
   }
   // One earlier answer of plain-key (the header test) plus these ten.
-  let usage;
-  for (let i = 0; i < 100; ++i) {
-    usage = await (await fetch(gateways[0].url + '/v1/usage', {headers: {Authorization: `Bearer ${secrets[key]}`}})).json();
-    if (usage.requests >= 11) break;
-    await sleep(100);
-  }
+  const usage = await until(async () => (await fetch(gateways[0].url + '/v1/usage', {headers: {Authorization: `Bearer ${secrets[key]}`}})).json(),
+                            (u) => u.requests >= 11, 'the eleven answers in /v1/usage');
   const [requests, prompt, completion, cost] = psql(
     `SELECT COUNT(*), SUM(token_count), SUM(output_tokens), SUM(cost_usd) FROM ${tag} WHERE key_name = '${key}'`).split('|').map(Number);
   assert.equal(usage.key, key);
@@ -318,19 +333,31 @@ test('a gateway killed mid-admission leaves the counters and the spend consisten
   console.log(`kill: ${answered} of 60 answered before the kill, ${answers.filter((a) => a.status === 'cut').length} cut`);
   gateways[0] = await startGateway('a2');
   // Two windows on, nothing the killed gateway counted holds a place: the whole window is free.
+  // The 50 are offered at once, so they fall in one window unless the burst straddles a window's
+  // end, which frees places in proportion to the time it spans (the sliding window's rule).
   await sleep(2100 * WINDOW_S);
-  let admitted = 0;
-  for (let i = 0; i < 50; ++i) if ((await chat(gateways[i % 2].url, secrets['kill-key'])).status === 200) ++admitted;
-  assert.ok(admitted >= 40 && admitted <= 41, `${admitted} admitted in a fresh window of 40`);
+  const burstStarted = Date.now();
+  const fresh = await Promise.all(Array.from({length: 50}, (_, i) => chat(gateways[i % 2].url, secrets['kill-key'])));
+  const burstSpan = (Date.now() - burstStarted) / 1000;
+  const admitted = fresh.filter((a) => a.status === 200).length;
+  const slack = Math.ceil((40 * burstSpan) / WINDOW_S);
+  console.log(`kill: then ${admitted} of 50 admitted in a fresh window of 40 (burst over ${burstSpan.toFixed(2)} s)`);
+  assert.ok(admitted >= 40 && admitted <= 40 + slack, `${admitted} admitted in a fresh window of 40 (burst over ${burstSpan} s)`);
   // The spend: every stored record of the key once (the killed gateway's items come back to the
-  // other's worker after the visibility timeout), and /v1/usage agrees with them.
-  await sleep(6000);
-  const [rows, ids] = psql(`SELECT COUNT(*), COUNT(DISTINCT id) FROM ${tag} WHERE key_name = 'kill-key'`).split('|').map(Number);
+  // other's worker after the visibility timeout), and /v1/usage agrees with them once the records
+  // stop arriving.
+  const recordsOf = () => psql(`SELECT COUNT(*), COUNT(DISTINCT id), COALESCE(SUM(cost_usd), 0) FROM ${tag} WHERE key_name = 'kill-key'`)
+    .split('|').map(Number);
+  await until(recordsOf, ([rows]) => rows >= answered + admitted, 'the records of every answer reach the store');
+  const [rows, ids, cost, usage] = await until(async () => {
+    const before = recordsOf();
+    const u = await (await fetch(gateways[1].url + '/v1/usage', {headers: {Authorization: `Bearer ${secrets['kill-key']}`}})).json();
+    const after = recordsOf();
+    return [...after, u, before[0]];
+  }, ([rowsAfter, , , u, rowsBefore]) => rowsAfter === rowsBefore && u.requests === rowsAfter, '/v1/usage agrees with a settled store');
   assert.equal(rows, ids, 'a record stored twice');
   assert.ok(rows >= answered + admitted, `${rows} records for ${answered + admitted} answers`);
-  const usage = await (await fetch(gateways[1].url + '/v1/usage', {headers: {Authorization: `Bearer ${secrets['kill-key']}`}})).json();
   assert.equal(usage.requests, rows);
-  const cost = Number(psql(`SELECT SUM(cost_usd) FROM ${tag} WHERE key_name = 'kill-key'`));
   assert.ok(Math.abs(usage.cost_usd - cost) <= 1e-12 * Math.max(1, cost));
 });
 
