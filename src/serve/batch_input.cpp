@@ -1,5 +1,7 @@
 #include "serve/batch_input.hpp"
 
+#include <algorithm>
+
 #include "serve/binding_cache.hpp"
 #include "serve/chat_request.hpp"
 #include "serve/chat_routes.hpp"
@@ -68,8 +70,9 @@ bool ObjectLines::next(std::string& line, bool& too_long) {
 
 Json LineError::json() const { return Json{{"code", code}, {"message", message}, {"param", param.empty() ? Json() : Json(param)}, {"line", line}}; }
 
-std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, std::size_t number, const std::string& endpoint,
-                                                      const std::string& batch_id, BindingCache& bindings, const BatchLineLimits& limits) {
+std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, std::size_t number, const Batch& batch,
+                                                      BindingCache& bindings, const BatchLineLimits& limits) {
+  const std::string& endpoint = batch.endpoint;
   Json j;
   try {
     j = parse_body(line);
@@ -98,6 +101,9 @@ std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, s
     if (request.stream) return error(number, "invalid_request", "stream is not served in a batch", "body.stream");
     const auto tokenizer = bindings.listed_name(request.model);
     if (!tokenizer) return error(number, "model_not_found", "the model '" + request.model + "' does not exist", "body.model");
+    const auto& allowed = batch.owner_models;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), request.model) == allowed.end())
+      return error(number, "model_not_allowed", "the API key '" + batch.owner + "' may not use the model '" + request.model + "'", "body.model");
     if (limits.special_tokens == SpecialTokensInContent::kRefuse) {
       std::string load_error;
       if (const auto binding = bindings.get(*tokenizer, load_error)) refuse_special_tokens(binding->tokenizer(), request.messages, request.tools);
@@ -108,7 +114,8 @@ std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, s
     return error(number, e.error.code.empty() ? "invalid_request" : e.error.code, e.error.message,
                  e.error.param.empty() ? "body" : "body." + e.error.param);
   }
-  out.source.batch = batch_id;
+  out.source.batch = batch.id;
+  out.source.key_name = batch.owner;  // its record, and so its price, is charged to the key
   out.source.line = number;
   out.body = pipe::encode_item_body(out.source, out.tokenizer);
   if (out.body.size() > limits.max_item_bytes)

@@ -14,6 +14,7 @@
 
 #include "pipe/work_item.hpp"
 #include "ports/object_store.hpp"
+#include "serve/batch_state.hpp"
 #include "serve/special_tokens_guard.hpp"
 
 namespace overhead::serve {
@@ -62,9 +63,9 @@ struct CheckedLine {
   std::string body;           // the work item's queue body
 };
 
-// Checks line `number` of a batch for `endpoint`; the error names the line and the field.
-[[nodiscard]] std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, std::size_t number,
-                                                                    const std::string& endpoint, const std::string& batch_id,
+// Checks line `number` of `batch` (its endpoint, and the models its owner may use); the error
+// names the line and the field. The item is charged to the batch's owner.
+[[nodiscard]] std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, std::size_t number, const Batch& batch,
                                                                     BindingCache& bindings, const BatchLineLimits& limits);
 
 }  // namespace overhead::serve

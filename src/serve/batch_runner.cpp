@@ -114,20 +114,22 @@ std::optional<Batch> BatchRunner::get(const std::string& id) {
   return batch_from_document(*doc);
 }
 
-BatchFile BatchRunner::add_file(const std::string& filename, const std::string& purpose, std::string_view content) {
+BatchFile BatchRunner::add_file(const std::string& filename, const std::string& purpose, std::string_view content,
+                               const std::string& owner) {
   BatchFile f;
   f.id = util::random_hex_id("file-", 12);
   f.bytes = static_cast<std::int64_t>(content.size());
   f.created_at = now_s();
   f.filename = filename;
   f.purpose = purpose;
+  f.owner = owner;
   b_.files->put(f.object_key(), content);  // the content first: a document never names a missing object
   b_.state->put(ports::BatchKind::file, to_document(f));
   return f;
 }
 
 Batch BatchRunner::create(const std::string& input_file_id, const std::string& endpoint, const std::string& window,
-                          const Json& metadata) {
+                          const Json& metadata, const std::string& owner, const std::vector<std::string>& owner_models) {
   if (!is_openai_endpoint(endpoint))
     throw RequestError{{400, "endpoint must be one of /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses", "invalid_request_error",
                         "endpoint", "invalid_value"}};
@@ -147,7 +149,9 @@ Batch BatchRunner::create(const std::string& input_file_id, const std::string& e
                             "invalid_request_error", "metadata", "invalid_value"}};
   }
   const auto file = b_.state->get(ports::BatchKind::file, input_file_id);
-  if (!file) throw RequestError{{404, "No such file: " + input_file_id, "invalid_request_error", "input_file_id", "file_not_found"}};
+  // Another key's file is as unknown as a missing one: its existence is not told.
+  if (!file || file_from_document(*file).owner != owner)
+    throw RequestError{{404, "No such file: " + input_file_id, "invalid_request_error", "input_file_id", "file_not_found"}};
   if (file_from_document(*file).purpose != "batch")
     throw RequestError{{400, "The file " + input_file_id + " was not uploaded with purpose \"batch\"", "invalid_request_error", "input_file_id",
                         "invalid_value"}};
@@ -165,6 +169,8 @@ Batch BatchRunner::create(const std::string& input_file_id, const std::string& e
     b.created_at = now_s();
     b.expires_at = b.created_at + *window_s;
     b.metadata = metadata;
+    b.owner = owner;
+    b.owner_models = owner_models;
     save(b);
   }
   {
@@ -301,7 +307,7 @@ void BatchRunner::validate(Batch b) {
                                                    std::to_string(limits_.lines.max_line_bytes) + " bytes per request", "body", in.line_number()});
         continue;
       }
-      auto checked = check_batch_line(line, in.line_number(), b.endpoint, b.id, bindings_, limits_.lines);
+      auto checked = check_batch_line(line, in.line_number(), b, bindings_, limits_.lines);
       if (auto* e = std::get_if<LineError>(&checked)) {
         errors.push_back(std::move(*e));
         continue;
@@ -356,7 +362,7 @@ void BatchRunner::enqueue(Batch b, const std::unordered_set<std::string>* answer
   while (in.next(line, too_long)) {
     if (!too_long && blank(line)) continue;
     if (index++ < from) continue;  // sent before a restart
-    auto checked = check_batch_line(line, in.line_number(), b.endpoint, b.id, bindings_, limits_.lines);
+    auto checked = check_batch_line(line, in.line_number(), b, bindings_, limits_.lines);
     auto* ok = std::get_if<CheckedLine>(&checked);
     if (!ok) throw std::runtime_error("line " + std::to_string(in.line_number()) + " no longer passes its check: the input file changed");
     if (answered && (answered->count(ok->source.id) || index > b.enqueued)) continue;  // answered, or never sent
@@ -434,6 +440,7 @@ Batch BatchRunner::write_results(Batch b, const char* rest_code) {
     f.created_at = now_s();
     f.filename = b.id + suffix + ".jsonl";
     f.purpose = "batch_output";
+    f.owner = b.owner;
     b_.files->put(f.object_key(), bytes);
     b_.state->put(ports::BatchKind::file, to_document(f));
     return f.id;

@@ -31,6 +31,7 @@
 #include <string>
 #include <thread>
 #include <unordered_set>
+#include <vector>
 
 #include "ports/batch_store.hpp"
 #include "ports/object_store.hpp"
@@ -69,11 +70,14 @@ class BatchRunner {
   BatchRunner(const BatchRunner&) = delete;
   BatchRunner& operator=(const BatchRunner&) = delete;
 
-  // Stores an uploaded file; returns its document.
-  BatchFile add_file(const std::string& filename, const std::string& purpose, std::string_view content);
-  // A new batch in `validating` (the runner takes it up at once). Throws RequestError.
+  // Stores a file uploaded under the API key `owner` (empty: no keys); returns its document.
+  BatchFile add_file(const std::string& filename, const std::string& purpose, std::string_view content, const std::string& owner = {});
+  // A new batch in `validating` (the runner takes it up at once), of the API key `owner` whose
+  // lines may name only `owner_models` (empty: any). The input file must be the owner's. Throws
+  // RequestError.
   Batch create(const std::string& input_file_id, const std::string& endpoint, const std::string& window,
-               const nlohmann::ordered_json& metadata);
+               const nlohmann::ordered_json& metadata, const std::string& owner = {},
+               const std::vector<std::string>& owner_models = {});
   // Moves an open batch to cancelling; empty when there is no such batch. Throws RequestError when
   // it is already finished.
   std::optional<Batch> cancel(const std::string& id);

@@ -83,12 +83,20 @@ Json to_json(const Batch& b) {
   return j;
 }
 
-ports::BatchDocument to_document(const BatchFile& f) { return {f.id, f.created_at, false, to_json(f).dump()}; }
+ports::BatchDocument to_document(const BatchFile& f) {
+  Json j = to_json(f);
+  if (!f.owner.empty()) j["owner"] = f.owner;  // ours, beside OpenAI's fields
+  return {f.id, f.created_at, false, j.dump()};
+}
 
 ports::BatchDocument to_document(const Batch& b) {
   Json j = to_json(b);
   j["window_s"] = b.window_s;  // ours, beside OpenAI's fields
   j["enqueued"] = b.enqueued;
+  if (!b.owner.empty()) {
+    j["owner"] = b.owner;
+    j["owner_models"] = b.owner_models;
+  }
   return {b.id, b.created_at, is_open(b.status), j.dump()};
 }
 
@@ -101,6 +109,7 @@ BatchFile file_from_document(const ports::BatchDocument& d) {
   f.created_at = stamp_of(j, "created_at");
   f.filename = text_of(j, "filename");
   f.purpose = text_of(j, "purpose");
+  f.owner = text_of(j, "owner");
   return f;
 }
 
@@ -136,6 +145,10 @@ Batch batch_from_document(const ports::BatchDocument& d) {
   if (const auto it = j.find("cost_usd"); it != j.end() && it->is_number()) b.cost_usd = it->get<double>();
   b.errors = j.value("errors", Json());
   b.metadata = j.value("metadata", Json());
+  b.owner = text_of(j, "owner");
+  if (const auto it = j.find("owner_models"); it != j.end() && it->is_array())
+    for (const auto& m : *it)
+      if (m.is_string()) b.owner_models.push_back(m.get<std::string>());
   return b;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,9 @@ struct BatchFile {
   std::int64_t created_at = 0;
   std::string filename;
   std::string purpose;  // "batch" (uploads), "batch_output" (what a batch writes)
+  // The name of the API key that uploaded it (or whose batch wrote it); empty on a gateway without
+  // keys. Only that key sees it. Kept in the document, not shown.
+  std::string owner;
   [[nodiscard]] std::string object_key() const { return "files/" + id; }
 };
 
@@ -50,6 +54,11 @@ struct Batch {
   std::int64_t enqueued = 0;
   nlohmann::ordered_json errors;    // null, or {"object":"list","data":[{code,message,param,line}]}
   nlohmann::ordered_json metadata;  // null or an object of strings
+  // The API key that created it (empty on a gateway without keys): only that key sees it, its
+  // items are charged to it, and its lines may name only the models the key had when the batch
+  // was created (`owner_models`, empty: every model). Kept in the document, not shown.
+  std::string owner;
+  std::vector<std::string> owner_models;
 };
 
 // OpenAI's completion windows: "24h" (its only value today) and any "<N>h" of 1..168, in seconds;

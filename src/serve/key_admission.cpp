@@ -57,14 +57,7 @@ Caller KeyAdmission::caller(std::string_view authorization) const {
   return keys_.find(authorization, static_cast<std::int64_t>(std::time(nullptr)));
 }
 
-std::optional<ApiError> KeyAdmission::admit(const Caller& caller, const std::string& model, std::int64_t prompt_tokens,
-                                            http::Response& res, KeyGrant& grant) {
-  if (caller.verdict != KeyVerdict::ok) return caller_error(caller);
-  if (!caller.key) return std::nullopt;
-  const ports::ApiKey& key = *caller.key;
-  grant.key_name = key.name;
-  grant.rpm = key.rpm;
-  grant.tpm = key.tpm;
+std::optional<ApiError> KeyAdmission::check_model(const ports::ApiKey& key, const std::string& model) {
   if (!key.models.empty() && std::find(key.models.begin(), key.models.end(), model) == key.models.end()) {
     metrics_.count_admission(key.name, "model");
     std::string allowed;
@@ -72,6 +65,10 @@ std::optional<ApiError> KeyAdmission::admit(const Caller& caller, const std::str
     return ApiError{403, "The API key '" + key.name + "' may not use the model '" + model + "' (allowed: " + allowed + ")",
                     "permission_error", "model", "model_not_allowed"};
   }
+  return std::nullopt;
+}
+
+std::optional<ApiError> KeyAdmission::check_budget(const ports::ApiKey& key, http::Response& res) {
   if (key.budget_usd) {
     const double spent = spend_.spent(key.name);
     if (spent >= *key.budget_usd) {
@@ -83,6 +80,19 @@ std::optional<ApiError> KeyAdmission::admit(const Caller& caller, const std::str
                       "insufficient_quota", "", "insufficient_quota"};
     }
   }
+  return std::nullopt;
+}
+
+std::optional<ApiError> KeyAdmission::admit(const Caller& caller, const std::string& model, std::int64_t prompt_tokens,
+                                            http::Response& res, KeyGrant& grant) {
+  if (caller.verdict != KeyVerdict::ok) return caller_error(caller);
+  if (!caller.key) return std::nullopt;
+  const ports::ApiKey& key = *caller.key;
+  grant.key_name = key.name;
+  grant.rpm = key.rpm;
+  grant.tpm = key.tpm;
+  if (auto refusal = check_model(key, model)) return refusal;
+  if (auto refusal = check_budget(key, res)) return refusal;
   if (key.rpm <= 0 && key.tpm <= 0) {
     metrics_.count_admission(key.name, "admitted");
     return std::nullopt;

@@ -59,6 +59,11 @@ class KeyAdmission {
   // headers on `res` either way, and Retry-After / x-should-retry on a refusal.
   [[nodiscard]] std::optional<ApiError> admit(const Caller& caller, const std::string& model, std::int64_t prompt_tokens,
                                               http::Response& res, KeyGrant& grant);
+  // The parts of admit() that other routes use alone (the Batch API: a batch is created under its
+  // key's model list and budget, and its items are charged to the key's spend, not to its
+  // per-minute windows). Each returns the refusal, counted in the key's metrics.
+  [[nodiscard]] std::optional<ApiError> check_model(const ports::ApiKey& key, const std::string& model);
+  [[nodiscard]] std::optional<ApiError> check_budget(const ports::ApiKey& key, http::Response& res);
   // An answered request of `key_name`: completion tokens to its token window, cost to its spend.
   void answered(const std::string& key_name, std::int64_t tpm, std::int64_t prompt_tokens, std::int64_t completion_tokens,
                 double cost_usd);

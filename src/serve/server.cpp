@@ -177,7 +177,7 @@ Server::Server(ServerOptions options)
       bl.lines.max_item_bytes = b.lane->max_message_bytes();
       bl.lines.special_tokens = options_.special_tokens_in_content;
       batches_ = std::make_unique<BatchRunner>(std::move(b), *bindings_, bl);
-      add_batch_routes(routes, *batches_);
+      add_batch_routes(routes, *batches_, *admission_);
     }
   }
   http_ = std::make_unique<http::HttpServer>(http_options(options_), routes, *gate_);
