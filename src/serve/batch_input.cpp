@@ -97,7 +97,8 @@ std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, s
   if (body == j.end() || !body->is_object()) return error(number, "missing_required_parameter", "no object body", "body");
   CheckedLine out;
   try {
-    const ChatRequest request = parse_chat_request(*body, limits.max_messages);
+    out.request = parse_chat_request(*body, limits.max_messages);
+    const ChatRequest& request = out.request;
     if (request.stream) return error(number, "invalid_request", "stream is not served in a batch", "body.stream");
     const auto tokenizer = bindings.listed_name(request.model);
     if (!tokenizer) return error(number, "model_not_found", "the model '" + request.model + "' does not exist", "body.model");

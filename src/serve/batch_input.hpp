@@ -15,6 +15,7 @@
 #include "pipe/work_item.hpp"
 #include "ports/object_store.hpp"
 #include "serve/batch_state.hpp"
+#include "serve/chat_request.hpp"
 #include "serve/special_tokens_guard.hpp"
 
 namespace overhead::serve {
@@ -58,6 +59,7 @@ struct BatchLineLimits {
 };
 
 struct CheckedLine {
+  ChatRequest request;        // as the chat route reads it (its tools and tool_choice shape the answer)
   pipe::SourceRecord source;  // id = custom_id, batch = the batch's id
   std::string tokenizer;
   std::string body;           // the work item's queue body

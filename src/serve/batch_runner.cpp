@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "serve/binding_cache.hpp"
 #include "serve/completion_json.hpp"
 #include "serve/request_json.hpp"
 #include "util/hash.hpp"
@@ -38,33 +39,43 @@ int refusal_status(const std::string& kind) {
   return 400;
 }
 
-std::string output_line(const Batch& b, const ports::Record& r) {
+// A line's answer in OpenAI's output form, read by `shape` as the chat route reads an answer (null:
+// the text is all content). A refusal, or a constrained answer that broke its constraint, is an
+// error line (`is_error`), as OpenAI files it.
+std::string output_line(const Batch& b, const ports::Record& r, const AnswerShape* shape, bool& is_error) {
   const std::string digest = util::text_digest(b.id + "\n" + r.id);
   Json line;
   line["id"] = "batch_req_" + digest;
   line["custom_id"] = r.id;
   Json response;
+  response["request_id"] = "req_" + digest;
+  const auto error_response = [&](int status, const std::string& message, const std::string& code, const std::string& param) {
+    response["status_code"] = status;
+    response["body"] = Json{{"error", Json{{"message", message}, {"type", status >= 500 ? "server_error" : "invalid_request_error"},
+                                           {"param", param.empty() ? Json() : Json(param)}, {"code", code}}}};
+    is_error = true;
+  };
+  is_error = false;
   if (r.finish_reason == "error") {
     const std::size_t colon = r.text.find(':');
     const std::string kind = colon == std::string::npos ? r.text : r.text.substr(0, colon);
     const std::string reason = colon == std::string::npos ? r.text : r.text.substr(std::min(r.text.size(), colon + 2));
-    response["status_code"] = refusal_status(kind);
-    response["request_id"] = "req_" + digest;
-    response["body"] = Json{{"error", Json{{"message", reason}, {"type", refusal_status(kind) >= 500 ? "server_error" : "invalid_request_error"},
-                                           {"param", nullptr}, {"code", kind}}}};
+    error_response(refusal_status(kind), reason, kind, "");
   } else {
     Completion c;
     c.id = "chatcmpl-" + digest;
     c.created = now_s();
     c.model = r.model;
     c.prompt_tokens = r.engine_prompt_tokens.value_or(r.prompt_tokens_sent > 0 ? r.prompt_tokens_sent : r.token_count);
-    c.content = r.text;
+    fill_answer(c, r.text, r.finish_reason.empty() ? "stop" : r.finish_reason, shape);
     c.completion_tokens = r.output_tokens;
-    c.finish_reason = r.finish_reason.empty() ? "stop" : r.finish_reason;
     c.fingerprint.clear();  // the answering worker's decoder is not known here
-    response["status_code"] = 200;
-    response["request_id"] = "req_" + digest;
-    response["body"] = completion_body(c);
+    if (c.invalid_output) {
+      error_response(c.invalid_output->status, c.invalid_output->message, c.invalid_output->code, c.invalid_output->param);
+    } else {
+      response["status_code"] = 200;
+      response["body"] = completion_body(c);
+    }
   }
   line["response"] = std::move(response);
   line["error"] = nullptr;
@@ -91,7 +102,7 @@ bool blank(const std::string& line) { return line.find_first_not_of(" \t") == st
 }  // namespace
 
 BatchRunner::BatchRunner(BatchBackends backends, BindingCache& bindings, BatchLimits limits)
-    : b_(std::move(backends)), bindings_(bindings), limits_(limits) {
+    : b_(std::move(backends)), bindings_(bindings), limits_(limits), shapes_(limits_.parsers) {
   if (!b_.lane_durable)
     for (const auto& doc : b_.state->open_batches()) resend_.insert(doc.id);
   thread_ = std::thread([this] { run(); });
@@ -405,31 +416,55 @@ void BatchRunner::count(Batch b) {
 }
 
 Batch BatchRunner::write_results(Batch b, const char* rest_code) {
-  // One line per custom_id: the record store holds one record per (batch, custom_id) key.
-  std::map<std::string, std::string> output, errors;  // custom_id -> line, in key order
+  // One line per custom_id: the record store holds one record per (batch, custom_id) key. The
+  // records are held until their input line is read again (its tools and tool_choice shape the
+  // answer): memory bounded by --max-batch-lines, as the output is.
+  std::map<std::string, ports::Record> records;  // custom_id -> record
   double cost = 0;
   b_.records->scan(b.id, [&](const ports::Record& r) {
-    (r.finish_reason == "error" ? errors : output)[r.id] = output_line(b, r);
     cost += r.cost_usd;
+    records[r.id] = r;
   });
-  b.cost_usd = cost;
-  b.completed = static_cast<std::int64_t>(output.size());
-  b.failed = static_cast<std::int64_t>(errors.size());
-  if (rest_code) {
-    // Every line without an answer gets its error line (OpenAI's expiry).
-    const auto file = b_.state->get(ports::BatchKind::file, b.input_file_id);
-    if (file) {
-      ObjectLines in(*b_.files, file_from_document(*file).object_key(), limits_.lines.max_line_bytes);
-      std::string line;
-      bool too_long = false;
-      while (in.next(line, too_long)) {
-        if (too_long || blank(line)) continue;
-        const std::string id = custom_id_of(line);
-        if (id.empty() || output.count(id) || errors.count(id)) continue;
+  std::map<std::string, std::string> output, errors;  // custom_id -> line, in key order
+  const auto add = [&](const ports::Record& r, const AnswerShape* shape) {
+    bool is_error = false;
+    std::string text = output_line(b, r, shape, is_error);
+    (is_error ? errors : output)[r.id] = std::move(text);
+  };
+  const auto file = b_.state->get(ports::BatchKind::file, b.input_file_id);
+  if (file) {
+    ObjectLines in(*b_.files, file_from_document(*file).object_key(), limits_.lines.max_line_bytes);
+    std::string line;
+    bool too_long = false;
+    while (in.next(line, too_long)) {
+      if (too_long || blank(line)) continue;
+      auto checked = check_batch_line(line, in.line_number(), b, bindings_, limits_.lines);
+      auto* ok = std::get_if<CheckedLine>(&checked);
+      const std::string id = ok ? ok->source.id : custom_id_of(line);
+      if (id.empty()) continue;
+      if (const auto r = records.find(id); r != records.end()) {
+        std::shared_ptr<const AnswerShape> shape;
+        if (ok && r->second.finish_reason != "error") {
+          std::string load_error;
+          const auto binding = bindings_.get(ok->tokenizer, load_error);
+          try {
+            shape = shapes_.shape(binding.get(), ok->request, "batch_req_" + util::text_digest(b.id + "\n" + id));
+          } catch (const RequestError&) {
+            // A parser pair the flags refuse: the answer is read as plain content, as it was generated.
+          }
+        }
+        add(r->second, shape.get());
+        records.erase(r);
+      } else if (rest_code) {
+        // Every line without an answer gets its error line (OpenAI's expiry).
         errors[id] = unanswered_line(b, id, rest_code, "This request could not be executed before the completion window expired.");
       }
     }
   }
+  for (const auto& [id, r] : records) add(r, nullptr);  // the input file deleted meanwhile: read as plain content
+  b.cost_usd = cost;
+  b.completed = static_cast<std::int64_t>(output.size());
+  b.failed = static_cast<std::int64_t>(errors.size());
   const auto write = [&](const std::map<std::string, std::string>& lines, const char* suffix) -> std::string {
     if (lines.empty()) return {};
     std::string bytes;

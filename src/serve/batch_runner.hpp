@@ -38,6 +38,7 @@
 #include "ports/queue.hpp"
 #include "ports/store.hpp"
 #include "serve/batch_input.hpp"
+#include "serve/answer_shape.hpp"
 #include "serve/batch_state.hpp"
 
 namespace overhead::serve {
@@ -50,6 +51,9 @@ struct BatchLimits {
   // How often open batches' records are counted (a scan of the batch's records: kept rare, it
   // costs the gateway CPU that interactive requests want).
   std::chrono::milliseconds poll_interval{1000};
+  // The answers' parsers (serve --tool-parser, --reasoning-parser): a batch's output lines read
+  // their text into content, reasoning and tool calls as the chat route's answers do.
+  ParserOverrides parsers;
 };
 
 struct BatchBackends {
@@ -103,6 +107,7 @@ class BatchRunner {
   BatchBackends b_;
   BindingCache& bindings_;
   BatchLimits limits_;
+  AnswerShapes shapes_;
   std::mutex mutex_;  // every read-modify-write of a batch document
   std::mutex wake_mutex_;
   std::condition_variable wake_cv_;

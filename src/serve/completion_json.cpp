@@ -18,6 +18,21 @@ nlohmann::ordered_json fingerprint_json(const std::string& fingerprint) {
   return fingerprint.empty() ? Json(nullptr) : Json(fingerprint);
 }
 
+void fill_answer(Completion& c, const std::string& text, const std::string& engine_reason, const AnswerShape* shape) {
+  if (shape && shape->constraint) {
+    ConstrainedAnswer answer = read_constrained(*shape->constraint, text, shape->options.call_id_prefix, engine_reason);
+    c.content = std::move(answer.content);
+    c.calls = std::move(answer.calls);
+    c.invalid_output = std::move(answer.error);
+  } else {
+    agent::ParsedAnswer answer = parse_answer(shape, text);
+    c.content = std::move(answer.content);
+    c.reasoning = std::move(answer.reasoning);
+    c.calls = std::move(answer.calls);
+  }
+  c.finish_reason = answer_finish_reason(engine_reason, c.calls.size());
+}
+
 Completion reply_completion(const std::string& id, std::int64_t created, const std::string& model, const reply::Reply& reply,
                             const std::string& fingerprint, const AnswerShape* shape) {
   const reply::Usage usage = reply.usage();
@@ -26,20 +41,8 @@ Completion reply_completion(const std::string& id, std::int64_t created, const s
   c.created = created;
   c.model = model;
   c.prompt_tokens = usage.prompt_tokens;
-  const std::string engine_reason = reply.finish_reason.empty() ? "length" : reply.finish_reason;
-  if (shape && shape->constraint) {
-    ConstrainedAnswer answer = read_constrained(*shape->constraint, reply.text, shape->options.call_id_prefix, engine_reason);
-    c.content = std::move(answer.content);
-    c.calls = std::move(answer.calls);
-    c.invalid_output = std::move(answer.error);
-  } else {
-    agent::ParsedAnswer answer = parse_answer(shape, reply.text);
-    c.content = std::move(answer.content);
-    c.reasoning = std::move(answer.reasoning);
-    c.calls = std::move(answer.calls);
-  }
+  fill_answer(c, reply.text, reply.finish_reason.empty() ? "length" : reply.finish_reason, shape);
   c.completion_tokens = usage.completion_tokens;
-  c.finish_reason = answer_finish_reason(engine_reason, c.calls.size());
   c.fingerprint = reply.decoder.empty() ? fingerprint : decoder_fingerprint(reply.decoder);
   return c;
 }

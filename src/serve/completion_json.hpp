@@ -54,6 +54,11 @@ struct Completion {
 // The usage object: prompt, completion and total tokens.
 [[nodiscard]] nlohmann::ordered_json usage_json(const Completion& c);
 
+// The answer's text read into `c` as reply_completion reads it: content, reasoning and tool calls
+// by `shape` (all content when null), the constraint's check, and the finish_reason from the
+// engine's. The Batch API writes its output lines with it, so a batch answer reads as the same
+// request's interactive one.
+void fill_answer(Completion& c, const std::string& text, const std::string& engine_reason, const AnswerShape* shape);
 // The completion of a done reply: its text and finish reason ("length" when the worker had no
 // decoder), the record's prompt tokens and its decoder's output tokens (0 with none).
 // `fingerprint`: the gateway's own (ChatPipeline::fingerprint()), used when the reply does not name

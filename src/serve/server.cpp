@@ -176,6 +176,7 @@ Server::Server(ServerOptions options)
       bl.lines.max_messages = options_.max_messages;
       bl.lines.max_item_bytes = b.lane->max_message_bytes();
       bl.lines.special_tokens = options_.special_tokens_in_content;
+      bl.parsers = options_.parsers;
       batches_ = std::make_unique<BatchRunner>(std::move(b), *bindings_, bl);
       add_batch_routes(routes, *batches_, *admission_);
     }

@@ -1,9 +1,10 @@
 // The Batch API through the official `openai` npm client against `overhead serve --decoder
-// openai:<engine>` in front of the real engine (tests/engine: llama.cpp serving the tiny
+// openai:<engine>,dialect=llamacpp` in front of the real engine (tests/engine: llama.cpp serving the tiny
 // Llama-3-tokenizer model): a JSONL uploaded with files.create(purpose=batch), a batch created,
 // polled to completed, its output file downloaded. Each output line's content equals the engine's
 // own temperature-0 completion of the prompt `overhead` renders for that line's messages; there is
-// exactly one line per custom_id. Also: validation up front (a malformed line, a duplicate
+// exactly one line per custom_id. Lines with tools and a tool_choice come back with the same
+// tool_calls as the chat route's answer to the same request. Also: validation up front (a malformed line, a duplicate
 // custom_id, a url that is not the endpoint: failed at validating with the lines named, nothing
 // sent), paging of GET /v1/batches, and cancel.
 //
@@ -70,7 +71,8 @@ async function listening(child) {
 
 before(async () => {
   engine = await startLlamaEngine({sequences: 2});
-  const decoder = `openai:${engine.baseUrl},model=${engine.modelName}`;
+  // dialect=llamacpp: token ids in, and JSON-schema constraints for the tool-call lines.
+  const decoder = `openai:${engine.baseUrl},model=${engine.modelName},dialect=llamacpp`;
   // Every answer priced by its worker (docs/cost-model.md, "Every request priced"): the batch's
   // cost_usd is the sum of its records'.
   const PRICES = ['--price-cpu-usd-per-hour', '0.05', '--price-gpu-usd-per-hour', '2'];
@@ -154,11 +156,50 @@ test('a batch through the openai client: one output line per custom_id, each the
     const body = l.response.body;
     assert.equal(body.object, 'chat.completion');
     const question = QUESTIONS[Number(l.custom_id.slice(2))];
-    const expected = await engineCompletion(base, engine, {model: MODEL, messages: [{role: 'user', content: question}], maxTokens: MAX_TOKENS});
+    const expected = await engineCompletion(base, engine, {model: MODEL, messages: [{role: 'user', content: question}], maxTokens: MAX_TOKENS,
+                                                                ids: true});
     assert.equal(body.choices[0].message.content, expected.text, `${l.custom_id}: the engine's own answer`);
     assert.equal(body.choices[0].finish_reason, expected.finish_reason);
     assert.equal(body.usage.completion_tokens, expected.completion_tokens);
   }
+});
+
+// Tool calls: a line with tools and a tool_choice reads as the same request does on the chat route
+// (the engine constrained to the call's JSON, the text parsed into tool_calls): the batch's calls
+// equal the interactive answer's, name and arguments, and finish_reason is tool_calls.
+const TOOLS = [
+  {type: 'function', function: {name: 'get_time', parameters: {type: 'object', properties: {zone: {type: 'string', enum: ['CET', 'UTC']}},
+                                                                required: ['zone'], additionalProperties: false}}},
+  {type: 'function', function: {name: 'set_alarm', parameters: {type: 'object', properties: {on: {type: 'boolean'}},
+                                                                 required: ['on'], additionalProperties: false}}},
+];
+test('tool calls in a batch\'s output, as the chat route answers the same request', async () => {
+  const openai = client();
+  const bodies = {
+    named: {model: MODEL, messages: [{role: 'user', content: 'What time is it in Paris?'}], tools: TOOLS, max_tokens: 200, temperature: 0,
+            tool_choice: {type: 'function', function: {name: 'get_time'}}},
+    required: {model: MODEL, messages: [{role: 'user', content: 'Wake me up.'}], tools: TOOLS, max_tokens: 200, temperature: 0,
+               tool_choice: 'required', parallel_tool_calls: false},
+  };
+  const file = await upload(openai, Object.entries(bodies).map(([id, body]) => ({custom_id: id, method: 'POST', url: '/v1/chat/completions', body})));
+  const batch = await openai.batches.create({input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h'});
+  const done = await waitFor(openai, batch.id, (b) => FINAL.has(b.status));
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  const errors = done.error_file_id ? await (await openai.files.content(done.error_file_id)).text() : '';
+  assert.equal(done.request_counts.completed, 2, `${JSON.stringify(done.request_counts)}: ${errors}`);
+  const lines = (await (await openai.files.content(done.output_file_id)).text()).trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(lines.length, 2);
+  for (const l of lines) {
+    const choice = l.response.body.choices[0];
+    const interactive = (await openai.chat.completions.create(bodies[l.custom_id])).choices[0];
+    assert.equal(choice.finish_reason, 'tool_calls', `${l.custom_id}: ${JSON.stringify(choice)}`);
+    assert.equal(choice.finish_reason, interactive.finish_reason);
+    assert.ok(choice.message.tool_calls.length >= 1);
+    assert.deepEqual(choice.message.tool_calls.map((c) => c.function), interactive.message.tool_calls.map((c) => c.function),
+                     `${l.custom_id}: the batch's calls are the chat route's`);
+    for (const c of choice.message.tool_calls) assert.match(c.id, /\S/);
+  }
+  assert.equal(lines.find((l) => l.custom_id === 'named').response.body.choices[0].message.tool_calls[0].function.name, 'get_time');
 });
 
 test('validation up front: every bad line named, the batch failed at validating, nothing sent', async () => {

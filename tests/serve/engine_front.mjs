@@ -12,9 +12,16 @@ export async function postJson(url, body) {
 }
 
 // {prompt, text, finish_reason, completion_tokens}: `engine` (tests/engine/llama_engine.mjs)
-// completing what the gateway at `front` renders for `messages`.
-export async function engineCompletion(front, engine, {model, messages, maxTokens}) {
-  const {prompt} = await postJson(front + '/v1/render', {model, messages, add_generation_prompt: true});
+// completing what the gateway at `front` renders for `messages`: as text, or with `ids` as the
+// token ids the gateway counts for it (special tokens parsed, none added), as a gateway with
+// --decoder openai:URL,dialect=llamacpp sends it (the engine then adds no second BOS).
+export async function engineCompletion(front, engine, {model, messages, maxTokens, ids = false}) {
+  let prompt;
+  if (ids) {
+    prompt = (await postJson(front + '/v1/tokenize', {model, messages, add_generation_prompt: true, add_special_tokens: false})).tokens;
+  } else {
+    prompt = (await postJson(front + '/v1/render', {model, messages, add_generation_prompt: true})).prompt;
+  }
   const c = await postJson(engine.baseUrl + '/completions', {model: engine.modelName, prompt, max_tokens: maxTokens, temperature: 0});
   const choice = c.choices[0];
   assert.ok(choice.text.length > 0, 'the engine generated text');
