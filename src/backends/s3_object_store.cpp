@@ -79,15 +79,41 @@ class S3ObjectStore final : public ports::ObjectStore {
 
   std::string get(const std::string& key) override {
     check_key(key, url_);
-    return call("GetObject", "GET", key, {});
+    return call("GetObject", "GET", key, {}).body;
+  }
+
+  // GetObject with a Range header: 206 with the piece, 416 (InvalidRange) at or past the end, and
+  // a 200 with the whole object from a server that ignores Range (cut here, so the caller's
+  // memory bound is the object's size only then).
+  std::string get_range(const std::string& key, std::uint64_t offset, std::size_t max_bytes) override {
+    check_key(key, url_);
+    if (max_bytes == 0) return {};
+    const std::string range = "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + max_bytes - 1);
+    const Answer a = call("GetObject", "GET", key, {}, range);
+    if (a.status == 416) return {};
+    if (a.status == 206) return a.body;
+    return offset >= a.body.size() ? std::string() : a.body.substr(static_cast<std::size_t>(offset), max_bytes);
+  }
+
+  // DeleteObject: S3 answers 204 whether or not the key was there (its delete is idempotent), so
+  // true means "not there now".
+  bool remove(const std::string& key) override {
+    check_key(key, url_);
+    (void)call("DeleteObject", "DELETE", key, {});
+    return true;
   }
 
   const std::string& url() const override { return url_; }
 
  private:
-  // One S3 call with retries; the response body of a 200. Throws ObjectStoreError.
-  std::string call(const std::string& action, const std::string& method, const std::string& key,
-                   std::string_view payload) {
+  struct Answer {
+    long status = 0;
+    std::string body;
+  };
+  // One S3 call with retries; the answer of a success (200, 204, or with `range` 206 and 416).
+  // Throws ObjectStoreError.
+  Answer call(const std::string& action, const std::string& method, const std::string& key, std::string_view payload,
+              const std::string& range = {}) {
     const std::string wire_path = s3_object_path(config_, key);
     const std::string where = "S3 " + action + " " + key + " on " + url_;
     std::string last;
@@ -98,6 +124,7 @@ class S3ObjectStore final : public ports::ObjectStore {
         const aws::Credentials creds = credentials_.current();
         aws::SignableRequest sreq{method, config_.host, wire_path, {}, {}, payload};
         if (method == "PUT") sreq.headers = {{"content-type", content_type_of(key)}};
+        if (!range.empty()) sreq.headers = {{"range", range}};
         const auto now =
             std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                 .count();
@@ -107,11 +134,13 @@ class S3ObjectStore final : public ports::ObjectStore {
         req.method = method;
         req.url = config_.base_url + wire_path;
         if (method == "PUT") req.headers = {{"Content-Type", content_type_of(key)}};
+        if (!range.empty()) req.headers = {{"Range", range}};
         for (auto& h : signed_headers.as_list()) req.headers.push_back(h);
         req.body = payload;
         req.timeout = config_.call_timeout;
         aws::HttpResponse res = http_->send(req);
-        if (res.status == 200) return std::move(res.body);
+        if (res.status == 200 || res.status == 204 || (!range.empty() && (res.status == 206 || res.status == 416)))
+          return {res.status, std::move(res.body)};
         std::string code = xml_field(res.body, "Code");
         const std::string message = xml_field(res.body, "Message");
         if (code.empty()) code = "HTTP " + std::to_string(res.status);

@@ -2,7 +2,8 @@
 // ObjectStore port over S3's REST API, signed with SigV4 (aws/sigv4.hpp) including the payload
 // hash (x-amz-content-sha256), sent on the pooled HTTP client (aws/http_client.hpp).
 //   put   PutObject of PREFIX/KEY (S3 replaces an object whole, so readers never see half);
-//   get   GetObject of PREFIX/KEY.
+//   get   GetObject of PREFIX/KEY; get_range the same with a Range header (206 Partial Content);
+//   remove  DeleteObject of PREFIX/KEY.
 // Addressing: without `endpoint`, virtual-hosted style on AWS (https://BUCKET.s3.REGION.amazonaws.com/KEY;
 // a bucket name with a dot falls back to path style, since it would not match the TLS wildcard);
 // with `endpoint` (an emulator, MinIO, a VPC endpoint) path style, ENDPOINT/BUCKET/KEY.

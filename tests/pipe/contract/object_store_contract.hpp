@@ -134,6 +134,40 @@ TEST_P(ObjectStoreSemantics, ALargeObjectRoundTrips) {
   EXPECT_EQ(store_->get("big.bin"), big);
 }
 
+// Range reads (the Batch API reads its input files in pieces): any piece of the object, the tail
+// when the range runs past its end, nothing at or past the end.
+TEST_P(ObjectStoreSemantics, ARangeReadGivesThatPieceOfTheObject) {
+  const std::string bytes = all_bytes() + std::string(5000, 'z');
+  store_->put("ranged.jsonl", bytes);
+  EXPECT_EQ(store_->get_range("ranged.jsonl", 0, 10), bytes.substr(0, 10));
+  EXPECT_EQ(store_->get_range("ranged.jsonl", 100, 1000), bytes.substr(100, 1000));
+  EXPECT_EQ(store_->get_range("ranged.jsonl", bytes.size() - 3, 1000), bytes.substr(bytes.size() - 3));
+  EXPECT_EQ(store_->get_range("ranged.jsonl", bytes.size(), 10), "");
+  EXPECT_EQ(store_->get_range("ranged.jsonl", bytes.size() + 100, 10), "");
+  std::string whole;
+  for (std::uint64_t at = 0;; at += 777) {
+    const std::string piece = store_->get_range("ranged.jsonl", at, 777);
+    if (piece.empty()) break;
+    whole += piece;
+  }
+  EXPECT_EQ(whole, bytes);
+  EXPECT_THROW((void)store_->get_range("never/written.jsonl", 0, 10), ports::ObjectStoreError);
+}
+
+TEST_P(ObjectStoreSemantics, ARangeReadOfAnEmptyObjectIsEmpty) {
+  store_->put("empty.jsonl", "");
+  EXPECT_EQ(store_->get_range("empty.jsonl", 0, 10), "");
+}
+
+TEST_P(ObjectStoreSemantics, ARemovedObjectIsGone) {
+  store_->put("to/remove.jsonl", "bytes");
+  EXPECT_TRUE(store_->remove("to/remove.jsonl"));
+  EXPECT_THROW((void)store_->get("to/remove.jsonl"), ports::ObjectStoreError);
+  store_->put("to/remove.jsonl", "again");  // the key can be written again
+  EXPECT_EQ(store_->get("to/remove.jsonl"), "again");
+  EXPECT_THROW((void)store_->remove("../up.jsonl"), std::invalid_argument);
+}
+
 TEST_P(ObjectStoreSemantics, ASecondStoreOnTheSameSpaceSeesTheObjects) {
   store_->put("shared.csv", "v1");
   auto again = GetParam().open(dir_, space_);
