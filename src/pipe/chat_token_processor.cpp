@@ -48,6 +48,12 @@ ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std:
     throw ItemError(kind_name(DeadLetterKind::unknown_tokenizer), "unknown tokenizer \"" + tokenizer + "\"" +
                                              (err != load_errors_.end() ? ": " + err->second : std::string()));
   }
+  ProcessResult r;
+  if (source.prompt_text) {  // a completion's prompt: no template, the tokenizer's special tokens added
+    r.render_end = monotonic_ns();
+    r.token_count = static_cast<std::int64_t>(b->tokenizer().count(*source.prompt_text, true));
+    return r;
+  }
   // One buffer per thread: after warm-up a render allocates no output.
   thread_local std::string text;
   try {
@@ -55,7 +61,6 @@ ProcessResult ChatTokenProcessor::process(const SourceRecord& source, const std:
   } catch (const chat::TemplateError& e) {
     throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
   }
-  ProcessResult r;
   r.render_end = monotonic_ns();
   r.token_count = static_cast<std::int64_t>(b->tokenizer().count(text, true));
   return r;
@@ -68,13 +73,21 @@ ProcessResult ChatTokenProcessor::process_for_decoder(const SourceRecord& source
   const binding::ChatBinding* b = find(tokenizer);  // found: process() threw otherwise
   if (source.answer) r.answer_tokens = static_cast<std::int64_t>(b->tokenizer().count(*source.answer, false));
   if (form == ports::PromptForm::none) return r;
-  try {
-    b->chat_template().render_into(r.prompt, source.prompt_value, generation_options_, source.template_extra ? &source.template_extra->value : nullptr);
-  } catch (const chat::TemplateError& e) {
-    throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
+  // A chat prompt's template writes its own BOS: its ids get nothing added. A completion's text
+  // gets the tokenizer's special tokens, as its token_count above counts them.
+  bool add_special = false;
+  if (source.prompt_text) {
+    r.prompt = *source.prompt_text;
+    add_special = true;
+  } else {
+    try {
+      b->chat_template().render_into(r.prompt, source.prompt_value, generation_options_, source.template_extra ? &source.template_extra->value : nullptr);
+    } catch (const chat::TemplateError& e) {
+      throw ItemError(kind_name(DeadLetterKind::template_error), "chat template of " + tokenizer + ": " + e.what());
+    }
   }
   if (form == ports::PromptForm::ids) {
-    b->tokenizer().encode_into(r.prompt, r.prompt_ids, false);
+    b->tokenizer().encode_into(r.prompt, r.prompt_ids, add_special);
     r.prompt_tokens_sent = static_cast<std::int64_t>(r.prompt_ids.size());
   } else {
     r.prompt_tokens_sent = static_cast<std::int64_t>(b->tokenizer().count(r.prompt, true));

@@ -178,15 +178,11 @@ std::shared_ptr<const SamplingParams> read_sampling(dom::element e, const std::s
   return s;
 }
 
-// Fills everything but `line` from a parsed object of the record shape; `prompt_json` only with
-// `with_prompt_json` (see parse_item_body).
-void fill_record(dom::object obj, const std::string& where, SourceRecord& rec, bool with_prompt_json) {
-  rec.id = required_string(obj, "id", where);
-  rec.model = required_string(obj, "model", where);
-  dom::element prompt;
-  if (last_field(obj, "prompt", prompt) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, "missing field \"prompt\"");
+// The messages of a chat record's `prompt` (a list of {role, content} objects), counted.
+void fill_messages(dom::element prompt, const std::string& where, SourceRecord& rec, bool with_prompt_json) {
   dom::array messages;
-  if (prompt.get(messages) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"prompt\" is not a list of messages");
+  if (prompt.get(messages) != simdjson::SUCCESS)
+    fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"prompt\" is neither a list of messages nor a text");
   if (messages.size() == 0) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"prompt\" is an empty list");
   std::size_t index = 0;
   for (dom::element m : messages) {
@@ -221,6 +217,29 @@ void fill_record(dom::object obj, const std::string& where, SourceRecord& rec, b
   rec.prompt = to_nlohmann(prompt);
   rec.prompt_value = chat::value_from_json(rec.prompt);
   if (with_prompt_json) rec.prompt_json = minified(prompt);
+}
+
+// Fills everything but `line` from a parsed object of the record shape; `prompt_json` only with
+// `with_prompt_json` (see parse_item_body). A prompt text (a completion's) only with
+// `text_prompt`: queue bodies carry the gateway's /v1/completions requests; the seed's JSONL
+// holds conversations, and a text there is the bad_prompt it always was.
+void fill_record(dom::object obj, const std::string& where, SourceRecord& rec, bool with_prompt_json, bool text_prompt) {
+  rec.id = required_string(obj, "id", where);
+  rec.model = required_string(obj, "model", where);
+  dom::element prompt;
+  if (last_field(obj, "prompt", prompt) != simdjson::SUCCESS) fail(kind_name(DeadLetterKind::missing_field), where, "missing field \"prompt\"");
+  if (std::string_view raw; text_prompt && prompt.get(raw) == simdjson::SUCCESS) {
+    // A completion's prompt (/v1/completions): text the engine continues as it is.
+    if (raw.empty()) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"prompt\" is an empty text");
+    rec.prompt_text = std::string(raw);
+    rec.prompt_bytes = static_cast<std::int64_t>(raw.size());
+    rec.prompt_chars = count_code_points(raw);
+    rec.prompt = nlohmann::json::array();
+    rec.prompt_value = chat::value_from_json(rec.prompt);
+    if (with_prompt_json) rec.prompt_json = minified(prompt);
+  } else {
+    fill_messages(prompt, where, rec, with_prompt_json);
+  }
   dom::element tools;
   if (last_field(obj, "tools", tools) == simdjson::SUCCESS && !tools.is_null()) {
     if (!tools.is_array()) fail(kind_name(DeadLetterKind::bad_prompt), where, "field \"tools\" is not a list of tool definitions");
@@ -332,7 +351,7 @@ std::shared_ptr<const SourceRecord> parse_source_line(std::string_view line, std
   auto rec = std::make_shared<SourceRecord>();
   rec->line = line_number;
   rec->file = std::move(file);
-  fill_record(parse_object(line, where, kind_name(DeadLetterKind::malformed_json)), where, *rec, true);
+  fill_record(parse_object(line, where, kind_name(DeadLetterKind::malformed_json)), where, *rec, true, false);
   return rec;
 }
 
@@ -403,7 +422,7 @@ WorkItem parse_item_body(std::string_view body, const std::string& origin) {
   // The item's prompt_json is left empty: it exists to write queue bodies, and a parsed item is
   // never sent on (a dead letter of it keeps the body itself); minifying it was 14.7k
   // instructions, almost half of the parse.
-  fill_record(obj, origin, *rec, false);
+  fill_record(obj, origin, *rec, false, true);
   dom::element reply_value;
   if (last_field(obj, "reply_to", reply_value) == simdjson::SUCCESS) {
     std::string_view reply_to;

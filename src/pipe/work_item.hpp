@@ -1,4 +1,5 @@
-// The work item: one record of the seed's JSONL (`id`, `model`, `prompt` messages, `answer`,
+// The work item: one record of the seed's JSONL (`id`, `model`, `prompt` messages or a completion's
+// prompt text, `answer`,
 // `usage{input,output}` or null) paired with one tokenizer name.
 //
 // A source record is parsed once and shared (immutable) by the items of every tokenizer, so the
@@ -36,6 +37,11 @@ struct SourceRecord {
   // tokenizer's item of this record (chat/json_value.hpp): rendering converts nothing.
   chat::Value prompt_value;
   std::string prompt_json;          // the same list as compact JSON (for queue bodies); empty in a parsed item
+  // A completion's prompt (/v1/completions; in a queue body `"prompt"` a string instead of a list): text the engine
+  // continues as it is, through no chat template, encoded with the tokenizer's special tokens added
+  // (its BOS), as HF's tokenizer(prompt) and the engines' completions do. `prompt` is then an empty
+  // list and `prompt_json` the text as a JSON string.
+  std::optional<std::string> prompt_text;
   // The record's or request's `tools` (a list of tool definitions) as compact JSON, empty when it
   // has none; and the template variables built from it once, null when there are none.
   std::string tools_json;

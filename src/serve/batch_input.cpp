@@ -97,7 +97,8 @@ std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, s
   if (body == j.end() || !body->is_object()) return error(number, "missing_required_parameter", "no object body", "body");
   CheckedLine out;
   try {
-    out.request = parse_chat_request(*body, limits.max_messages);
+    const bool completion = endpoint == "/v1/completions";
+    out.request = completion ? parse_completion_request(*body) : parse_chat_request(*body, limits.max_messages);
     const ChatRequest& request = out.request;
     if (request.stream) return error(number, "invalid_request", "stream is not served in a batch", "body.stream");
     const auto tokenizer = bindings.listed_name(request.model);
@@ -105,7 +106,7 @@ std::variant<CheckedLine, LineError> check_batch_line(const std::string& line, s
     const auto& allowed = batch.owner_models;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), request.model) == allowed.end())
       return error(number, "model_not_allowed", "the API key '" + batch.owner + "' may not use the model '" + request.model + "'", "body.model");
-    if (limits.special_tokens == SpecialTokensInContent::kRefuse) {
+    if (!completion && limits.special_tokens == SpecialTokensInContent::kRefuse) {
       std::string load_error;
       if (const auto binding = bindings.get(*tokenizer, load_error)) refuse_special_tokens(binding->tokenizer(), request.messages, request.tools);
     }

@@ -25,8 +25,8 @@ constexpr std::size_t kMaxReportedErrors = 100;  // a failed validation lists th
 constexpr std::int64_t kCheckpointLines = 200;   // `enqueued` saved this often while sending
 constexpr int kSendTries = 5;
 
-// The endpoints OpenAI's Batch API takes, and the one this gateway serves.
-constexpr const char* kServedEndpoint = "/v1/chat/completions";
+// The endpoints OpenAI's Batch API takes, and those this gateway serves.
+bool is_served_endpoint(const std::string& e) { return e == "/v1/chat/completions" || e == "/v1/completions"; }
 bool is_openai_endpoint(const std::string& e) {
   return e == "/v1/chat/completions" || e == "/v1/completions" || e == "/v1/embeddings" || e == "/v1/responses";
 }
@@ -63,7 +63,8 @@ std::string output_line(const Batch& b, const ports::Record& r, const AnswerShap
     error_response(refusal_status(kind), reason, kind, "");
   } else {
     Completion c;
-    c.id = "chatcmpl-" + digest;
+    c.text_completion = b.endpoint == "/v1/completions";
+    c.id = (c.text_completion ? "cmpl-" : "chatcmpl-") + digest;
     c.created = now_s();
     c.model = r.model;
     c.prompt_tokens = r.engine_prompt_tokens.value_or(r.prompt_tokens_sent > 0 ? r.prompt_tokens_sent : r.token_count);
@@ -144,9 +145,9 @@ Batch BatchRunner::create(const std::string& input_file_id, const std::string& e
   if (!is_openai_endpoint(endpoint))
     throw RequestError{{400, "endpoint must be one of /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses", "invalid_request_error",
                         "endpoint", "invalid_value"}};
-  if (endpoint != kServedEndpoint)
-    throw RequestError{{400, "endpoint " + endpoint + " is not served by this gateway; batches run " + kServedEndpoint, "invalid_request_error",
-                        "endpoint", "unsupported_value"}};
+  if (!is_served_endpoint(endpoint))
+    throw RequestError{{400, "endpoint " + endpoint + " is not served by this gateway; batches run /v1/chat/completions and /v1/completions",
+                        "invalid_request_error", "endpoint", "unsupported_value"}};
   const auto window_s = completion_window_seconds(window);
   if (!window_s)
     throw RequestError{{400, "completion_window must be \"24h\" (or \"<N>h\", N in 1..168), not \"" + window + "\"", "invalid_request_error",
@@ -444,7 +445,7 @@ Batch BatchRunner::write_results(Batch b, const char* rest_code) {
       if (id.empty()) continue;
       if (const auto r = records.find(id); r != records.end()) {
         std::shared_ptr<const AnswerShape> shape;
-        if (ok && r->second.finish_reason != "error") {
+        if (ok && !ok->request.prompt_text && r->second.finish_reason != "error") {  // a completion's text is read as it is
           std::string load_error;
           const auto binding = bindings_.get(ok->tokenizer, load_error);
           try {

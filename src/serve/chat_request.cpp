@@ -122,6 +122,20 @@ void refuse_unsupported(const Json& body) {
   }
 }
 
+// stream and stream_options.include_usage.
+void parse_stream(const Json& body, ChatRequest& r) {
+  r.stream = optional_bool(body, "stream", false);
+  if (const auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
+    if (!so->is_object()) fail("stream_options", "must be an object");
+    if (!r.stream) fail("stream_options", "is only allowed when 'stream' is true", "invalid_value");
+    const auto iu = so->find("include_usage");
+    if (iu != so->end() && !iu->is_null()) {
+      if (!iu->is_boolean()) fail("stream_options.include_usage", "must be a boolean");
+      r.include_usage = iu->get<bool>();
+    }
+  }
+}
+
 // The structured-output constraint: response_format, or tool_choice required / a named function
 // (not both: one answer cannot be a JSON document of the client's schema and calls at once).
 void parse_constraint(const Json& body, ChatRequest& r) {
@@ -240,16 +254,7 @@ ChatRequest parse_chat_request(const Json& body, std::size_t max_messages) {
     check_content(m, param, role_name);
   }
   r.messages = *it;
-  r.stream = optional_bool(body, "stream", false);
-  if (const auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
-    if (!so->is_object()) fail("stream_options", "must be an object");
-    if (!r.stream) fail("stream_options", "is only allowed when 'stream' is true", "invalid_value");
-    const auto iu = so->find("include_usage");
-    if (iu != so->end() && !iu->is_null()) {
-      if (!iu->is_boolean()) fail("stream_options.include_usage", "must be a boolean");
-      r.include_usage = iu->get<bool>();
-    }
-  }
+  parse_stream(body, r);
   r.max_tokens = optional_positive(body, "max_completion_tokens");
   if (!r.max_tokens) r.max_tokens = optional_positive(body, "max_tokens");
   r.sampling = parse_sampling(body);
@@ -258,6 +263,53 @@ ChatRequest parse_chat_request(const Json& body, std::size_t max_messages) {
   parse_tool_choice(body, r);
   parse_constraint(body, r);
   parse_template_kwargs(body, r);
+  return r;
+}
+
+ChatRequest parse_completion_request(const Json& body) {
+  ChatRequest r;
+  r.model = required_string(body, "model");
+  const auto it = body.find("prompt");
+  if (it == body.end() || it->is_null())
+    throw RequestError{{400, "Missing required parameter: 'prompt'", "invalid_request_error", "prompt", "missing_required_parameter"}};
+  const Json* text = &*it;
+  if (it->is_array()) {
+    if (it->size() == 1 && (*it)[0].is_string()) {
+      text = &(*it)[0];
+    } else if (!it->empty() && ((*it)[0].is_number_integer() || (*it)[0].is_array())) {
+      fail("prompt", "token-id prompts are not served: send the prompt as text", "unsupported_value");
+    } else {
+      fail("prompt", "must be one text (or a list of one): one prompt per request is supported", "unsupported_value");
+    }
+  }
+  if (!text->is_string()) fail("prompt", "must be a string");
+  if (text->get_ref<const std::string&>().empty()) fail("prompt", "must not be empty", "invalid_value");
+  r.prompt_text = text->get<std::string>();
+  r.messages = Json::array();
+  parse_stream(body, r);
+  r.max_tokens = optional_positive(body, "max_tokens");
+  if (!r.max_tokens) r.max_tokens = 16;  // OpenAI's default for completions
+  r.sampling = parse_sampling(body);
+  r.tool_choice = ToolChoice::none;
+  if (const auto n = body.find("n"); n != body.end() && !n->is_null()) {
+    if (!n->is_number_integer() || n->get<std::int64_t>() < 1) fail("n", "must be a positive integer");
+    if (n->get<std::int64_t>() > 1) fail("n", "must be 1: one choice per request is supported", "unsupported_value");
+  }
+  if (const auto b = body.find("best_of"); b != body.end() && !b->is_null()) {
+    if (!b->is_number_integer() || b->get<std::int64_t>() < 1) fail("best_of", "must be a positive integer");
+    if (b->get<std::int64_t>() > 1) fail("best_of", "must be 1: one generation per request is supported", "unsupported_value");
+  }
+  if (optional_bool(body, "echo", false)) fail("echo", "is not supported (the answer is the generated text only)", "unsupported_value");
+  if (const auto l = body.find("logprobs"); l != body.end() && !l->is_null()) {
+    if (!l->is_number_integer() || l->get<std::int64_t>() < 0 || l->get<std::int64_t>() > 5) fail("logprobs", "must be an integer from 0 to 5");
+    if (l->get<std::int64_t>() > 0) fail("logprobs", "is not supported (no log probabilities are computed)", "unsupported_value");
+  }
+  if (const auto s = body.find("suffix"); s != body.end() && !s->is_null())
+    fail("suffix", "is not supported (no insertion: the engine continues the prompt)", "unsupported_value");
+  if (const auto b = body.find("logit_bias"); b != body.end() && !b->is_null()) {
+    if (!b->is_object()) fail("logit_bias", "must be an object");
+    if (!b->empty()) fail("logit_bias", "is not supported (token biases are not passed to the engine)", "unsupported_value");
+  }
   return r;
 }
 

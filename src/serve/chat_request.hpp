@@ -42,6 +42,10 @@ struct ChatRequest {
   // chat_template_kwargs as sent (an object of further template variables; empty when none),
   // passed through the work item to the worker's render.
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
+  // A /v1/completions request (parse_completion_request): the prompt text the engine continues,
+  // through no chat template; `messages` is then an empty list, and no tools, constraint or
+  // template variables are set. Its answer is a `text_completion`.
+  std::optional<std::string> prompt_text;
 };
 
 // The body's `tools`, checked (null when absent); throws RequestError naming the field at fault.
@@ -50,5 +54,12 @@ struct ChatRequest {
 
 // Throws RequestError (400) naming the field at fault.
 [[nodiscard]] ChatRequest parse_chat_request(const nlohmann::ordered_json& body, std::size_t max_messages);
+
+// The body of POST /v1/completions (OpenAI's legacy completions, which vLLM and SGLang serve): one
+// `prompt` text (or a list of one), `max_tokens` (16 when absent, as OpenAI's default), the same
+// sampling fields and stream options as a chat request. What would change what an answer is made
+// of is refused by name: several prompts, token-id prompts, `n` or `best_of` over 1, `echo`,
+// `logprobs`, `suffix`, `logit_bias`.
+[[nodiscard]] ChatRequest parse_completion_request(const nlohmann::ordered_json& body);
 
 }  // namespace overhead::serve

@@ -84,7 +84,12 @@ pipe::SourceRecord work_item_source(const ChatRequest& request, const std::strin
   pipe::SourceRecord source;
   source.id = id;
   source.model = request.model;
-  source.prompt_json = item_prompt_json(request.messages);
+  if (request.prompt_text) {
+    source.prompt_text = request.prompt_text;  // a completion: the text, through no template
+    source.prompt_json = Json(*request.prompt_text).dump();
+  } else {
+    source.prompt_json = item_prompt_json(request.messages);
+  }
   if (!request.tools.is_null()) source.tools_json = request.tools.dump();  // the worker renders them
   source.max_tokens = request.max_tokens;  // the decoder stage's wanted length (no answer here)
   source.sampling = request.sampling;      // passed through to the engine
@@ -108,15 +113,17 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
 
   // Checks the body, admits it under the caller's key and queues it; returns the id, or throws
   // RequestError. The key's rate headers go on `res` either way.
+  // `text`: a /v1/completions body (a prompt text) rather than a chat one.
   std::string enqueue(const http::Request& req, http::Response& res, const Json& body, bool kept, ChatRequest& request,
-                      RequestInfo& info) {
-    request = parse_chat_request(body, c_.limits.max_messages);
+                      RequestInfo& info, bool text = false) {
+    request = text ? parse_completion_request(body) : parse_chat_request(body, c_.limits.max_messages);
     const auto tokenizer = c_.bindings.listed_name(request.model);
     if (!tokenizer)
       throw RequestError{{404, "The model '" + request.model + "' does not exist", "invalid_request_error", "model", "model_not_found"}};
     std::string load_error;
     const auto binding = c_.bindings.get(*tokenizer, load_error);  // null: the worker's refusal answers
-    if (binding && c_.limits.special_tokens == SpecialTokensInContent::kRefuse) refuse_special_tokens_of(*binding, request);
+    // A completion's prompt is the caller's whole text, special tokens and all (as the engines take it).
+    if (binding && !text && c_.limits.special_tokens == SpecialTokensInContent::kRefuse) refuse_special_tokens_of(*binding, request);
     if (c_.replies.queued() >= c_.limits.max_queued)
       throw RequestError{{429, "The queue holds " + std::to_string(c_.limits.max_queued) + " requests awaiting an answer; retry after " +
                                    std::to_string(c_.limits.retry_after_s) + " s",
@@ -132,12 +139,12 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     const std::int64_t prompt_tokens = binding && KeyAdmission::needs_prompt_tokens(caller) ? count_prompt_tokens(*binding, request) : 0;
     KeyGrant grant;
     if (auto refusal = c_.admission.admit(caller, request.model, prompt_tokens, res, grant)) throw RequestError{std::move(*refusal)};
-    const std::string id = new_id(kept ? "req_" : "chatcmpl-");
+    const std::string id = new_id(kept ? "req_" : text ? "cmpl-" : "chatcmpl-");
     pipe::SourceRecord source = work_item_source(request, id);
     source.stream = request.stream;  // the worker passes the text on as it is generated
     source.key_name = grant.key_name;  // the record is charged to it
     info = RequestInfo{request.model, *tokenizer, static_cast<std::int64_t>(std::time(nullptr)), ports::monotonic_ns(), kept,
-                       shapes_.shape(binding.get(), request, id), grant.key_name, grant.tpm};
+                       text ? nullptr : shapes_.shape(binding.get(), request, id), grant.key_name, grant.tpm};
     // A stream is bounded by its first token and the gaps between its pieces (the pump keeps
     // them); the box's own bound for it is the whole stream's, not a synchronous answer's.
     c_.replies.open(id, info, request.stream ? std::optional(c_.limits.stream_timeout) : std::nullopt);
@@ -179,12 +186,13 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     if (r.engine_prompt_tokens) c_.metrics.count_engine_prompt(r.tokenizer, r.prompt_tokens_mismatch());
   }
 
-  void chat_completions(const http::Request& req, http::Response& res) {
+  // POST /v1/chat/completions, and with `text` POST /v1/completions.
+  void completions(const http::Request& req, http::Response& res, bool text) {
     ChatRequest request;
     RequestInfo info;
     std::string id;
     try {
-      id = enqueue(req, res, parse_body(req.body), false, request, info);
+      id = enqueue(req, res, parse_body(req.body), false, request, info, text);
     } catch (const RequestError& e) {
       if (e.error.status == 429 && !res.has_header("Retry-After")) res.set_header("Retry-After", std::to_string(c_.limits.retry_after_s));
       send_error(res, e.error);
@@ -194,11 +202,11 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
     if (request.stream) {
       stream_completion(id, info, request.include_usage,
                         StreamDeadlines{now + c_.limits.first_token_timeout, c_.limits.stream_idle_timeout, now + c_.limits.stream_timeout},
-                        res);
+                        res, text);
       return;
     }
     // The key's rate headers, set at admission, go on the deferred answer too (it is a new response).
-    sync_completion(id, info, now + c_.limits.request_timeout, res, res.headers.fields());
+    sync_completion(id, info, now + c_.limits.request_timeout, res, res.headers.fields(), text);
   }
 
   static ApiError shutting_down_error() { return {503, "The server is shutting down", "server_error", "", "shutting_down"}; }
@@ -222,13 +230,13 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
   // the answer is written from the thread that delivered the reply. A client that disconnects
   // while its answer is being generated cancels the generation, and so does --request-timeout.
   void sync_completion(const std::string& id, const RequestInfo& info, std::chrono::steady_clock::time_point deadline,
-                       http::Response& res, std::vector<std::pair<std::string, std::string>> admission_headers = {}) {
+                       http::Response& res, std::vector<std::pair<std::string, std::string>> admission_headers = {}, bool text = false) {
     SyncAnswerHooks hooks;
     hooks.refusal = refusal_error;
     hooks.no_answer = no_answer_hook(id);
     hooks.abandoned = abandon_hook(id);
     const std::weak_ptr<ChatRoutes> weak = weak_from_this();
-    hooks.answer = [weak, id, info, admission_headers = std::move(admission_headers)](const RequestSnapshot& s) {
+    hooks.answer = [weak, id, info, text, admission_headers = std::move(admission_headers)](const RequestSnapshot& s) {
       http::Response out;
       for (const auto& [name, value] : admission_headers) out.set_header(name, value);
       const auto self = weak.lock();
@@ -238,8 +246,8 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
         return out;
       }
       self->record_stages(s);
-      const Completion completion =
-          reply_completion(id, info.created, info.model, *s.reply, self->c_.pipeline.fingerprint(), info.shape.get());
+      Completion completion = reply_completion(id, info.created, info.model, *s.reply, self->c_.pipeline.fingerprint(), info.shape.get());
+      completion.text_completion = text;
       if (completion.invalid_output) {
         out.status = completion.invalid_output->status;
         out.set_content(error_body(*completion.invalid_output), "application/json");
@@ -256,8 +264,9 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
   // decode, piece by piece as the box receives it, pushed by a StreamPump (stream_pump.hpp): the
   // handler returns at once and no thread is held while the stream lasts.
   void stream_completion(const std::string& id, const RequestInfo& info, bool include_usage, StreamDeadlines deadlines,
-                         http::Response& res) {
+                         http::Response& res, bool text) {
     Completion head;
+    head.text_completion = text;
     head.id = id;
     head.created = info.created;
     head.model = info.model;
@@ -369,7 +378,8 @@ class ChatRoutes : public std::enable_shared_from_this<ChatRoutes> {
 
 void add_chat_routes(http::Routes& routes, const ChatRouteContext& context) {
   auto chat = std::make_shared<ChatRoutes>(context);
-  routes.post("/v1/chat/completions", [chat](const http::Request& req, http::Response& res) { chat->chat_completions(req, res); });
+  routes.post("/v1/chat/completions", [chat](const http::Request& req, http::Response& res) { chat->completions(req, res, false); });
+  routes.post("/v1/completions", [chat](const http::Request& req, http::Response& res) { chat->completions(req, res, true); });
   routes.post("/v1/requests", [chat](const http::Request& req, http::Response& res) { chat->submit_async(req, res); });
   routes.get("/v1/requests/{id}",
              [chat](const http::Request& req, http::Response& res) { chat->request_status(req.path_params.at("id"), res); });

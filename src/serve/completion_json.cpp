@@ -57,6 +57,16 @@ std::string decoder_fingerprint(const std::string& decoder_description) {
 }
 
 nlohmann::ordered_json completion_body(const Completion& c) {
+  if (c.text_completion) {
+    Json choice{{"text", c.content}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", c.finish_reason}};
+    return Json{{"id", c.id},
+                {"object", "text_completion"},
+                {"created", c.created},
+                {"model", c.model},
+                {"system_fingerprint", fingerprint_json(c.fingerprint)},
+                {"choices", Json::array({choice})},
+                {"usage", usage_json(c)}};
+  }
   // As OpenAI: content is null when the answer is tool calls and no text.
   Json message{{"role", "assistant"}, {"content", c.content.empty() && !c.calls.empty() ? Json(nullptr) : Json(c.content)}};
   if (!c.reasoning.empty()) message["reasoning_content"] = c.reasoning;

@@ -47,6 +47,9 @@ struct Completion {
   // A constrained answer that does not follow its constraint (answer_constraint.hpp): the error
   // the client gets instead of this completion.
   std::optional<ApiError> invalid_output;
+  // The answer of /v1/completions: a `text_completion` ({"choices":[{"text",...}]}), streamed as
+  // `text_completion` chunks without a role event; else a `chat.completion`.
+  bool text_completion = false;
 };
 
 // The system_fingerprint field's value: the fingerprint, null when it is unknown.

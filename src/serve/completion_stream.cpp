@@ -9,12 +9,19 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 Json chunk_head(const Completion& c) {
-  return Json{{"id", c.id},       {"object", "chat.completion.chunk"}, {"created", c.created},
+  return Json{{"id", c.id},       {"object", c.text_completion ? "text_completion" : "chat.completion.chunk"}, {"created", c.created},
               {"model", c.model}, {"system_fingerprint", fingerprint_json(c.fingerprint)}};
 }
 
 Json one_choice(Json delta, const char* finish_reason) {
   Json choice{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}};
+  choice["finish_reason"] = finish_reason ? Json(finish_reason) : Json(nullptr);
+  return Json::array({choice});
+}
+
+// A text completion's choice: the piece itself as `text` (no delta object).
+Json one_text_choice(Json text, const char* finish_reason) {
+  Json choice{{"text", std::move(text)}, {"index", 0}, {"logprobs", nullptr}};
   choice["finish_reason"] = finish_reason ? Json(finish_reason) : Json(nullptr);
   return Json::array({choice});
 }
@@ -28,7 +35,7 @@ CompletionStream::CompletionStream(const Completion& head, bool include_usage, s
   // One text chunk with a marker where the text goes, split around it once, per kind of text.
   const auto split = [&](const char* key, std::string& prefix, std::string& suffix) {
     Json j = chunk_head(head_);
-    j["choices"] = one_choice(Json{{key, "\x01piece\x01"}}, nullptr);
+    j["choices"] = head_.text_completion ? one_text_choice("\x01piece\x01", nullptr) : one_choice(Json{{key, "\x01piece\x01"}}, nullptr);
     if (include_usage_) j["usage"] = nullptr;
     const std::string whole = event(j);
     const std::string marker = "\"\\u0001piece\\u0001\"";
@@ -44,6 +51,7 @@ CompletionStream::CompletionStream(const Completion& head, bool include_usage, s
 }
 
 std::string CompletionStream::start() const {
+  if (head_.text_completion) return {};  // a text completion's stream has no role event
   Json j = chunk_head(head_);
   j["choices"] = one_choice(Json{{"role", "assistant"}, {"content", ""}}, nullptr);
   if (include_usage_) j["usage"] = nullptr;  // OpenAI's chunks carry usage: null until the last
@@ -108,6 +116,7 @@ std::string CompletionStream::finish(const reply::Reply& reply) {
     append_deltas(out, deltas_);
   }
   Completion c = reply_completion(head_.id, head_.created, head_.model, reply, head_.fingerprint);
+  c.text_completion = head_.text_completion;
   if (shape_ && shape_->constraint) {
     // The reply's text is the whole answer when it came whole; else the pieces streamed here.
     const std::string& text = constrained_text_.empty() ? reply.text : constrained_text_;
@@ -129,7 +138,7 @@ std::string CompletionStream::finish(const reply::Reply& reply) {
   }
   c.finish_reason = answer_finish_reason(c.finish_reason, calls_sent_);
   Json j = chunk_head(c);
-  j["choices"] = one_choice(Json::object(), c.finish_reason.c_str());
+  j["choices"] = c.text_completion ? one_text_choice("", c.finish_reason.c_str()) : one_choice(Json::object(), c.finish_reason.c_str());
   if (include_usage_) j["usage"] = nullptr;
   out += event(j);
   if (include_usage_) {

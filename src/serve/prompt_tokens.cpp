@@ -10,6 +10,8 @@
 namespace overhead::serve {
 
 std::int64_t count_prompt_tokens(const binding::ChatBinding& binding, const ChatRequest& request) {
+  // A completion's text, with the special tokens the worker adds to it (chat_token_processor.cpp).
+  if (request.prompt_text) return static_cast<std::int64_t>(binding.tokenizer().count(*request.prompt_text, true));
   chat::RenderOptions options;
   options.add_generation_prompt = true;
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();

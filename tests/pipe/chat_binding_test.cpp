@@ -61,6 +61,27 @@ TEST_F(ChatBindingTest, AnItemMayNameALoadedSetByItsHfIdAndValuesRenderAsJsonDid
   EXPECT_THROW((void)processor.process(*rec, "google/gemma-3-27b-it"), ItemError);
 }
 
+// A completion's prompt text goes through no template: counted and, for an engine that takes ids,
+// encoded with the tokenizer's special tokens added (Llama-3's BOS), as HF's tokenizer(text) does.
+TEST_F(ChatBindingTest, ACompletionsPromptTextIsEncodedAsItIsWithTheTokenizersBos) {
+  const ChatTokenProcessor processor({"llama-3.3-70b-instruct"});
+  const auto llama = binding::ChatBinding::load("llama-3.3-70b-instruct");
+  SourceRecord rec;
+  rec.id = "c";
+  rec.model = "m";
+  rec.prompt_text = "The sea is wide";
+  const auto want = llama->tokenizer().encode(*rec.prompt_text, true);
+  ASSERT_EQ(want.front(), 128000u);  // <|begin_of_text|>
+  EXPECT_EQ(processor.process(rec, "llama-3.3-70b-instruct").token_count, static_cast<std::int64_t>(want.size()));
+  const auto ids = processor.process_for_decoder(rec, "llama-3.3-70b-instruct", ports::PromptForm::ids);
+  EXPECT_EQ(ids.prompt, *rec.prompt_text);
+  EXPECT_EQ(std::vector<std::uint32_t>(ids.prompt_ids.begin(), ids.prompt_ids.end()), std::vector<std::uint32_t>(want.begin(), want.end()));
+  EXPECT_EQ(ids.prompt_tokens_sent, static_cast<std::int64_t>(want.size()));
+  const auto text = processor.process_for_decoder(rec, "llama-3.3-70b-instruct", ports::PromptForm::text);
+  EXPECT_EQ(text.prompt, *rec.prompt_text);
+  EXPECT_EQ(text.prompt_tokens_sent, static_cast<std::int64_t>(want.size()));
+}
+
 // The template-only path (the CLI's `template`) and the full binding take the same template of a
 // name, HF ids included, and both refuse a named list without "default" as transformers does.
 TEST_F(ChatBindingTest, TemplateOnlyAndFullBindingPickTheSameTemplate) {

@@ -75,6 +75,24 @@ TEST(WorkItem, EachBadInputHasItsKind) {
   EXPECT_EQ(kind_of(R"({"id":"1","model":"m","prompt":[{"role":"user","content":[{"type":"text","text":"x"}]}]})"), "ok");
 }
 
+// A /v1/completions request's prompt text travels in a queue body as a JSON string (never in the
+// seed's JSONL, whose prompts are conversations: EachBadInputHasItsKind).
+TEST(WorkItem, AQueueBodyCarriesACompletionsPromptText) {
+  SourceRecord rec;
+  rec.id = "cmpl-1";
+  rec.model = "m";
+  rec.prompt_text = "Once \"upon\" 日本";
+  rec.prompt_json = nlohmann::json(*rec.prompt_text).dump();
+  rec.max_tokens = 16;
+  const WorkItem item = parse_item_body(encode_item_body(rec, "phi-4"), "message 3");
+  ASSERT_TRUE(item.source->prompt_text);
+  EXPECT_EQ(*item.source->prompt_text, *rec.prompt_text);
+  EXPECT_TRUE(item.source->prompt.is_array() && item.source->prompt.empty());
+  EXPECT_EQ(item.source->prompt_bytes, static_cast<std::int64_t>(rec.prompt_text->size()));
+  EXPECT_EQ(item.source->prompt_chars, 14);
+  EXPECT_THROW(parse_item_body(R"({"tokenizer":"phi-4","id":"a","model":"m","prompt":""})", "message 4"), ItemError);
+}
+
 TEST(WorkItem, QueueBodyRoundTripsWithoutTheAnswer) {
   auto rec = parse_source_line(testing::source_line("1-1", "a \\\"quoted\\\" line"), 12);
   const std::string body = encode_item_body(*rec, "phi-4");

@@ -109,4 +109,45 @@ TEST(ChatRequest, SchemaErrorsNameTheField) {
   }
 }
 
+// /v1/completions bodies: one prompt text, max_tokens 16 by default, the chat request's sampling;
+// what would change the answer's make-up is refused by name.
+overhead::serve::ApiError completion_error_of(const std::string& body) {
+  try {
+    (void)overhead::serve::parse_completion_request(Json::parse(body));
+  } catch (const RequestError& e) {
+    return e.error;
+  }
+  return {0, "", "", "", ""};
+}
+
+TEST(CompletionRequest, APromptTextPassesThroughWithOpenAIsDefaults) {
+  const auto r = overhead::serve::parse_completion_request(Json::parse(R"({"model":"m","prompt":"Once upon","temperature":0,"stop":"\n"})"));
+  ASSERT_TRUE(r.prompt_text);
+  EXPECT_EQ(*r.prompt_text, "Once upon");
+  EXPECT_EQ(r.max_tokens, 16);
+  EXPECT_TRUE(r.messages.is_array() && r.messages.empty());
+  ASSERT_NE(r.sampling, nullptr);
+  EXPECT_EQ(r.sampling->stop, std::vector<std::string>{"\n"});
+  const auto listed = overhead::serve::parse_completion_request(Json::parse(R"({"model":"m","prompt":["one"],"max_tokens":3})"));
+  EXPECT_EQ(*listed.prompt_text, "one");
+  EXPECT_EQ(listed.max_tokens, 3);
+  // Their neutral values pass.
+  EXPECT_EQ(completion_error_of(R"({"model":"m","prompt":"x","n":1,"best_of":1,"echo":false,"logprobs":0,"logit_bias":{}})").status, 0);
+}
+
+TEST(CompletionRequest, WhatChangesTheAnswerIsRefusedByName) {
+  for (const std::string field : {R"("prompt":["a","b"])", R"("prompt":[1,2,3])", R"("prompt":[[1,2]])", R"("n":2)", R"("best_of":3)",
+                                  R"("echo":true)", R"("logprobs":2)", R"("suffix":"end")", R"("logit_bias":{"1":5})"}) {
+    const std::string body = field.starts_with("\"prompt\"") ? R"({"model":"m",)" + field + "}" : R"({"model":"m","prompt":"x",)" + field + "}";
+    const auto e = completion_error_of(body);
+    EXPECT_EQ(e.status, 400) << field;
+    EXPECT_EQ(e.code, "unsupported_value") << field;
+    EXPECT_NE(field.find("\"" + e.param + "\""), std::string::npos) << field << " named " << e.param;
+  }
+  EXPECT_EQ(completion_error_of(R"({"model":"m"})").code, "missing_required_parameter");
+  EXPECT_EQ(completion_error_of(R"({"model":"m","prompt":""})").param, "prompt");
+  EXPECT_EQ(completion_error_of(R"({"model":"m","prompt":7})").param, "prompt");
+  EXPECT_EQ(completion_error_of(R"({"model":"m","prompt":"x","max_tokens":0})").param, "max_tokens");
+}
+
 }  // namespace

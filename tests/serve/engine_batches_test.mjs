@@ -202,6 +202,28 @@ test('tool calls in a batch\'s output, as the chat route answers the same reques
   assert.equal(lines.find((l) => l.custom_id === 'named').response.body.choices[0].message.tool_calls[0].function.name, 'get_time');
 });
 
+test('a /v1/completions batch: each line the engine\'s own continuation of its prompt text', async () => {
+  const openai = client();
+  const prompts = ['The river runs', 'In the morning the baker'];
+  const file = await upload(openai, prompts.map((p, i) => ({custom_id: `t-${i}`, method: 'POST', url: '/v1/completions',
+                                                            body: {model: MODEL, prompt: p, max_tokens: MAX_TOKENS, temperature: 0}})));
+  const batch = await openai.batches.create({input_file_id: file.id, endpoint: '/v1/completions', completion_window: '24h'});
+  const done = await waitFor(openai, batch.id, (b) => FINAL.has(b.status));
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  assert.deepEqual(done.request_counts, {total: 2, completed: 2, failed: 0});
+  const lines = (await (await openai.files.content(done.output_file_id)).text()).trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(lines.length, 2);
+  for (const l of lines) {
+    const body = l.response.body;
+    assert.equal(body.object, 'text_completion');
+    const c = await (await fetch(engine.baseUrl + '/completions', {method: 'POST', headers: {'Content-Type': 'application/json'},
+      body: JSON.stringify({model: engine.modelName, prompt: prompts[Number(l.custom_id.slice(2))], max_tokens: MAX_TOKENS, temperature: 0})})).json();
+    assert.equal(body.choices[0].text, c.choices[0].text, `${l.custom_id}: the engine's own continuation`);
+    assert.equal(body.usage.prompt_tokens, c.usage.prompt_tokens);
+    assert.equal(body.usage.completion_tokens, c.usage.completion_tokens);
+  }
+});
+
 test('validation up front: every bad line named, the batch failed at validating, nothing sent', async () => {
   const openai = client();
   const file = await upload(openai, [

@@ -262,3 +262,58 @@ test('tokenize once: ids in, the engine\'s token ids out, detokenized and cut by
     rmSync(out, {recursive: true, force: true});
   }
 });
+
+// /v1/completions: the prompt text through no template, as the engines' completions take it. The
+// reference is the engine's own completion of the same text (it adds its BOS, as we do); on a
+// gateway that sends ids (dialect=vllm) the engine reads exactly our ids, BOS included.
+const TEXT = 'The sea is wide and deep, and in the evening';
+async function engineTextCompletion(maxTokens) {
+  const c = await postJson(engine.baseUrl + '/completions', {model: engine.modelName, prompt: TEXT, max_tokens: maxTokens, temperature: 0});
+  return {text: c.choices[0].text, finish_reason: c.choices[0].finish_reason, prompt_tokens: c.usage.prompt_tokens,
+          completion_tokens: c.usage.completion_tokens};
+}
+async function checkTextCompletions(openai, want) {
+  const c = await openai.completions.create({model: MODEL, prompt: TEXT, max_tokens: MAX_TOKENS, temperature: 0});
+  assert.equal(c.object, 'text_completion');
+  assert.match(c.id, /^cmpl-/);
+  assert.equal(c.choices[0].text, want.text);
+  assert.equal(c.choices[0].finish_reason, want.finish_reason);
+  assert.equal(c.usage.prompt_tokens, want.prompt_tokens, 'the prompt counted as the engine counts it, its BOS included');
+  assert.equal(c.usage.completion_tokens, want.completion_tokens);
+  let streamed = '';
+  let finish;
+  let usage;
+  for await (const chunk of await openai.completions.create({model: MODEL, prompt: TEXT, max_tokens: MAX_TOKENS, temperature: 0,
+                                                              stream: true, stream_options: {include_usage: true}})) {
+    assert.equal(chunk.object, 'text_completion');
+    if (chunk.choices[0]) {
+      streamed += chunk.choices[0].text;
+      finish = chunk.choices[0].finish_reason ?? finish;
+    }
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.equal(streamed, want.text);
+  assert.equal(finish, want.finish_reason);
+  assert.equal(usage.completion_tokens, want.completion_tokens);
+  await assert.rejects(openai.completions.create({model: MODEL, prompt: [TEXT, TEXT], max_tokens: 4}),
+                       (e) => e.status === 400 && e.param === 'prompt' && e.code === 'unsupported_value');
+}
+
+test('/v1/completions: the engine\'s own continuation of the text, whole and streamed, as text and as ids', async () => {
+  const want = await engineTextCompletion(MAX_TOKENS);
+  assert.ok(want.text.length > 0);
+  await checkTextCompletions(client(), want);
+  const out = mkdtempSync(path.join(os.tmpdir(), 'overhead-engine-text-ids-'));
+  try {
+    const {child, url} = await startServe(out, [], ',dialect=vllm');
+    await checkTextCompletions(new OpenAI({apiKey: 'unused', baseURL: url + '/v1', maxRetries: 0, timeout: 60000}), want);
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    // The engine read exactly the ids sent (its BOS and the text's tokens).
+    const rows = spawnSync('sqlite3', [path.join(out, 'serve.db'), 'SELECT prompt_tokens_sent, engine_prompt_tokens FROM records'],
+                           {encoding: 'utf8'}).stdout.trim().split('\n');
+    assert.ok(rows.includes(`${want.prompt_tokens}|${want.prompt_tokens}`), rows.join(';'));
+  } finally {
+    rmSync(out, {recursive: true, force: true});
+  }
+});
