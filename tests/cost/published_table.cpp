@@ -2,7 +2,9 @@
 
 #include <fstream>
 
+#include "cost/engine_preset.hpp"
 #include "cost/engine_sim.hpp"
+#include "cost/json_file.hpp"
 #include "cost/scenario.hpp"
 
 #include <algorithm>
@@ -82,8 +84,23 @@ std::vector<CalibrationRow> load_calibration(const std::filesystem::path& file) 
     r.tp = static_cast<int>(number_of("tp"));
     r.input_tokens = number_of("input_tokens");
     r.output_tokens = number_of("output_tokens");
-    if (get("concurrency") != "max") r.concurrency = number_of("concurrency");
-    else r.requests = number_of("requests");
+    const std::string& load = get("concurrency");
+    if (load.rfind("rate:", 0) == 0) {
+      try {
+        std::size_t used = 0;
+        const double rate = std::stod(load.substr(5), &used);
+        if (used != load.size() - 5 || !(rate > 0)) throw std::invalid_argument(load);
+        r.request_rate = rate;
+      } catch (const std::exception&) {
+        throw CostError(file.string() + ":" + std::to_string(number) + ": concurrency \"" + load +
+                        "\" is neither max, a number of clients, nor rate:R");
+      }
+      r.requests = number_of("requests");
+    } else if (load != "max") {
+      r.concurrency = number_of("concurrency");
+    } else {
+      r.requests = number_of("requests");
+    }
     r.output_tokens_per_s = number_of("output_tokens_per_s");
     if (!get("ttft_ms").empty()) r.ttft_ms = number_of("ttft_ms");
     if (!get("tpot_ms").empty()) r.tpot_ms = number_of("tpot_ms");
@@ -123,6 +140,10 @@ Prediction predict(const CalibrationRow& row, const EngineParams& engine, const 
   if (row.concurrency) {
     c.concurrency = *row.concurrency;
     c.requests = static_cast<std::size_t>(std::max(2000.0, 20 * *row.concurrency));
+  } else if (row.request_rate) {
+    c.closed_loop = false;
+    c.arrival_rate = *row.request_rate;
+    c.requests = static_cast<std::size_t>(row.requests);
   } else {
     c.concurrency = row.requests;
     c.requests = static_cast<std::size_t>(row.requests);
@@ -130,6 +151,35 @@ Prediction predict(const CalibrationRow& row, const EngineParams& engine, const 
   const auto sim = simulate_engine(c);
   const double tokens_per_s = row.concurrency ? sim.output_tokens_per_s : sim.total_output_tokens_per_s;
   return {tokens_per_s, sim.ttft_s.mean * 1000, sim.tpot_s.mean * 1000};
+}
+
+std::string engine_family(const CalibrationRow& row) {
+  for (const char* family : {"vllm", "sglang"})
+    if (row.engine.rfind(family, 0) == 0) return family;
+  return "";
+}
+
+std::map<std::string, double> load_engine_factors(const std::filesystem::path& file) {
+  const auto j = read_json_file(file);
+  std::map<std::string, double> factors;
+  for (const auto& [name, entry] : j.items()) {
+    if (!entry.is_object()) continue;  // "note"
+    if (!entry.contains("value") || !entry["value"].is_number() || !(entry["value"].get<double>() > 0))
+      throw CostError(file.string() + ": " + name + ".value must be a positive number");
+    factors[name] = entry["value"].get<double>();
+  }
+  return factors;
+}
+
+EngineParams engine_for_row(const CalibrationRow& row, const EngineParams& base, double factor, const std::filesystem::path& data_dir) {
+  const std::string family = engine_family(row);
+  if (family.empty()) return base;
+  EngineParams e = base;
+  const auto gpu = load_gpu(row.gpu, data_dir / "profiles");
+  apply_engine_preset(family, data_dir / "engines", {gpu.name, gpu.memory_gb.value, row.tp}, e);
+  e.bandwidth_efficiency = std::min(1.0, e.bandwidth_efficiency * factor);
+  e.compute_efficiency = std::min(1.0, e.compute_efficiency * factor);
+  return e;
 }
 
 }  // namespace overhead::cost

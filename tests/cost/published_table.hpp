@@ -2,10 +2,13 @@
 // one a row with its source, and the server model's prediction of each. The fit of the engine's
 // efficiency parameters (calibration_fit.cpp, a tool run by hand) and the check of the held-out
 // rows (calibration_test.cpp) both use these; nothing in src/ does (a run's own engine is
-// calibrated by `overhead calibrate`), so it lives here with them.
+// calibrated by `overhead calibrate`), so it lives here with them. Rows of vLLM and SGLang are
+// priced with their engine preset (data/engines/) and one efficiency factor per engine
+// (data/calibration/engine_factors.json) on top of the TensorRT-LLM fit, which they leave as it is.
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,8 +21,10 @@ struct CalibrationRow {
   std::string id, engine, gpu, model, precision, kv_dtype, split, source, table;
   int gpus = 1, tp = 1;
   double input_tokens = 0, output_tokens = 0;
-  std::optional<double> concurrency;        // empty: the engine's maximum throughput (offline)
-  double requests = 0;                      // offline: the benchmark's request count, all at once
+  std::optional<double> concurrency;        // a closed loop of this many clients
+  std::optional<double> request_rate;       // "rate:R": Poisson arrivals at R requests/s
+                                            // neither ("max"): the engine's maximum throughput (offline)
+  double requests = 0;                      // offline and rate: the benchmark's request count
   double output_tokens_per_s = 0;           // the fleet's (all `gpus`)
   std::optional<double> ttft_ms, tpot_ms;   // where the source reports them
 };
@@ -31,8 +36,21 @@ struct Prediction {
   double output_tokens_per_s = 0, ttft_ms = 0, tpot_ms = 0;
 };
 // What the row measured, by the engine simulation: at its concurrency, a closed loop in its
-// steady state; offline (concurrency "max"), its `requests` all at once, the output tokens over
-// the whole run (the benchmark's own figure, start and drain included).
+// steady state; offline (concurrency "max"), its `requests` all at once, and at a Poisson rate
+// ("rate:R") its `requests` arriving at that rate: both the output tokens over the whole run (the
+// benchmark's own figure, start and drain included).
 Prediction predict(const CalibrationRow& row, const EngineParams& engine, const std::filesystem::path& profiles_dir);
+
+// The engine whose preset and efficiency factor a row takes: "vllm" or "sglang" from the row's
+// engine, "" for the rest (TensorRT-LLM and NIM: the base fit, data/calibration/engine.json).
+std::string engine_family(const CalibrationRow& row);
+
+// Per-engine efficiency factors: {"vllm": {"value": F, ...}, ...}. Throws CostError naming the file.
+std::map<std::string, double> load_engine_factors(const std::filesystem::path& file);
+
+// The base fit with the row's engine preset (at the row's GPU and TP) and `factor` applied: the
+// bandwidth and compute efficiencies times `factor`, at most 1. A row of the base family gets
+// `base` unchanged. `data_dir` holds profiles/ and engines/.
+EngineParams engine_for_row(const CalibrationRow& row, const EngineParams& base, double factor, const std::filesystem::path& data_dir);
 
 }  // namespace overhead::cost
