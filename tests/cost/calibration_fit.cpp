@@ -30,7 +30,12 @@ double objective(const std::vector<CalibrationRow>& rows, const EngineParams& ba
   double sum = 0, weight = 0;
   for (const auto& row : rows) {
     if (row.split != "fit" || engine_family(row) != family) continue;
-    const auto p = predict(row, engine_for_row(row, base, factor, data), data / "profiles");
+    Prediction p;
+    try {
+      p = predict(row, engine_for_row(row, base, factor, data), data / "profiles");
+    } catch (const CostError&) {
+      continue;  // a row the model cannot price (printed as such below) has no error to fit
+    }
     sum += abs_log(p.output_tokens_per_s, row.output_tokens_per_s);
     weight += 1;
     if (row.tpot_ms) {
@@ -152,7 +157,13 @@ int main(int argc, char** argv) {
   std::printf("%-60s %-8s %10s %10s %8s %8s %8s %9s %9s\n", "row", "split", "measured", "predicted", "error", "TPOT", "pred", "TTFT", "pred");
   std::map<std::string, std::vector<double>> held_tps, held_tpot, held_ttft;  // per engine family
   for (const auto& row : rows) {
-    const auto p = predict(row, engine_of(row), profiles);
+    Prediction p;
+    try {
+      p = predict(row, engine_of(row), profiles);
+    } catch (const CostError& e) {
+      std::printf("%-60s %-8s not priced: %s\n", row.id.c_str(), row.split.c_str(), e.what());
+      continue;
+    }
     if (row.split == "held_out") {
       held_tps[engine_family(row)].push_back(std::abs(p.output_tokens_per_s / row.output_tokens_per_s - 1));
       if (row.tpot_ms) held_tpot[engine_family(row)].push_back(std::abs(p.tpot_ms / *row.tpot_ms - 1));

@@ -6,13 +6,19 @@
 // weights, TensorRT-LLM 0.13 with FP16 weights on H100 and A100, FP8 on L40S, Mixtral 8x7B,
 // Llama 2 70B: held out whole, no refit) the targets are not met; the second test pins what holds
 // today so that a change making it worse shows, and docs/cost-model.md has every row's error.
-// Every row names its source.
+// Every row names its source. Other engines (vLLM, SGLang: their presets and one efficiency
+// factor each, data/calibration/engine_factors.json) are checked apart, against the same targets,
+// their figures pinned as they stand whether the targets are met or not ("Across engines" in
+// docs/cost-model.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "published_table.hpp"
 
@@ -73,19 +79,109 @@ TEST(Calibration, HeldOutRowsBeyondTheFittedFamilyAsTheyStand) {
   // 72 rows: the median misses by 19% and the worst by 71%. B200 with FP4 weights is predicted
   // 30-71% too fast on every row (the datasheet's 8 TB/s and 9 PFLOP/s dense FP4 are further
   // from what the engine reaches than H100/H200's are at FP8); FP16 on H100 stays within 12%.
-  const HeldOut beyond = held_out([](const CalibrationRow& r) { return !fitted_family(r); });
+  const HeldOut beyond = held_out([](const CalibrationRow& r) { return !fitted_family(r) && engine_family(r).empty(); });
   ASSERT_GE(beyond.errors.size(), 70u);
   EXPECT_LE(beyond.median(), 0.20);
   EXPECT_LE(beyond.worst(), 0.75);
-  const HeldOut b200 = held_out([](const CalibrationRow& r) { return r.gpu == "b200"; });
+  const HeldOut b200 = held_out([](const CalibrationRow& r) { return engine_family(r).empty() && r.gpu == "b200"; });
   ASSERT_EQ(b200.errors.size(), 20u);
   for (double e : b200.signed_errors) EXPECT_GT(e, 0.25);
-  const HeldOut h100_fp16 = held_out([](const CalibrationRow& r) { return r.gpu == "h100-sxm" && r.precision == "bf16"; });
+  const HeldOut h100_fp16 = held_out(
+      [](const CalibrationRow& r) { return engine_family(r).empty() && r.gpu == "h100-sxm" && r.precision == "bf16"; });
   ASSERT_EQ(h100_fp16.errors.size(), 9u);
   EXPECT_LE(h100_fp16.worst(), 0.12);
   // Every held-out row together: 106 rows, median 11.4%.
-  const HeldOut all = held_out([](const CalibrationRow&) { return true; });
+  const HeldOut all = held_out([](const CalibrationRow& r) { return engine_family(r).empty(); });
   EXPECT_LE(all.median(), 0.12);
+}
+
+// One engine's rows beyond the base fit, priced with its preset and shipped factor.
+struct EngineFigures {
+  int fit = 0, held_out = 0, unpriced = 0;  // unpriced: the model refuses the row (it cannot fit)
+  std::vector<double> tokens_per_s, ttft, tpot;  // |predicted / measured - 1| of the held-out rows
+};
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
+}
+double largest_of(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+EngineFigures engine_figures(const std::string& family) {
+  const auto rows = load_calibration(kData / "calibration" / "published.csv");
+  const auto base = load_engine_params(kData / "calibration" / "engine.json");
+  const double factor = load_engine_factors(kData / "calibration" / "engine_factors.json").at(family);
+  EngineFigures f;
+  for (const auto& row : rows) {
+    if (engine_family(row) != family) continue;
+    EXPECT_FALSE(row.source.empty()) << row.id;
+    if (row.split == "fit") {
+      ++f.fit;
+      continue;
+    }
+    ++f.held_out;
+    Prediction p;
+    try {
+      p = predict(row, engine_for_row(row, base, factor, kData), kData / "profiles");
+    } catch (const CostError&) {
+      ++f.unpriced;
+      continue;
+    }
+    f.tokens_per_s.push_back(std::abs(p.output_tokens_per_s / row.output_tokens_per_s - 1));
+    if (row.ttft_ms) f.ttft.push_back(std::abs(p.ttft_ms / *row.ttft_ms - 1));
+    if (row.tpot_ms) f.tpot.push_back(std::abs(p.tpot_ms / *row.tpot_ms - 1));
+  }
+  return f;
+}
+
+// Prints one figure against its target and pins it where it stands (within half a point): a
+// change that moves it shows, and the docs' table must move with it.
+void report(const std::string& family, const char* what, double figure, double stands_at, double target) {
+  std::printf("[ %s ] %s %.1f%% (target %.0f%%): %s\n", family.c_str(), what, 100 * figure, 100 * target,
+              figure <= target ? "met" : "not met");
+  EXPECT_NEAR(figure, stands_at, 0.005) << family << " " << what;
+}
+
+TEST(Calibration, OtherEnginesSplitInTurnInTheTablesOrder) {
+  // The rule fixed before any error was seen: per engine, in the table's order, fit and held out
+  // in turn, starting with fit.
+  std::map<std::string, int> seen;
+  for (const auto& row : load_calibration(kData / "calibration" / "published.csv")) {
+    const auto family = engine_family(row);
+    if (family.empty()) continue;
+    EXPECT_EQ(row.split, seen[family]++ % 2 == 0 ? "fit" : "held_out") << row.id;
+  }
+  EXPECT_EQ(seen["vllm"], 10);
+  EXPECT_EQ(seen["sglang"], 15);
+}
+
+TEST(Calibration, HeldOutRowsOfSglangAsTheyStand) {
+  // Qwen3 32B on one H100 / one A100 (gpustack's performance lab) and Llama 3.3 70B on 4 x H200
+  // (offline and at Poisson rates): throughput meets its targets, TTFT and TPOT do not.
+  const EngineFigures f = engine_figures("sglang");
+  EXPECT_EQ(f.fit, 8);
+  EXPECT_EQ(f.held_out, 7);
+  EXPECT_EQ(f.unpriced, 0);
+  report("sglang", "tok/s median", median_of(f.tokens_per_s), 0.069, 0.10);
+  report("sglang", "tok/s largest", largest_of(f.tokens_per_s), 0.262, 0.35);
+  report("sglang", "TTFT median", median_of(f.ttft), 0.279, 0.25);
+  report("sglang", "TPOT median", median_of(f.tpot), 0.498, 0.15);
+  EXPECT_LE(median_of(f.tokens_per_s), 0.10);
+  EXPECT_LE(largest_of(f.tokens_per_s), 0.35);
+}
+
+TEST(Calibration, HeldOutRowsOfVllmAsTheyStand) {
+  // Qwen3 32B on one H100 and one A100 (gpustack's performance lab, vLLM 0.11): no target met.
+  // One held-out row (32K prompts on the H100) is not priced: its sequence needs 8.4 GB of KV and
+  // the model leaves 6.5 GB (the GPU profile's 80 GB read as 80e9 bytes, not 80 GiB).
+  const EngineFigures f = engine_figures("vllm");
+  EXPECT_EQ(f.fit, 5);
+  EXPECT_EQ(f.held_out, 5);
+  EXPECT_EQ(f.unpriced, 1);
+  report("vllm", "tok/s median", median_of(f.tokens_per_s), 0.307, 0.10);
+  report("vllm", "tok/s largest", largest_of(f.tokens_per_s), 0.520, 0.35);
+  report("vllm", "TTFT median", median_of(f.ttft), 0.358, 0.25);
+  report("vllm", "TPOT median", median_of(f.tpot), 0.324, 0.15);
 }
 
 TEST(Calibration, MalformedRowIsRefusedWithItsLine) {
