@@ -93,9 +93,19 @@ std::vector<CalibrationRow> load_calibration(const std::filesystem::path& file) 
         r.request_rate = rate;
       } catch (const std::exception&) {
         throw CostError(file.string() + ":" + std::to_string(number) + ": concurrency \"" + load +
-                        "\" is neither max, a number of clients, nor rate:R");
+                        "\" is neither max, a number of clients, batch:N nor rate:R");
       }
       r.requests = number_of("requests");
+    } else if (load.rfind("batch:", 0) == 0) {
+      try {
+        std::size_t used = 0;
+        const double clients = std::stod(load.substr(6), &used);
+        if (used != load.size() - 6 || !(clients >= 1)) throw std::invalid_argument(load);
+        r.concurrency = clients;
+        r.in_step = true;
+      } catch (const std::exception&) {
+        throw CostError(file.string() + ":" + std::to_string(number) + ": concurrency \"" + load + "\" is not batch:N");
+      }
     } else if (load != "max") {
       r.concurrency = number_of("concurrency");
     } else {
@@ -139,6 +149,7 @@ Prediction predict(const CalibrationRow& row, const EngineParams& engine, const 
   c.workload = {{row.input_tokens, row.output_tokens}};
   if (row.concurrency) {
     c.concurrency = *row.concurrency;
+    c.clients_in_step = row.in_step;
     c.requests = static_cast<std::size_t>(std::max(2000.0, 20 * *row.concurrency));
   } else if (row.request_rate) {
     c.closed_loop = false;
@@ -154,7 +165,7 @@ Prediction predict(const CalibrationRow& row, const EngineParams& engine, const 
 }
 
 std::string engine_family(const CalibrationRow& row) {
-  for (const char* family : {"vllm", "sglang"})
+  for (const char* family : {"vllm", "sglang", "lmdeploy"})
     if (row.engine.rfind(family, 0) == 0) return family;
   return "";
 }
@@ -175,8 +186,10 @@ EngineParams engine_for_row(const CalibrationRow& row, const EngineParams& base,
   const std::string family = engine_family(row);
   if (family.empty()) return base;
   EngineParams e = base;
-  const auto gpu = load_gpu(row.gpu, data_dir / "profiles");
-  apply_engine_preset(family, data_dir / "engines", {gpu.name, gpu.memory_gb.value, row.tp}, e);
+  if (std::filesystem::exists(data_dir / "engines" / (family + ".json"))) {
+    const auto gpu = load_gpu(row.gpu, data_dir / "profiles");
+    apply_engine_preset(family, data_dir / "engines", {gpu.name, gpu.memory_gb.value, row.tp}, e);
+  }
   e.bandwidth_efficiency = std::min(1.0, e.bandwidth_efficiency * factor);
   e.compute_efficiency = std::min(1.0, e.compute_efficiency * factor);
   return e;

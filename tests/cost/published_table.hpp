@@ -22,6 +22,7 @@ struct CalibrationRow {
   int gpus = 1, tp = 1;
   double input_tokens = 0, output_tokens = 0;
   std::optional<double> concurrency;        // a closed loop of this many clients
+  bool in_step = false;                     // "batch:N": N clients started together (a fixed batch)
   std::optional<double> request_rate;       // "rate:R": Poisson arrivals at R requests/s
                                             // neither ("max"): the engine's maximum throughput (offline)
   double requests = 0;                      // offline and rate: the benchmark's request count
@@ -36,21 +37,21 @@ struct Prediction {
   double output_tokens_per_s = 0, ttft_ms = 0, tpot_ms = 0;
 };
 // What the row measured, by the engine simulation: at its concurrency, a closed loop in its
-// steady state; offline (concurrency "max"), its `requests` all at once, and at a Poisson rate
+// steady state (a fixed batch, "batch:N": its clients started together and kept in step); offline (concurrency "max"), its `requests` all at once, and at a Poisson rate
 // ("rate:R") its `requests` arriving at that rate: both the output tokens over the whole run (the
 // benchmark's own figure, start and drain included).
 Prediction predict(const CalibrationRow& row, const EngineParams& engine, const std::filesystem::path& profiles_dir);
 
-// The engine whose preset and efficiency factor a row takes: "vllm" or "sglang" from the row's
-// engine, "" for the rest (TensorRT-LLM and NIM: the base fit, data/calibration/engine.json).
+// The engine whose preset and efficiency factor a row takes: "vllm", "sglang" or "lmdeploy" from
+// the row's engine, "" for the rest (TensorRT-LLM and NIM: the base fit, data/calibration/engine.json).
 std::string engine_family(const CalibrationRow& row);
 
 // Per-engine efficiency factors: {"vllm": {"value": F, ...}, ...}. Throws CostError naming the file.
 std::map<std::string, double> load_engine_factors(const std::filesystem::path& file);
 
-// The base fit with the row's engine preset (at the row's GPU and TP) and `factor` applied: the
-// bandwidth and compute efficiencies times `factor`, at most 1. A row of the base family gets
-// `base` unchanged. `data_dir` holds profiles/ and engines/.
+// The base fit with the row's engine preset (at the row's GPU and TP; an engine without one keeps
+// the base settings) and `factor` applied: the bandwidth and compute efficiencies times `factor`,
+// at most 1. A row of the base family gets `base` unchanged. `data_dir` holds profiles/ and engines/.
 EngineParams engine_for_row(const CalibrationRow& row, const EngineParams& base, double factor, const std::filesystem::path& data_dir);
 
 }  // namespace overhead::cost
