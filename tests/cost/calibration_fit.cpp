@@ -61,7 +61,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: overhead_calibration_fit DATA_DIR [PREDICTIONS.csv]\n");
+    std::fprintf(stderr, "usage: overhead_calibration_fit DATA_DIR [PREDICTIONS.csv [--check | --engines]]\n");
     return 2;
   }
   const std::filesystem::path data = argv[1];

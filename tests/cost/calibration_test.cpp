@@ -218,5 +218,22 @@ TEST(Calibration, MalformedRowIsRefusedWithItsLine) {
   }
 }
 
+TEST(Calibration, UnknownLoadIsRefusedWithItsLine) {
+  // The load column: max, a number of clients, batch:N or rate:R; anything else names its line.
+  const auto file = std::filesystem::temp_directory_path() / "overhead_calibration_bad_load.csv";
+  {
+    std::ofstream out(file);
+    out << "id,engine,gpu,gpus,tp,model,precision,kv_dtype,input_tokens,output_tokens,concurrency,requests,"
+           "output_tokens_per_s,ttft_ms,tpot_ms,split,source,table,read\n"
+        << "x,e,h100-sxm,1,1,llama-3.1-8b,fp8,fp8,128,128,rate:fast,10,100,,,fit,s,t,2026-12-07\n";
+  }
+  try {
+    load_calibration(file);
+    FAIL() << "a row with a load of rate:fast was accepted";
+  } catch (const CostError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: concurrency \"rate:fast\""), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace overhead::cost
