@@ -23,6 +23,7 @@
 #include "cli/worker_flags.hpp"
 #include "serve/bearer_auth.hpp"
 #include "serve/server.hpp"
+#include "util/hash.hpp"
 
 namespace overhead::cli {
 namespace {
@@ -54,6 +55,7 @@ struct ServeArgs {
   std::string limits;            // empty: in-process counters; redis://...: shared by every gateway
   std::string limits_on_error = "open";
   double key_refresh_s = 2;
+  std::int64_t batch_lease_s = 10;
   double spend_refresh_s = 5;
   double limit_window_s = 60;
 };
@@ -122,6 +124,13 @@ void open_batches(const ServeArgs& a, serve::ServerOptions& o, const std::string
   const auto family = backends::open_queue_family(a.queue);
   o.pipeline.batch_lane = family->shared() ? family->open(family->batch_lane_name()) : backends::open_queue("mem:");
   o.batches.lane_durable = family->shared();
+  // Its name among the gateways of one store (batch leases): the same host and --out give the same
+  // name, so a gateway started again takes its batches back at once.
+  char host[256] = {};
+  (void)gethostname(host, sizeof host - 1);
+  std::error_code ec;
+  const auto out = std::filesystem::absolute(a.out, ec);
+  o.batches.driver = "gateway-" + util::text_digest(std::string(host) + "\n" + (ec ? a.out : out.string()));
 }
 
 template <class Open>
@@ -199,6 +208,7 @@ int run_serve(ServeArgs& a) {
   }
   o.limits_fail_closed = a.limits_on_error == "closed";  // checked by IsMember
   o.key_refresh = ms(a.key_refresh_s);
+  o.batch_limits.lease = std::chrono::seconds(a.batch_lease_s);
   o.spend_refresh = ms(a.spend_refresh_s);
   o.limit_window = ms(a.limit_window_s);
   o.dead_letter_path = (std::filesystem::path(a.out) / "dead_letters_serve.jsonl").string();
@@ -307,6 +317,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-open-batches", args->server.batch_limits.max_open_batches,
                   "Batches not yet finished past which POST /v1/batches gets 429")
       ->capture_default_str()->check(integer_in(1, 100000));
+  cmd->add_option("--batch-lease", args->batch_lease_s,
+                  "Seconds a batch's driving gateway may go without renewing its lease before another gateway on the "
+                  "store takes the batch over")
+      ->capture_default_str()->check(integer_in(3, 3600));
   cmd->add_option("--reply-queue", args->reply_queue,
                   "Over a shared --queue: the name of this gateway's reply queue, INPUT-reply-SUFFIX (default "
                   "INPUT-reply-<host>-<pid>); workers answer there");

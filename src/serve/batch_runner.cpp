@@ -104,6 +104,7 @@ bool blank(const std::string& line) { return line.find_first_not_of(" \t") == st
 
 BatchRunner::BatchRunner(BatchBackends backends, BindingCache& bindings, BatchLimits limits)
     : b_(std::move(backends)), bindings_(bindings), limits_(limits), shapes_(limits_.parsers) {
+  if (b_.driver.empty()) b_.driver = util::random_hex_id("gateway-", 8);
   if (!b_.lane_durable)
     for (const auto& doc : b_.state->open_batches()) resend_.insert(doc.id);
   thread_ = std::thread([this] { run(); });
@@ -218,9 +219,31 @@ std::optional<Batch> BatchRunner::cancel(const std::string& id) {
 Batch BatchRunner::save_unless_moved(const Batch& b, BatchStatus expected) {
   std::lock_guard lock(mutex_);
   const auto stored = get(b.id);
-  if (stored && stored->status != expected) return *stored;
+  if (stored && (stored->status != expected || stored->driver != b.driver)) return *stored;
   save(b);
   return b;
+}
+
+bool BatchRunner::hold(Batch& b) {
+  const std::int64_t now = now_s();
+  const std::int64_t lease = limits_.lease.count();
+  if (b.driver == b_.driver) {
+    if (now - b.driven_at < std::max<std::int64_t>(1, lease / 3)) return true;  // ours, renewed lately
+  } else if (!b.driver.empty() && now - b.driven_at < lease) {
+    return false;  // another gateway's, and it renews it
+  }
+  // Renew ours, or take a free or lapsed one: written, then read back (the later writer's name stands).
+  {
+    std::lock_guard lock(mutex_);
+    const auto stored = get(b.id);
+    if (!stored || stored->status != b.status || stored->driver != b.driver || stored->driven_at != b.driven_at)
+      return false;  // changed since it was read: the next round looks again
+    b.driver = b_.driver;
+    b.driven_at = now;
+    save(b);
+  }
+  const auto again = get(b.id);
+  return again && again->driver == b_.driver;
 }
 
 void BatchRunner::run() {
@@ -253,7 +276,7 @@ void BatchRunner::run() {
 
 void BatchRunner::step(const std::string& id) {
   auto b = get(id);
-  if (!b) return;
+  if (!b || !hold(*b)) return;
   switch (b->status) {
     case BatchStatus::validating:
       validate(*b);
@@ -363,8 +386,10 @@ void BatchRunner::enqueue(Batch b, const std::unordered_set<std::string>* answer
     for (int tries = 0; !pending.empty(); ++tries) {
       const auto outcome = b_.lane->send_batch(pending);
       std::vector<std::string> left;
-      for (std::size_t i = 0; i < outcome.size(); ++i)
+      for (std::size_t i = 0; i < outcome.size(); ++i) {
         if (!outcome[i].ok()) left.push_back(std::move(pending[i]));
+        else lines_sent_.fetch_add(1, std::memory_order_relaxed);
+      }
       if (!left.empty() && tries + 1 >= kSendTries)
         throw std::runtime_error("the batch lane refused an item: " + outcome.front().failure.value_or(ports::EntryFailure{}).message);
       pending = std::move(left);
@@ -384,8 +409,10 @@ void BatchRunner::enqueue(Batch b, const std::unordered_set<std::string>* answer
     if (index % kCheckpointLines == 0 && !answered) {
       send();
       b.enqueued = index;
+      b.driven_at = now_s();  // the lease renewed while sending
       const Batch stored = save_unless_moved(b, BatchStatus::in_progress);
-      if (stored.status != BatchStatus::in_progress) return;  // cancelled meanwhile: the rest is not sent
+      // Cancelled meanwhile, or another gateway took the batch: the rest is not sent from here.
+      if (stored.status != BatchStatus::in_progress || stored.driver != b_.driver) return;
     }
   }
   send();

@@ -19,12 +19,23 @@
 //   cancelling   (POST .../cancel) what finished is written, then cancelled.
 //   expired      at created_at + completion_window: what finished is written, and every other
 //                line gets an error line (batch_expired).
-// All state changes go through one mutex: one gateway drives the batches of a store.
+//
+// Several gateways on one store: each batch is driven by one of them at a time, the holder of its
+// lease (Batch::driver, renewed in the batch's document every few seconds while it drives it). A
+// runner steps only the batches it holds or whose lease lapsed (`BatchLimits::lease` since the
+// last renewal: its gateway died or was cut off), so a batch whose gateway is killed for good is
+// finished by another. The store has no compare-and-set: a lapsed lease is taken by writing it and
+// reading it back, and two gateways that take it in the same instant both drive it for at most one
+// step before the later writer's name stands; what a step does twice lands on the same record keys
+// and file ids. A gateway restarted with the same --out on the same host has the same name and takes
+// its batches back at once. Within one gateway all state changes go through one mutex.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,8 +48,8 @@
 #include "ports/object_store.hpp"
 #include "ports/queue.hpp"
 #include "ports/store.hpp"
-#include "serve/batch_input.hpp"
 #include "serve/answer_shape.hpp"
+#include "serve/batch_input.hpp"
 #include "serve/batch_state.hpp"
 
 namespace overhead::serve {
@@ -51,6 +62,8 @@ struct BatchLimits {
   // How often open batches' records are counted (a scan of the batch's records: kept rare, it
   // costs the gateway CPU that interactive requests want).
   std::chrono::milliseconds poll_interval{1000};
+  // How long a batch's lease holds without renewal before another gateway may take the batch.
+  std::chrono::seconds lease{10};
   // The answers' parsers (serve --tool-parser, --reasoning-parser): a batch's output lines read
   // their text into content, reasoning and tool calls as the chat route's answers do.
   ParserOverrides parsers;
@@ -65,6 +78,8 @@ struct BatchBackends {
   // loses its items with the process: a runner started again sends the lines of its open batches
   // that have no record yet once more.
   bool lane_durable = true;
+  // This gateway's name among those sharing the store (batch leases); empty: a random one.
+  std::string driver;
 };
 
 class BatchRunner {
@@ -88,6 +103,10 @@ class BatchRunner {
   [[nodiscard]] std::optional<Batch> get(const std::string& id);
   [[nodiscard]] ports::BatchStore& state() { return *b_.state; }
   [[nodiscard]] ports::ObjectStore& files() { return *b_.files; }
+  // Lines this runner sent to the batch lane (for /metrics: with several gateways on one store,
+  // their sum is the lines of the batches, each sent once but for restarts and lapsed leases).
+  [[nodiscard]] std::uint64_t lines_sent() const { return lines_sent_.load(); }
+  [[nodiscard]] const std::string& driver() const { return b_.driver; }
   [[nodiscard]] const BatchLimits& limits() const { return limits_; }
 
  private:
@@ -97,16 +116,20 @@ class BatchRunner {
   // Sends the lines from `b.enqueued` on; with `answered`, every line whose custom_id is not in it.
   void enqueue(Batch b, const std::unordered_set<std::string>* answered = nullptr);
   void count(Batch b);
+  // Whether this runner drives `b` now: it holds the lease (renewed when due) or took it.
+  bool hold(Batch& b);
   // Writes the output and error files from the records; with `expire_rest`, an error line for
   // every line without a record. Returns the batch with its file ids and counts.
   Batch write_results(Batch b, const char* rest_code);
-  // Saves `b` unless its stored status moved on meanwhile (a cancel); returns the stored batch.
+  // Saves `b` unless its stored status moved on meanwhile (a cancel) or another gateway took its
+  // lease; returns the stored batch.
   Batch save_unless_moved(const Batch& b, BatchStatus expected);
   void save(const Batch& b);
 
   BatchBackends b_;
   BindingCache& bindings_;
   BatchLimits limits_;
+  std::atomic<std::uint64_t> lines_sent_{0};
   AnswerShapes shapes_;
   std::mutex mutex_;  // every read-modify-write of a batch document
   std::mutex wake_mutex_;

@@ -97,6 +97,10 @@ ports::BatchDocument to_document(const Batch& b) {
     j["owner"] = b.owner;
     j["owner_models"] = b.owner_models;
   }
+  if (!b.driver.empty()) {
+    j["driver"] = b.driver;
+    j["driven_at"] = b.driven_at;
+  }
   return {b.id, b.created_at, is_open(b.status), j.dump()};
 }
 
@@ -146,6 +150,8 @@ Batch batch_from_document(const ports::BatchDocument& d) {
   b.errors = j.value("errors", Json());
   b.metadata = j.value("metadata", Json());
   b.owner = text_of(j, "owner");
+  b.driver = text_of(j, "driver");
+  b.driven_at = stamp_of(j, "driven_at");
   if (const auto it = j.find("owner_models"); it != j.end() && it->is_array())
     for (const auto& m : *it)
       if (m.is_string()) b.owner_models.push_back(m.get<std::string>());

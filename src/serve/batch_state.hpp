@@ -59,6 +59,10 @@ struct Batch {
   // was created (`owner_models`, empty: every model). Kept in the document, not shown.
   std::string owner;
   std::vector<std::string> owner_models;
+  // The gateway driving it and when it last renewed that lease, Unix seconds (batch_runner.hpp).
+  // Kept in the document, not shown.
+  std::string driver;
+  std::int64_t driven_at = 0;
 };
 
 // OpenAI's completion windows: "24h" (its only value today) and any "<N>h" of 1..168, in seconds;

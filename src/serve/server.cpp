@@ -131,6 +131,11 @@ Server::Server(ServerOptions options)
     text += "# TYPE overhead_http_requests_waiting gauge\n";
     text += "overhead_http_requests_waiting " + std::to_string(http_->waiting_requests()) + "\n";
     if (pipeline_) text += pipeline_exposition(*pipeline_, *replies_);
+    if (batches_) {
+      text += "# HELP overhead_batch_lines_sent_total Batch lines this gateway sent to the batch lane.\n";
+      text += "# TYPE overhead_batch_lines_sent_total counter\n";
+      text += "overhead_batch_lines_sent_total " + std::to_string(batches_->lines_sent()) + "\n";
+    }
     text += key_metrics_->exposition();
     if (api_keys_->store() || options_.limiter) {
       text += "# HELP overhead_key_store_refresh_failures_total Reads of the keys or their spend from the store that failed (the last ones read stay in force).\n";
