@@ -109,6 +109,26 @@ json keys_table_request(const std::string& table) {
           {"KeySchema", {{{"AttributeName", "name"}, {"KeyType", "HASH"}}}}};
 }
 
+// The batch store's table (dynamodb_batch_store.hpp): hash key kind, range key id, and two local
+// indexes on the same kind: by rank (every document, newest first) and by open_rank (present only
+// on open batches, so the index holds those alone).
+json batches_table_request(const std::string& table) {
+  const auto index = [](const char* name, const char* sort) {
+    return json{{"IndexName", name},
+                {"KeySchema", {{{"AttributeName", "kind"}, {"KeyType", "HASH"}}, {{"AttributeName", sort}, {"KeyType", "RANGE"}}}},
+                {"Projection", {{"ProjectionType", "ALL"}}}};
+  };
+  return {{"TableName", table},
+          {"BillingMode", "PAY_PER_REQUEST"},
+          {"AttributeDefinitions",
+           {{{"AttributeName", "kind"}, {"AttributeType", "S"}},
+            {{"AttributeName", "id"}, {"AttributeType", "S"}},
+            {{"AttributeName", "rank"}, {"AttributeType", "S"}},
+            {{"AttributeName", "open_rank"}, {"AttributeType", "S"}}}},
+          {"KeySchema", {{{"AttributeName", "kind"}, {"KeyType", "HASH"}}, {{"AttributeName", "id"}, {"KeyType", "RANGE"}}}},
+          {"LocalSecondaryIndexes", {index(kBatchesNewestIndex, "rank"), index(kBatchesOpenIndex, "open_rank")}}};
+}
+
 // DescribeTable, else CreateTable with `request`; the table's keys checked by `mismatch`; then
 // waited on until ACTIVE.
 ProvisionedResource provision_table(aws::JsonProtocolClient& dynamodb, const std::string& table_name, const json& request,
@@ -160,6 +180,26 @@ std::string keys_key_schema_mismatch(const json& table) {
 ProvisionedResource provision_keys_table(aws::JsonProtocolClient& dynamodb, const std::string& table_name,
                                          milliseconds call_timeout, milliseconds active_wait, const std::string& shown) {
   return provision_table(dynamodb, table_name, keys_table_request(table_name), &keys_key_schema_mismatch, call_timeout,
+                         active_wait, shown);
+}
+
+std::string batches_key_schema_mismatch(const json& table) {
+  std::map<std::string, std::string> roles;
+  for (const auto& k : table.value("KeySchema", json::array()))
+    roles[k.value("AttributeName", std::string())] = k.value("KeyType", std::string());
+  std::map<std::string, bool> indexes;
+  for (const auto& i : table.value("LocalSecondaryIndexes", json::array())) indexes[i.value("IndexName", std::string())] = true;
+  if (roles.size() == 2 && roles["kind"] == "HASH" && roles["id"] == "RANGE" && indexes[kBatchesNewestIndex] && indexes[kBatchesOpenIndex])
+    return "";
+  return "has key schema " + table.value("KeySchema", json::array()).dump() + " and local indexes " +
+         table.value("LocalSecondaryIndexes", json::array()).dump() +
+         "; a batch store needs hash key kind (S), range key id (S) and the local indexes " + kBatchesNewestIndex + " and " +
+         kBatchesOpenIndex;
+}
+
+ProvisionedResource provision_batches_table(aws::JsonProtocolClient& dynamodb, const std::string& table_name,
+                                            milliseconds call_timeout, milliseconds active_wait, const std::string& shown) {
+  return provision_table(dynamodb, table_name, batches_table_request(table_name), &batches_key_schema_mismatch, call_timeout,
                          active_wait, shown);
 }
 

@@ -1,5 +1,5 @@
 // Creating the AWS resources the adapters use, in one place: an SQS queue with its dead-letter
-// queue and redrive policy, the seed's DynamoDB records table, and the key store's table beside it. The adapters call these when
+// queue and redrive policy, the seed's DynamoDB records table, and the key and batch stores' tables beside it. The adapters call these when
 // their URL says create=1 (sqs_queue.cpp, dynamodb_store.cpp), and `overhead aws-init` calls them
 // for the whole set (cli/aws_init.cpp), so a queue or a table is made the same way by both.
 //
@@ -61,5 +61,16 @@ struct SqsQueuePair {
                                                        std::chrono::milliseconds active_wait, const std::string& shown);
 // The same check for the key store's table.
 [[nodiscard]] std::string keys_key_schema_mismatch(const nlohmann::json& table);
+
+// The batch store's table (backends/dynamodb_batch_store.hpp): PAY_PER_REQUEST, hash key kind (S),
+// range key id (S), local indexes kBatchesNewestIndex (range key rank) and kBatchesOpenIndex (range
+// key open_rank), all attributes projected; made and awaited as the records table.
+inline constexpr const char* kBatchesNewestIndex = "newest";
+inline constexpr const char* kBatchesOpenIndex = "open";
+[[nodiscard]] ProvisionedResource provision_batches_table(aws::JsonProtocolClient& dynamodb, const std::string& table,
+                                                          std::chrono::milliseconds call_timeout,
+                                                          std::chrono::milliseconds active_wait, const std::string& shown);
+// The same check for the batch store's table.
+[[nodiscard]] std::string batches_key_schema_mismatch(const nlohmann::json& table);
 
 }  // namespace overhead::backends

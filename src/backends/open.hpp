@@ -64,7 +64,10 @@ enum class Access { create, existing, read_only };
 // (std::invalid_argument): opening makes the keys table. Throws as open_store.
 [[nodiscard]] std::unique_ptr<ports::KeyStore> open_key_store(std::string_view url, Access access = Access::create);
 // The Batch API's state in the database of the record store at `store_url` (same URL, other
-// tables): sqlite:PATH. Throws std::invalid_argument for a store that keeps no batches.
+// tables; one file, open_batch_store.cpp): sqlite:PATH (tables batch_files, batches),
+// postgres://... (tables <table>_batch_files, <table>_batches, same schema), dynamodb://TABLE
+// (table TABLE-batches; create=1 makes it). Opens the record store of the URL first, as
+// open_key_store. Throws std::invalid_argument for a store that keeps no batches, and as open_store.
 [[nodiscard]] std::unique_ptr<ports::BatchStore> open_batch_store(std::string_view store_url);
 
 // file:DIR (DIR empty = the working directory)

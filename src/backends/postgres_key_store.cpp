@@ -1,7 +1,5 @@
 #include "backends/postgres_key_store.hpp"
 
-#include <charconv>
-
 #include "backends/key_store_rows.hpp"
 #include "backends/postgres_store.hpp"
 #include "util/number_text.hpp"
@@ -19,49 +17,21 @@ namespace {
 
 constexpr const char* kPostgresKeyColumns = "name, secret_hash, rpm, tpm, budget_usd, models, created_unix, expires_unix, revoked_unix";
 
-std::string pg_qualified(const std::string& schema, const std::string& table) {
-  return (schema.empty() ? "" : postgres_quote_ident(schema) + ".") + postgres_quote_ident(table);
-}
-
-std::int64_t pg_int_cell(const char* text, const std::string& where) {
-  std::int64_t v = 0;
-  const std::string_view s(text ? text : "");
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty())
-    throw StoreError(where + ": not an integer: " + std::string(s.substr(0, 40)), Failure::permanent);
-  return v;
-}
-
-PgParam pg_text(std::string s) { return {std::move(s), false}; }
-PgParam pg_integer(std::int64_t v) { return {std::to_string(v), false}; }
-
 }  // namespace
 
 PostgresKeyStore::PostgresKeyStore(PostgresEndpoint endpoint, const std::string& schema, const std::string& records_table)
-    : endpoint_(std::move(endpoint)),
+    : session_(std::move(endpoint)),
       keys_(pg_qualified(schema, records_table + "_keys")),
       records_(pg_qualified(schema, records_table)) {
-  // As the records table's creation (postgres_store.cpp): CREATE ... IF NOT EXISTS still races on
-  // the catalog between two openers, so it runs under an advisory lock, without the NOTICE an
-  // existing table sends.
-  std::string sql = "BEGIN; SET LOCAL client_min_messages = warning; "
-                    "SELECT pg_advisory_xact_lock(hashtext('overhead key store'));";
-  if (!schema.empty()) sql += "CREATE SCHEMA IF NOT EXISTS " + postgres_quote_ident(schema) + ";";
-  sql += "CREATE TABLE IF NOT EXISTS " + keys_ +
-         " (name TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, rpm BIGINT NOT NULL, tpm BIGINT NOT NULL,"
-         " budget_usd DOUBLE PRECISION, models TEXT NOT NULL, created_unix BIGINT NOT NULL,"
-         " expires_unix BIGINT NOT NULL, revoked_unix BIGINT NOT NULL);";
-  sql += "CREATE INDEX IF NOT EXISTS " + postgres_quote_ident(records_table + "_key_name") + " ON " + records_ + " (key_name);";
-  std::lock_guard lock(mutex_);
-  connection_locked().exec("create keys table", sql + "COMMIT;");
-}
-
-PostgresConnection& PostgresKeyStore::connection_locked() {
-  if (!conn_ || !conn_->healthy()) {
-    conn_.reset();
-    conn_ = std::make_unique<PostgresConnection>(endpoint_);
-  }
-  return *conn_;
+  const std::string tables =
+      "CREATE TABLE IF NOT EXISTS " + keys_ +
+      " (name TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, rpm BIGINT NOT NULL, tpm BIGINT NOT NULL,"
+      " budget_usd DOUBLE PRECISION, models TEXT NOT NULL, created_unix BIGINT NOT NULL,"
+      " expires_unix BIGINT NOT NULL, revoked_unix BIGINT NOT NULL);"
+      "CREATE INDEX IF NOT EXISTS " + postgres_quote_ident(records_table + "_key_name") + " ON " + records_ + " (key_name);";
+  session_.with([&](PostgresConnection& c) {
+    return c.exec("create keys table", pg_create_under_lock("overhead key store", schema, tables));
+  });
 }
 
 void PostgresKeyStore::create(const ApiKey& key) {
@@ -75,72 +45,76 @@ void PostgresKeyStore::create(const ApiKey& key) {
       pg_integer(key.created_unix),
       pg_integer(key.expires_unix),
       pg_integer(key.revoked_unix)};
-  std::lock_guard lock(mutex_);
-  const std::size_t inserted = connection_locked().exec(
-      "create key",
-      "INSERT INTO " + keys_ + " (" + kPostgresKeyColumns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (name) DO NOTHING",
-      params);
-  if (inserted == 0) throw KeyExistsError(endpoint_.shown + ": a key named \"" + key.name + "\" exists already");
+  const std::size_t inserted = session_.with([&](PostgresConnection& c) {
+    return c.exec("create key",
+                  "INSERT INTO " + keys_ + " (" + kPostgresKeyColumns +
+                      ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (name) DO NOTHING",
+                  params);
+  });
+  if (inserted == 0) throw KeyExistsError(session_.shown() + ": a key named \"" + key.name + "\" exists already");
 }
 
 std::vector<ApiKey> PostgresKeyStore::list() {
   std::vector<ApiKey> keys;
-  std::lock_guard lock(mutex_);
-  connection_locked().query_rows(
-      "list keys", std::string("SELECT ") + kPostgresKeyColumns + " FROM " + keys_ + " ORDER BY name COLLATE \"C\"", {},
-      [&](const std::vector<const char*>& cells) {
-        if (cells.size() != 9) throw StoreError(endpoint_.shown + ": list keys: unexpected column count", Failure::permanent);
-        ApiKey k;
-        k.name = cells[0] ? cells[0] : "";
-        const std::string where = endpoint_.shown + ": key \"" + k.name + "\"";
-        k.secret_hash = cells[1] ? cells[1] : "";
-        k.rpm = pg_int_cell(cells[2], where);
-        k.tpm = pg_int_cell(cells[3], where);
-        if (cells[4]) k.budget_usd = real_from_text(cells[4], where);
-        k.models = key_models_from_json(cells[5] ? cells[5] : "", where);
-        k.created_unix = pg_int_cell(cells[6], where);
-        k.expires_unix = pg_int_cell(cells[7], where);
-        k.revoked_unix = pg_int_cell(cells[8], where);
-        keys.push_back(std::move(k));
-      });
+  session_.with([&](PostgresConnection& c) {
+    c.query_rows("list keys", std::string("SELECT ") + kPostgresKeyColumns + " FROM " + keys_ + " ORDER BY name COLLATE \"C\"", {},
+                 [&](const std::vector<const char*>& cells) {
+                   if (cells.size() != 9) throw StoreError(session_.shown() + ": list keys: unexpected column count", Failure::permanent);
+                   ApiKey k;
+                   k.name = cells[0] ? cells[0] : "";
+                   const std::string where = session_.shown() + ": key \"" + k.name + "\"";
+                   k.secret_hash = cells[1] ? cells[1] : "";
+                   k.rpm = pg_int_cell(cells[2], where);
+                   k.tpm = pg_int_cell(cells[3], where);
+                   if (cells[4]) k.budget_usd = real_from_text(cells[4], where);
+                   k.models = key_models_from_json(cells[5] ? cells[5] : "", where);
+                   k.created_unix = pg_int_cell(cells[6], where);
+                   k.expires_unix = pg_int_cell(cells[7], where);
+                   k.revoked_unix = pg_int_cell(cells[8], where);
+                   keys.push_back(std::move(k));
+                 });
+  });
   return keys;
 }
 
 bool PostgresKeyStore::revoke(const std::string& name, std::int64_t now_unix) {
-  std::lock_guard lock(mutex_);
-  return connection_locked().exec("revoke key", "UPDATE " + keys_ + " SET revoked_unix = $2 WHERE name = $1 AND revoked_unix = 0",
-                                  {pg_text(name), pg_integer(now_unix)}) > 0;
+  return session_.with([&](PostgresConnection& c) {
+    return c.exec("revoke key", "UPDATE " + keys_ + " SET revoked_unix = $2 WHERE name = $1 AND revoked_unix = 0",
+                  {pg_text(name), pg_integer(now_unix)});
+  }) > 0;
 }
 
 KeyUsage PostgresKeyStore::usage(const std::string& name, const std::string& experiment) {
   const std::string where = "key_name = $1" + std::string(experiment.empty() ? "" : " AND experiment = $2");
   const std::string sums = ", count(*), COALESCE(SUM(token_count), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost_usd), 0) FROM ";
   const std::string sql = "SELECT 'm', COALESCE(model, '')" + sums + records_ + " WHERE " + where +
-                          " GROUP BY 2 UNION ALL SELECT 'd', substr(COALESCE(start_time, ''), 1, 10)" + sums + records_ +
-                          " WHERE " + where + " GROUP BY 2";
+                          " GROUP BY 2 UNION ALL SELECT 'd', substr(COALESCE(start_time, ''), 1, 10)" + sums + records_ + " WHERE " +
+                          where + " GROUP BY 2";
   std::vector<PgParam> params = {pg_text(name)};
   if (!experiment.empty()) params.push_back(pg_text(experiment));
   std::vector<UsageBucket> by_model, by_day;
-  const std::string shown = endpoint_.shown + ": usage of key \"" + name + "\"";
-  std::lock_guard lock(mutex_);
-  connection_locked().query_rows("usage", sql, params, [&](const std::vector<const char*>& cells) {
-    if (cells.size() != 6 || !cells[0]) throw StoreError(shown + ": unexpected columns", Failure::permanent);
-    UsageBucket b{cells[1] ? cells[1] : "", pg_int_cell(cells[2], shown), pg_int_cell(cells[3], shown), pg_int_cell(cells[4], shown),
-                  real_from_text(cells[5] ? cells[5] : "", shown)};
-    (std::string_view(cells[0]) == "m" ? by_model : by_day).push_back(std::move(b));
+  const std::string shown = session_.shown() + ": usage of key \"" + name + "\"";
+  session_.with([&](PostgresConnection& c) {
+    c.query_rows("usage", sql, params, [&](const std::vector<const char*>& cells) {
+      if (cells.size() != 6 || !cells[0]) throw StoreError(shown + ": unexpected columns", Failure::permanent);
+      UsageBucket b{cells[1] ? cells[1] : "", pg_int_cell(cells[2], shown), pg_int_cell(cells[3], shown), pg_int_cell(cells[4], shown),
+                    real_from_text(cells[5] ? cells[5] : "", shown)};
+      (std::string_view(cells[0]) == "m" ? by_model : by_day).push_back(std::move(b));
+    });
   });
   return key_usage_from_buckets(name, std::move(by_model), std::move(by_day));
 }
 
 std::unordered_map<std::string, double> PostgresKeyStore::spend_by_key() {
   std::unordered_map<std::string, double> out;
-  std::lock_guard lock(mutex_);
-  connection_locked().query_rows(
-      "spend by key", "SELECT key_name, COALESCE(SUM(cost_usd), 0) FROM " + records_ + " WHERE key_name <> '' GROUP BY key_name", {},
-      [&](const std::vector<const char*>& cells) {
-        if (cells.size() != 2 || !cells[0]) throw StoreError(endpoint_.shown + ": spend by key: unexpected columns", Failure::permanent);
-        out[cells[0]] = real_from_text(cells[1] ? cells[1] : "", endpoint_.shown + ": spend of key \"" + cells[0] + "\"");
-      });
+  session_.with([&](PostgresConnection& c) {
+    c.query_rows("spend by key", "SELECT key_name, COALESCE(SUM(cost_usd), 0) FROM " + records_ + " WHERE key_name <> '' GROUP BY key_name",
+                 {}, [&](const std::vector<const char*>& cells) {
+                   if (cells.size() != 2 || !cells[0])
+                     throw StoreError(session_.shown() + ": spend by key: unexpected columns", Failure::permanent);
+                   out[cells[0]] = real_from_text(cells[1] ? cells[1] : "", session_.shown() + ": spend of key \"" + cells[0] + "\"");
+                 });
+  });
   return out;
 }
 

@@ -13,14 +13,13 @@
 //   usage         one statement: GROUP BY model UNION ALL GROUP BY the UTC day of start_time,
 //                 over the key's records (the index), so both sets of buckets count the same rows.
 //   spend_by_key  one GROUP BY key_name over the records that name a key (a scan of the table).
-// One connection behind a mutex, reconnected after a failure; errors are StoreError, transient
-// or permanent, as the record store's (backends/postgres_connection.hpp).
+// One connection behind a mutex, reconnected after a failure (postgres_side_table.hpp); errors are
+// StoreError, transient or permanent, as the record store's (backends/postgres_connection.hpp).
 #pragma once
 
 #include <memory>
-#include <mutex>
 
-#include "backends/postgres_connection.hpp"
+#include "backends/postgres_side_table.hpp"
 #include "ports/backend_url.hpp"
 #include "ports/key_store.hpp"
 
@@ -37,16 +36,12 @@ class PostgresKeyStore final : public ports::KeyStore {
   bool revoke(const std::string& name, std::int64_t now_unix) override;
   ports::KeyUsage usage(const std::string& name, const std::string& experiment) override;
   std::unordered_map<std::string, double> spend_by_key() override;
-  const std::string& url() const override { return endpoint_.shown; }
+  const std::string& url() const override { return session_.shown(); }
 
  private:
-  PostgresConnection& connection_locked();
-
-  const PostgresEndpoint endpoint_;
+  PostgresSession session_;
   const std::string keys_;     // quoted, schema-qualified: <table>_keys
   const std::string records_;  // quoted, schema-qualified: <table>
-  std::mutex mutex_;
-  std::unique_ptr<PostgresConnection> conn_;
 };
 
 // The `postgres` (and `postgresql`) arm of open_key_store (the record store of the URL already opened).

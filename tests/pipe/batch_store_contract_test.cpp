@@ -9,7 +9,8 @@ namespace overhead::pipe::contract {
 INSTANTIATE_TEST_SUITE_P(Sqlite, BatchStoreSemantics,
                          ::testing::Values(BatchStoreBackend{"sqlite", [](const std::filesystem::path& dir) {
                                                                return backends::open_batch_store("sqlite:" + (dir / "records.db").string());
-                                                             }}),
+                                                             },
+                                                             {}}),
                          BatchStoreBackendName{});
 
 }  // namespace overhead::pipe::contract
