@@ -6,11 +6,13 @@
 // gateway: status and results of that batch, and a new one submitted with --wait.
 //
 // BATCH_KILL_LINES (default 120) and BATCH_KILL_KILLS (default 1): `make test` runs the short one,
-// the test labeled `faults` a longer one (tests/serve/CMakeLists.txt).
+// the test labeled `faults` a longer one (tests/serve/CMakeLists.txt). BATCH_KILL_STORE=postgres
+// keeps the records and the batch state in PostgreSQL instead (--store PG_URL?table=<fresh>, the
+// server of the env file named by OVERHEAD_POSTGRES_ENV), so the restarted gateway resumes from there.
 //
-// Run: CTest sets OVERHEAD_BINARY.
+// Run: CTest sets OVERHEAD_BINARY (and for postgres OVERHEAD_POSTGRES_ENV).
 import {spawn, spawnSync} from 'node:child_process';
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, after} from 'node:test';
@@ -21,6 +23,13 @@ if (!BINARY) throw new Error('set OVERHEAD_BINARY');
 const LINES = Number(process.env.BATCH_KILL_LINES || 120);
 const KILLS = Number(process.env.BATCH_KILL_KILLS || 1);
 const MODEL = 'llama-3.3-70b-instruct';
+const STORE_ARGS = (() => {
+  if (!process.env.BATCH_KILL_STORE) return [];
+  if (process.env.BATCH_KILL_STORE !== 'postgres' || !process.env.OVERHEAD_POSTGRES_ENV)
+    throw new Error('BATCH_KILL_STORE is postgres, with OVERHEAD_POSTGRES_ENV set');
+  const pgUrl = readFileSync(process.env.OVERHEAD_POSTGRES_ENV, 'utf8').split('\n').find((l) => l.startsWith('PG_URL=')).slice(7);
+  return ['--store', `${pgUrl}?table=batchkill${process.pid}`];
+})();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'overhead-batch-kill-'));
 const children = [];
@@ -34,7 +43,7 @@ after(() => {
 async function startGateway() {
   // 40 output tokens at 400 tokens/s: 0.1 s per item, 2 at a time (half of --max-decodes).
   const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', dir,
-                               '--decoder', 'sim:prefill=100000,decode=400', '--max-decodes', '4'],
+                               '--decoder', 'sim:prefill=100000,decode=400', '--max-decodes', '4', ...STORE_ARGS],
                       {stdio: ['ignore', 'ignore', 'pipe']});
   children.push(child);
   child.stderr.setEncoding('utf8');
