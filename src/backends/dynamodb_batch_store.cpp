@@ -152,8 +152,6 @@ class DynamoDbBatchStore final : public ports::BatchStore {
 
 }  // namespace
 
-std::string dynamodb_batches_table(const std::string& table) { return table + std::string(kBatchesSuffix); }
-
 std::unique_ptr<ports::BatchStore> open_dynamodb_batch_store(const ports::BackendUrl& u) {
   const DynamoDbTarget t = dynamodb_target(u);
   return std::make_unique<DynamoDbBatchStore>(t, dynamodb_side_table_name(u, t.table, kBatchesSuffix, "batch store"));

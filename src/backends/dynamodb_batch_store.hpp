@@ -25,7 +25,6 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include "ports/backend_url.hpp"
 #include "ports/batch_store.hpp"
@@ -36,8 +35,5 @@ namespace overhead::backends {
 // std::invalid_argument for a bad URL and ports::StoreError when the table cannot be found,
 // checked or created.
 [[nodiscard]] std::unique_ptr<ports::BatchStore> open_dynamodb_batch_store(const ports::BackendUrl& url);
-
-// The batch store's table for the records table `table`.
-[[nodiscard]] std::string dynamodb_batches_table(const std::string& table);
 
 }  // namespace overhead::backends

@@ -9,21 +9,16 @@
 
 #include <string>
 
-#include "backends/dynamodb_batch_store.hpp"
 #include "backends/open.hpp"
 #include "batch_store_contract.hpp"
+#include "dynamodb_side_table_test_util.hpp"
 #include "ports/errors.hpp"
 #include "service_env.hpp"
 
 namespace overhead::backends {
 namespace {
 
-std::string aws_env(const std::string& key) { return test_services::service_env("OVERHEAD_AWS_ENV", key); }
-
-std::string ddb_url(const std::string& table, const std::string& params = "create=1") {
-  return "dynamodb://" + table + "?region=" + aws_env("AWS_EMULATOR_REGION") + "&endpoint=" + aws_env("AWS_DYNAMODB_ENDPOINT") +
-         (params.empty() ? "" : "&" + params);
-}
+using dynamodb_test::ddb_url;
 
 std::unique_ptr<ports::BatchStore> unreachable() {
   return open_batch_store("dynamodb://records?region=us-east-1&endpoint=http://127.0.0.1:" + std::to_string(test_services::closed_port()) +
@@ -31,18 +26,8 @@ std::unique_ptr<ports::BatchStore> unreachable() {
 }
 
 TEST(DynamoDbBatchStore, AMissingBatchTableIsPermanentAndSaysHowToCreateIt) {
-  const std::string table = test_services::unique_name("records-");
-  (void)open_store(ddb_url(table));  // the records table only
-  try {
-    (void)open_batch_store(ddb_url(table, ""));
-    FAIL() << "opening a missing batch table succeeded";
-  } catch (const ports::StoreError& e) {
-    const std::string m = e.what();
-    EXPECT_EQ(e.failure(), ports::Failure::permanent) << m;
-    EXPECT_NE(m.find("\"" + dynamodb_batches_table(table) + "\""), std::string::npos) << m;
-    EXPECT_NE(m.find("create=1"), std::string::npos) << m;
-    EXPECT_EQ(m.find("test-secret-not-real"), std::string::npos) << m;
-  }
+  const std::string table =
+      dynamodb_test::expect_missing_side_table([](const std::string& url) { return open_batch_store(url); }, "-batches");
   open_batch_store(ddb_url(table))->put(ports::BatchKind::file, {"file-a", 1, false, "{}"});
   EXPECT_TRUE(open_batch_store(ddb_url(table, ""))->get(ports::BatchKind::file, "file-a"));
 }

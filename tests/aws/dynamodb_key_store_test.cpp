@@ -11,6 +11,7 @@
 #include "aws/json_protocol.hpp"
 #include "backends/dynamodb_key_store.hpp"
 #include "backends/open.hpp"
+#include "dynamodb_side_table_test_util.hpp"
 #include "key_store_contract.hpp"
 #include "ports/errors.hpp"
 #include "service_env.hpp"
@@ -18,12 +19,8 @@
 namespace overhead::backends {
 namespace {
 
-std::string aws_env(const std::string& key) { return test_services::service_env("OVERHEAD_AWS_ENV", key); }
-
-std::string ddb_url(const std::string& table, const std::string& params = "create=1") {
-  return "dynamodb://" + table + "?region=" + aws_env("AWS_EMULATOR_REGION") + "&endpoint=" + aws_env("AWS_DYNAMODB_ENDPOINT") +
-         (params.empty() ? "" : "&" + params);
-}
+using dynamodb_test::aws_env;
+using dynamodb_test::ddb_url;
 
 // The whole key table of `url` as DynamoDB's JSON, from a Scan of the test's own.
 std::string keys_table_text(const std::string& url) {
@@ -38,18 +35,7 @@ std::string keys_table_text(const std::string& url) {
 std::string unreachable_url() { return "dynamodb://records?region=us-east-1&endpoint=http://127.0.0.1:1&timeout_ms=500"; }
 
 TEST(DynamoDbKeyStore, AMissingKeyTableIsPermanentAndSaysHowToCreateIt) {
-  const std::string table = test_services::unique_name("records-");
-  (void)open_store(ddb_url(table));  // the records table only
-  try {
-    (void)open_key_store(ddb_url(table, ""));
-    FAIL() << "opening a missing key table succeeded";
-  } catch (const ports::StoreError& e) {
-    const std::string m = e.what();
-    EXPECT_EQ(e.failure(), ports::Failure::permanent) << m;
-    EXPECT_NE(m.find("\"" + table + "-keys\""), std::string::npos) << m;
-    EXPECT_NE(m.find("create=1"), std::string::npos) << m;
-    EXPECT_EQ(m.find("test-secret-not-real"), std::string::npos) << m;
-  }
+  const std::string table = dynamodb_test::expect_missing_side_table([](const std::string& url) { return open_key_store(url); }, "-keys");
   open_key_store(ddb_url(table))->create(pipe::contract::make_key("k"));
   EXPECT_EQ(open_key_store(ddb_url(table, ""))->list().size(), 1u);
 }
