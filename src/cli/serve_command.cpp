@@ -18,6 +18,7 @@
 #include "backends/queue_schemes.hpp"
 #include "backends/redis_rate_limiter.hpp"
 #include "ports/backend_url.hpp"
+#include "ports/errors.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/worker_flags.hpp"
@@ -107,9 +108,15 @@ void open_batches(const ServeArgs& a, serve::ServerOptions& o, const std::string
     std::fprintf(stderr, "overhead serve: no Batch API: with --workers 0 give --store, the store the consumers write\n");
     return;
   }
+  // A store whose batch tables cannot be opened (a DynamoDB table without its TABLE-batches and
+  // without create=1, a server down at start) leaves the gateway serving all else, as before batches
+  // were kept there; the message says why and how to make the table.
   try {
     o.batches.state = backends::open_batch_store(store_url);
   } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "overhead serve: no Batch API: %s\n", e.what());
+    return;
+  } catch (const ports::StoreError& e) {
     std::fprintf(stderr, "overhead serve: no Batch API: %s\n", e.what());
     return;
   }

@@ -4,7 +4,7 @@
 // resumes them (serve/batch_runner.hpp). The documents' shape is the gateway's business
 // (serve/batch_state.hpp); the store keeps them whole and orders them for paging.
 //
-// Contract every backend keeps (tests/pipe/batch_store_contract.hpp checks it):
+// Contract every backend keeps (tests/pipe/contract/batch_store_contract.hpp checks it):
 //   - put replaces the document of the same kind and id whole; a reader sees the old or the new.
 //   - list returns the documents of a kind newest first (created_at descending, then id
 //     descending), those after the document `after` (exclusive) when it is given, at most `limit`.
