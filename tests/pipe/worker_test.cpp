@@ -101,7 +101,7 @@ TEST_P(WorkerModes, BadInputsAreDeadLetteredByKindAndTheRunGoesOn) {
       encode_item_body(*parse_source_line(testing::source_line("sys2", "s", "system"), 2), "llama"),  // fine
       encode_item_body(*recs[0], "no-such-tokenizer"),                                    // unknown_tokenizer
       encode_item_body(*parse_source_line(testing::source_line("big", std::string(500, 'y')), 3), "llama"),  // too large
-      R"({"tokenizer":"llama","id":"x","model":"m","prompt":"not a list"})",            // bad_prompt
+      R"({"tokenizer":"llama","id":"x","model":"m","prompt":5})",                       // bad_prompt: neither messages nor a text
       R"({"tokenizer":"llama","model":"m","prompt":[]})",                               // missing_field
   };
   send_all(*in, bad);
