@@ -221,6 +221,7 @@ test('a wrong or missing bearer token is an AuthenticationError; the token is ne
 
 test('past --max-inflight the client gets a RateLimitError with Retry-After', async () => {
   const body = JSON.stringify({ model: 'phi-4', messages: MESSAGES });
+  await settled();  // else the held request may meet the last test's answer still counted, and be refused itself
   const held = heldRequest('/v1/chat/completions', body);
   await waitFor(async () => (await inFlight()) === 1, 'the held request to be in flight');
   await assert.rejects(client({ fetch }).chat.completions.create({ model: 'phi-4', messages: MESSAGES }), (e) => {
@@ -239,6 +240,7 @@ test('past --max-inflight the client gets a RateLimitError with Retry-After', as
 
 test('SIGTERM: the request in flight is answered, then the process exits 0 and the records are stored', async () => {
   const body = JSON.stringify({ model: 'phi-4', messages: MESSAGES });
+  await settled();
   const held = heldRequest('/v1/chat/completions', body);
   await waitFor(async () => (await inFlight()) === 1, 'the held request to be in flight');
   server.kill('SIGTERM');
