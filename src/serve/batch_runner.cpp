@@ -233,6 +233,7 @@ bool BatchRunner::hold(Batch& b) {
     return false;  // another gateway's, and it renews it
   }
   // Renew ours, or take a free or lapsed one: written, then read back (the later writer's name stands).
+  const bool taken_over = !b.driver.empty() && b.driver != b_.driver;
   {
     std::lock_guard lock(mutex_);
     const auto stored = get(b.id);
@@ -243,7 +244,11 @@ bool BatchRunner::hold(Batch& b) {
     save(b);
   }
   const auto again = get(b.id);
-  return again && again->driver == b_.driver;
+  if (!again || again->driver != b_.driver) return false;
+  // Taken from a gateway whose lane was in its process: the items it held died with it, so the
+  // lines without a record are sent again here (as after this gateway's own restart).
+  if (taken_over && !b_.lane_durable) resend_.insert(b.id);
+  return true;
 }
 
 void BatchRunner::run() {

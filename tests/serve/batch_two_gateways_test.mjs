@@ -4,8 +4,12 @@
 // lease lapses and finishes it, one output line per input line.
 //
 // Two routing-only gateways (`serve --workers 0`, each with its own --out) over one Redis (input
-// queue, batch lane, log queue), one SQLite store and one --file-store, two remote `overhead worker` processes (the
-// simulated decoder) and an `overhead consume`.
+// queue, batch lane, log queue), one SQLite store and one --file-store, two remote `overhead worker`
+// processes (the simulated decoder) and an `overhead consume`.
+//
+// BATCH_TWO_LANE=mem: each gateway with its own in-process queues and workers (the lane dies with
+// its gateway), the same store and files: the gateway that takes the batch over sends again the
+// lines that have no record.
 //
 // Run: CTest sets OVERHEAD_BINARY and OVERHEAD_REDIS_ENV.
 import {spawn, spawnSync} from 'node:child_process';
@@ -30,6 +34,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'overhead-batch-two-'));
 const STORE = `sqlite:${path.join(dir, 'records.db')}`;
 // 40 output tokens at 400 tokens/s: 0.1 s an item, 2 batch items at a time per worker.
 const DECODER = 'sim:prefill=100000,decode=400';
+const MEM_LANE = process.env.BATCH_TWO_LANE === 'mem';
 const children = [];
 
 after(() => {
@@ -51,7 +56,8 @@ function run(args) {
 }
 
 async function gateway(name) {
-  const child = run(['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--workers', '0', '--queue', IN, '--log-queue', LOG,
+  const queues = MEM_LANE ? ['--decoder', DECODER, '--max-decodes', '4'] : ['--workers', '0', '--queue', IN, '--log-queue', LOG];
+  const child = run(['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, ...queues,
                      '--store', STORE, '--file-store', `file:${path.join(dir, 'files')}`, '--out', path.join(dir, name),
                      '--batch-lease', String(LEASE_S), '--shutdown-timeout', '2']);
   const url = await new Promise((resolve, reject) => {
@@ -81,10 +87,11 @@ const linesSent = async (g) => Number((await (await fetch(g.url + '/metrics')).t
 test('two gateways on one store: a batch\'s lines sent once between them, and finished by the other when its driver dies', async () => {
   const a = await gateway('a');
   const b = await gateway('b');
-  for (const name of ['w1', 'w2'])
+  for (const name of MEM_LANE ? [] : ['w1', 'w2'])
     run(['worker', '--queue', IN, '--log-queue', LOG, '--tokenizers', MODEL, '--decoder', DECODER, '--max-decodes', '4', '--name', name,
          '--out', path.join(dir, name), '--no-progress', '--idle-exit', '600']);
-  run(['consume', '--log-queue', LOG, '--store', STORE, '--out', path.join(dir, 'consume'), '--no-progress', '--idle-exit', '600']);
+  if (!MEM_LANE)
+    run(['consume', '--log-queue', LOG, '--store', STORE, '--out', path.join(dir, 'consume'), '--no-progress', '--idle-exit', '600']);
 
   const lines = Array.from({length: LINES}, (_, i) => JSON.stringify({custom_id: `two-${i}`, method: 'POST', url: '/v1/chat/completions',
     body: {model: MODEL, messages: [{role: 'user', content: `Request number ${i}.`}], max_tokens: 40}}));
@@ -119,7 +126,7 @@ test('two gateways on one store: a batch\'s lines sent once between them, and fi
     assert.ok(Date.now() < end, `still ${done.status}: ${JSON.stringify(done.request_counts)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  console.log(`two gateways: the driver killed at ${progress.request_counts.completed} answered; the other finished the batch ` +
+  console.log(`two gateways${MEM_LANE ? ' (in-process lanes)' : ''}: the driver killed at ${progress.request_counts.completed} answered; the other finished the batch ` +
               `${((Date.now() - killedAt) / 1000).toFixed(1)} s later (lease ${LEASE_S} s)`);
   assert.equal(done.status, 'completed', JSON.stringify(done));
   const out = (await (await fetch(`${other.url}/v1/files/${done.output_file_id}/content`)).text()).trim().split('\n').map((l) => JSON.parse(l));
