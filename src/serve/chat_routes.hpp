@@ -1,8 +1,8 @@
-// The routes that go through the pipeline: POST /v1/chat/completions (synchronous, or a stream of
-// server-sent events), POST /v1/requests (asynchronous: 202 and an id) and GET
-// /v1/requests/{id}. Each request is checked (chat_request.hpp), sent as a work item onto the
-// input queue and answered from the worker's reply (reply_box.hpp); nothing here renders or
-// encodes.
+// The routes that go through the pipeline: POST /v1/chat/completions and POST /v1/completions (a
+// prompt text through no template; each synchronous, or a stream of server-sent events), POST
+// /v1/requests (asynchronous: 202 and an id) and GET /v1/requests/{id}. Each request is checked
+// (chat_request.hpp), sent as a work item onto the input queue and answered from the worker's
+// reply (reply_box.hpp); nothing here renders or encodes.
 #pragma once
 
 #include <chrono>
