@@ -1,7 +1,9 @@
 // A streamed chat completion (`stream: true`), kept apart from the HTTP server that carries it:
 // CompletionStream turns a request's text, as it arrives, into `chat.completion.chunk` server-sent
 // events (a role delta, one content delta per piece, the finish chunk, the usage chunk when asked,
-// `data: [DONE]`). A StreamPump (stream_pump.hpp) feeds it from the ReplyBox to the client.
+// `data: [DONE]`); for /v1/completions (Completion::text_completion) `text_completion` chunks with
+// the piece as `choices[0].text` and no role event. A StreamPump (stream_pump.hpp) feeds it from
+// the ReplyBox to the client.
 //
 // Per piece of text the cost is one JSON string escape between a prefix and a suffix built once
 // per stream: no DOM per event.
