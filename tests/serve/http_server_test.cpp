@@ -142,9 +142,13 @@ TEST_F(HttpServerTest, AClientThatDisconnectsFiresTheCancelCallback) {
   routes_.get("/forever", [&](const Request&, Response& res) {
     auto stream = res.stream("text/event-stream");
     stream->on_cancel([&cancelled] { cancelled.set_value(); });
+    {
+      // Kept before the first push: the client's read of it, its leaving and the cancel all come
+      // after, so the test never reads `kept` before this handler set it.
+      std::lock_guard lock(kept_mutex);
+      kept = stream;  // never closed by the producer
+    }
     EXPECT_EQ(stream->push("data: first\n\n"), PushResult::queued);
-    std::lock_guard lock(kept_mutex);
-    kept = stream;  // never closed by the producer
   });
   start();
   {
