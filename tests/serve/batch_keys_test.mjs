@@ -11,13 +11,14 @@
 //   4. A key whose budget is spent cannot create a batch (429 insufficient_quota).
 //
 // Run: CTest sets OVERHEAD_BINARY and OPENAI_NODE_MODULES.
-import {spawn, spawnSync} from 'node:child_process';
+import {spawnSync} from 'node:child_process';
 import {createRequire} from 'node:module';
 import {mkdtempSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
+import {listeningUrl, startOverhead} from './overhead_process.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 const MODULES = process.env.OPENAI_NODE_MODULES;
@@ -32,6 +33,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'overhead-batch-keys-'));
 const STORE = `sqlite:${path.join(dir, 'serve.db')}`;
 const secrets = {};
 let gateway;
+const children = [];
 
 function createKey(name, ...limits) {
   const r = spawnSync(BINARY, ['keys', 'create', '--store', STORE, '--name', name, ...limits], {encoding: 'utf8'});
@@ -47,31 +49,14 @@ before(async () => {
   createKey('bob');
   createKey('narrow', '--models', MODEL);
   createKey('spent', '--budget-usd', '0.0000001');
-  const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, OTHER_MODEL, '--out', dir, '--api-keys',
-                               '--key-refresh', '0.5', '--spend-refresh', '0.5', '--decoder', 'sim:prefill=200000,decode=20000',
-                               '--price-cpu-usd-per-hour', '0.1', '--price-gpu-usd-per-hour', '4'],
-                      {stdio: ['ignore', 'ignore', 'pipe']});
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { stderr += d; });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = stderr.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearInterval(timer);
-        resolve(m[1]);
-      }
-    }, 20);
-    child.on('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`overhead serve exited ${code}: ${stderr}`));
-    });
-  });
-  gateway = {child, url, stderr: () => stderr};
+  const child = startOverhead(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, OTHER_MODEL, '--out', dir, '--api-keys',
+                                       '--key-refresh', '0.5', '--spend-refresh', '0.5', '--decoder', 'sim:prefill=200000,decode=20000',
+                                       '--price-cpu-usd-per-hour', '0.1', '--price-gpu-usd-per-hour', '4'], children);
+  gateway = {child, url: await listeningUrl(child)};
 });
 
 after(() => {
-  if (gateway && gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   rmSync(dir, {recursive: true, force: true});
 });
 
@@ -150,5 +135,5 @@ test('a key whose budget is spent cannot create a batch', async () => {
 });
 
 test('no secret in the gateway\'s output', () => {
-  for (const [name, secret] of Object.entries(secrets)) assert.ok(!gateway.stderr().includes(secret), `the secret of ${name} is printed`);
+  for (const [name, secret] of Object.entries(secrets)) assert.ok(!gateway.child.output().includes(secret), `the secret of ${name} is printed`);
 });

@@ -12,12 +12,12 @@
 // the test labeled `faults` a longer one (tests/serve/CMakeLists.txt).
 //
 // Run: CTest sets OVERHEAD_BINARY and OVERHEAD_REDIS_ENV.
-import {spawn, spawnSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {mkdtempSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, after} from 'node:test';
 import assert from 'node:assert/strict';
+import {dropRedisKeys, listeningUrl, readEnvFile, startOverhead} from './overhead_process.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 if (!BINARY || !process.env.OVERHEAD_REDIS_ENV) throw new Error('set OVERHEAD_BINARY and OVERHEAD_REDIS_ENV');
@@ -25,8 +25,7 @@ const LINES = Number(process.env.BATCH_KILL_LINES || 200);
 const ROUNDS = Number(process.env.BATCH_KILL_ROUNDS || 3);
 const MODEL = 'llama-3.3-70b-instruct';
 
-const redis = Object.fromEntries(readFileSync(process.env.OVERHEAD_REDIS_ENV, 'utf8').split('\n').filter((l) => l.includes('='))
-  .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const redis = readEnvFile(process.env.OVERHEAD_REDIS_ENV);
 const tag = `batchkill${process.pid}`;
 const IN = `${redis.REDIS_URL}/${tag}-in?visibility_ms=2000`;
 const LOG = `${redis.REDIS_URL}/${tag}-log?visibility_ms=2000`;
@@ -35,12 +34,11 @@ const STORE = `sqlite:${path.join(dir, 'records.db')}`;
 // 40 output tokens at 400 tokens/s: 0.1 s per item; each worker holds 2 batch items at once.
 const DECODER = 'sim:prefill=100000,decode=400';
 const processes = {};
+const children = [];
 
 after(() => {
-  for (const p of Object.values(processes)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-  spawnSync('redis-cli', ['-h', redis.REDIS_HOST, '-p', redis.REDIS_PORT, '--no-auth-warning', 'EVAL',
-                          `for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end`, '0', `${tag}-*`],
-            {env: {...process.env, REDISCLI_AUTH: redis.REDIS_PASSWORD}});
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  dropRedisKeys(redis, `${tag}-*`);
   rmSync(dir, {recursive: true, force: true});
 });
 
@@ -56,25 +54,9 @@ const ARGS = {
 
 // Starts process `name`; for the gateway, resolves once it listens.
 async function start(name) {
-  const child = spawn(BINARY, ARGS[name], {stdio: ['ignore', 'ignore', 'pipe']});
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { stderr += d; });
-  processes[name] = {child, stderr: () => stderr};
-  if (name !== 'gateway') return;
-  processes.gateway.url = await new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = stderr.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearInterval(timer);
-        resolve(m[1]);
-      }
-    }, 20);
-    child.on('exit', (code, signal) => {
-      clearInterval(timer);
-      reject(new Error(`overhead serve exited ${code ?? signal}: ${stderr}`));
-    });
-  });
+  const child = startOverhead(BINARY, ARGS[name], children);
+  processes[name] = {child};
+  if (name === 'gateway') processes.gateway.url = await listeningUrl(child);
 }
 
 async function kill(name) {

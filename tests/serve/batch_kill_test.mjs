@@ -11,12 +11,13 @@
 // server of the env file named by OVERHEAD_POSTGRES_ENV), so the restarted gateway resumes from there.
 //
 // Run: CTest sets OVERHEAD_BINARY (and for postgres OVERHEAD_POSTGRES_ENV).
-import {spawn, spawnSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
+import {spawnSync} from 'node:child_process';
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, after} from 'node:test';
 import assert from 'node:assert/strict';
+import {listeningUrl, readEnvFile, startOverhead} from './overhead_process.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 if (!BINARY) throw new Error('set OVERHEAD_BINARY');
@@ -27,7 +28,7 @@ const STORE_ARGS = (() => {
   if (!process.env.BATCH_KILL_STORE) return [];
   if (process.env.BATCH_KILL_STORE !== 'postgres' || !process.env.OVERHEAD_POSTGRES_ENV)
     throw new Error('BATCH_KILL_STORE is postgres, with OVERHEAD_POSTGRES_ENV set');
-  const pgUrl = readFileSync(process.env.OVERHEAD_POSTGRES_ENV, 'utf8').split('\n').find((l) => l.startsWith('PG_URL=')).slice(7);
+  const pgUrl = readEnvFile(process.env.OVERHEAD_POSTGRES_ENV).PG_URL;
   return ['--store', `${pgUrl}?table=batchkill${process.pid}`];
 })();
 
@@ -42,27 +43,9 @@ after(() => {
 
 async function startGateway() {
   // 40 output tokens at 400 tokens/s: 0.1 s per item, 2 at a time (half of --max-decodes).
-  const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', dir,
-                               '--decoder', 'sim:prefill=100000,decode=400', '--max-decodes', '4', ...STORE_ARGS],
-                      {stdio: ['ignore', 'ignore', 'pipe']});
-  children.push(child);
-  child.stderr.setEncoding('utf8');
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = stderr.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearInterval(timer);
-        resolve(m[1]);
-      }
-    }, 20);
-    child.on('exit', (code, signal) => {
-      clearInterval(timer);
-      reject(new Error(`overhead serve exited ${code ?? signal}: ${stderr}`));
-    });
-  });
-  return {child, url};
+  const child = startOverhead(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', dir,
+                                       '--decoder', 'sim:prefill=100000,decode=400', '--max-decodes', '4', ...STORE_ARGS], children);
+  return {child, url: await listeningUrl(child)};
 }
 
 async function json(url, init) {

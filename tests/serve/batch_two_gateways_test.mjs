@@ -12,12 +12,12 @@
 // lines that have no record.
 //
 // Run: CTest sets OVERHEAD_BINARY and OVERHEAD_REDIS_ENV.
-import {spawn, spawnSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {mkdtempSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, after} from 'node:test';
 import assert from 'node:assert/strict';
+import {dropRedisKeys, listeningUrl, readEnvFile, startOverhead} from './overhead_process.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 if (!BINARY || !process.env.OVERHEAD_REDIS_ENV) throw new Error('set OVERHEAD_BINARY and OVERHEAD_REDIS_ENV');
@@ -25,8 +25,7 @@ const MODEL = 'llama-3.3-70b-instruct';
 const LINES = 160;
 const LEASE_S = 3;
 
-const redis = Object.fromEntries(readFileSync(process.env.OVERHEAD_REDIS_ENV, 'utf8').split('\n').filter((l) => l.includes('='))
-  .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const redis = readEnvFile(process.env.OVERHEAD_REDIS_ENV);
 const tag = `batchtwo${process.pid}`;
 const IN = `${redis.REDIS_URL}/${tag}-in?visibility_ms=2000`;
 const LOG = `${redis.REDIS_URL}/${tag}-log?visibility_ms=2000`;
@@ -39,41 +38,18 @@ const children = [];
 
 after(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  spawnSync('redis-cli', ['-h', redis.REDIS_HOST, '-p', redis.REDIS_PORT, '--no-auth-warning', 'EVAL',
-                          `for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end`, '0', `${tag}-*`],
-            {env: {...process.env, REDISCLI_AUTH: redis.REDIS_PASSWORD}});
+  dropRedisKeys(redis, `${tag}-*`);
   rmSync(dir, {recursive: true, force: true});
 });
 
-function run(args) {
-  const child = spawn(BINARY, args, {stdio: ['ignore', 'ignore', 'pipe']});
-  children.push(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { stderr += d; });
-  child.stderrText = () => stderr;
-  return child;
-}
+const run = (args) => startOverhead(BINARY, args, children);
 
 async function gateway(name) {
   const queues = MEM_LANE ? ['--decoder', DECODER, '--max-decodes', '4'] : ['--workers', '0', '--queue', IN, '--log-queue', LOG];
   const child = run(['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, ...queues,
                      '--store', STORE, '--file-store', `file:${path.join(dir, 'files')}`, '--out', path.join(dir, name),
                      '--batch-lease', String(LEASE_S), '--shutdown-timeout', '2']);
-  const url = await new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = child.stderrText().match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearInterval(timer);
-        resolve(m[1]);
-      }
-    }, 20);
-    child.on('exit', (code, signal) => {
-      clearInterval(timer);
-      reject(new Error(`overhead serve exited ${code ?? signal}: ${child.stderrText()}`));
-    });
-  });
-  return {child, url};
+  return {child, url: await listeningUrl(child)};
 }
 
 async function json(url, init) {

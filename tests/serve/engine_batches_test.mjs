@@ -13,15 +13,15 @@
 //
 // Run: CTest sets OVERHEAD_BINARY, OPENAI_NODE_MODULES, the engine's variables and, over Redis,
 // OVERHEAD_REDIS_ENV.
-import {spawn} from 'node:child_process';
 import {createRequire} from 'node:module';
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {mkdtempSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {startLlamaEngine} from '../engine/llama_engine.mjs';
 import {engineCompletion} from './engine_front.mjs';
+import {listeningUrl, readEnvFile, startOverhead} from './overhead_process.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 const MODULES = process.env.OPENAI_NODE_MODULES;
@@ -40,34 +40,8 @@ const children = [];
 let engine;
 let base;
 
-function run(args, name) {
-  const child = spawn(BINARY, args, {stdio: ['ignore', 'pipe', 'pipe']});
-  children.push(child);
-  let output = '';
-  for (const s of [child.stdout, child.stderr]) {
-    s.setEncoding('utf8');
-    s.on('data', (d) => { output += d; });
-  }
-  child.output = () => output;
-  child.label = name;
-  return child;
-}
-
-async function listening(child) {
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = child.output().match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearInterval(timer);
-        resolve(m[1]);
-      }
-    }, 20);
-    child.on('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(child.label + ' exited ' + code + ': ' + child.output()));
-    });
-  });
-}
+const run = (args) => startOverhead(BINARY, args, children);
+const listening = listeningUrl;
 
 before(async () => {
   engine = await startLlamaEngine({sequences: 2});
@@ -79,21 +53,20 @@ before(async () => {
   if (!OVER_REDIS) {
     // One generation at a time: batched with others the random model's greedy answer may change.
     base = await listening(run(['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--out', dir, '--decoder', decoder,
-                                '--max-decodes', '1', '--shutdown-timeout', '2', ...PRICES], 'gateway'));
+                                '--max-decodes', '1', '--shutdown-timeout', '2', ...PRICES]));
     return;
   }
-  const redis = Object.fromEntries(readFileSync(process.env.OVERHEAD_REDIS_ENV, 'utf8').split('\n').filter((l) => l.includes('='))
-    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  const redis = readEnvFile(process.env.OVERHEAD_REDIS_ENV);
   const tag = `batches${process.pid}`;
   const inUrl = `${redis.REDIS_URL}/${tag}-in?visibility_ms=5000`;
   const logUrl = `${redis.REDIS_URL}/${tag}-log?visibility_ms=5000`;
   const store = `sqlite:${path.join(dir, 'records.db')}`;
   base = await listening(run(['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--workers', '0', '--queue', inUrl,
-                              '--log-queue', logUrl, '--store', store, '--out', dir, '--shutdown-timeout', '2'], 'gateway'));
+                              '--log-queue', logUrl, '--store', store, '--out', dir, '--shutdown-timeout', '2']));
   for (const name of ['w1', 'w2'])
     run(['worker', '--queue', inUrl, '--log-queue', logUrl, '--tokenizers', MODEL, '--decoder', decoder, '--max-decodes', '1',
-         '--name', name, '--out', dir, '--no-progress', '--idle-exit', '600', ...PRICES], name);
-  run(['consume', '--log-queue', logUrl, '--store', store, '--out', dir, '--no-progress', '--idle-exit', '600'], 'consume');
+         '--name', name, '--out', dir, '--no-progress', '--idle-exit', '600', ...PRICES]);
+  run(['consume', '--log-queue', logUrl, '--store', store, '--out', dir, '--no-progress', '--idle-exit', '600']);
 });
 
 after(async () => {

@@ -19,13 +19,14 @@
 //   7. No secret in the gateways' output, /metrics, the records or the keys table.
 //
 // Run: CTest sets OVERHEAD_BINARY, OPENAI_NODE_MODULES, OVERHEAD_REDIS_ENV, OVERHEAD_POSTGRES_ENV.
-import {spawn, spawnSync} from 'node:child_process';
+import {spawnSync} from 'node:child_process';
 import {createRequire} from 'node:module';
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {mkdtempSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
+import {dropRedisKeys, listeningUrl, readEnvFile, startOverhead} from './overhead_process.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 const MODULES = process.env.OPENAI_NODE_MODULES;
@@ -34,10 +35,8 @@ if (!BINARY || !MODULES || !process.env.OVERHEAD_REDIS_ENV || !process.env.OVERH
 const require = createRequire(path.join(path.resolve(MODULES), 'noop.js'));
 const OpenAI = require('openai').default;
 
-const readEnv = (file) => Object.fromEntries(readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('='))
-  .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
-const redis = readEnv(process.env.OVERHEAD_REDIS_ENV);
-const pg = readEnv(process.env.OVERHEAD_POSTGRES_ENV);
+const redis = readEnvFile(process.env.OVERHEAD_REDIS_ENV);
+const pg = readEnvFile(process.env.OVERHEAD_POSTGRES_ENV);
 
 const MODEL = 'llama-3.3-70b-instruct';
 const tag = `keys${process.pid}`;
@@ -73,34 +72,13 @@ function createKey(name, ...limits) {
 }
 
 async function startGateway(name) {
-  const child = spawn(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--api-keys', '--store', STORE,
-                               '--limits', LIMITS, '--limit-window', String(WINDOW_S), '--key-refresh', String(REFRESH_S),
-                               '--spend-refresh', String(REFRESH_S),
-                               '--queue', QUEUE, '--log-queue', LOG_QUEUE,
-                               '--decoder', 'sim:prefill=200000,decode=20000', '--max-queued', '100000',
-                               '--out', path.join(dir, name), '--shutdown-timeout', '2', ...PRICE],
-                      {stdio: ['ignore', 'pipe', 'pipe']});
-  children.push(child);
-  let output = '';
-  for (const s of [child.stdout, child.stderr]) {
-    s.setEncoding('utf8');
-    s.on('data', (d) => { output += d; });
-  }
-  child.output = () => output;
-  const url = await new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = output.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearInterval(timer);
-        resolve(m[1]);
-      }
-    }, 20);
-    child.on('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`overhead serve exited ${code}: ${output}`));
-    });
-  });
-  return {child, url};
+  const child = startOverhead(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--api-keys', '--store', STORE,
+                                       '--limits', LIMITS, '--limit-window', String(WINDOW_S), '--key-refresh', String(REFRESH_S),
+                                       '--spend-refresh', String(REFRESH_S),
+                                       '--queue', QUEUE, '--log-queue', LOG_QUEUE,
+                                       '--decoder', 'sim:prefill=200000,decode=20000', '--max-queued', '100000',
+                                       '--out', path.join(dir, name), '--shutdown-timeout', '2', ...PRICE], children);
+  return {child, url: await listeningUrl(child)};
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -152,12 +130,8 @@ after(() => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   try {
     psql(`DROP TABLE IF EXISTS ${tag}; DROP TABLE IF EXISTS ${tag}_keys`);
-    spawnSync('redis-cli', ['-h', redis.REDIS_HOST, '-p', redis.REDIS_PORT, '--no-auth-warning', 'EVAL',
-                            `for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end`, '0', `${tag}:*`],
-              {env: {...process.env, REDISCLI_AUTH: redis.REDIS_PASSWORD}});
-    spawnSync('redis-cli', ['-h', redis.REDIS_HOST, '-p', redis.REDIS_PORT, '--no-auth-warning', 'EVAL',
-                            `for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end`, '0', `${tag}-*`],
-              {env: {...process.env, REDISCLI_AUTH: redis.REDIS_PASSWORD}});
+    dropRedisKeys(redis, `${tag}:*`);
+    dropRedisKeys(redis, `${tag}-*`);
   } catch {
     // the fixtures' servers are cleaned up with them
   }
