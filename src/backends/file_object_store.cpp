@@ -11,25 +11,60 @@ namespace overhead::backends {
 
 using ports::ObjectStoreError;
 
+namespace {
+
+// Written beside, then renamed: a reader sees the old object or the new one, never half. Each
+// writer has its own temporary name, so two writers of one key never share (and truncate) one.
+class FileObjectWriter final : public ports::ObjectWriter {
+ public:
+  FileObjectWriter(std::string url, std::filesystem::path path) : url_(std::move(url)), path_(std::move(path)) {
+    std::filesystem::create_directories(path_.parent_path());
+    static std::atomic<unsigned long> writes{0};
+    tmp_ = path_.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(++writes);
+    out_.open(tmp_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw ObjectStoreError(url_ + ": cannot write " + tmp_);
+  }
+  ~FileObjectWriter() override {
+    if (finished_) return;
+    out_.close();
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+  }
+  FileObjectWriter(const FileObjectWriter&) = delete;
+  FileObjectWriter& operator=(const FileObjectWriter&) = delete;
+
+  void append(std::string_view bytes) override {
+    out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out_) throw ObjectStoreError(url_ + ": cannot write " + tmp_);
+  }
+
+  void finish() override {
+    out_.close();
+    if (!out_) throw ObjectStoreError(url_ + ": cannot write " + tmp_);
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    if (ec) throw ObjectStoreError(url_ + ": cannot rename " + tmp_ + ": " + ec.message());
+    finished_ = true;
+  }
+
+ private:
+  std::string url_;
+  std::filesystem::path path_;
+  std::string tmp_;
+  std::ofstream out_;
+  bool finished_ = false;
+};
+
+}  // namespace
+
 void FileObjectStore::put(const std::string& key, std::string_view bytes) {
-  const auto path = checked(key);
-  std::filesystem::create_directories(path.parent_path());
-  // Write beside, then rename: a reader sees the old object or the new one, never half. Each
-  // write has its own temporary name, so two writers of one key never share (and truncate) one.
-  static std::atomic<unsigned long> writes{0};
-  const auto tmp = path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(++writes);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw ObjectStoreError(url_ + ": cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    std::filesystem::remove(tmp, ec);
-    throw ObjectStoreError(url_ + ": cannot rename " + tmp + ": " + why);
-  }
+  FileObjectWriter out(url_, checked(key));
+  out.append(bytes);
+  out.finish();
+}
+
+std::unique_ptr<ports::ObjectWriter> FileObjectStore::write(const std::string& key) {
+  return std::make_unique<FileObjectWriter>(url_, checked(key));
 }
 
 std::string FileObjectStore::get(const std::string& key) {

@@ -18,6 +18,8 @@ class FileObjectStore final : public ports::ObjectStore {
   void put(const std::string& key, std::string_view bytes) override;
   std::string get(const std::string& key) override;
   std::string get_range(const std::string& key, std::uint64_t offset, std::size_t max_bytes) override;
+  // Appends to a file beside the object, renamed into place at finish (removed if never finished).
+  std::unique_ptr<ports::ObjectWriter> write(const std::string& key) override;
   bool remove(const std::string& key) override;
   const std::string& url() const override { return url_; }
 

@@ -1,6 +1,7 @@
 // S3ObjectStore: the s3:// adapter (see s3_object_store.hpp for the addressing and the errors).
 #include "backends/s3_object_store.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -8,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "aws/credentials.hpp"
 #include "aws/http_client.hpp"
@@ -68,18 +71,36 @@ std::string content_type_of(const std::string& key) {
   return "application/octet-stream";
 }
 
+// One S3 call as the store makes it: the object, the query (multipart's `uploads`, `uploadId`,
+// `partNumber`), a Range, and which answers are a success besides 200 and 204.
+struct S3Call {
+  std::string action;  // for errors: "PutObject", "UploadPart", ...
+  std::string method;
+  std::string key;
+  std::string_view payload;
+  std::vector<std::pair<std::string, std::string>> query;
+  std::string range;
+  std::string content_type;  // sent (and signed) when not empty
+};
+
+struct S3Answer {
+  long status = 0;
+  std::string body;
+  std::string etag;
+};
+
 class S3ObjectStore final : public ports::ObjectStore {
  public:
   S3ObjectStore(S3Addressing config, std::string shown_url) : config_(std::move(config)), url_(std::move(shown_url)) {}
 
   void put(const std::string& key, std::string_view bytes) override {
     check_key(key, url_);
-    (void)call("PutObject", "PUT", key, bytes);
+    (void)call({"PutObject", "PUT", key, bytes, {}, {}, content_type_of(key)});
   }
 
   std::string get(const std::string& key) override {
     check_key(key, url_);
-    return call("GetObject", "GET", key, {}).body;
+    return call({"GetObject", "GET", key, {}, {}, {}, {}}).body;
   }
 
   // GetObject with a Range header: 206 with the piece, 416 (InvalidRange) at or past the end, and
@@ -89,59 +110,58 @@ class S3ObjectStore final : public ports::ObjectStore {
     check_key(key, url_);
     if (max_bytes == 0) return {};
     const std::string range = "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + max_bytes - 1);
-    const Answer a = call("GetObject", "GET", key, {}, range);
+    const S3Answer a = call({"GetObject", "GET", key, {}, {}, range, {}});
     if (a.status == 416) return {};
     if (a.status == 206) return a.body;
     return offset >= a.body.size() ? std::string() : a.body.substr(static_cast<std::size_t>(offset), max_bytes);
   }
 
+  std::unique_ptr<ports::ObjectWriter> write(const std::string& key) override;
+
   // DeleteObject: S3 answers 204 whether or not the key was there (its delete is idempotent), so
   // true means "not there now".
   bool remove(const std::string& key) override {
     check_key(key, url_);
-    (void)call("DeleteObject", "DELETE", key, {});
+    (void)call({"DeleteObject", "DELETE", key, {}, {}, {}, {}});
     return true;
   }
 
   const std::string& url() const override { return url_; }
 
- private:
-  struct Answer {
-    long status = 0;
-    std::string body;
-  };
-  // One S3 call with retries; the answer of a success (200, 204, or with `range` 206 and 416).
+  // One S3 call with retries; the answer of a success (200, 204, or with a range 206 and 416).
   // Throws ObjectStoreError.
-  Answer call(const std::string& action, const std::string& method, const std::string& key, std::string_view payload,
-              const std::string& range = {}) {
-    const std::string wire_path = s3_object_path(config_, key);
-    const std::string where = "S3 " + action + " " + key + " on " + url_;
+  S3Answer call(const S3Call& c) {
+    const std::string wire_path = s3_object_path(config_, c.key);
+    const std::string where = "S3 " + c.action + " " + c.key + " on " + url_;
     std::string last;
     bool refreshed = false;  // one fresh set of credentials per call after an ExpiredToken answer
     for (int attempt = 0;; ++attempt) {
       bool throttled = false;
       try {
         const aws::Credentials creds = credentials_.current();
-        aws::SignableRequest sreq{method, config_.host, wire_path, {}, {}, payload};
-        if (method == "PUT") sreq.headers = {{"content-type", content_type_of(key)}};
-        if (!range.empty()) sreq.headers = {{"range", range}};
+        aws::SignableRequest sreq{c.method, config_.host, wire_path, c.query, {}, c.payload};
+        if (!c.content_type.empty()) sreq.headers.emplace_back("content-type", c.content_type);
+        if (!c.range.empty()) sreq.headers.emplace_back("range", c.range);
         const auto now =
             std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                 .count();
         aws::SigningScope scope{config_.region, "s3", now, /*s3_path=*/true, /*send_content_sha256=*/true};
         const aws::SignedHeaders signed_headers = aws::sign(sreq, creds.keys, scope);
         aws::HttpRequest req;
-        req.method = method;
-        req.url = config_.base_url + wire_path;
-        if (method == "PUT") req.headers = {{"Content-Type", content_type_of(key)}};
-        if (!range.empty()) req.headers = {{"Range", range}};
+        req.method = c.method;
+        req.url = config_.base_url + wire_path + (c.query.empty() ? std::string() : "?" + aws::encode_query(c.query));
+        if (!c.content_type.empty()) req.headers.emplace_back("Content-Type", c.content_type);
+        if (!c.range.empty()) req.headers.emplace_back("Range", c.range);
         for (auto& h : signed_headers.as_list()) req.headers.push_back(h);
-        req.body = payload;
+        req.body = c.payload;
         req.timeout = config_.call_timeout;
         aws::HttpResponse res = http_->send(req);
-        if (res.status == 200 || res.status == 204 || (!range.empty() && (res.status == 206 || res.status == 416)))
-          return {res.status, std::move(res.body)};
         std::string code = xml_field(res.body, "Code");
+        // CompleteMultipartUpload can fail after its 200 is sent: the error is then in the body.
+        const bool error_in_200 = res.status == 200 && c.method == "POST" && res.body.find("<Error>") != std::string::npos;
+        if (!error_in_200 &&
+            (res.status == 200 || res.status == 204 || (!c.range.empty() && (res.status == 206 || res.status == 416))))
+          return {res.status, std::move(res.body), std::string(res.header("etag"))};
         const std::string message = xml_field(res.body, "Message");
         if (code.empty()) code = "HTTP " + std::to_string(res.status);
         last = where + ": " + code + (message.empty() ? "" : ": " + message);
@@ -152,7 +172,8 @@ class S3ObjectStore final : public ports::ObjectStore {
         }
         throttled = code == "SlowDown" || code == "Throttling" || code == "ThrottlingException" || res.status == 429 ||
                     res.status == 503;
-        if (!transient_code(code, res.status)) throw ObjectStoreError(last + hint(code, config_), Failure::permanent);
+        if (!transient_code(code, error_in_200 ? 500 : res.status))
+          throw ObjectStoreError(last + hint(code, config_), Failure::permanent);
       } catch (const aws::TransportError& e) {
         last = where + ": " + e.what();
       } catch (const aws::CredentialError& e) {
@@ -168,6 +189,7 @@ class S3ObjectStore final : public ports::ObjectStore {
     }
   }
 
+ private:
   const S3Addressing config_;
   const std::string url_;
   std::shared_ptr<aws::HttpClient> http_ = std::make_shared<aws::HttpClient>();
@@ -176,6 +198,80 @@ class S3ObjectStore final : public ports::ObjectStore {
   std::mutex backoff_mutex_;
   aws::Backoff backoff_{retry_};
 };
+
+// An object written in pieces with S3's multipart upload: the pieces are gathered into parts of
+// kPartBytes (S3's smallest part is 5 MiB, all but the last), each sent as it fills
+// (UploadPart), and CompleteMultipartUpload makes the object appear whole. An object smaller than
+// one part is a single PutObject. Dropped unfinished, the upload is aborted (its parts are billed
+// until then), best effort: the object is not there either way.
+class S3MultipartWriter final : public ports::ObjectWriter {
+ public:
+  static constexpr std::size_t kPartBytes = std::size_t{8} << 20;
+
+  S3MultipartWriter(S3ObjectStore& store, std::string key) : store_(store), key_(std::move(key)) {}
+  ~S3MultipartWriter() override {
+    if (finished_ || upload_id_.empty()) return;
+    try {
+      (void)store_.call({"AbortMultipartUpload", "DELETE", key_, {}, {{"uploadId", upload_id_}}, {}, {}});
+    } catch (const std::exception&) {
+      // Left to the bucket's lifecycle rule for incomplete uploads: the object was never made.
+    }
+  }
+  S3MultipartWriter(const S3MultipartWriter&) = delete;
+  S3MultipartWriter& operator=(const S3MultipartWriter&) = delete;
+
+  void append(std::string_view bytes) override {
+    while (!bytes.empty()) {
+      const std::size_t take = std::min(bytes.size(), kPartBytes - buffer_.size());
+      buffer_.append(bytes.substr(0, take));
+      bytes.remove_prefix(take);
+      if (buffer_.size() == kPartBytes) send_part();
+    }
+  }
+
+  void finish() override {
+    if (upload_id_.empty()) {
+      store_.put(key_, buffer_);
+    } else {
+      if (!buffer_.empty()) send_part();
+      std::string xml = "<CompleteMultipartUpload>";
+      for (std::size_t i = 0; i < etags_.size(); ++i)
+        xml += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + etags_[i] + "</ETag></Part>";
+      xml += "</CompleteMultipartUpload>";
+      (void)store_.call({"CompleteMultipartUpload", "POST", key_, xml, {{"uploadId", upload_id_}}, {}, "application/xml"});
+    }
+    finished_ = true;
+  }
+
+ private:
+  void send_part() {
+    if (upload_id_.empty()) {
+      const S3Answer a = store_.call({"CreateMultipartUpload", "POST", key_, {}, {{"uploads", ""}}, {}, content_type_of(key_)});
+      upload_id_ = xml_field(a.body, "UploadId");
+      if (upload_id_.empty())
+        throw ObjectStoreError("S3 CreateMultipartUpload " + key_ + " on " + store_.url() + ": no UploadId in the answer",
+                               Failure::transient);
+    }
+    const std::string number = std::to_string(etags_.size() + 1);
+    const S3Answer a = store_.call({"UploadPart", "PUT", key_, buffer_, {{"partNumber", number}, {"uploadId", upload_id_}}, {}, {}});
+    if (a.etag.empty())
+      throw ObjectStoreError("S3 UploadPart " + key_ + " on " + store_.url() + ": no ETag in the answer", Failure::transient);
+    etags_.push_back(a.etag);
+    buffer_.clear();
+  }
+
+  S3ObjectStore& store_;
+  std::string key_;
+  std::string upload_id_;
+  std::vector<std::string> etags_;  // part i + 1's ETag, as S3 sent it (quoted)
+  std::string buffer_;
+  bool finished_ = false;
+};
+
+std::unique_ptr<ports::ObjectWriter> S3ObjectStore::write(const std::string& key) {
+  check_key(key, url_);
+  return std::make_unique<S3MultipartWriter>(*this, key);
+}
 
 // S3's bucket naming rules (3-63 characters of a-z 0-9 . -, starting and ending with a letter or
 // digit): anything else cannot be addressed, so it is refused before any call.

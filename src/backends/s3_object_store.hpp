@@ -3,6 +3,8 @@
 // hash (x-amz-content-sha256), sent on the pooled HTTP client (aws/http_client.hpp).
 //   put   PutObject of PREFIX/KEY (S3 replaces an object whole, so readers never see half);
 //   get   GetObject of PREFIX/KEY; get_range the same with a Range header (206 Partial Content);
+//   write  a multipart upload (CreateMultipartUpload, UploadPart per 8 MiB, CompleteMultipartUpload;
+//          AbortMultipartUpload when dropped unfinished), or one PutObject when it stays under a part;
 //   remove  DeleteObject of PREFIX/KEY.
 // Addressing: without `endpoint`, virtual-hosted style on AWS (https://BUCKET.s3.REGION.amazonaws.com/KEY;
 // a bucket name with a dot falls back to path style, since it would not match the TLS wildcard);

@@ -11,10 +11,13 @@
 //   - Errors: ObjectStoreError naming the URL, transient (throttled, timed out, connection lost)
 //     or permanent (access denied, no such object or bucket) (errors.hpp).
 //   - url() is the URL with any password replaced by "***" (BackendUrl::redacted).
+//   - A writer's object appears whole at finish(), as a put's does; a writer dropped before it
+//     leaves no object and the old one, if any, as it was.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -22,6 +25,16 @@
 #include "ports/errors.hpp"
 
 namespace overhead::ports {
+
+// One object written in pieces, for objects too large to hold (a batch's output, a file put
+// together from the parts of an upload): memory is bounded by the backend's piece, not the object.
+class ObjectWriter {
+ public:
+  virtual ~ObjectWriter() = default;
+  virtual void append(std::string_view bytes) = 0;
+  // Makes the object appear, whole. Nothing may be appended after.
+  virtual void finish() = 0;
+};
 
 class ObjectStore {
  public:
@@ -37,6 +50,9 @@ class ObjectStore {
     const std::string all = get(key);
     return offset >= all.size() ? std::string() : all.substr(static_cast<std::size_t>(offset), max_bytes);
   }
+  // A writer of the object under `key`. The default holds the pieces and puts them at finish(); a
+  // backend that can write in pieces (a file, S3's multipart upload) overrides it.
+  [[nodiscard]] virtual std::unique_ptr<ObjectWriter> write(const std::string& key);
   // Deletes the object; false when the backend cannot delete (the object is left) or there was none.
   virtual bool remove(const std::string& /*key*/) { return false; }
   [[nodiscard]] virtual const std::string& url() const = 0;

@@ -159,6 +159,50 @@ TEST_P(ObjectStoreSemantics, ARangeReadOfAnEmptyObjectIsEmpty) {
   EXPECT_EQ(store_->get_range("empty.jsonl", 0, 10), "");
 }
 
+// Writers (a batch's output, an upload put together from its parts): the object appears whole at
+// finish, across the backend's part size (S3's is 8 MiB) and with pieces of any size.
+TEST_P(ObjectStoreSemantics, AWriterMakesTheObjectOfItsPiecesAtFinish) {
+  std::string bytes(19 << 20, '\0');
+  std::mt19937 rng(11);
+  for (auto& ch : bytes) ch = static_cast<char>(rng());
+  store_->put("written.bin", "the old object");
+  auto out = store_->write("written.bin");
+  std::size_t at = 0;
+  for (std::size_t piece = 1; at < bytes.size(); piece = piece * 7 + 13) {
+    const std::size_t take = std::min(piece % (3 << 20) + 1, bytes.size() - at);
+    out->append(std::string_view(bytes).substr(at, take));
+    at += take;
+  }
+  EXPECT_EQ(store_->get("written.bin"), "the old object");  // nothing shows before finish
+  out->finish();
+  EXPECT_EQ(store_->get("written.bin"), bytes);
+}
+
+TEST_P(ObjectStoreSemantics, ASmallOrEmptyWrittenObjectIsWhole) {
+  auto small = store_->write("small.jsonl");
+  small->append("{\"a\":1}\n");
+  small->append("{\"b\":2}\n");
+  small->finish();
+  EXPECT_EQ(store_->get("small.jsonl"), "{\"a\":1}\n{\"b\":2}\n");
+  auto empty = store_->write("empty-written.jsonl");
+  empty->finish();
+  EXPECT_EQ(store_->get("empty-written.jsonl"), "");
+}
+
+TEST_P(ObjectStoreSemantics, AWriterDroppedBeforeFinishLeavesNoObject) {
+  {
+    auto out = store_->write("dropped.bin");
+    out->append(std::string(9 << 20, 'x'));  // past one S3 part: a multipart upload was begun
+  }
+  EXPECT_THROW((void)store_->get("dropped.bin"), ports::ObjectStoreError);
+  store_->put("kept.bin", "kept");
+  {
+    auto out = store_->write("kept.bin");
+    out->append("replacement");
+  }
+  EXPECT_EQ(store_->get("kept.bin"), "kept");
+}
+
 TEST_P(ObjectStoreSemantics, ARemovedObjectIsGone) {
   store_->put("to/remove.jsonl", "bytes");
   EXPECT_TRUE(store_->remove("to/remove.jsonl"));
