@@ -319,6 +319,12 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "Object store URL of the Batch API's files, uploads and outputs (default file:<out>/files; s3://BUCKET/PREFIX)");
   cmd->add_option("--max-file-bytes", args->server.batch_limits.max_file_bytes, "Largest file POST /v1/files accepts")
       ->capture_default_str()->check(integer_in(1, kMaxBodyBytes * 16));
+  cmd->add_option("--max-part-bytes", args->server.upload_limits.max_part_bytes,
+                  "Largest part POST /v1/uploads/{id}/parts accepts (a file past --max-file-bytes is sent as parts)")
+      ->capture_default_str()->check(integer_in(1, kMaxBodyBytes * 16));
+  cmd->add_option("--max-upload-bytes", args->server.upload_limits.max_upload_bytes,
+                  "Largest file POST /v1/uploads may announce, its parts put together")
+      ->capture_default_str()->check(integer_in(1, std::int64_t{1} << 40));
   cmd->add_option("--max-batch-lines", args->server.batch_limits.max_lines, "Most requests one batch may hold")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
   cmd->add_option("--max-open-batches", args->server.batch_limits.max_open_batches,

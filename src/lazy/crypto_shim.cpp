@@ -27,6 +27,23 @@ int EVP_Digest(const void* data, size_t count, unsigned char* md, unsigned int* 
   OVERHEAD_REAL(EVP_Digest);
   return real(data, count, md, size, type, impl);
 }
+EVP_MD_CTX* EVP_MD_CTX_new(void) { OVERHEAD_REAL(EVP_MD_CTX_new); return real(); }
+void EVP_MD_CTX_free(EVP_MD_CTX* ctx) {
+  OVERHEAD_REAL(EVP_MD_CTX_free);
+  real(ctx);
+}
+int EVP_DigestInit_ex(EVP_MD_CTX* ctx, const EVP_MD* type, ENGINE* impl) {
+  OVERHEAD_REAL(EVP_DigestInit_ex);
+  return real(ctx, type, impl);
+}
+int EVP_DigestUpdate(EVP_MD_CTX* ctx, const void* data, size_t count) {
+  OVERHEAD_REAL(EVP_DigestUpdate);
+  return real(ctx, data, count);
+}
+int EVP_DigestFinal_ex(EVP_MD_CTX* ctx, unsigned char* md, unsigned int* size) {
+  OVERHEAD_REAL(EVP_DigestFinal_ex);
+  return real(ctx, md, size);
+}
 unsigned char* SHA256(const unsigned char* data, size_t n, unsigned char* md) {
   OVERHEAD_REAL(SHA256);
   return real(data, n, md);

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "serve/api_error.hpp"
 #include "serve/batch_runner.hpp"
 #include "serve/key_admission.hpp"
+#include "serve/http/exchange.hpp"
 #include "serve/http/routes.hpp"
 #include "serve/multipart.hpp"
 #include "serve/request_json.hpp"
@@ -34,12 +39,7 @@ std::string query_value(const std::string& query, std::string_view key) {
   return {};
 }
 
-// The name of the caller's API key: what owns the files and batches it makes, and all it may see.
-// Empty on a gateway without keys (everything is everyone's).
-std::string owner_of(const KeyAdmission& admission, const http::Request& req) {
-  const Caller caller = admission.caller(req.get_header_value("Authorization"));
-  return caller.key ? caller.key->name : std::string();
-}
+std::string owner_of(const KeyAdmission& admission, const http::Request& req) { return admission.owner(req.get_header_value("Authorization")); }
 
 void upload(BatchRunner& runner, const KeyAdmission& admission, const http::Request& req, http::Response& res) {
   std::vector<FormPart> parts;
@@ -69,12 +69,63 @@ void upload(BatchRunner& runner, const KeyAdmission& admission, const http::Requ
 std::optional<BatchFile> find_file(BatchRunner& runner, const std::string& owner, const std::string& id, http::Response& res) {
   const auto doc = runner.state().get(ports::BatchKind::file, id);
   std::optional<BatchFile> f;
-  if (doc) f = file_from_document(*doc);
+  if (doc && is_file_document(*doc)) f = file_from_document(*doc);
   if (!f || f->owner != owner) {
     send_error(res, {404, "No such file: " + id, "invalid_request_error", "file_id", "file_not_found"});
     return std::nullopt;
   }
   return f;
+}
+
+// A file's bytes, streamed a piece at a time (a batch's input or output can be gigabytes): the
+// handler waits while the connection's write queue is full, so memory is a few pieces. A store
+// that fails before the first piece is a 503; after it, the answer is cut (the client sees an
+// incomplete body, not a complete wrong one).
+void send_content(ports::ObjectStore& files, const std::string& key, http::Response& res) {
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  std::string piece;
+  try {
+    piece = files.get_range(key, 0, kPiece);
+  } catch (const std::exception& e) {
+    return send_error(res, {503, std::string("The file's content could not be read: ") + e.what(), "server_error", "", "store_unavailable"});
+  }
+  if (piece.size() < kPiece) return res.set_content(std::move(piece), "application/jsonl");  // a small file: one answer
+  struct Writable {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool ready = false;
+  };
+  const auto writable = std::make_shared<Writable>();
+  const auto wake = [writable] {
+    {
+      std::lock_guard lock(writable->mutex);
+      writable->ready = true;
+    }
+    writable->cv.notify_all();
+  };
+  const auto out = res.stream("application/jsonl");
+  if (!out) return;
+  out->on_writable(wake);
+  out->on_cancel(wake);
+  std::uint64_t at = 0;
+  try {
+    while (!piece.empty()) {
+      const std::size_t size = piece.size();
+      const http::PushResult pushed = out->push(std::move(piece));
+      if (pushed == http::PushResult::closed) return;  // the client has gone
+      if (pushed == http::PushResult::full) {
+        std::unique_lock lock(writable->mutex);
+        writable->cv.wait_for(lock, std::chrono::seconds(1), [&] { return writable->ready; });
+        writable->ready = false;
+        continue;  // `piece` was left as it was: pushed again
+      }
+      at += size;
+      piece = files.get_range(key, at, kPiece);
+    }
+    out->close();
+  } catch (const std::exception&) {
+    out->abort();
+  }
 }
 
 std::optional<Batch> find_batch(BatchRunner& runner, const std::string& owner, const std::string& id, http::Response& res) {
@@ -168,12 +219,7 @@ void add_batch_routes(http::Routes& routes, BatchRunner& runner, KeyAdmission& a
   });
   routes.get("/v1/files/{id}/content", [&runner, &admission](const http::Request& req, http::Response& res) {
     const auto f = find_file(runner, owner_of(admission, req), req.path_params.at("id"), res);
-    if (!f) return;
-    try {
-      res.set_content(runner.files().get(f->object_key()), "application/jsonl");
-    } catch (const std::exception& e) {
-      send_error(res, {503, std::string("The file's content could not be read: ") + e.what(), "server_error", "", "store_unavailable"});
-    }
+    if (f) send_content(runner.files(), f->object_key(), res);
   });
   routes.add("DELETE", "/v1/files/{id}", [&runner, &admission](const http::Request& req, http::Response& res) {
     const std::string id = req.path_params.at("id");

@@ -129,14 +129,25 @@ std::optional<Batch> BatchRunner::get(const std::string& id) {
 
 BatchFile BatchRunner::add_file(const std::string& filename, const std::string& purpose, std::string_view content,
                                const std::string& owner) {
+  return add_file(filename, purpose, owner, [content](ports::ObjectWriter& out) {
+    out.append(content);
+    return static_cast<std::int64_t>(content.size());
+  });
+}
+
+BatchFile BatchRunner::add_file(const std::string& filename, const std::string& purpose, const std::string& owner,
+                               const std::function<std::int64_t(ports::ObjectWriter&)>& fill) {
   BatchFile f;
   f.id = util::random_hex_id("file-", 12);
-  f.bytes = static_cast<std::int64_t>(content.size());
   f.created_at = now_s();
   f.filename = filename;
   f.purpose = purpose;
   f.owner = owner;
-  b_.files->put(f.object_key(), content);  // the content first: a document never names a missing object
+  {
+    const auto out = b_.files->write(f.object_key());
+    f.bytes = fill(*out);
+    out->finish();  // the content first: a document never names a missing object
+  }
   b_.state->put(ports::BatchKind::file, to_document(f));
   return f;
 }
@@ -163,7 +174,7 @@ Batch BatchRunner::create(const std::string& input_file_id, const std::string& e
   }
   const auto file = b_.state->get(ports::BatchKind::file, input_file_id);
   // Another key's file is as unknown as a missing one: its existence is not told.
-  if (!file || file_from_document(*file).owner != owner)
+  if (!file || !is_file_document(*file) || file_from_document(*file).owner != owner)
     throw RequestError{{404, "No such file: " + input_file_id, "invalid_request_error", "input_file_id", "file_not_found"}};
   if (file_from_document(*file).purpose != "batch")
     throw RequestError{{400, "The file " + input_file_id + " was not uploaded with purpose \"batch\"", "invalid_request_error", "input_file_id",
@@ -451,18 +462,38 @@ void BatchRunner::count(Batch b) {
 Batch BatchRunner::write_results(Batch b, const char* rest_code) {
   // One line per custom_id: the record store holds one record per (batch, custom_id) key. The
   // records are held until their input line is read again (its tools and tool_choice shape the
-  // answer): memory bounded by --max-batch-lines, as the output is.
+  // answer): memory bounded by --max-batch-lines. The output and error files are written as their
+  // lines come, in the input's order (ObjectWriter): their size is not held.
   std::map<std::string, ports::Record> records;  // custom_id -> record
   double cost = 0;
   b_.records->scan(b.id, [&](const ports::Record& r) {
     cost += r.cost_usd;
     records[r.id] = r;
   });
-  std::map<std::string, std::string> output, errors;  // custom_id -> line, in key order
+  struct ResultFile {
+    BatchFile file;
+    std::unique_ptr<ports::ObjectWriter> out;  // opened at the first line: no line, no file
+    std::int64_t lines = 0;
+  };
+  const auto result_file = [&](const char* suffix) {
+    ResultFile r;
+    r.file.id = "file-" + b.id.substr(6) + suffix;  // from the batch id: a repeated finalization rewrites the same file
+    r.file.filename = b.id + suffix + ".jsonl";
+    r.file.purpose = "batch_output";
+    r.file.owner = b.owner;
+    return r;
+  };
+  ResultFile output = result_file("_output"), errors = result_file("_error");
+  const auto emit = [&](ResultFile& to, const std::string& line) {
+    if (!to.out) to.out = b_.files->write(to.file.object_key());
+    to.out->append(line);
+    to.file.bytes += static_cast<std::int64_t>(line.size());
+    ++to.lines;
+  };
   const auto add = [&](const ports::Record& r, const AnswerShape* shape) {
     bool is_error = false;
-    std::string text = output_line(b, r, shape, is_error);
-    (is_error ? errors : output)[r.id] = std::move(text);
+    const std::string text = output_line(b, r, shape, is_error);
+    emit(is_error ? errors : output, text);
   };
   const auto file = b_.state->get(ports::BatchKind::file, b.input_file_id);
   if (file) {
@@ -490,31 +521,23 @@ Batch BatchRunner::write_results(Batch b, const char* rest_code) {
         records.erase(r);
       } else if (rest_code) {
         // Every line without an answer gets its error line (OpenAI's expiry).
-        errors[id] = unanswered_line(b, id, rest_code, "This request could not be executed before the completion window expired.");
+        emit(errors, unanswered_line(b, id, rest_code, "This request could not be executed before the completion window expired."));
       }
     }
   }
   for (const auto& [id, r] : records) add(r, nullptr);  // the input file deleted meanwhile: read as plain content
   b.cost_usd = cost;
-  b.completed = static_cast<std::int64_t>(output.size());
-  b.failed = static_cast<std::int64_t>(errors.size());
-  const auto write = [&](const std::map<std::string, std::string>& lines, const char* suffix) -> std::string {
-    if (lines.empty()) return {};
-    std::string bytes;
-    for (const auto& [id, line] : lines) bytes += line;
-    BatchFile f;
-    f.id = "file-" + b.id.substr(6) + suffix;  // from the batch id: a repeated finalization rewrites the same file
-    f.bytes = static_cast<std::int64_t>(bytes.size());
-    f.created_at = now_s();
-    f.filename = b.id + suffix + ".jsonl";
-    f.purpose = "batch_output";
-    f.owner = b.owner;
-    b_.files->put(f.object_key(), bytes);
-    b_.state->put(ports::BatchKind::file, to_document(f));
-    return f.id;
+  b.completed = output.lines;
+  b.failed = errors.lines;
+  const auto finish = [&](ResultFile& r) -> std::string {
+    if (!r.out) return {};
+    r.out->finish();  // the content first: a document never names a missing object
+    r.file.created_at = now_s();
+    b_.state->put(ports::BatchKind::file, to_document(r.file));
+    return r.file.id;
   };
-  b.output_file_id = write(output, "_output");
-  b.error_file_id = write(errors, "_error");
+  b.output_file_id = finish(output);
+  b.error_file_id = finish(errors);
   return b;
 }
 

@@ -36,6 +36,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -91,6 +92,10 @@ class BatchRunner {
 
   // Stores a file uploaded under the API key `owner` (empty: no keys); returns its document.
   BatchFile add_file(const std::string& filename, const std::string& purpose, std::string_view content, const std::string& owner = {});
+  // The same for a file written in pieces by `fill` (an upload's parts put together), which
+  // returns how many bytes it wrote; the file's document is stored once its object is whole.
+  BatchFile add_file(const std::string& filename, const std::string& purpose, const std::string& owner,
+                     const std::function<std::int64_t(ports::ObjectWriter&)>& fill);
   // A new batch in `validating` (the runner takes it up at once), of the API key `owner` whose
   // lines may name only `owner_models` (empty: any). The input file must be the owner's. Throws
   // RequestError.

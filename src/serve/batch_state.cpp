@@ -104,6 +104,11 @@ ports::BatchDocument to_document(const Batch& b) {
   return {b.id, b.created_at, is_open(b.status), j.dump()};
 }
 
+bool is_file_document(const ports::BatchDocument& d) {
+  const Json j = Json::parse(d.body, nullptr, false);
+  return j.is_object() && text_of(j, "object") == "file";
+}
+
 BatchFile file_from_document(const ports::BatchDocument& d) {
   const Json j = Json::parse(d.body, nullptr, false);
   if (!j.is_object()) throw std::runtime_error("file " + d.id + ": its stored document is not JSON");

@@ -53,6 +53,12 @@ class KeyAdmission {
                LimitsOnError on_error);
 
   [[nodiscard]] Caller caller(std::string_view authorization) const;
+  // The name of the caller's key: what owns the files, uploads and batches it makes, and all it
+  // may see of them. Empty on a gateway without keys (everything is everyone's).
+  [[nodiscard]] std::string owner(std::string_view authorization) const {
+    const Caller c = caller(authorization);
+    return c.key ? c.key->name : std::string();
+  }
   // Whether the caller's admission needs the prompt's token count (its key has a token limit).
   [[nodiscard]] static bool needs_prompt_tokens(const Caller& caller) { return caller.key && caller.key->tpm > 0; }
   // Admits `caller` (ok) for `model` and `prompt_tokens`, or returns the refusal. Sets the rate

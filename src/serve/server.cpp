@@ -6,6 +6,7 @@
 #include "serve/api_error.hpp"
 #include "serve/api_keys.hpp"
 #include "serve/batch_routes.hpp"
+#include "serve/upload_routes.hpp"
 #include "serve/binding_cache.hpp"
 #include "serve/chat_routes.hpp"
 #include "serve/dashboard_routes.hpp"
@@ -184,6 +185,8 @@ Server::Server(ServerOptions options)
       bl.parsers = options_.parsers;
       batches_ = std::make_unique<BatchRunner>(std::move(b), *bindings_, bl);
       add_batch_routes(routes, *batches_, *admission_);
+      uploads_ = std::make_unique<BatchUploads>(*batches_, options_.upload_limits);
+      add_upload_routes(routes, *uploads_, *admission_);
     }
   }
   http_ = std::make_unique<http::HttpServer>(http_options(options_), routes, *gate_);

@@ -18,6 +18,7 @@
 #include "ports/rate_limiter.hpp"
 #include "serve/answer_shape.hpp"
 #include "serve/batch_runner.hpp"
+#include "serve/batch_uploads.hpp"
 #include "serve/chat_pipeline.hpp"
 #include "serve/special_tokens_guard.hpp"
 
@@ -105,6 +106,7 @@ struct ServerOptions {
   // pipeline has its batch lane (pipeline.batch_lane, which the runner sends to).
   BatchBackends batches;
   BatchLimits batch_limits;
+  UploadLimits upload_limits;  // the Uploads API's (batch_uploads.hpp), served beside the batches
 
   // The gateway's worker defaults (the same as `overhead serve`'s, cli/worker_flags.cpp): one
   // worker, records under experiment "serve", 64 generations in flight so that streams arrive as
@@ -155,6 +157,7 @@ class Server {
   std::unique_ptr<ChatPipeline> pipeline_;
   std::unique_ptr<PeriodicMemoryTrim> memory_trim_;
   std::unique_ptr<BatchRunner> batches_;
+  std::unique_ptr<BatchUploads> uploads_;
   int port_ = -1;
 
   std::mutex shutdown_mutex_;
