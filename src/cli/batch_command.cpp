@@ -1,12 +1,16 @@
 // `overhead batch`: the Batch API of a running gateway (`overhead serve`, docs/serve.md "Batches")
-// for people without a client: `submit FILE` uploads a JSONL and creates a batch (with --wait, a
+// for people without a client: `submit FILE` uploads a JSONL and creates a batch (a file past
+// --part-bytes goes as an upload of parts, one in memory at a time, with its MD5 and the bytes
+// sent on stderr), with --wait a
 // progress bar on stderr until it ends), `status ID` prints the batch, `results ID` its output file
 // (or, with --errors, its error file). The gateway is --url; the bearer token is read as `serve`
 // reads its own (--auth-token-file, else $OVERHEAD_AUTH_TOKEN).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 #include <thread>
 
@@ -15,6 +19,7 @@
 
 #include "aws/http_client.hpp"
 #include "cli/commands.hpp"
+#include "ports/content_md5.hpp"
 #include "serve/bearer_auth.hpp"
 #include "util/random_id.hpp"
 
@@ -33,6 +38,7 @@ struct BatchArgs {
   double poll_s = 1.0;
   std::string id;
   bool errors = false;
+  std::size_t part_bytes = std::size_t{32} << 20;  // a file past this goes as an upload of parts
 };
 
 class Gateway {
@@ -68,12 +74,59 @@ class Gateway {
   aws::HttpClient client_;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CLI::ValidationError("FILE", "cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// A multipart/form-data body of `fields` (name, value) and one file part named `file_field`.
+std::string form_body(const std::string& boundary, const std::vector<std::pair<std::string, std::string>>& fields,
+                      const std::string& file_field, const std::string& filename, std::string_view content) {
+  std::string form;
+  for (const auto& [name, value] : fields)
+    form += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + name + "\"\r\n\r\n" + value + "\r\n";
+  form += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + file_field + "\"; filename=\"" + filename +
+          "\"\r\nContent-Type: application/jsonl\r\n\r\n";
+  form += content;
+  form += "\r\n--" + boundary + "--\r\n";
+  return form;
+}
+
+// Up to `max` bytes from `in`; empty at the end.
+std::string read_piece(std::ifstream& in, std::size_t max) {
+  std::string piece(max, '\0');
+  in.read(piece.data(), static_cast<std::streamsize>(max));
+  piece.resize(static_cast<std::size_t>(in.gcount()));
+  return piece;
+}
+
+// The uploaded file's id: one POST /v1/files for a file of at most --part-bytes, else OpenAI's
+// Uploads API (create, a part per --part-bytes read in turn, complete with the MD5).
+std::string upload(Gateway& g, const BatchArgs& a) {
+  std::ifstream in(a.file, std::ios::binary | std::ios::ate);
+  if (!in) throw CLI::ValidationError("FILE", "cannot read " + a.file);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  const std::string name = a.file.substr(a.file.find_last_of('/') + 1);
+  const std::string boundary = util::random_hex_id("overhead-", 12);
+  const std::string multipart = "multipart/form-data; boundary=" + boundary;
+  if (size <= a.part_bytes) {
+    const std::string content = read_piece(in, static_cast<std::size_t>(size));
+    return Json::parse(g.call("POST", "/v1/files", form_body(boundary, {{"purpose", "batch"}}, "file", name, content), multipart))["id"];
+  }
+  const Json up = g.json("POST", "/v1/uploads",
+                         Json{{"bytes", size}, {"filename", name}, {"mime_type", "application/jsonl"}, {"purpose", "batch"}});
+  const std::string upload_id = up["id"];
+  Json part_ids = Json::array();
+  ports::ContentMd5 md5;
+  std::uint64_t sent = 0;
+  for (std::string piece = read_piece(in, a.part_bytes); !piece.empty(); piece = read_piece(in, a.part_bytes)) {
+    md5.update(piece);
+    const Json part = Json::parse(g.call("POST", "/v1/uploads/" + upload_id + "/parts", form_body(boundary, {}, "data", name, piece), multipart));
+    part_ids.push_back(part["id"]);
+    sent += piece.size();
+    std::fprintf(stderr, "\rupload %s: %.1f/%.1f MiB", upload_id.c_str(), static_cast<double>(sent) / (1 << 20),
+                 static_cast<double>(size) / (1 << 20));
+    std::fflush(stderr);
+  }
+  std::fputc('\n', stderr);
+  const Json done = g.json("POST", "/v1/uploads/" + upload_id + "/complete", Json{{"part_ids", part_ids}, {"md5", md5.hex()}});
+  return done["file"]["id"];
 }
 
 // A one-line bar on stderr: "[#####-----] 120/400 answered, 2 failed  in_progress".
@@ -95,17 +148,8 @@ bool finished(const Json& b) {
 
 int submit(const BatchArgs& a) {
   Gateway g(a);
-  const std::string content = read_file(a.file);
-  const std::string boundary = util::random_hex_id("overhead-", 12);
-  std::string form;
-  form += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n";
-  const std::string name = a.file.substr(a.file.find_last_of('/') + 1);
-  form += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + name +
-          "\"\r\nContent-Type: application/jsonl\r\n\r\n";
-  form += content;
-  form += "\r\n--" + boundary + "--\r\n";
-  const Json file = Json::parse(g.call("POST", "/v1/files", form, "multipart/form-data; boundary=" + boundary));
-  Json b = g.json("POST", "/v1/batches", Json{{"input_file_id", file["id"]}, {"endpoint", a.endpoint}, {"completion_window", a.window}});
+  const std::string file_id = upload(g, a);
+  Json b = g.json("POST", "/v1/batches", Json{{"input_file_id", file_id}, {"endpoint", a.endpoint}, {"completion_window", a.window}});
   if (a.wait) {
     while (!finished(b)) {
       draw(b);
@@ -164,6 +208,9 @@ void add_batch_command(CLI::App& app, int& exit_code) {
   sub->add_option("FILE", args->file, "The batch's input")->required();
   sub->add_option("--endpoint", args->endpoint, "The endpoint every line names")->capture_default_str();
   sub->add_option("--completion-window", args->window, "When the batch expires (\"24h\", or \"<N>h\")")->capture_default_str();
+  sub->add_option("--part-bytes", args->part_bytes,
+                  "A file past this many bytes is sent as an upload of parts of this size (at most the gateway's --max-part-bytes)")
+      ->capture_default_str()->check(CLI::Range(std::size_t{4} << 10, std::size_t{64} << 20));
   sub->add_flag("--wait", args->wait, "Follow the batch to its end, with a progress bar on stderr; exit 1 unless it completed");
   sub->callback([args, &exit_code] { guarded(exit_code, [&] { return submit(*args); }); });
   sub = cmd->add_subcommand("status", "Print a batch (status, request_counts, file ids)");

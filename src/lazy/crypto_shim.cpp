@@ -1,5 +1,5 @@
 // Stand-ins for the few libcrypto (OpenSSL) functions the modules call (SHA-256 for the tokenizer
-// cache key, HMAC-SHA256 for AWS signatures), linked in place of libcrypto (see
+// cache key, HMAC-SHA256 for AWS signatures, MD5 of uploads), linked in place of libcrypto (see
 // src/lazy/CMakeLists.txt): each one calls the real function, looked up in libcrypto.so.3 on its
 // first call, so a command that never signs a request nor builds a tokenizer cache never loads
 // libcrypto (its relocations were a third of the page faults of every start). A libcrypto

@@ -1,16 +1,14 @@
 // BatchUploads: the Uploads API's documents and the putting together of parts (batch_uploads.hpp).
 #include "serve/batch_uploads.hpp"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
-#include <array>
 #include <ctime>
 #include <map>
 #include <memory>
 #include <set>
 #include <vector>
 
+#include "ports/content_md5.hpp"
 #include "serve/batch_runner.hpp"
 #include "serve/request_json.hpp"
 #include "util/random_id.hpp"
@@ -30,30 +28,6 @@ std::int64_t unix_now() { return static_cast<std::int64_t>(std::time(nullptr)); 
 RequestError bad(std::string message, std::string param, std::string code = "invalid_value") {
   return RequestError{{400, std::move(message), "invalid_request_error", std::move(param), std::move(code)}};
 }
-
-// The MD5 a client may send with `complete` to check the bytes that arrived (hex, any case).
-class Md5 {
- public:
-  Md5() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_md5(), nullptr) != 1) throw std::runtime_error("MD5 is not available");
-  }
-  void update(std::string_view bytes) { EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()); }
-  std::string hex() {
-    std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-    unsigned int n = 0;
-    EVP_DigestFinal_ex(ctx_.get(), md.data(), &n);
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < n; ++i) {
-      out += kDigits[md[i] >> 4];
-      out += kDigits[md[i] & 15];
-    }
-    return out;
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
-};
 
 std::string part_object_key(const std::string& upload_id, const std::string& part_id) { return "uploads/" + upload_id + "/" + part_id; }
 
@@ -227,7 +201,7 @@ Json BatchUploads::complete(const std::string& upload_id, const Json& body, cons
     }
   } release{*this, upload_id};
   const BatchFile file = runner_.add_file(string_field(upload, "filename"), string_field(upload, "purpose"), owner, [&](ports::ObjectWriter& out) {
-    Md5 digest;
+    ports::ContentMd5 digest;
     std::int64_t written = 0;
     for (const auto& [part_id, bytes] : parts) {
       std::int64_t read = 0;
@@ -243,8 +217,8 @@ Json BatchUploads::complete(const std::string& upload_id, const Json& body, cons
                             "server_error", "part_ids", "store_unavailable"}};
       written += read;
     }
-    if (!md5.empty() && digest.hex() != md5)  // thrown before finish: the file is not made
-      throw bad("The parts' MD5 is " + digest.hex() + ", not the md5 sent (" + md5 + ")", "md5");
+    if (const std::string got = digest.hex(); !md5.empty() && got != md5)  // thrown before finish: the file is not made
+      throw bad("The parts' MD5 is " + got + ", not the md5 sent (" + md5 + ")", "md5");
     return written;
   });
   upload["status"] = "completed";

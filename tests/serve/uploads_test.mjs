@@ -5,7 +5,8 @@
 // files.content, which streams a file past one piece), and a batch made from it completes with
 // one output line per custom_id. Refused: parts whose bytes do not add up to the upload's, a wrong
 // MD5 (no file is made), a part of another upload, a part past --max-part-bytes, parts added to or
-// completion of a cancelled upload; the same completion asked twice gets the same file.
+// completion of a cancelled upload; the same completion asked twice gets the same file. And
+// `overhead batch submit --part-bytes` sends a file past it as such an upload, then follows it.
 //
 // UPLOAD_STORE=s3: the gateway's --file-store on the S3 emulator (s3rver), so that the parts are
 // put together by S3's multipart upload.
@@ -13,7 +14,8 @@
 // Run: CTest sets OVERHEAD_BINARY, OPENAI_NODE_MODULES and, over S3, OVERHEAD_AWS_ENV.
 import {createHash} from 'node:crypto';
 import {createRequire} from 'node:module';
-import {mkdtempSync, rmSync} from 'node:fs';
+import {spawnSync} from 'node:child_process';
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, before, after} from 'node:test';
@@ -58,7 +60,7 @@ function client() {
 }
 
 // LINES chat requests, each with a long prompt so the file is past --max-file-bytes.
-function input() {
+function input_bytes() {
   const lines = [];
   for (let i = 0; i < LINES; ++i) {
     const words = Array.from({length: 120}, (_, k) => `word${(i * 31 + k) % 997}`).join(' ');
@@ -91,7 +93,7 @@ async function refusal(promise) {
 
 test('a file past --max-file-bytes goes in as parts, comes out byte for byte, and a batch reads it', async () => {
   const openai = client();
-  const bytes = input();
+  const bytes = input_bytes();
   assert.ok(bytes.length > MAX_FILE, `the input (${bytes.length} bytes) is past --max-file-bytes`);
   const direct = await refusal(openai.files.create({file: await toFile(bytes, 'big.jsonl'), purpose: 'batch'}));
   assert.equal(direct.status, 413, 'POST /v1/files refuses it');
@@ -182,4 +184,18 @@ test('a cancelled upload takes no part and cannot be completed; an unknown one i
   assert.equal((await refusal(openai.files.retrieve(up.id))).status, 404);
   assert.equal((await refusal(openai.batches.create({input_file_id: up.id, endpoint: '/v1/chat/completions', completion_window: '24h'}))).status,
                404);
+});
+
+test('overhead batch submit sends a file past --part-bytes as an upload of parts and follows the batch', () => {
+  const input = path.join(dir, 'cli.jsonl');
+  const bytes = input_bytes();
+  writeFileSync(input, bytes);
+  const run = spawnSync(BINARY, ['batch', 'submit', input, '--part-bytes', String(MAX_PART), '--wait', '--url', base],
+                        {encoding: 'utf8', timeout: 120000});
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stderr, new RegExp(`upload upload_[0-9a-f]+: ${(bytes.length / 1048576).toFixed(1)}/${(bytes.length / 1048576).toFixed(1)} MiB`), 'the bytes sent');
+  assert.match(run.stderr, new RegExp(`${LINES}/${LINES} answered, 0 failed`), 'the progress bar');
+  const b = JSON.parse(run.stdout);
+  assert.equal(b.status, 'completed');
+  assert.deepEqual(b.request_counts, {total: LINES, completed: LINES, failed: 0});
 });
