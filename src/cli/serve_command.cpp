@@ -327,6 +327,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(integer_in(1, std::int64_t{1} << 40));
   cmd->add_option("--max-batch-lines", args->server.batch_limits.max_lines, "Most requests one batch may hold")
       ->capture_default_str()->check(integer_in(1, kMaxCount));
+  cmd->add_option("--batch-lane-window", args->server.batch_limits.lane_window,
+                  "Items waiting in the batch lane past which a batch's next lines wait for the workers to take some")
+      ->capture_default_str()->check(integer_in(200, 1000000));
   cmd->add_option("--max-open-batches", args->server.batch_limits.max_open_batches,
                   "Batches not yet finished past which POST /v1/batches gets 429")
       ->capture_default_str()->check(integer_in(1, 100000));

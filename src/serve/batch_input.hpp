@@ -31,6 +31,13 @@ class ObjectLines {
   // The next line without its "\n" (and "\r"); false at the end.
   bool next(std::string& line, bool& too_long);
   [[nodiscard]] std::size_t line_number() const { return line_number_; }
+  // The byte offset of the next line: a reader made again later starts there with seek().
+  [[nodiscard]] std::uint64_t position() const { return offset_ - (buffer_.size() - at_); }
+  // Before the first next(): reading starts at byte `offset`, which begins line `line_number` + 1.
+  void seek(std::uint64_t offset, std::size_t line_number) {
+    offset_ = offset;
+    line_number_ = line_number;
+  }
 
  private:
   bool fill();

@@ -389,13 +389,24 @@ void BatchRunner::validate(Batch b) {
 }
 
 void BatchRunner::enqueue(Batch b, const std::unordered_set<std::string>* answered) {
+  // The lane holds its window (items of every batch waiting or being answered): the rest is sent
+  // at a later step, once the workers have answered some (the batch's counts move in between).
+  const auto lane_full = [&] {
+    const auto held = b_.lane->counts();
+    return held.visible + held.in_flight >= limits_.lane_window;
+  };
+  if (!answered && lane_full()) return;
   const std::int64_t from = answered ? 0 : b.enqueued;
   const auto file = b_.state->get(ports::BatchKind::file, b.input_file_id);
   if (!file) throw std::runtime_error("the input file " + b.input_file_id + " was deleted while the batch was sent");
   ObjectLines in(*b_.files, file_from_document(*file).object_key(), limits_.lines.max_line_bytes);
+  std::int64_t index = 0;  // non-blank lines before this one
+  if (!answered && b.enqueued_offset > 0) {  // go on from the last line sent, not from the start
+    in.seek(static_cast<std::uint64_t>(b.enqueued_offset), static_cast<std::size_t>(b.enqueued_line));
+    index = b.enqueued;
+  }
   std::string line;
   bool too_long = false;
-  std::int64_t index = 0;  // non-blank lines before this one
   std::vector<std::string> pending;
   std::size_t pending_bytes = 0;
   const auto send = [&] {
@@ -425,15 +436,20 @@ void BatchRunner::enqueue(Batch b, const std::unordered_set<std::string>* answer
     if (index % kCheckpointLines == 0 && !answered) {
       send();
       b.enqueued = index;
+      b.enqueued_offset = static_cast<std::int64_t>(in.position());
+      b.enqueued_line = static_cast<std::int64_t>(in.line_number());
       b.driven_at = now_s();  // the lease renewed while sending
       const Batch stored = save_unless_moved(b, BatchStatus::in_progress);
       // Cancelled meanwhile, or another gateway took the batch: the rest is not sent from here.
       if (stored.status != BatchStatus::in_progress || stored.driver != b_.driver) return;
+      if (lane_full()) return;
     }
   }
   send();
   if (answered) return;  // a resend changes no count
   b.enqueued = index;
+  b.enqueued_offset = static_cast<std::int64_t>(in.position());
+  b.enqueued_line = static_cast<std::int64_t>(in.line_number());
   (void)save_unless_moved(b, BatchStatus::in_progress);
 }
 

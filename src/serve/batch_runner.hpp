@@ -59,6 +59,11 @@ struct BatchLimits {
   std::size_t max_file_bytes = std::size_t{200} << 20;  // an upload's size (OpenAI's: 200 MB)
   std::size_t max_lines = 50000;                          // lines of one batch (OpenAI's: 50,000)
   std::size_t max_open_batches = 16;                      // batches not yet finished, per store
+  // Items in the batch lane (waiting, or taken by a worker and not yet answered) past which no
+  // more lines are sent until the workers answer some (checked every 200 lines): a batch of any
+  // size holds at most about this many items in the lane (in the gateway's memory on mem:), and
+  // request_counts moves while a large batch is still being sent.
+  std::size_t lane_window = 4000;
   BatchLineLimits lines;
   // How often open batches' records are counted (a scan of the batch's records: kept rare, it
   // costs the gateway CPU that interactive requests want).

@@ -93,6 +93,8 @@ ports::BatchDocument to_document(const Batch& b) {
   Json j = to_json(b);
   j["window_s"] = b.window_s;  // ours, beside OpenAI's fields
   j["enqueued"] = b.enqueued;
+  j["enqueued_offset"] = b.enqueued_offset;
+  j["enqueued_line"] = b.enqueued_line;
   if (!b.owner.empty()) {
     j["owner"] = b.owner;
     j["owner_models"] = b.owner_models;
@@ -151,6 +153,8 @@ Batch batch_from_document(const ports::BatchDocument& d) {
     b.failed = stamp_of(*it, "failed");
   }
   b.enqueued = stamp_of(j, "enqueued");
+  b.enqueued_offset = stamp_of(j, "enqueued_offset");
+  b.enqueued_line = stamp_of(j, "enqueued_line");
   if (const auto it = j.find("cost_usd"); it != j.end() && it->is_number()) b.cost_usd = it->get<double>();
   b.errors = j.value("errors", Json());
   b.metadata = j.value("metadata", Json());

@@ -52,6 +52,9 @@ struct Batch {
   // Lines of the input sent to the batch lane so far: a runner resumed after a restart sends
   // from there (what it sends again lands on the same record keys).
   std::int64_t enqueued = 0;
+  // Where the input's line after the last one sent begins (byte offset, and the lines before it):
+  // sending goes on from there instead of reading the input again from its start. 0: unknown.
+  std::int64_t enqueued_offset = 0, enqueued_line = 0;
   nlohmann::ordered_json errors;    // null, or {"object":"list","data":[{code,message,param,line}]}
   nlohmann::ordered_json metadata;  // null or an object of strings
   // The API key that created it (empty on a gateway without keys): only that key sees it, its

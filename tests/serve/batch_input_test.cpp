@@ -55,6 +55,8 @@ TEST(BatchState, ADocumentReadsBackAsWritten) {
   b.total = 5;
   b.completed = 2;
   b.enqueued = 4;
+  b.enqueued_offset = 1234;
+  b.enqueued_line = 6;
   b.window_s = 3600;
   b.metadata = {{"k", "v"}};
   const auto doc = to_document(b);
@@ -64,6 +66,8 @@ TEST(BatchState, ADocumentReadsBackAsWritten) {
   EXPECT_EQ(back.total, 5);
   EXPECT_EQ(back.completed, 2);
   EXPECT_EQ(back.enqueued, 4);
+  EXPECT_EQ(back.enqueued_offset, 1234);
+  EXPECT_EQ(back.enqueued_line, 6);
   EXPECT_EQ(back.window_s, 3600);
   EXPECT_EQ(back.metadata["k"], "v");
   const auto j = to_json(back);
@@ -95,6 +99,34 @@ TEST(ObjectLines, ReadsLinesAcrossPiecesWithBoundedMemory) {
   EXPECT_EQ(line, "last without newline");
   EXPECT_EQ(lines.line_number(), 102u);
   EXPECT_FALSE(lines.next(line, too_long));
+  std::filesystem::remove_all(dir);
+}
+
+// A batch's sending goes on where it stopped (its window, a restart): a reader seeked to another's
+// position reads the same lines, with the same numbers.
+TEST(ObjectLines, AReaderSeekedToAnothersPositionGoesOnFromThere) {
+  std::random_device rd;
+  const auto dir = std::filesystem::temp_directory_path() / ("overhead-batch-seek-" + std::to_string(rd()));
+  auto store = backends::open_object_store("file:" + dir.string());
+  std::string text;
+  for (int i = 0; i < 50; ++i) text += "line " + std::to_string(i) + (i % 5 == 0 ? "\r\n\n" : "\n");
+  store->put("in", text);
+  for (const std::size_t stop : {1u, 17u, 49u}) {
+    ObjectLines first(*store, "in", 100, 8);
+    std::string line;
+    bool too_long = false;
+    for (std::size_t i = 0; i < stop; ++i) ASSERT_TRUE(first.next(line, too_long));
+    ObjectLines rest(*store, "in", 100, 8);
+    rest.seek(first.position(), first.line_number());
+    while (first.next(line, too_long)) {
+      std::string again;
+      ASSERT_TRUE(rest.next(again, too_long));
+      EXPECT_EQ(again, line);
+      EXPECT_EQ(rest.line_number(), first.line_number());
+    }
+    std::string none;
+    EXPECT_FALSE(rest.next(none, too_long));
+  }
   std::filesystem::remove_all(dir);
 }
 

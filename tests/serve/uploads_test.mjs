@@ -7,6 +7,8 @@
 // MD5 (no file is made), a part of another upload, a part past --max-part-bytes, parts added to or
 // completion of a cancelled upload; the same completion asked twice gets the same file. And
 // `overhead batch submit --part-bytes` sends a file past it as such an upload, then follows it.
+// A batch larger than --batch-lane-window is sent a window at a time: the lane never holds more,
+// and request_counts moves while the batch is still being sent.
 //
 // UPLOAD_STORE=s3: the gateway's --file-store on the S3 emulator (s3rver), so that the parts are
 // put together by S3's multipart upload.
@@ -198,4 +200,37 @@ test('overhead batch submit sends a file past --part-bytes as an upload of parts
   const b = JSON.parse(run.stdout);
   assert.equal(b.status, 'completed');
   assert.deepEqual(b.request_counts, {total: LINES, completed: LINES, failed: 0});
+});
+
+test('a batch past --batch-lane-window is sent a window at a time while its counts move', async () => {
+  const WINDOW = 200, LINES_BIG = 600, DECODES = 8;
+  const url = await listeningUrl(startOverhead(BINARY, ['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL,
+                                                        '--out', path.join(dir, 'window'), '--decoder', 'sim:prefill=200000,decode=20000',
+                                                        '--max-decodes', String(DECODES), '--batch-lane-window', String(WINDOW),
+                                                        '--shutdown-timeout', '2'], children));
+  const openai = new OpenAI({apiKey: 'unused', baseURL: url + '/v1', maxRetries: 0, timeout: 60000});
+  const text = Array.from({length: LINES_BIG}, (_, i) => JSON.stringify({custom_id: `w-${i}`, method: 'POST', url: '/v1/chat/completions',
+    body: {model: MODEL, messages: [{role: 'user', content: `Window ${i}.`}], max_tokens: 4}})).join('\n') + '\n';
+  const file = await openai.files.create({file: await toFile(Buffer.from(text), 'w.jsonl'), purpose: 'batch'});
+  const batch = await openai.batches.create({input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h'});
+  const sentOf = async () => Number((await (await fetch(url + '/metrics')).text()).match(/^overhead_batch_lines_sent_total (\d+)$/m)[1]);
+  let b = batch, widest = 0, movedWhileSending = false;
+  const end = Date.now() + 120000;
+  while (b.status !== 'completed') {
+    assert.ok(Date.now() < end && ['validating', 'in_progress', 'finalizing'].includes(b.status), `${b.status}: ${JSON.stringify(b.request_counts)}`);
+    const answered = b.request_counts.completed + b.request_counts.failed;
+    const sent = await sentOf();
+    // Sent but not counted answered when the counts were read: waiting in the lane, in the
+    // workers, or answered since the counts' last update (once a second).
+    widest = Math.max(widest, sent - answered);
+    if (answered > 0 && sent < LINES_BIG) movedWhileSending = true;
+    await new Promise((r) => setTimeout(r, 100));
+    b = await openai.batches.retrieve(batch.id);
+  }
+  assert.deepEqual(b.request_counts, {total: LINES_BIG, completed: LINES_BIG, failed: 0});
+  assert.equal(await sentOf(), LINES_BIG, 'every line sent once');
+  assert.ok(movedWhileSending, 'request_counts moved while the batch was still being sent');
+  // The window, the lines of one checkpoint past it, and what the workers answered in the second
+  // between two counts (about 40 lines a second here: DECODES / 2 batch items at a time).
+  assert.ok(widest <= WINDOW + 200 + 250, `at most a window waited at once: ${widest}`);
 });
