@@ -12,6 +12,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,10 @@ struct SqsQueuePair {
 // Whether a DescribeTable "Table" object has the records table's keys; else a sentence saying
 // what it has instead (empty when it fits).
 [[nodiscard]] std::string records_key_schema_mismatch(const nlohmann::json& table);
+
+// The stores beside a records table TABLE are named TABLE + these (`overhead aws-init` makes them).
+inline constexpr std::string_view kKeysTableSuffix = "-keys";
+inline constexpr std::string_view kBatchesTableSuffix = "-batches";
 
 // The key store's table (backends/dynamodb_key_store.hpp): PAY_PER_REQUEST, hash key name (S);
 // made and awaited as the records table.

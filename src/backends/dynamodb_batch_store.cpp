@@ -19,7 +19,6 @@ using ports::BatchKind;
 using ports::Failure;
 using ports::StoreError;
 
-constexpr std::string_view kBatchesSuffix = "-batches";
 constexpr std::size_t kRankDigits = 20;
 constexpr std::size_t kMaxRangeKeyBytes = 1024;
 constexpr std::size_t kItemOverheadBytes = 128;  // the attribute names, the kind, created_at and open
@@ -154,7 +153,7 @@ class DynamoDbBatchStore final : public ports::BatchStore {
 
 std::unique_ptr<ports::BatchStore> open_dynamodb_batch_store(const ports::BackendUrl& u) {
   const DynamoDbTarget t = dynamodb_target(u);
-  return std::make_unique<DynamoDbBatchStore>(t, dynamodb_side_table_name(u, t.table, kBatchesSuffix, "batch store"));
+  return std::make_unique<DynamoDbBatchStore>(t, dynamodb_side_table_name(u, t.table, kBatchesTableSuffix, "batch store"));
 }
 
 }  // namespace overhead::backends

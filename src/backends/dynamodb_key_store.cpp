@@ -22,7 +22,6 @@ using ports::KeyUsage;
 using ports::StoreError;
 using ports::UsageBucket;
 
-constexpr std::string_view kKeysSuffix = "-keys";
 
 std::string keys_create_command(const std::string& table) {
   return "aws dynamodb create-table --table-name " + table +
@@ -159,11 +158,11 @@ class DynamoDbKeyStore final : public ports::KeyStore {
 
 }  // namespace
 
-std::string dynamodb_keys_table(const std::string& table) { return table + std::string(kKeysSuffix); }
+std::string dynamodb_keys_table(const std::string& table) { return table + std::string(kKeysTableSuffix); }
 
 std::unique_ptr<ports::KeyStore> open_dynamodb_key_store(const ports::BackendUrl& u) {
   const DynamoDbTarget t = dynamodb_target(u);
-  return std::make_unique<DynamoDbKeyStore>(t, dynamodb_side_table_name(u, t.table, kKeysSuffix, "key store"));
+  return std::make_unique<DynamoDbKeyStore>(t, dynamodb_side_table_name(u, t.table, kKeysTableSuffix, "key store"));
 }
 
 }  // namespace overhead::backends

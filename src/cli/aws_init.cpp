@@ -69,10 +69,14 @@ void ensure_queue_pair(aws::JsonProtocolClient& sqs, const std::string& name, co
   if (pair.dlq) out.items.push_back({"dlq", pair.dlq->name, pair.dlq->where, pair.dlq->created});
 }
 
-// The table with the seed's keys, waited on until ACTIVE; an existing table is checked.
-AwsInitResult::Item ensure_table(aws::JsonProtocolClient& ddb, const std::string& name, const std::string& shown) {
+using ProvisionTable = backends::ProvisionedResource (*)(aws::JsonProtocolClient&, const std::string&, std::chrono::milliseconds,
+                                                          std::chrono::milliseconds, const std::string&);
+
+// A table made by `provision` (the records table with the seed's keys, or one beside it), waited on
+// until ACTIVE; an existing table is checked.
+AwsInitResult::Item ensure_table(aws::JsonProtocolClient& ddb, const std::string& name, const std::string& shown, ProvisionTable provision) {
   try {
-    const auto table = backends::provision_records_table(ddb, name, kCallTimeout, kTableWait, shown);
+    const auto table = provision(ddb, name, kCallTimeout, kTableWait, shown);
     return {"table", table.name, table.where, table.created};
   } catch (const aws::JsonCallError& e) {
     fail(e);
@@ -168,8 +172,9 @@ AwsInitNames aws_init_names(const std::string& prefix) {
                                   "\": only lower-case letters, digits and '-' (it names an S3 bucket too)");
   }
   if (prefix.front() == '-') throw std::invalid_argument("--prefix \"" + prefix + "\" must not start with '-'");
-  return {prefix + "-experiment-prompt-queue", prefix + "-experiment-db-queue", prefix + "-experiment_records",
-          prefix + "-experiment-results"};
+  const std::string table = prefix + "-experiment_records";
+  return {prefix + "-experiment-prompt-queue", prefix + "-experiment-db-queue", table, prefix + "-experiment-results",
+          table + std::string(backends::kKeysTableSuffix), table + std::string(backends::kBatchesTableSuffix)};
 }
 
 AwsInitResult aws_init(const AwsInitOptions& o) {
@@ -191,7 +196,10 @@ AwsInitResult aws_init(const AwsInitOptions& o) {
   ensure_queue_pair(sqs, names.log_queue, o, sqs_shown, out);
 
   aws::JsonProtocolClient ddb(json_endpoint("dynamodb", "DynamoDB_20120810", "DynamoDB", o.region, ddb_ep), {}, http);
-  out.items.push_back(ensure_table(ddb, names.table, ddb.endpoint().endpoint));
+  out.items.push_back(ensure_table(ddb, names.table, ddb.endpoint().endpoint, &backends::provision_records_table));
+  // The API keys' and the Batch API's stores beside the records (`overhead serve --store` on it).
+  out.items.push_back(ensure_table(ddb, names.keys_table, ddb.endpoint().endpoint, &backends::provision_keys_table));
+  out.items.push_back(ensure_table(ddb, names.batches_table, ddb.endpoint().endpoint, &backends::provision_batches_table));
   out.items.push_back(ensure_bucket(names.bucket, o.region, s3_ep));
 
   const std::string r = "?region=" + o.region;

@@ -1,9 +1,10 @@
 // `overhead aws-init`: creates on AWS (or an emulator) what the seed's Terraform creates, so a
 // run can point at them: the prompt (input) queue and the log queue, each with a dead-letter queue
 // and a redrive policy; the `experiment_records` table (PAY_PER_REQUEST, hash key
-// experiment_tokenizer S, range key id S); and a bucket for case 1's CSV. Every name carries the
-// prefix: P-experiment-prompt-queue, P-experiment-db-queue (+ "-dlq"), P-experiment_records,
-// P-experiment-results.
+// experiment_tokenizer S, range key id S); and a bucket for case 1's CSV. Beside the records table,
+// the API keys' and the Batch API's tables that `overhead serve --store dynamodb://...` reads.
+// Every name carries the prefix: P-experiment-prompt-queue, P-experiment-db-queue (+ "-dlq"),
+// P-experiment_records (+ "-keys", "-batches"), P-experiment-results.
 //
 // Idempotent: what exists is kept (a queue's redrive policy and visibility are set again to the
 // values asked for; an existing table must have the seed's keys, or it is an error naming them;
@@ -44,9 +45,10 @@ struct AwsInitResult {
 // error code and a hint) when a call fails.
 AwsInitResult aws_init(const AwsInitOptions& options);
 
-// The names aws_init uses for a prefix (checked), in the order: prompt queue, log queue, table, bucket.
+// The names aws_init uses for a prefix (checked), in the order: prompt queue, log queue, table,
+// bucket, the key store's and the batch store's tables.
 struct AwsInitNames {
-  std::string prompt_queue, log_queue, table, bucket;
+  std::string prompt_queue, log_queue, table, bucket, keys_table, batches_table;
 };
 AwsInitNames aws_init_names(const std::string& prefix);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`overhead aws-init` against the emulators (through their SigV4 proxies): the first run creates
-the two queues with their DLQs and redrive policies, the table with the seed's keys and the
+the two queues with their DLQs and redrive policies, the table with the seed's keys, the key
+store's and the batch store's tables beside it (which `overhead serve --store` then opens) and the
 bucket; a second run finds them all and changes nothing; a bad prefix is a usage error (exit 2).
 The queues and the table are checked with a client of the test's own (tests/faults/aws_services.py).
 Usage: aws_init_test.py OVERHEAD AWS_ENV
@@ -39,7 +40,8 @@ def states(out):
 
 
 names = [f"{prefix}-experiment-prompt-queue", f"{prefix}-experiment-prompt-queue-dlq", f"{prefix}-experiment-db-queue",
-         f"{prefix}-experiment-db-queue-dlq", f"{prefix}-experiment_records", f"{prefix}-experiment-results"]
+         f"{prefix}-experiment-db-queue-dlq", f"{prefix}-experiment_records", f"{prefix}-experiment-results",
+         f"{prefix}-experiment_records-keys", f"{prefix}-experiment_records-batches"]
 first = run()
 if states(first) != {n: "created" for n in names}:
     failures.append(f"first run: {states(first)}")
@@ -68,6 +70,15 @@ if keys != {"HASH": "experiment_tokenizer", "RANGE": "id"} or types != {"experim
 if table.get("BillingModeSummary", {}).get("BillingMode", "PAY_PER_REQUEST") != "PAY_PER_REQUEST":
     failures.append(f"table billing {table.get('BillingModeSummary')}")
 
+keys_table = svc.ddb.call("DescribeTable", {"TableName": names[6]})["Table"]
+if {k["KeyType"]: k["AttributeName"] for k in keys_table["KeySchema"]} != {"HASH": "name"}:
+    failures.append(f"keys table keys {keys_table['KeySchema']}")
+batches_table = svc.ddb.call("DescribeTable", {"TableName": names[7]})["Table"]
+if {k["KeyType"]: k["AttributeName"] for k in batches_table["KeySchema"]} != {"HASH": "kind", "RANGE": "id"}:
+    failures.append(f"batches table keys {batches_table['KeySchema']}")
+if sorted(i["IndexName"] for i in batches_table.get("LocalSecondaryIndexes", [])) != ["newest", "open"]:
+    failures.append(f"batches table indexes {batches_table.get('LocalSecondaryIndexes')}")
+
 # The printed URLs work: a record goes in through the store URL and the worker's queue URL opens.
 store = second.split("store=")[1].split("\n")[0]
 status = subprocess.run([overhead, "status", "--queue", second.split("\nqueue=")[1].split("\n")[0], "--json"],
@@ -75,13 +86,19 @@ status = subprocess.run([overhead, "status", "--queue", second.split("\nqueue=")
 if status.returncode != 0 or json.loads(status.stdout)[0].get("dead_letters") != 0:
     failures.append(f"overhead status on the printed queue URL: {status.stdout} {status.stderr}")
 
+# The key store opens the keys table made here on the printed store URL (without create=1).
+keys = subprocess.run([overhead, "keys", "list", "--store", store], capture_output=True, text=True)
+if keys.returncode != 0:
+    failures.append(f"overhead keys list on the printed store URL: {keys.stdout} {keys.stderr}")
+
 bad = subprocess.run([overhead, "aws-init", "--region", svc.region, "--prefix", "Bad_Prefix"], capture_output=True, text=True)
 if bad.returncode != 2 or "--prefix" not in bad.stderr:
     failures.append(f"a bad prefix: exit {bad.returncode}, {bad.stderr.strip()}")
 
 for q in names[:4]:
     svc.delete_queue(q)
-svc.delete_table(names[4])
+for t in (names[4], names[6], names[7]):
+    svc.delete_table(t)
 for f in failures:
     print("FAIL:", f)
 print("PASS" if not failures else f"{len(failures)} failure(s)")
