@@ -2,7 +2,7 @@
 // larger than the gateway's --max-file-bytes (which POST /v1/files refuses, 413) sent as parts of
 // at most --max-part-bytes, in parallel and named out of arrival order at completion, with the
 // file's MD5. The file the upload makes is byte for byte the input (downloaded with
-// files.content, which streams a file past one piece), and a batch made from it completes with
+// files.content, which streams a file past one 1 MiB piece), and a batch made from it completes with
 // one output line per custom_id. Refused: parts whose bytes do not add up to the upload's, a wrong
 // MD5 (no file is made), a part of another upload, a part past --max-part-bytes, parts added to or
 // completion of a cancelled upload; the same completion asked twice gets the same file. And
@@ -65,7 +65,7 @@ function client() {
 function input_bytes() {
   const lines = [];
   for (let i = 0; i < LINES; ++i) {
-    const words = Array.from({length: 120}, (_, k) => `word${(i * 31 + k) % 997}`).join(' ');
+    const words = Array.from({length: 400}, (_, k) => `word${(i * 31 + k) % 997}`).join(' ');
     lines.push(JSON.stringify({custom_id: `u-${i}`, method: 'POST', url: '/v1/chat/completions',
                                body: {model: MODEL, messages: [{role: 'user', content: `Question ${i}: ${words}`}], max_tokens: 8}}));
   }
@@ -122,6 +122,7 @@ test('a file past --max-file-bytes goes in as parts, comes out byte for byte, an
   const again = await openai.uploads.complete(upload.id, {part_ids: sent.map((p) => p.id), md5});
   assert.equal(again.file.id, done.file.id, 'completing again gives the same file');
 
+  assert.ok(bytes.length > 1 << 20, 'past one piece: the content is streamed');
   const back = Buffer.from(await (await openai.files.content(done.file.id)).arrayBuffer());
   assert.equal(back.length, bytes.length);
   assert.ok(back.equals(bytes), 'the file is the input, byte for byte');

@@ -34,8 +34,10 @@ constexpr std::size_t kIdleBufferBytes = 4096;
 // After an answer that leaves part of the request unread (a refused body), the connection reads
 // and drops what the client still sends for this long or this much, then closes: closing with
 // unread bytes would reset the connection and could destroy the answer before the client reads it.
+// 8 MiB: a client that sends its whole body before it reads (fetch, the `openai` clients) still gets
+// the 413 of a body a few MiB over the limit (a file meant for the Uploads API), not a reset.
 constexpr auto kLingerTime = std::chrono::seconds(2);
-constexpr std::size_t kLingerBytes = 1u << 20;
+constexpr std::size_t kLingerBytes = std::size_t{8} << 20;
 
 bool has_body_method(std::string_view method) { return method == "POST" || method == "PUT" || method == "PATCH"; }
 
