@@ -50,8 +50,9 @@ class ObjectStore {
     const std::string all = get(key);
     return offset >= all.size() ? std::string() : all.substr(static_cast<std::size_t>(offset), max_bytes);
   }
-  // A writer of the object under `key`. The default holds the pieces and puts them at finish(); a
-  // backend that can write in pieces (a file, S3's multipart upload) overrides it.
+  // A writer of the object under `key`, which must not outlive this store. The default holds the
+  // pieces and puts them at finish(); a backend that can write in pieces (a file, S3's multipart
+  // upload) overrides it.
   [[nodiscard]] virtual std::unique_ptr<ObjectWriter> write(const std::string& key);
   // Deletes the object; false when the backend cannot delete (the object is left) or there was none.
   virtual bool remove(const std::string& /*key*/) { return false; }

@@ -2,13 +2,17 @@
 // with an endpoint), what it signs (the payload hash, checked against the bytes that arrived),
 // and how it classifies S3's XML errors, against a loopback server that answers them on purpose
 // (no emulator throttles or denies access): SlowDown and 5xx are retried and then transient,
-// NoSuchBucket and AccessDenied are permanent with a hint, and no error carries the secret key.
+// NoSuchBucket and AccessDenied are permanent with a hint, and no error carries the secret key. And
+// the multipart writer's calls: the parts in order with their ETags, a part's 5xx retried, an error
+// that CompleteMultipartUpload sends in a 200 retried, and an abort when the writer is dropped.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "aws/sigv4.hpp"
 #include "backends/open.hpp"
@@ -150,6 +154,106 @@ TEST_F(S3Errors, ServerErrorsThatPersistAreTransient) {
     EXPECT_NE(std::string(e.what()).find("InternalError"), std::string::npos) << e.what();
   }
   EXPECT_EQ(calls.load(), 5);  // the retry policy's attempts, no more
+}
+
+// A loopback S3 that speaks the multipart upload: CreateMultipartUpload (POST ?uploads),
+// UploadPart (PUT ?partNumber&uploadId, answering its ETag), CompleteMultipartUpload (POST
+// ?uploadId with the parts' list), AbortMultipartUpload (DELETE ?uploadId).
+struct MultipartS3 {
+  std::mutex m;
+  std::vector<std::pair<int, std::size_t>> parts;  // part number, bytes, as received
+  std::string completed;                          // the CompleteMultipartUpload body
+  int part_failures = 0, complete_errors_in_200 = 0, aborts = 0, puts = 0;
+
+  void serve(aws::testing::LoopbackServer& server) {
+    server.http().Post(R"(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(m);
+      if (req.has_param("uploads")) {
+        res.set_content("<InitiateMultipartUploadResult><UploadId>U-1</UploadId></InitiateMultipartUploadResult>", "application/xml");
+      } else if (req.get_param_value("uploadId") == "U-1") {
+        if (complete_errors_in_200 > 0) {
+          --complete_errors_in_200;  // S3 may fail a completion after its 200 went out
+          res.set_content("<Error><Code>InternalError</Code><Message>try again</Message></Error>", "application/xml");
+          return;
+        }
+        completed = req.body;
+        res.set_content("<CompleteMultipartUploadResult><ETag>\"all\"</ETag></CompleteMultipartUploadResult>", "application/xml");
+      } else {
+        res.status = 404;
+      }
+    });
+    server.http().Put(R"(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(m);
+      if (!req.has_param("partNumber")) {
+        ++puts;
+        res.status = 200;
+        return;
+      }
+      if (part_failures > 0) {
+        --part_failures;
+        res.status = 500;
+        res.set_content("<Error><Code>InternalError</Code></Error>", "application/xml");
+        return;
+      }
+      const int number = std::stoi(req.get_param_value("partNumber"));
+      parts.emplace_back(number, req.body.size());
+      res.set_header("ETag", "\"etag-" + std::to_string(number) + "\"");
+      res.status = 200;
+    });
+    server.http().Delete(R"(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(m);
+      if (req.get_param_value("uploadId") == "U-1") ++aborts;
+      res.status = 204;
+    });
+  }
+};
+
+TEST_F(S3Errors, AWriterSendsItsPartsInOrderAndCompletesWithTheirETags) {
+  aws::testing::LoopbackServer server;
+  MultipartS3 s3;
+  s3.part_failures = 1;           // the first UploadPart gets a 500: retried
+  s3.complete_errors_in_200 = 1;  // the first completion fails inside its 200: retried
+  s3.serve(server);
+  server.start();
+  const auto store = open_object_store(url(server));
+  {
+    auto out = store->write("big.jsonl");
+    out->append(std::string(12 << 20, 'a'));
+    out->append(std::string(5 << 20, 'b'));
+    out->finish();
+  }
+  std::lock_guard lock(s3.m);
+  ASSERT_EQ(s3.parts.size(), 3u);
+  EXPECT_EQ(s3.parts[0], (std::pair<int, std::size_t>{1, 8u << 20}));
+  EXPECT_EQ(s3.parts[1], (std::pair<int, std::size_t>{2, 8u << 20}));
+  EXPECT_EQ(s3.parts[2], (std::pair<int, std::size_t>{3, 1u << 20}));
+  EXPECT_EQ(s3.completed,
+            "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\"etag-1\"</ETag></Part><Part><PartNumber>2</PartNumber>"
+            "<ETag>\"etag-2\"</ETag></Part><Part><PartNumber>3</PartNumber><ETag>\"etag-3\"</ETag></Part></CompleteMultipartUpload>");
+  EXPECT_EQ(s3.aborts, 0);
+  EXPECT_EQ(s3.puts, 0);
+}
+
+TEST_F(S3Errors, ASmallWrittenObjectIsOnePutAndADroppedWriterAborts) {
+  aws::testing::LoopbackServer server;
+  MultipartS3 s3;
+  s3.serve(server);
+  server.start();
+  auto store = open_object_store(url(server));
+  {
+    auto small = store->write("small.jsonl");
+    small->append("{}\n");
+    small->finish();
+  }
+  {
+    auto dropped = store->write("dropped.jsonl");
+    dropped->append(std::string(9 << 20, 'x'));  // a part went out: an upload to abort
+  }
+  std::lock_guard lock(s3.m);
+  EXPECT_EQ(s3.puts, 1);
+  EXPECT_EQ(s3.parts.size(), 1u);
+  EXPECT_EQ(s3.aborts, 1);
+  EXPECT_TRUE(s3.completed.empty());
 }
 
 TEST_F(S3Errors, ALostConnectionIsTransient) {
