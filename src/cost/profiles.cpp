@@ -180,6 +180,19 @@ double Architecture::kv_bytes_per_token(double bytes) const {
   if (kv_lora_rank > 0) return static_cast<double>(layers) * (kv_lora_rank + qk_rope_head_dim) * bytes;
   return 2.0 * layers * kv_heads * head_dim * bytes;
 }
+int Architecture::cached_kv_heads() const { return kv_lora_rank > 0 ? 1 : std::max(1, kv_heads); }
+double Architecture::replicated_attention_parameters() const {
+  if (kv_lora_rank <= 0) return 0;
+  return static_cast<double>(layers) * hidden_size * (q_lora_rank + kv_lora_rank + qk_rope_head_dim);
+}
+double Architecture::prefill_attention_flops_per_context_token() const {
+  const double value_head = kv_lora_rank > 0 ? v_head_dim : head_dim;
+  return 2.0 * layers * heads * (head_dim + value_head);
+}
+double Architecture::decode_attention_flops_per_context_token() const {
+  if (kv_lora_rank <= 0) return prefill_attention_flops_per_context_token();
+  return 2.0 * layers * heads * (2.0 * kv_lora_rank + qk_rope_head_dim);
+}
 
 GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path& profiles_dir) {
   const auto file = resolve(name_or_file, profiles_dir, "gpu");

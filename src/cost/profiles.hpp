@@ -59,6 +59,23 @@ struct Architecture {
   double active_parameters() const;      // what one token runs through (experts_per_token MLPs)
   // K and V of every layer for one token at `bytes` per element.
   double kv_bytes_per_token(double bytes) const;
+  // The KV heads the cache holds: kv_heads, or 1 under MLA, whose latent every query head shares.
+  // Tensor parallelism splits the heads, so each GPU keeps whole copies of at least one: MLA's
+  // latent is held in full by every GPU (the KV cache duplicated tp times, the reason SGLang adds
+  // data-parallel attention for DeepSeek), a GQA head by tp / kv_heads of them when tp > kv_heads.
+  int cached_kv_heads() const;
+  // MLA's down projections (q_a_proj, kv_a_proj_with_mqa): ReplicatedLinear in vLLM's and
+  // SGLang's deepseek_v2.py, so every GPU of a tensor-parallel replica holds and runs them whole.
+  // 0 without MLA.
+  double replicated_attention_parameters() const;
+  // Attention FLOPs per query token and context token (all layers): Q.K^T and P.V, 2 FLOPs a
+  // multiply-add. A prompt's attention runs head by head (4 x heads x head_dim; under MLA the
+  // latent expanded: 2 x heads x (qk head + v head)); a decode's under MLA runs on the latent with
+  // the up projections absorbed into the query and the output (2 x heads x (kv_lora_rank + rope)
+  // + 2 x heads x kv_lora_rank), the data-movement-friendly path vLLM's and SGLang's MLA backends
+  // take for decodes (vLLM v1/attention/backends/mla/common.py; DeepSeek-V2 paper, arXiv 2405.04434, section 2.1.2).
+  double prefill_attention_flops_per_context_token() const;
+  double decode_attention_flops_per_context_token() const;
 };
 
 struct ModelProfile {

@@ -34,15 +34,23 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.flops_per_s = gpu.peak_for(precision) * 1e12 * compute_eff * o.tp;
   r.bytes_per_s = gpu.bandwidth_gb_per_s.value * 1e9 * bandwidth_eff * o.tp;
   r.memory_bytes = gpu.memory_gb.value * 1e9 * o.tp;
-  // Quantized checkpoints keep the embeddings and the LM head in BF16.
-  const double linear = a.attention_parameters() + a.always_on_mlp_parameters() + a.expert_parameters();
+  // Quantized checkpoints keep the embeddings and the LM head in BF16. MLA's down projections are
+  // whole on every GPU: tp - 1 copies more to hold, read and run.
+  const double replicated = a.replicated_attention_parameters() * (o.tp - 1);
+  const double linear = a.attention_parameters() + a.always_on_mlp_parameters() + a.expert_parameters() + replicated;
   r.weight_bytes = a.embedding_parameters() * 2 + linear * weight_bytes_each;
   r.expert_weight_bytes = a.experts > 1 ? a.expert_parameters() * weight_bytes_each : 0;
   r.experts = a.experts;
   r.experts_per_token = a.experts_per_token;
-  r.active_parameters = a.active_parameters();
-  r.attention_flops_per_context_token = 4.0 * a.layers * a.heads * a.head_dim;
-  r.kv_bytes_per_token = a.kv_bytes_per_token(kv_bytes_each);
+  r.active_parameters = a.active_parameters() + replicated;
+  r.attention_flops_per_context_token = a.prefill_attention_flops_per_context_token();
+  r.decode_attention_flops_per_context_token = a.decode_attention_flops_per_context_token();
+  const std::string attention_precision = weight_bytes_each >= kv_bytes_each ? precision : o.kv_dtype;
+  r.attention_flops_per_s = gpu.peak_for(attention_precision) * 1e12 * compute_eff * o.tp;
+  // Each GPU holds ceil(kv_heads / tp) heads (at least one whole head).
+  const double kv_heads = a.cached_kv_heads();
+  const double heads_held = o.tp * std::ceil(kv_heads / o.tp);
+  r.kv_bytes_per_token = a.kv_bytes_per_token(kv_bytes_each) * heads_held / kv_heads;
   r.max_concurrency = model.max_concurrency.value > 0 ? std::min(model.max_concurrency.value, e.max_batch) : e.max_batch;
   r.prefill_chunk_tokens = e.prefill_chunk_tokens;
   r.memory_fraction = e.memory_fraction;
@@ -78,8 +86,10 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
   const double weights = r.weight_bytes - r.expert_weight_bytes + r.expert_weight_bytes * touched;
   const bool measured_decodes = !r.decode_steps.empty();
   const double bytes = weights + ((measured_decodes ? 0 : s.decode_context) + s.prefill_tokens) * r.kv_bytes_per_token;
-  const double flops =
-      2 * r.active_parameters * tokens + r.attention_flops_per_context_token * (s.decode_context + s.prefill_context);
+  const double attention_flops = r.decode_attention_flops_per_context_token * s.decode_context +
+                                 r.attention_flops_per_context_token * s.prefill_context;
+  const double compute_s = 2 * r.active_parameters * tokens / r.flops_per_s +
+                           attention_flops / (r.attention_flops_per_s > 0 ? r.attention_flops_per_s : r.flops_per_s);
   double comm = 0;
   if (r.gpus > 1 && tokens > 0 && r.layers > 0 && r.link_bytes_per_s > 0) {
     // Two ring all-reduces per layer (after attention and after the MLP) of the step's
@@ -93,7 +103,7 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
                                ? r.decode_steps.seconds(s.decodes, s.decodes > 0 ? s.decode_context / s.decodes : 0)
                                : r.step_overhead_s + r.sequence_overhead_s * s.decodes;
   return decodes_s + r.prefill_s_per_token * s.prefill_tokens +
-         r.prefill_s_per_context_token * s.prefill_context + std::max(bytes / r.bytes_per_s, flops / r.flops_per_s) + comm;
+         r.prefill_s_per_context_token * s.prefill_context + std::max(bytes / r.bytes_per_s, compute_s) + comm;
 }
 
 double kv_capacity_tokens(const Roofline& r) {

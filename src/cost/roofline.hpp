@@ -43,8 +43,16 @@ struct Roofline {
   double weight_bytes = 0;            // every weight at its precision (embeddings in BF16)
   double expert_weight_bytes = 0;     // the part of weight_bytes in routed experts (MoE), else 0
   double experts = 1, experts_per_token = 1;
-  double active_parameters = 0;       // FLOPs per token = 2 x this
-  double attention_flops_per_context_token = 0;  // per query token and context token: 4 x layers x heads x head dim
+  double active_parameters = 0;       // FLOPs per token = 2 x this (over the replica's GPUs together)
+  // Attention FLOPs per query token and context token: a prompt token's and a decode's
+  // (Architecture::*_attention_flops_per_context_token), run at attention_flops_per_s (0: at
+  // flops_per_s), the roof of the wider of the weights' and the KV cache's precisions (the
+  // queries come from the one, keys and values from the other).
+  double attention_flops_per_context_token = 0;
+  double decode_attention_flops_per_context_token = 0;
+  double attention_flops_per_s = 0;
+  // The replica's KV bytes per token: every GPU's copy (Architecture::cached_kv_heads), so what
+  // the memory holds and what a step reads.
   double kv_bytes_per_token = 0;
   double max_concurrency = 1;         // the engine's cap on running sequences
   double prefill_chunk_tokens = 8192; // the engine's prefill-token budget per step

@@ -14,6 +14,7 @@ CostInputs with_speed_factor(const CostInputs& in, double factor) {
   out.mode = LoadMode::utilization;
   out.gpu.bytes_per_s *= factor;
   out.gpu.flops_per_s *= factor;
+  out.gpu.attention_flops_per_s *= factor;
   return out;
 }
 

@@ -175,5 +175,48 @@ TEST(ServerModel, SeventyBWithLongPromptsOnTwoH100sIsRefused) {
   EXPECT_NO_THROW(concurrency_limit(r, 32400));
 }
 
+// DeepSeek-V3 on 8 x H200 (FP8 weights, BF16 cache), by hand from its config.json: tensor
+// parallelism splits MLA's 128 heads but not the latent they share, so every GPU caches all 61 x
+// 576 values of a token (8 copies); the down projections q_a (7168 x 1536) and kv_a (7168 x 576)
+// are whole on every GPU, 7 copies more to hold and run; a decode attends over the latent (2 x
+// 128 x (2 x 512 + 64) FLOPs a layer and context token), a prompt over the expanded heads (2 x 128
+// x (192 + 128)), at the BF16 roof because the cache is BF16.
+TEST(ServerModel, LatentAttentionUnderTensorParallelism) {
+  const auto model = load_model("deepseek-v3", kProfiles);
+  const auto gpu = load_gpu("h200", kProfiles);
+  ServingOptions o;
+  o.tp = 8;
+  o.kv_dtype = "bf16";
+  const auto r = make_roofline(gpu, model, o);
+  EXPECT_DOUBLE_EQ(r.kv_bytes_per_token, 8 * 61.0 * 576 * 2);
+  const double replicated = 61.0 * 7168 * (1536 + 576);
+  EXPECT_DOUBLE_EQ(model.arch.replicated_attention_parameters(), replicated);
+  ServingOptions one = o;
+  one.tp = 1;
+  const auto single = make_roofline(gpu, model, one);
+  EXPECT_NEAR(r.weight_bytes - single.weight_bytes, 7 * replicated * 1, 1);
+  EXPECT_NEAR(r.active_parameters - single.active_parameters, 7 * replicated, 1);
+  EXPECT_DOUBLE_EQ(r.decode_attention_flops_per_context_token, 2.0 * 61 * 128 * (2 * 512 + 64));
+  EXPECT_DOUBLE_EQ(r.attention_flops_per_context_token, 2.0 * 61 * 128 * (192 + 128));
+  EXPECT_NEAR(r.attention_flops_per_s, 989e12 * o.engine.compute_efficiency * 8, 1);
+  EXPECT_NEAR(r.flops_per_s, 1979e12 * o.engine.compute_efficiency * 8, 1);
+  // With an FP8 cache the attention runs at the FP8 roof.
+  o.kv_dtype = "fp8";
+  EXPECT_NEAR(make_roofline(gpu, model, o).attention_flops_per_s, r.flops_per_s, 1);
+}
+
+// A GQA model's KV heads split across the GPUs while there are enough of them: Llama 3.3 70B's 8
+// at TP 8 are one a GPU; at TP 16 each head is held by two GPUs, so the replica's cache per token
+// doubles.
+TEST(ServerModel, KvHeadsFewerThanTheGpusAreHeldTwice) {
+  const auto model = load_model("llama-3.3-70b", kProfiles);
+  const auto gpu = load_gpu("h200", kProfiles);
+  ServingOptions o;
+  o.tp = 8;
+  EXPECT_DOUBLE_EQ(make_roofline(gpu, model, o).kv_bytes_per_token, 2.0 * 80 * 8 * 128 * 2);
+  o.tp = 16;
+  EXPECT_DOUBLE_EQ(make_roofline(gpu, model, o).kv_bytes_per_token, 2 * 2.0 * 80 * 8 * 128 * 2);
+}
+
 }  // namespace
 }  // namespace overhead::cost
