@@ -18,6 +18,11 @@ struct EngineParams {
   double sequence_overhead_s = 0;  // per decoding sequence per step: sampling, scheduling
   double allreduce_latency_s = 0;  // one all-reduce across the replica's GPUs; 0: the GPU profile's
   double memory_fraction = 0.9;
+  // GB each GPU's runtime holds beside the weights and the KV cache (the CUDA context, a prefill
+  // chunk's activations, CUDA graphs, communication buffers), when memory_fraction is of what
+  // they leave (TensorRT-LLM sizes its cache from the memory free after them). A fraction of the
+  // whole memory (memory_of_total) leaves the runtime the rest instead: no reserve beside it.
+  double runtime_reserve_gb = 0;
   double max_batch = 2048;
   double prefill_chunk_tokens = 8192;
   // What an engine preset (engine_preset.hpp) sets beside them: memory_fraction's share is of the
@@ -36,7 +41,7 @@ struct EngineParams {
 
 // Reads a file with the figures bandwidth_efficiency, compute_efficiency, step_overhead_ms,
 // sequence_overhead_us and allreduce_latency_us (optional, 0 when absent),
-// memory_fraction, max_batch and prefill_chunk_tokens. Errors name the file and field.
+// memory_fraction, runtime_reserve_gb (optional, 0 when absent), max_batch and prefill_chunk_tokens. Errors name the file and field.
 EngineParams load_engine_params(const std::filesystem::path& file);
 
 // data/calibration/engine.json beside a profiles folder (DATA/profiles -> DATA/calibration).

@@ -34,6 +34,7 @@ struct FigureRange {
 };
 constexpr FigureRange kFigureRanges[] = {
     {"memory_gb", 0.1, 1e6},
+    {"device_memory_mib", 100, 1e9},
     {"memory_bandwidth_gb_per_s", 1, 1e6},
     {"peak_dense_bf16_tflops", 0.01, 1e7},
     {"peak_dense_fp8_tflops", 0.01, 1e7},
@@ -194,6 +195,10 @@ double Architecture::decode_attention_flops_per_context_token() const {
   return 2.0 * layers * heads * (2.0 * kv_lora_rank + qk_rope_head_dim);
 }
 
+double GpuProfile::memory_bytes() const {
+  return device_memory_mib.value > 0 ? device_memory_mib.value * 1024 * 1024 : memory_gb.value * 1e9;
+}
+
 GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path& profiles_dir) {
   const auto file = resolve(name_or_file, profiles_dir, "gpu");
   const auto j = read_json_file(file);
@@ -201,6 +206,7 @@ GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path
   g.name = text_field(j, "name", file);
   g.description = j.value("description", "");
   g.memory_gb = figure(j, "memory_gb", file);
+  g.device_memory_mib = optional_figure(j, "device_memory_mib", file);
   g.bandwidth_gb_per_s = figure(j, "memory_bandwidth_gb_per_s", file);
   g.peak_tflops = figure(j, "peak_dense_bf16_tflops", file);
   g.peak_fp8_tflops = optional_figure(j, "peak_dense_fp8_tflops", file);

@@ -25,6 +25,13 @@ struct Figure {
 struct GpuProfile {
   std::string name, description;
   Figure memory_gb, bandwidth_gb_per_s, peak_tflops;  // peak_tflops: dense BF16
+  // The memory the device reports (nvidia-smi's memory.total, in MiB): what an engine's memory
+  // fraction multiplies. A datasheet's "80 GB" is HBM counted in binary units (80 GiB: the A100
+  // reports 81920 MiB; the H100 81559 MiB once the driver's share is out), not 80e9 bytes; value
+  // 0 when the profile gives none (then memory_gb x 1e9).
+  Figure device_memory_mib;
+  // Bytes one GPU holds: device_memory_mib when given, else memory_gb.
+  double memory_bytes() const;
   // Dense peaks at lower precisions; value 0 when the GPU has no such tensor cores (A100: no FP8).
   Figure peak_fp8_tflops, peak_fp4_tflops;
   // The GPU-to-GPU link one tensor-parallel all-reduce crosses: bandwidth per direction, and the

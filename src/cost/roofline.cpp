@@ -33,7 +33,7 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.gpus = o.tp;
   r.flops_per_s = gpu.peak_for(precision) * 1e12 * compute_eff * o.tp;
   r.bytes_per_s = gpu.bandwidth_gb_per_s.value * 1e9 * bandwidth_eff * o.tp;
-  r.memory_bytes = gpu.memory_gb.value * 1e9 * o.tp;
+  r.memory_bytes = gpu.memory_bytes() * o.tp;
   // Quantized checkpoints keep the embeddings and the LM head in BF16. MLA's down projections are
   // whole on every GPU: tp - 1 copies more to hold, read and run.
   const double replicated = a.replicated_attention_parameters() * (o.tp - 1);
@@ -54,6 +54,7 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.max_concurrency = model.max_concurrency.value > 0 ? std::min(model.max_concurrency.value, e.max_batch) : e.max_batch;
   r.prefill_chunk_tokens = e.prefill_chunk_tokens;
   r.memory_fraction = e.memory_fraction;
+  r.reserved_bytes = e.memory_of_total ? 0 : e.runtime_reserve_gb * 1e9 * o.tp;
   r.memory_of_total = e.memory_of_total;
   r.scheduler_steps = std::max(1.0, e.scheduler_steps);
   r.step_overhead_s = e.step_overhead_s;
@@ -107,10 +108,10 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
 }
 
 double kv_capacity_tokens(const Roofline& r) {
-  const double free_bytes = r.memory_bytes - r.weight_bytes;
+  const double free_bytes = r.memory_bytes - r.reserved_bytes - r.weight_bytes;
   if (free_bytes <= 0)
     throw CostError("the model's weights (" + gb(r.weight_bytes) + ") do not fit in the replica's " + gb(r.memory_bytes) +
-                    " (use a larger --tp, more --gpus per replica, a lower --precision or a larger GPU)");
+                    (r.reserved_bytes > 0 ? " less the runtime's " + gb(r.reserved_bytes) : std::string()) + " (use a larger --tp, more --gpus per replica, a lower --precision or a larger GPU)");
   if (r.memory_of_total) {
     // vLLM and SGLang: the fraction is of the whole memory, the weights inside it.
     const double kv_bytes = r.memory_fraction * r.memory_bytes - r.weight_bytes;
@@ -130,7 +131,7 @@ double concurrency_limit(const Roofline& r, double tokens_per_sequence) {
     throw CostError("one sequence of " + std::to_string(static_cast<long long>(need)) + " tokens needs " +
                     gb(need * r.kv_bytes_per_token) + " of KV cache, but the replica has " +
                     gb(kv_tokens * r.kv_bytes_per_token) + " for KV (memory fraction " + std::to_string(r.memory_fraction) +
-                    " of the " + gb(r.memory_bytes - r.weight_bytes) + " the weights leave of " + gb(r.memory_bytes) +
+                    " of the " + gb(r.memory_bytes - r.reserved_bytes - r.weight_bytes) + " the weights leave of " + gb(r.memory_bytes) +
                     "): use a larger --tp, --kv-dtype fp8, or a shorter workload");
   return std::min(std::floor(kv_tokens / need), r.max_concurrency);
 }

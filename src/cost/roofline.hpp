@@ -57,6 +57,7 @@ struct Roofline {
   double max_concurrency = 1;         // the engine's cap on running sequences
   double prefill_chunk_tokens = 8192; // the engine's prefill-token budget per step
   double memory_fraction = 0.9;       // share of the memory the weights leave that holds KV
+  double reserved_bytes = 0;          // the replica's runtime memory beside weights and KV (EngineParams::runtime_reserve_gb)
   bool memory_of_total = false;       // memory_fraction is of the whole memory, weights included
   // Decode steps the engine schedules at once (multi-step scheduling): sequences join only at a
   // burst's boundary, and a burst's tokens reach the client together at its end.

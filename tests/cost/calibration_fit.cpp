@@ -1,8 +1,8 @@
 // Fits the engine's efficiency parameters (bandwidth and compute efficiency, per-step overhead,
-// KV memory fraction) on the rows of data/calibration/published.csv marked `fit`, by a grid
-// search minimizing the mean absolute log error of throughput (and of TPOT and TTFT where a fit
-// row reports them), then prints every row's error, fit and held-out, and writes the predictions
-// as CSV for docs/cost-model.md's plot:
+// KV memory fraction, the runtime's memory reserve per GPU) on the rows of
+// data/calibration/published.csv marked `fit`, by a grid search minimizing the mean absolute log
+// error of throughput (and of TPOT and TTFT where a fit row reports them), then prints every
+// row's error, fit and held-out, and writes the predictions as CSV for docs/cost-model.md's plot:
 //   overhead_calibration_fit DATA_DIR [PREDICTIONS.csv [--check | --engines]]
 // With --check, no search: the shipped data/calibration/engine.json's errors. The base search
 // uses the rows of TensorRT-LLM and NIM only; with --engines it is skipped (the shipped base
@@ -83,9 +83,10 @@ int main(int argc, char** argv) {
                         {&EngineParams::compute_efficiency, 0.1, 0.2, 1.0},
                         {&EngineParams::step_overhead_s, 0.002, 0.0, 0.05},
                         {&EngineParams::sequence_overhead_s, 4e-6, 0.0, 2e-4},
-                        {&EngineParams::allreduce_latency_s, 16e-6, 1e-6, 3e-4}};
-  constexpr int kKnobs = 5;
-  double steps[kKnobs] = {knobs[0].step, knobs[1].step, knobs[2].step, knobs[3].step, knobs[4].step};
+                        {&EngineParams::allreduce_latency_s, 16e-6, 1e-6, 3e-4},
+                        {&EngineParams::runtime_reserve_gb, 2.0, 0.0, 12.0}};
+  constexpr int kKnobs = 6;
+  double steps[kKnobs] = {knobs[0].step, knobs[1].step, knobs[2].step, knobs[3].step, knobs[4].step, knobs[5].step};
   if (best.allreduce_latency_s <= 0) best.allreduce_latency_s = 8e-6;
   best_value = objective(rows, best, data);
   // The engine's batch cap and KV fraction: trtllm-bench tunes its own; tried at the usual values.
@@ -122,9 +123,9 @@ int main(int argc, char** argv) {
     for (double& st : steps) st /= 2;
   }
   std::printf("fit: bandwidth_efficiency %.3f compute_efficiency %.3f step_overhead_ms %.3f sequence_overhead_us %.2f "
-              "allreduce_latency_us %.1f max_batch %.0f memory_fraction %.2f (mean |log error| on the fit rows %.4f)\n",
+              "allreduce_latency_us %.1f runtime_reserve_gb %.2f max_batch %.0f memory_fraction %.2f (mean |log error| on the fit rows %.4f)\n",
               best.bandwidth_efficiency, best.compute_efficiency, best.step_overhead_s * 1000, best.sequence_overhead_s * 1e6,
-              best.allreduce_latency_s * 1e6, best.max_batch, best.memory_fraction, best_value);
+              best.allreduce_latency_s * 1e6, best.runtime_reserve_gb, best.max_batch, best.memory_fraction, best_value);
   if (mode == "--engines") {
     // One factor per engine: a grid of 0.30 to 1.30 by 0.01, then by 0.001 around the best.
     std::map<std::string, bool> families;

@@ -48,16 +48,21 @@ TEST(EnginePreset, VllmOnAnH100CapsAt1024AndCountsItsFractionOfTheWholeMemory) {
   EXPECT_EQ(s.replica.max_concurrency, 1024);
   EXPECT_EQ(s.replica.prefill_chunk_tokens, 8192);
   EXPECT_TRUE(s.replica.memory_of_total);
-  // 0.9 x 80 GB less the weights, against TensorRT-LLM's 0.9 x (80 GB - weights).
-  EXPECT_NEAR(kv_capacity_tokens(s.replica) * s.replica.kv_bytes_per_token, 0.9 * 80e9 - s.replica.weight_bytes, 1);
+  // 0.9 x the 81559 MiB an H100 reports less the weights (the runtime runs in the other 0.1),
+  // against TensorRT-LLM's 0.9 x (memory - the runtime's reserve - weights).
+  EXPECT_EQ(s.replica.reserved_bytes, 0);
+  EXPECT_NEAR(kv_capacity_tokens(s.replica) * s.replica.kv_bytes_per_token, 0.9 * 81559.0 * 1024 * 1024 - s.replica.weight_bytes, 1);
   const auto trt = deployment("h100-sxm", "llama-3.1-8b", 1, "trtllm");
-  EXPECT_LT(kv_capacity_tokens(s.replica), kv_capacity_tokens(trt.replica));
+  EXPECT_GT(trt.replica.reserved_bytes, 0);
+  EXPECT_NEAR(kv_capacity_tokens(trt.replica) * trt.replica.kv_bytes_per_token,
+              0.9 * (81559.0 * 1024 * 1024 - trt.replica.reserved_bytes - trt.replica.weight_bytes), 1);
   // Other GPUs: the 2048-token budget of vLLM's OpenAI server.
   EXPECT_EQ(deployment("a100-80g", "llama-3.1-8b", 1, "vllm").replica.prefill_chunk_tokens, 2048);
 }
 
 TEST(EnginePreset, SglangMemoryFractionFollowsTheTensorParallelism) {
   EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.1-8b", 1, "sglang").replica.memory_fraction, 0.88);
+  EXPECT_EQ(deployment("h100-sxm", "llama-3.1-8b", 1, "sglang").replica.reserved_bytes, 0);
   EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.3-70b", 2, "sglang").replica.memory_fraction, 0.87);
   EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.1-405b", 8, "sglang").replica.memory_fraction, 0.81);
 }

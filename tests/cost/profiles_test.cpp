@@ -47,6 +47,7 @@ TEST(Profiles, EveryShippedGpuLoadsWithSourcedFigures) {
     const auto g = load_gpu(name, kProfiles);
     EXPECT_EQ(g.name, name);
     expect_sourced(name + ".memory_gb", g.memory_gb);
+    expect_sourced(name + ".device_memory_mib", g.device_memory_mib);
     expect_sourced(name + ".memory_bandwidth_gb_per_s", g.bandwidth_gb_per_s);
     expect_sourced(name + ".peak_dense_bf16_tflops", g.peak_tflops);
     // The efficiencies are the engine's, fitted (data/calibration/engine.json), not the GPU's.
@@ -166,6 +167,20 @@ void expect_refused(const std::string& file_name, const std::string& text, std::
     EXPECT_NE(what.find(file.string()), std::string::npos) << what;
     for (const char* w : words) EXPECT_NE(what.find(w), std::string::npos) << "no \"" << w << "\" in: " << what;
   }
+}
+
+// A datasheet's "80 GB" of HBM is 80 GiB (less the driver's share), not 80e9 bytes: a GPU holds
+// what it reports, in MiB (the A100 80 GB 81920 MiB, exactly 80 GiB; the H100 81559 MiB), and a
+// profile that gives no such figure falls back to its datasheet GB as 1e9 bytes.
+TEST(Profiles, AGpuHoldsTheMemoryItReportsInMiB) {
+  EXPECT_DOUBLE_EQ(load_gpu("a100-80g", kProfiles).memory_bytes(), 80.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(load_gpu("h100-sxm", kProfiles).memory_bytes(), 81559.0 * 1024 * 1024);
+  EXPECT_GT(load_gpu("h100-sxm", kProfiles).memory_bytes(), 85e9);
+  const auto file = write_profile("no_device_memory.json", gpu_json());
+  EXPECT_DOUBLE_EQ(load_gpu(file.string(), kProfiles).memory_bytes(), 80e9);
+  const std::string valid = gpu_json();
+  const std::string tiny = valid.substr(0, valid.size() - 1) + R"(, "device_memory_mib": )" + sourced("1e-3") + "}";
+  expect_refused("tiny_device_memory.json", tiny, {"device_memory_mib"});
 }
 
 TEST(Profiles, ValidTestProfileLoads) {

@@ -166,13 +166,19 @@ TEST(ServerModel, ShippedProfilesBuildOneReplica) {
 }
 
 TEST(ServerModel, SeventyBWithLongPromptsOnTwoH100sIsRefused) {
-  // 70B in BF16 on 2 x H100: 0.9 x (160e9 - 141.1e9) = 17.0e9 bytes of KV at 327680 B per token
-  // hold 51,900 tokens: 64,000 + 400 do not fit (the 32,000 + 400 do, at 10.6 GB).
+  // 70B in BF16 on 2 x H100 (81559 MiB each, 171.0e9 bytes), no runtime reserve:
+  // 0.9 x (171.0e9 - 141.1e9) = 26.9e9 bytes of KV at 327680 B per token hold 82,200 tokens:
+  // 96,000 + 400 do not fit (64,000 + 400 do, at 21.1 GB).
   ServingOptions o;
   o.tp = 2;
   const auto r = make_roofline(load_gpu("h100-sxm", kProfiles), load_model("llama-3.3-70b", kProfiles), o);
-  EXPECT_THROW(concurrency_limit(r, 64400), CostError);
-  EXPECT_NO_THROW(concurrency_limit(r, 32400));
+  EXPECT_THROW(concurrency_limit(r, 96400), CostError);
+  EXPECT_NO_THROW(concurrency_limit(r, 64400));
+  // A runtime reserve of 4 GB a GPU takes 0.9 x 8e9 bytes from the KV: 60,200 tokens.
+  o.engine.runtime_reserve_gb = 4;
+  const auto reserved = make_roofline(load_gpu("h100-sxm", kProfiles), load_model("llama-3.3-70b", kProfiles), o);
+  EXPECT_NEAR(kv_capacity_tokens(r) - kv_capacity_tokens(reserved), 0.9 * 8e9 / 327680, 1);
+  EXPECT_THROW(concurrency_limit(reserved, 64400), CostError);
 }
 
 // DeepSeek-V3 on 8 x H200 (FP8 weights, BF16 cache), by hand from its config.json: tensor
