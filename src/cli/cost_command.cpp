@@ -15,6 +15,7 @@
 #include "cli/cost_command_workload.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/fits_select.hpp"
+#include "cost/length_distribution.hpp"
 #include "cost/pricing.hpp"
 #include "report/cost_section.hpp"
 
@@ -136,7 +137,10 @@ int run_cost(const CostOptions& o) {
     const std::string& gpu_price_source = scenario.gpu_price_source;
     std::string api_source;
     std::string workload_origin;
-    const cost::Workload workload = load_workload(o.pricing.workload, o.workload_tokenizer, workload_origin);
+    const cost::Workload workload = load_workload(
+        o.pricing.workload, o.workload_tokenizer, workload_origin,
+        {cost::default_workloads_dir(o.pricing.scenario.profiles_dir),
+         o.pricing.load.mode == cost::Load::offline ? o.pricing.load.requests : std::size_t{10000}, o.pricing.load.seed});
     cost::check_e(e, workload, !o.e_us.empty() ? "--e-us" : "--fits");
     const cost::PricedLoad priced = cost::price_load(scenario, o.pricing.load, e, workload);
     const cost::CostInputs in = api_priced(priced.inputs, o.pricing.api_prices, prices, api_source);
@@ -241,7 +245,8 @@ void add_cost_command(CLI::App& app, int& exit_code) {
                   "API price IN_PER_1M,OUT_PER_1M or a preset name (see --list); repeat for more lines on the plots "
                   "(the first prices the break-even)");
   cmd->add_option("--workload", o->pricing.workload,
-                  "Tokens per request: in=N,out=M, a JSONL file of token-count pairs ({\"input_tokens\": N, \"output_tokens\": M} a "
+                  "Tokens per request: in=N,out=M, a named length distribution (sharegpt, or sharegpt,in=N,out=M at other means: "
+                  "data/workloads/; 10000 draws by --seed averaged over, --offline N's run draws N), a JSONL file of token-count pairs ({\"input_tokens\": N, \"output_tokens\": M} a "
                   "line: the steady state at their means, the largest checked to fit), or the seed's JSONL records (input: the "
                   "rendered prompt; output: the answer)")
       ->capture_default_str();

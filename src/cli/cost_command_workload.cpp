@@ -1,11 +1,13 @@
 #include "cli/cost_command_workload.hpp"
 
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "binding/chat_binding.hpp"
+#include "cost/length_distribution.hpp"
 #include "pipe/chat_token_processor.hpp"
 #include "pipe/dead_letter.hpp"
 #include "pipe/source.hpp"
@@ -47,8 +49,34 @@ std::optional<cost::Workload> workload_from_pairs(const std::string& path) {
   return w;
 }
 
-cost::Workload load_workload(const std::string& text, const std::string& tokenizer, std::string& origin) {
+namespace {
+
+// NAME or NAME,in=N,out=M when NAME.json is in `named.dir`; empty otherwise.
+std::optional<cost::Workload> named_workload(const std::string& text, const NamedDraws& named, std::string& origin) {
+  const auto comma = text.find(',');
+  const std::string name = text.substr(0, comma);
+  if (name.find('=') != std::string::npos || named.dir.empty()) return std::nullopt;
+  auto d = cost::load_length_distribution(name, named.dir);
+  if (!d) return std::nullopt;
+  if (comma != std::string::npos) {
+    const auto means = cost::parse_workload(text.substr(comma + 1));
+    d = cost::with_means(*d, means.input_tokens[0], means.output_tokens[0]);
+  }
+  auto w = cost::draw_workload(*d, named.n, named.seed);
+  char means[96];
+  std::snprintf(means, sizeof means, "mean %.1f in, %.1f out", d->input.mean, d->output.mean);
+  origin = text + " (" + std::to_string(w.input_tokens.size()) + " draws of " + (named.dir / (name + ".json")).filename().string() +
+           ", " + means + ", seed " + std::to_string(named.seed) + ")";
+  return w;
+}
+
+}  // namespace
+
+cost::Workload load_workload(const std::string& text, const std::string& tokenizer, std::string& origin,
+                             const NamedDraws& named) {
   origin = text;
+  if (!std::filesystem::exists(text))
+    if (auto w = named_workload(text, named, origin)) return *w;
   if (!is_records_workload(text)) return cost::parse_workload(text);
   if (auto pairs = workload_from_pairs(text)) {
     origin = text + " (" + std::to_string(pairs->input_tokens.size()) + " token-count pairs)";

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -30,8 +32,17 @@ bool is_records_workload(const std::string& workload);
 // cost::CostError naming the line of a later malformed pair.
 std::optional<cost::Workload> workload_from_pairs(const std::string& path);
 
-// --workload as `cost` and `simulate` take it: in=N,out=M, a file of token-count pairs, or the
-// seed's records counted with `tokenizer`; `origin` says which and how many.
-cost::Workload load_workload(const std::string& text, const std::string& tokenizer, std::string& origin);
+// How a named length distribution is drawn: from `dir` (data/workloads), `n` requests, by `seed`.
+struct NamedDraws {
+  std::filesystem::path dir;
+  std::size_t n = 10000;
+  std::uint64_t seed = 1;
+};
+
+// --workload as `cost` and `simulate` take it: in=N,out=M, a named length distribution (NAME, or
+// NAME,in=N,out=M for its law at other means: cost/length_distribution.hpp), a file of token-count
+// pairs, or the seed's records counted with `tokenizer`; `origin` says which and how many.
+cost::Workload load_workload(const std::string& text, const std::string& tokenizer, std::string& origin,
+                             const NamedDraws& named);
 
 }  // namespace overhead::cli

@@ -31,6 +31,7 @@
 #include "cost/capacity.hpp"
 #include "cost/chain_config.hpp"
 #include "cost/fleet_cost.hpp"
+#include "cost/length_distribution.hpp"
 #include "cost/service_times.hpp"
 #include "cost/cost_model.hpp"
 #include "cost/fits_select.hpp"
@@ -230,7 +231,9 @@ int run_simulate(const SimulateOptions& o) {
     spec.price_optional = true;  // latency needs no price: the $ figures are left out when none is given
     const cost::Scenario scenario = cost::make_scenario(spec);
     std::string workload_origin;
-    const auto workload = load_workload(o.pricing.workload, o.workload_tokenizer, workload_origin);
+    const auto workload = load_workload(o.pricing.workload, o.workload_tokenizer, workload_origin,
+                                        {cost::default_workloads_dir(o.pricing.scenario.profiles_dir),
+                                         std::min<std::size_t>(o.requests(), 100000), o.seed()});
     ArrivalReplay replayed;
     std::vector<cost::SimRequest> requests;
     if (replaying) {
@@ -313,8 +316,9 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
                   "The per-request stage chain with this many GPU slots in all (default: the engine simulation)")
       ->check(integer_in(1, 10'000'000));
   cmd->add_option("--workload", o->pricing.workload,
-                  "Tokens per request: in=N,out=M, a JSONL file of token-count pairs ({\"input_tokens\": N, \"output_tokens\": M} "
-                  "a line), or the seed's JSONL records (used in turn; input: the rendered prompt, "
+                  "Tokens per request: in=N,out=M, a named length distribution (sharegpt, or sharegpt,in=N,out=M at other means: "
+                  "data/workloads/, --requests draws by --seed), a JSONL file of token-count pairs ({\"input_tokens\": N, "
+                  "\"output_tokens\": M} a line), or the seed's JSONL records (used in turn; input: the rendered prompt, "
                   "output: the answer)")
       ->capture_default_str();
   cmd->add_option("--workload-tokenizer", o->workload_tokenizer, "Tokenizer that counts a records workload")
