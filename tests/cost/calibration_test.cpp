@@ -156,33 +156,47 @@ TEST(Calibration, OtherEnginesSplitInTurnInTheTablesOrder) {
   EXPECT_EQ(seen["lmdeploy"], 60);
 }
 
+TEST(Calibration, RowsThatRanShareGptArePricedWithItsDistribution) {
+  // A ShareGPT run's lengths are long-tailed (an offline run ends with its longest answers): a row
+  // whose source table says it ran ShareGPT names the distribution, and no other row does.
+  int marked = 0;
+  for (const auto& row : load_calibration(kData / "calibration" / "published.csv")) {
+    const bool sharegpt = row.table.find("ShareGPT") != std::string::npos || row.table.find("sharegpt") != std::string::npos;
+    EXPECT_EQ(row.lengths, sharegpt ? "sharegpt" : "") << row.id;
+    marked += sharegpt;
+  }
+  EXPECT_EQ(marked, 10);
+}
+
 TEST(Calibration, HeldOutRowsOfVllmAsTheyStand) {
   // Qwen3 32B on one H100 and one A100, DeepSeek-R1 on 8 x H200 (gpustack's performance lab,
-  // vLLM 0.11): no target met. DeepSeek-R1 is predicted up to 5.5x too fast offline where its
-  // cache holds every request (its fit rows pull the factor down, so Qwen3 is predicted too
-  // slow). Every row is priced: 32K prompts fit one 80 GB GPU's 85.5e9 bytes.
+  // vLLM 0.11): no target met. ShareGPT rows run ShareGPT-like draws (data/workloads/sharegpt.json),
+  // which brings DeepSeek-R1's offline ShareGPT within 19%; its 128/4 is still 6x too fast and
+  // pulls the factor down, so Qwen3 on the A100 is predicted 41-49% too slow. Every row is
+  // priced: 32K prompts fit one 80 GB GPU's 85.5e9 bytes.
   const EngineFigures f = engine_figures("vllm");
   EXPECT_EQ(f.fit, 8);
   EXPECT_EQ(f.held_out, 8);
   EXPECT_EQ(f.unpriced, 0);
-  report("vllm", "tok/s median", median_of(f.tokens_per_s), 0.330, 0.10);
-  report("vllm", "tok/s largest", largest_of(f.tokens_per_s), 0.565, 0.35);
-  report("vllm", "TTFT median", median_of(f.ttft), 0.456, 0.25);
-  report("vllm", "TPOT median", median_of(f.tpot), 0.306, 0.15);
+  report("vllm", "tok/s median", median_of(f.tokens_per_s), 0.296, 0.10);
+  report("vllm", "tok/s largest", largest_of(f.tokens_per_s), 0.593, 0.35);
+  report("vllm", "TTFT median", median_of(f.ttft), 0.455, 0.25);
+  report("vllm", "TPOT median", median_of(f.tpot), 0.246, 0.15);
 }
 
 TEST(Calibration, HeldOutRowsOfSglangAsTheyStand) {
   // Qwen3 32B on one H100 / one A100 and DeepSeek-R1 on 8 x H200 (gpustack's performance lab),
-  // Llama 3.3 70B on 4 x H200 offline and at Poisson rates: the throughput's median meets its
-  // target, and the TTFT's just (24.8%); DeepSeek-R1 on ShareGPT offline (+233%) does not, nor TPOT.
+  // Llama 3.3 70B on 4 x H200 offline and at Poisson rates: the throughput's median and largest
+  // error meet their targets (ShareGPT rows run ShareGPT-like draws: DeepSeek-R1 offline +10%,
+  // +233% at the mean lengths), and the TTFT's just (23.8%); TPOT does not.
   const EngineFigures f = engine_figures("sglang");
   EXPECT_EQ(f.fit, 8);
   EXPECT_EQ(f.held_out, 8);
   EXPECT_EQ(f.unpriced, 0);
-  report("sglang", "tok/s median", median_of(f.tokens_per_s), 0.073, 0.10);
-  report("sglang", "tok/s largest", largest_of(f.tokens_per_s), 2.326, 0.35);
-  report("sglang", "TTFT median", median_of(f.ttft), 0.248, 0.25);
-  report("sglang", "TPOT median", median_of(f.tpot), 0.671, 0.15);
+  report("sglang", "tok/s median", median_of(f.tokens_per_s), 0.083, 0.10);
+  report("sglang", "tok/s largest", largest_of(f.tokens_per_s), 0.192, 0.35);
+  report("sglang", "TTFT median", median_of(f.ttft), 0.238, 0.25);
+  report("sglang", "TPOT median", median_of(f.tpot), 0.674, 0.15);
   EXPECT_LE(median_of(f.tokens_per_s), 0.10);
 }
 

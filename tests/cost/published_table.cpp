@@ -5,6 +5,7 @@
 #include "cost/engine_preset.hpp"
 #include "cost/engine_sim.hpp"
 #include "cost/json_file.hpp"
+#include "cost/length_distribution.hpp"
 #include "cost/scenario.hpp"
 
 #include <algorithm>
@@ -55,6 +56,7 @@ std::vector<CalibrationRow> load_calibration(const std::filesystem::path& file) 
     if (cells.size() != header.size())
       throw CostError(file.string() + ":" + std::to_string(number) + ": " + std::to_string(cells.size()) + " fields, the header has " +
                       std::to_string(header.size()));
+    const auto has = [&](const std::string& name) { return std::find(header.begin(), header.end(), name) != header.end(); };
     auto get = [&](const std::string& name) -> const std::string& {
       for (std::size_t i = 0; i < header.size(); ++i)
         if (header[i] == name) return cells[i];
@@ -114,6 +116,7 @@ std::vector<CalibrationRow> load_calibration(const std::filesystem::path& file) 
     r.output_tokens_per_s = number_of("output_tokens_per_s");
     if (!get("ttft_ms").empty()) r.ttft_ms = number_of("ttft_ms");
     if (!get("tpot_ms").empty()) r.tpot_ms = number_of("tpot_ms");
+    if (has("lengths")) r.lengths = get("lengths");
     if (r.source.empty()) throw CostError(file.string() + ":" + std::to_string(number) + ": no source");
     if (r.split != "fit" && r.split != "held_out")
       throw CostError(file.string() + ":" + std::to_string(number) + ": split must be fit or held_out");
@@ -158,6 +161,13 @@ Prediction predict(const CalibrationRow& row, const EngineParams& engine, const 
   } else {
     c.concurrency = row.requests;
     c.requests = static_cast<std::size_t>(row.requests);
+  }
+  if (!row.lengths.empty()) {
+    const auto law = load_length_distribution(row.lengths, default_workloads_dir(profiles_dir));
+    if (!law) throw CostError(row.id + ": lengths \"" + row.lengths + "\" names no distribution in data/workloads/");
+    const auto w = draw_workload(with_means(*law, row.input_tokens, row.output_tokens), c.requests, 1);
+    c.workload.clear();
+    for (std::size_t i = 0; i < w.input_tokens.size(); ++i) c.workload.push_back({w.input_tokens[i], w.output_tokens[i]});
   }
   const auto sim = simulate_engine(c);
   const double tokens_per_s = row.concurrency ? sim.output_tokens_per_s : sim.total_output_tokens_per_s;

@@ -28,6 +28,9 @@ struct CalibrationRow {
   double requests = 0;                      // offline and rate: the benchmark's request count
   double output_tokens_per_s = 0;           // the fleet's (all `gpus`)
   std::optional<double> ttft_ms, tpot_ms;   // where the source reports them
+  std::string lengths;                      // "" : every request at the stated means; a named length
+                                            // distribution (data/workloads/, e.g. "sharegpt"): its
+                                            // law at the stated means, one draw a request
 };
 
 // Throws CostError naming the file, line and field of a malformed row.
@@ -39,7 +42,8 @@ struct Prediction {
 // What the row measured, by the engine simulation: at its concurrency, a closed loop in its
 // steady state (a fixed batch, "batch:N": its clients started together and kept in step); offline (concurrency "max"), its `requests` all at once, and at a Poisson rate
 // ("rate:R") its `requests` arriving at that rate: both the output tokens over the whole run (the
-// benchmark's own figure, start and drain included).
+// benchmark's own figure, start and drain included). A row with `lengths` runs that distribution's
+// draws (seed 1) at the row's means: an offline run then ends when its longest answers do.
 Prediction predict(const CalibrationRow& row, const EngineParams& engine, const std::filesystem::path& profiles_dir);
 
 // The engine whose preset and efficiency factor a row takes: "vllm", "sglang" or "lmdeploy" from
