@@ -55,6 +55,13 @@ void print_list(const CostOptions& o) {
   std::printf("engine presets (--engine-preset NAME[@VERSION], data/engines/NAME.json):\n");
   for (const auto& name : cost::list_engine_presets(cost::default_engines_dir(profiles_dir)))
     std::printf("  %s\n", name.c_str());
+  std::printf("length distributions (--workload NAME[,in=N,out=M], data/workloads/NAME.json):\n");
+  const auto workloads_dir = cost::default_workloads_dir(profiles_dir);
+  for (const auto& name : cost::list_length_distributions(workloads_dir))
+    if (const auto d = cost::load_length_distribution(name, workloads_dir))
+      std::printf("  %-14s mean %.1f in (%.0f..%.0f), %.1f out (%.0f..%s%.0f), exponential\n", name.c_str(), d->input.mean,
+                  d->input.min, d->input.max, d->output.mean, d->output.min, d->output.of_total ? "in + out <= " : "",
+                  d->output.max);
   std::printf("model aliases (the same architecture):\n");
   for (const auto& [name, alias] : cost::load_model_aliases(profiles_dir))
     std::printf("  %-18s = %s\n", name.c_str(), alias.profile.c_str());

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cost/cost_model.hpp"
 
@@ -39,6 +40,9 @@ LengthDistribution with_means(LengthDistribution d, double input_mean, double ou
 // `seed`, every count a whole token within its bounds, each law's scale solved (bisection) so
 // that the n draws' mean is its `mean`.
 Workload draw_workload(const LengthDistribution& d, std::size_t n, std::uint64_t seed);
+
+// The names of the distributions in `dir` (NAME.json), sorted.
+std::vector<std::string> list_length_distributions(const std::filesystem::path& dir);
 
 // `data_dir`/workloads beside the profiles (`profiles_dir` is DATA/profiles).
 std::filesystem::path default_workloads_dir(const std::filesystem::path& profiles_dir);
