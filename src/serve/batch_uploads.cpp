@@ -200,6 +200,12 @@ Json BatchUploads::complete(const std::string& upload_id, const Json& body, cons
       self.completing_.erase(id);
     }
   } release{*this, upload_id};
+  // Read again under the guard: a request that checked the upload while another completed it
+  // answers with that one's file instead of making a second.
+  upload = load_upload(runner_, upload_id, owner);
+  const std::string now = status_of(upload);
+  if (now == "completed") return shown(upload, file_json(runner_, string_field(upload, "file_id")));
+  if (now != "pending") throw bad("The upload " + upload_id + " is " + now + " and cannot be completed", "upload_id");
   const BatchFile file = runner_.add_file(string_field(upload, "filename"), string_field(upload, "purpose"), owner, [&](ports::ObjectWriter& out) {
     ports::ContentMd5 digest;
     std::int64_t written = 0;
