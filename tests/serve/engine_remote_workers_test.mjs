@@ -20,15 +20,16 @@
 //
 // Run: CTest sets OVERHEAD_BINARY, OPENAI_NODE_MODULES, OVERHEAD_REDIS_ENV (the redis fixture's
 // env file) and the engine's variables (tests/CMakeLists.txt: OVERHEAD_LLAMA_ENGINE_ENV).
-import {spawn, spawnSync} from 'node:child_process';
+import {spawnSync} from 'node:child_process';
 import {createRequire} from 'node:module';
-import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {existsSync, mkdtempSync, rmSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {startLlamaEngine} from '../engine/llama_engine.mjs';
 import {collectStream, engineCompletion, engineStreamSpan} from './engine_front.mjs';
+import {listeningUrl, readEnvFile, startOverhead} from './overhead_process.mjs';
 
 const BINARY = process.env.OVERHEAD_BINARY;
 const MODULES = process.env.OPENAI_NODE_MODULES;
@@ -47,8 +48,7 @@ const VISIBILITY_MS = 2000;  // how soon a killed worker's items come back
 const LONG = 1500;           // far more tokens than a generation makes before it is cancelled
 const KILLED = 3500;         // the streams of the killed worker: they outlast the set-up of the kill, even on a loaded machine
 
-const redis = Object.fromEntries(readFileSync(REDIS_ENV, 'utf8').split('\n').filter((l) => l.includes('='))
-  .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const redis = readEnvFile(REDIS_ENV);
 const tag = `engine${process.pid}`;
 const IN = `${tag}-in`;
 const params = `visibility_ms=${VISIBILITY_MS}&max_receives=10`;
@@ -71,35 +71,12 @@ function redisCli(...args) {
 // Entries of the input stream received by a worker and not yet settled.
 const pending = () => Number(redisCli('XPENDING', IN, 'overhead').split('\n')[0] || 0);
 
-function run(args, name) {
-  const child = spawn(BINARY, args, {stdio: ['ignore', 'pipe', 'pipe']});
-  children.push(child);
-  let output = '';
-  for (const s of [child.stdout, child.stderr]) {
-    s.setEncoding('utf8');
-    s.on('data', (d) => { output += d; });
-  }
-  child.output = () => output;
-  child.label = name;
-  return child;
-}
+const run = (args) => startOverhead(BINARY, args, children);
 
 async function startGateway(extra = []) {
   const child = run(['serve', '--listen', '127.0.0.1:0', '--tokenizers', MODEL, '--workers', '0', '--queue', inUrl,
-                     '--log-queue', logUrl, '--out', dir, '--shutdown-timeout', '2', ...extra], 'gateway');
-  const url = await new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = child.output().match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearInterval(timer);
-        resolve(m[1]);
-      }
-    }, 20);
-    child.on('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error('overhead serve exited ' + code + ': ' + child.output()));
-    });
-  });
+                     '--log-queue', logUrl, '--out', dir, '--shutdown-timeout', '2', ...extra]);
+  const url = await listeningUrl(child);
   return {child, url};
 }
 
@@ -108,7 +85,7 @@ async function startGateway(extra = []) {
 function startWorker(name) {
   return run(['worker', '--queue', inUrl, '--log-queue', logUrl, '--tokenizers', MODEL, '--experiment', 'serve',
               '--decoder', `openai:${engine.baseUrl},model=${engine.modelName}`, '--max-decodes', '8', '--store-text',
-              '--name', name, '--out', dir, '--no-progress', '--idle-exit', '600'], name);
+              '--name', name, '--out', dir, '--no-progress', '--idle-exit', '600']);
 }
 
 before(async () => {
@@ -116,7 +93,7 @@ before(async () => {
   ({url: base} = await startGateway(['--request-timeout', '60']));
   workers.w1 = startWorker('w1');
   workers.w2 = startWorker('w2');
-  run(['consume', '--log-queue', logUrl, '--store', `sqlite:${db}`, '--out', dir, '--no-progress', '--idle-exit', '600'], 'consume');
+  run(['consume', '--log-queue', logUrl, '--store', `sqlite:${db}`, '--out', dir, '--no-progress', '--idle-exit', '600']);
 });
 
 after(async () => {
