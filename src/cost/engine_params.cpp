@@ -35,9 +35,7 @@ EngineParams load_engine_params(const std::filesystem::path& file) {
 }
 
 std::filesystem::path default_engine_file(const std::filesystem::path& profiles_dir) {
-  std::filesystem::path dir = profiles_dir;
-  if (!dir.has_filename()) dir = dir.parent_path();  // "data/profiles/"
-  return dir.parent_path() / "calibration" / "engine.json";
+  return data_dir_beside(profiles_dir, "calibration") / "engine.json";
 }
 
 }  // namespace overhead::cost

@@ -42,20 +42,9 @@ const nlohmann::json& setting(const nlohmann::json& version, const char* key, co
 
 }  // namespace
 
-std::filesystem::path default_engines_dir(const std::filesystem::path& profiles_dir) {
-  std::filesystem::path dir = profiles_dir;
-  if (!dir.has_filename()) dir = dir.parent_path();
-  return dir.parent_path() / "engines";
-}
+std::filesystem::path default_engines_dir(const std::filesystem::path& profiles_dir) { return data_dir_beside(profiles_dir, "engines"); }
 
-std::vector<std::string> list_engine_presets(const std::filesystem::path& engines_dir) {
-  std::vector<std::string> names;
-  if (!std::filesystem::is_directory(engines_dir)) return names;
-  for (const auto& e : std::filesystem::directory_iterator(engines_dir))
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> list_engine_presets(const std::filesystem::path& engines_dir) { return json_file_names(engines_dir); }
 
 EnginePreset apply_engine_preset(const std::string& name_at_version, const std::filesystem::path& engines_dir,
                                  const PresetTarget& target, EngineParams& engine) {

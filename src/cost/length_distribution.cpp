@@ -111,19 +111,8 @@ Workload draw_workload(const LengthDistribution& d, std::size_t n, std::uint64_t
   return w;
 }
 
-std::vector<std::string> list_length_distributions(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  if (!std::filesystem::is_directory(dir)) return names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> list_length_distributions(const std::filesystem::path& dir) { return json_file_names(dir); }
 
-std::filesystem::path default_workloads_dir(const std::filesystem::path& profiles_dir) {
-  std::filesystem::path dir = profiles_dir;
-  if (!dir.has_filename()) dir = dir.parent_path();
-  return dir.parent_path() / "workloads";
-}
+std::filesystem::path default_workloads_dir(const std::filesystem::path& profiles_dir) { return data_dir_beside(profiles_dir, "workloads"); }
 
 }  // namespace overhead::cost

@@ -297,13 +297,7 @@ Prices load_prices(const std::filesystem::path& file) {
 }
 
 std::vector<std::string> list_profiles(const std::filesystem::path& profiles_dir, const std::string& kind) {
-  std::vector<std::string> names;
-  const auto dir = profiles_dir / kind;
-  if (!std::filesystem::is_directory(dir)) return names;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
+  return json_file_names(profiles_dir / kind);
 }
 
 }  // namespace overhead::cost
