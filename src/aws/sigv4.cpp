@@ -7,20 +7,14 @@
 #include <array>
 #include <ctime>
 
+#include "util/hex.hpp"
+
 namespace overhead::aws {
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
 constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 
 using Digest = std::array<unsigned char, SHA256_DIGEST_LENGTH>;
-
-void append_hex(std::string& out, const unsigned char* bytes, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(kHex[bytes[i] >> 4]);
-    out.push_back(kHex[bytes[i] & 0xF]);
-  }
-}
 
 Digest sha256(std::string_view data) {
   Digest d{};
@@ -181,7 +175,7 @@ std::string sha256_hex(std::string_view data) {
   Digest d = sha256(data);
   std::string out;
   out.reserve(64);
-  append_hex(out, d.data(), d.size());
+  util::append_hex(out, d.data(), d.size());
   return out;
 }
 
@@ -258,7 +252,7 @@ SignedHeaders sign(const SignableRequest& request, const SigningKeyPair& keys, c
   Digest sig = hmac(key.data(), key.size(), to_sign);
   std::string signature;
   signature.reserve(64);
-  append_hex(signature, sig.data(), sig.size());
+  util::append_hex(signature, sig.data(), sig.size());
 
   out.authorization.reserve(200);
   out.authorization += kAlgorithm;

@@ -6,6 +6,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "util/hex.hpp"
+
 namespace overhead::ports {
 
 struct ContentMd5::State {
@@ -25,13 +27,7 @@ std::string ContentMd5::hex() {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int n = 0;
   EVP_DigestFinal_ex(state_->ctx, md.data(), &n);
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < n; ++i) {
-    out += kDigits[md[i] >> 4];
-    out += kDigits[md[i] & 15];
-  }
-  return out;
+  return util::to_hex(md.data(), n);
 }
 
 }  // namespace overhead::ports

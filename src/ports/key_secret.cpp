@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "util/hex.hpp"
 #include "util/random_id.hpp"
 
 namespace overhead::ports {
@@ -44,16 +45,9 @@ std::string new_key_secret() {
 }
 
 std::string key_secret_hash(std::string_view secret) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
   SHA256(reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), digest.data());
-  std::string out;
-  out.reserve(2 * digest.size());
-  for (const unsigned char b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
+  return util::to_hex(digest.data(), digest.size());
 }
 
 }  // namespace overhead::ports

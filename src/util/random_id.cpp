@@ -7,6 +7,8 @@
 #include <system_error>
 #include <vector>
 
+#include "util/hex.hpp"
+
 namespace overhead::util {
 
 void secure_random_bytes(void* out, std::size_t size) {
@@ -23,7 +25,6 @@ void secure_random_bytes(void* out, std::size_t size) {
 }
 
 std::string random_hex_id(std::string_view prefix, std::size_t bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
   unsigned char small[32];
   std::vector<unsigned char> large;
   unsigned char* raw = small;
@@ -33,11 +34,7 @@ std::string random_hex_id(std::string_view prefix, std::size_t bytes) {
   }
   secure_random_bytes(raw, bytes);
   std::string id(prefix);
-  id.reserve(prefix.size() + 2 * bytes);
-  for (std::size_t i = 0; i < bytes; ++i) {
-    id += kHex[raw[i] >> 4];
-    id += kHex[raw[i] & 15];
-  }
+  append_hex(id, raw, bytes);
   return id;
 }
 
