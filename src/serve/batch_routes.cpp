@@ -68,8 +68,7 @@ void upload(BatchRunner& runner, const KeyAdmission& admission, const http::Requ
 // Another key's file or batch is answered as one that does not exist: its existence is not told.
 std::optional<BatchFile> find_file(BatchRunner& runner, const std::string& owner, const std::string& id, http::Response& res) {
   const auto doc = runner.state().get(ports::BatchKind::file, id);
-  std::optional<BatchFile> f;
-  if (doc && is_file_document(*doc)) f = file_from_document(*doc);
+  const auto f = doc ? file_in_document(*doc) : std::nullopt;
   if (!f || f->owner != owner) {
     send_error(res, {404, "No such file: " + id, "invalid_request_error", "file_id", "file_not_found"});
     return std::nullopt;

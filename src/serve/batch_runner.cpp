@@ -172,11 +172,12 @@ Batch BatchRunner::create(const std::string& input_file_id, const std::string& e
         throw RequestError{{400, "metadata." + k + " must be a string of at most 512 characters under a key of at most 64",
                             "invalid_request_error", "metadata", "invalid_value"}};
   }
-  const auto file = b_.state->get(ports::BatchKind::file, input_file_id);
+  const auto doc = b_.state->get(ports::BatchKind::file, input_file_id);
+  const auto file = doc ? file_in_document(*doc) : std::nullopt;
   // Another key's file is as unknown as a missing one: its existence is not told.
-  if (!file || !is_file_document(*file) || file_from_document(*file).owner != owner)
+  if (!file || file->owner != owner)
     throw RequestError{{404, "No such file: " + input_file_id, "invalid_request_error", "input_file_id", "file_not_found"}};
-  if (file_from_document(*file).purpose != "batch")
+  if (file->purpose != "batch")
     throw RequestError{{400, "The file " + input_file_id + " was not uploaded with purpose \"batch\"", "invalid_request_error", "input_file_id",
                         "invalid_value"}};
   Batch b;

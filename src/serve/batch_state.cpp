@@ -23,6 +23,17 @@ std::string text_of(const Json& j, const char* name) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+BatchFile file_of(const Json& j, const std::string& id) {
+  BatchFile f;
+  f.id = id;
+  f.bytes = stamp_of(j, "bytes");
+  f.created_at = stamp_of(j, "created_at");
+  f.filename = text_of(j, "filename");
+  f.purpose = text_of(j, "purpose");
+  f.owner = text_of(j, "owner");
+  return f;
+}
+
 }  // namespace
 
 std::string_view status_name(BatchStatus s) { return kStatusNames[static_cast<std::size_t>(s)]; }
@@ -106,22 +117,16 @@ ports::BatchDocument to_document(const Batch& b) {
   return {b.id, b.created_at, is_open(b.status), j.dump()};
 }
 
-bool is_file_document(const ports::BatchDocument& d) {
+std::optional<BatchFile> file_in_document(const ports::BatchDocument& d) {
   const Json j = Json::parse(d.body, nullptr, false);
-  return j.is_object() && text_of(j, "object") == "file";
+  if (!j.is_object() || text_of(j, "object") != "file") return std::nullopt;
+  return file_of(j, d.id);
 }
 
 BatchFile file_from_document(const ports::BatchDocument& d) {
   const Json j = Json::parse(d.body, nullptr, false);
   if (!j.is_object()) throw std::runtime_error("file " + d.id + ": its stored document is not JSON");
-  BatchFile f;
-  f.id = d.id;
-  f.bytes = stamp_of(j, "bytes");
-  f.created_at = stamp_of(j, "created_at");
-  f.filename = text_of(j, "filename");
-  f.purpose = text_of(j, "purpose");
-  f.owner = text_of(j, "owner");
-  return f;
+  return file_of(j, d.id);
 }
 
 Batch batch_from_document(const ports::BatchDocument& d) {

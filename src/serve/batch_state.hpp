@@ -76,9 +76,9 @@ struct Batch {
 [[nodiscard]] nlohmann::ordered_json to_json(const Batch& b);
 [[nodiscard]] ports::BatchDocument to_document(const BatchFile& f);
 [[nodiscard]] ports::BatchDocument to_document(const Batch& b);
-// Whether a document of kind `file` is a file (uploads in progress and their parts are kept
-// beside the files, serve/batch_uploads.hpp, and are not files to read or to batch).
-[[nodiscard]] bool is_file_document(const ports::BatchDocument& d);
+// The file a document of kind `file` holds; empty for an upload in progress or one of its parts,
+// kept beside the files (serve/batch_uploads.hpp) and not files to read or to batch.
+[[nodiscard]] std::optional<BatchFile> file_in_document(const ports::BatchDocument& d);
 // Throw std::runtime_error naming the document when it is not one of ours.
 [[nodiscard]] BatchFile file_from_document(const ports::BatchDocument& d);
 [[nodiscard]] Batch batch_from_document(const ports::BatchDocument& d);

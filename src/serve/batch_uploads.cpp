@@ -77,7 +77,8 @@ void save_upload(BatchRunner& runner, const Json& upload) {
 Json file_json(BatchRunner& runner, const std::string& file_id) {
   if (file_id.empty()) return nullptr;
   const auto doc = runner.state().get(ports::BatchKind::file, file_id);
-  return doc && is_file_document(*doc) ? to_json(file_from_document(*doc)) : Json(nullptr);
+  const auto file = doc ? file_in_document(*doc) : std::nullopt;
+  return file ? to_json(*file) : Json(nullptr);
 }
 
 void remove_part(BatchRunner& runner, const std::string& upload_id, const std::string& part_id) {
