@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include <curl/curl.h>
+#include <strings.h>
 
 #include <array>
 #include <cctype>
@@ -143,8 +144,15 @@ HttpResponse HttpClient::send(const HttpRequest& request) {
     (void)headers.release();
     headers.reset(next);
   };
-  for (const auto& [name, value] : request.headers) add_header(name + ": " + value);
+  bool typed = false;
+  for (const auto& [name, value] : request.headers) {
+    add_header(name + ": " + value);
+    typed = typed || (name.size() == 12 && strncasecmp(name.c_str(), "content-type", 12) == 0);
+  }
   add_header("Expect:");  // no 100-continue round trip before a body
+  // A body the caller gave no type goes without one: curl's default for a body it posts would
+  // label it a form (application/x-www-form-urlencoded), which servers may parse and refuse.
+  if (!typed) add_header("Content-Type:");
 
   curl_easy_setopt(h, CURLOPT_SHARE, shared_->share);
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());

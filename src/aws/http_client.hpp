@@ -22,7 +22,7 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 struct HttpRequest {
   std::string method = "GET";
   std::string url;  // scheme://host[:port]/path[?query], already encoded
-  HeaderList headers;
+  HeaderList headers;  // sent as given; a body without a Content-Type here goes without one
   std::string_view body;
   std::chrono::milliseconds timeout{10000};  // the whole call: connect, send, wait, receive
 };

@@ -253,7 +253,6 @@ class S3MultipartWriter final : public ports::ObjectWriter {
                                Failure::transient);
     }
     const std::string number = std::to_string(etags_.size() + 1);
-    // A type of its own: without one, the HTTP client would label the bytes a form.
     const S3Answer a =
         store_.call({"UploadPart", "PUT", key_, buffer_, {{"partNumber", number}, {"uploadId", upload_id_}}, {}, "application/octet-stream"});
     if (a.etag.empty())
