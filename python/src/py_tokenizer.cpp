@@ -82,13 +82,28 @@ py::list ones(std::size_t n) {
   return py::reinterpret_steal<py::list>(list);
 }
 
-std::vector<std::string> texts_of(py::handle texts) {
+// A batch's texts as views of each str's own UTF-8 (cached in the object: no copy), with a
+// reference to every str held in `keep` so the views outlive the GIL's release even when the
+// caller's iterable (a generator) or list lets go of them meanwhile.
+struct TextViews {
+  std::vector<py::object> keep;
+  std::vector<std::string_view> views;
+  std::size_t bytes = 0;
+};
+TextViews texts_of(py::handle texts) {
   if (PyUnicode_Check(texts.ptr())) throw py::type_error("texts must be a list of str, not a str");
-  std::vector<std::string> out;
+  TextViews out;
+  if (PyList_Check(texts.ptr()) || PyTuple_Check(texts.ptr())) {
+    const auto n = static_cast<std::size_t>(py::len(texts));
+    out.keep.reserve(n);
+    out.views.reserve(n);
+  }
   std::size_t i = 0;
   for (const py::handle t : py::iter(texts)) {
     const std::string what = "texts[" + std::to_string(i++) + "]";
-    out.emplace_back(text_of(t, what.c_str()));
+    out.views.push_back(text_of(t, what.c_str()));
+    out.keep.push_back(py::reinterpret_borrow<py::object>(t));
+    out.bytes += out.views.back().size();
   }
   return out;
 }
@@ -213,13 +228,12 @@ void bind_tokenizer(py::module_& m) {
               }
               return encoding(to_list(ids));
             }
-            const std::vector<std::string> texts = texts_of(text);
-            std::size_t bytes = 0;
-            for (const auto& s : texts) bytes += s.size();
+            const TextViews texts = texts_of(text);
             std::vector<tok::Ids> batch;
             {
               py::gil_scoped_release unlocked;
-              batch = self.get().encode_batch(texts, add_special_tokens, bytes >= kParallelBatchBytes ? 0 : 1);
+              batch = self.get().encode_batch(std::span<const std::string_view>(texts.views), add_special_tokens,
+                                              texts.bytes >= kParallelBatchBytes ? 0 : 1);
             }
             py::list ids, masks;
             for (const auto& b : batch) {
@@ -236,11 +250,11 @@ void bind_tokenizer(py::module_& m) {
           "encode_batch",
           [](const PyTokenizer& self, py::handle texts, bool add_special_tokens, py::handle threads) {
             const unsigned pool = threads_of(threads);
-            const std::vector<std::string> copies = texts_of(texts);
+            const TextViews views = texts_of(texts);
             std::vector<tok::Ids> batch;
             {
               py::gil_scoped_release unlocked;
-              batch = self.get().encode_batch(copies, add_special_tokens, pool);
+              batch = self.get().encode_batch(std::span<const std::string_view>(views.views), add_special_tokens, pool);
             }
             py::list out;
             for (const auto& b : batch) out.append(to_list(b));

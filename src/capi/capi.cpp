@@ -197,11 +197,11 @@ overhead_status overhead_encode_batch(const overhead_tokenizer* tokenizer, const
     require(tokenizer, "tokenizer");
     require(texts, "texts");
     require(lengths, "lengths");
-    std::vector<std::string> copies;
-    copies.reserve(count);
+    std::vector<std::string_view> views;
+    views.reserve(count);
     for (std::size_t i = 0; i < count; ++i)
-      copies.emplace_back(text_of(texts[i], lengths[i], ("texts[" + std::to_string(i) + "]").c_str()));
-    const auto ids = tokenizer->tokenizer->encode_batch(copies, add_special != 0, threads);
+      views.push_back(text_of(texts[i], lengths[i], ("texts[" + std::to_string(i) + "]").c_str()));
+    const auto ids = tokenizer->tokenizer->encode_batch(std::span<const std::string_view>(views), add_special != 0, threads);
     try {
       for (std::size_t i = 0; i < count; ++i) out[i] = copy_ids(ids[i]);
     } catch (...) {

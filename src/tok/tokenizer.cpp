@@ -1,6 +1,8 @@
 #include "tok/tokenizer.hpp"
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
@@ -61,12 +63,29 @@ std::size_t Tokenizer::count(std::string_view text, bool add_special) const {
   return scratch.size();
 }
 
-std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string> texts, bool add_special, unsigned threads) const {
+std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string_view> texts, bool add_special,
+                                         unsigned threads) const {
   std::vector<Ids> out(texts.size());
-  // The caller's count is capped at the cores and the texts: more threads would not run sooner.
-  util::ThreadPool pool(util::ThreadPool::threads_for(threads, texts.size()));
-  pool.parallel_for(texts.size(), [&](std::size_t i) { out[i] = encode(texts[i], add_special); });
+  const unsigned taking_part = util::ThreadPool::threads_for(threads, texts.size());
+  if (taking_part <= 1) {
+    for (std::size_t i = 0; i < texts.size(); ++i) out[i] = encode(texts[i], add_special);
+    return out;
+  }
+  const std::function<void(std::size_t)> job = [&](std::size_t i) { out[i] = encode(texts[i], add_special); };
+  std::unique_lock kept(batch_pool_mutex_, std::try_to_lock);
+  if (!kept) {
+    util::ThreadPool own(taking_part);
+    own.parallel_for(texts.size(), job);
+    return out;
+  }
+  if (!batch_pool_) batch_pool_ = std::make_unique<util::ThreadPool>(util::ThreadPool::threads_for(0, SIZE_MAX));
+  batch_pool_->parallel_for(texts.size(), job, taking_part);
   return out;
+}
+
+std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string> texts, bool add_special, unsigned threads) const {
+  const std::vector<std::string_view> views(texts.begin(), texts.end());
+  return encode_batch(std::span<const std::string_view>(views), add_special, threads);
 }
 
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool skip_special) const {

@@ -20,7 +20,7 @@ ThreadPool::ThreadPool(unsigned threads) {
     throw std::invalid_argument("thread pool: " + std::to_string(threads) + " threads requested, at most " +
                                 std::to_string(kMaxThreads));
   if (threads == 0) threads = cores();
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -55,7 +55,7 @@ void ThreadPool::run_items() {
   if (next_index_ >= job_size_ && active_ == 0) done_.notify_all();
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(unsigned index) {
   std::size_t seen = 0;
   for (;;) {
     {
@@ -63,22 +63,26 @@ void ThreadPool::worker_loop() {
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
       if (stopping_) return;
       seen = generation_;
+      if (index >= participants_) continue;  // this job asked for fewer threads
     }
     run_items();
   }
 }
 
-void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
+void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn, unsigned threads) {
   if (n == 0) return;
+  const unsigned taking_part = threads == 0 ? size() : std::min(threads, size());
   {
     std::lock_guard lock(mutex_);
     job_ = &fn;
     job_size_ = n;
+    participants_ = taking_part;
     next_index_ = 0;
     error_ = nullptr;
-    ++generation_;
+    // A job for the caller alone wakes no worker.
+    if (taking_part > 1) ++generation_;
   }
-  wake_.notify_all();
+  if (taking_part > 1) wake_.notify_all();
   run_items();
   std::unique_lock lock(mutex_);
   done_.wait(lock, [&] { return next_index_ >= job_size_ && active_ == 0; });

@@ -1,6 +1,8 @@
 // A fixed pool of worker threads running index-range jobs: parallel_for(n, fn) calls fn(i) for
 // every i in [0, n) and returns when all are done. Used for batch encoding; the tasks share
-// only immutable state, so the pool needs no locks beyond its own job hand-off. It also owns the
+// only immutable state, so the pool needs no locks beyond its own job hand-off. A pool may be kept
+// across jobs (a tokenizer keeps one, so its threads' per-thread caches stay warm between
+// batches) and a job may use fewer of its threads than it has. It also owns the
 // rule for how many threads a caller's count may start (threads_for, kMaxThreads): a count comes
 // from outside (Python, the C API) and threads are a resource every process on the host shares.
 #pragma once
@@ -33,10 +35,12 @@ class ThreadPool {
 
   unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
   // Runs fn(i) for i in [0, n) on the pool and the calling thread; rethrows the first exception.
-  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
+  // `threads` (0 = all of the pool) bounds how many threads take part, the caller included.
+  // Not reentrant: one job at a time per pool.
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn, unsigned threads = 0);
 
  private:
-  void worker_loop();
+  void worker_loop(unsigned index);
   void run_items();
 
   std::vector<std::thread> workers_;
@@ -45,6 +49,7 @@ class ThreadPool {
   std::condition_variable done_;
   const std::function<void(std::size_t)>* job_ = nullptr;
   std::size_t job_size_ = 0;
+  unsigned participants_ = 0;  // the workers with index < this take part (the caller is index 0)
   std::size_t next_index_ = 0;
   std::size_t generation_ = 0;
   std::size_t active_ = 0;

@@ -1,10 +1,14 @@
 // The thread pool's sizing rule: a caller's thread count is capped at the cores and the items
-// (threads_for), and a pool larger than kMaxThreads is refused before any thread starts.
+// (threads_for), and a pool larger than kMaxThreads is refused before any thread starts; a job
+// takes part of a kept pool when it asks for fewer threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <limits>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -40,6 +44,43 @@ TEST(ThreadPoolTest, RunsEveryItemOnceOnACappedPool) {
   std::atomic<int> sum{0};
   pool.parallel_for(3, [&](std::size_t i) { sum += static_cast<int>(i) + 1; });
   EXPECT_EQ(sum.load(), 6);
+}
+
+// The threads that ran a job's items (each item sleeps a little, so every idle thread that may
+// take part gets the chance to).
+std::set<std::thread::id> threads_running(ThreadPool& pool, std::size_t items, unsigned threads) {
+  std::mutex mutex;
+  std::set<std::thread::id> seen;
+  std::atomic<std::size_t> done{0};
+  pool.parallel_for(
+      items,
+      [&](std::size_t) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        ++done;
+        std::lock_guard lock(mutex);
+        seen.insert(std::this_thread::get_id());
+      },
+      threads);
+  EXPECT_EQ(done.load(), items);
+  return seen;
+}
+
+TEST(ThreadPoolTest, AJobOfOneThreadRunsOnTheCallerAlone) {
+  ThreadPool pool(4);
+  const auto seen = threads_running(pool, 64, 1);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(*seen.begin(), std::this_thread::get_id());
+}
+
+TEST(ThreadPoolTest, AJobTakesNoMoreThreadsThanItAsksFor) {
+  ThreadPool pool(4);
+  EXPECT_LE(threads_running(pool, 200, 2).size(), 2u);
+  // The same pool then runs a job on all of its threads, and later ones on the same threads.
+  const auto all = threads_running(pool, 200, 0);
+  EXPECT_LE(all.size(), 4u);
+  auto again = threads_running(pool, 200, 0);
+  again.insert(all.begin(), all.end());
+  EXPECT_LE(again.size(), 4u);
 }
 
 }  // namespace
