@@ -66,6 +66,9 @@ class BpeModel {
     // entries missed one query in six). A byte-level model asks only inside long pieces: 32 K
     // entries (128 KB), leaving the CPU's cache to its other tables.
     explicit ThreadState(bool character_level) : boundaries(character_level ? 17 : 15) {}
+    // Ids gathered by a loop over many pieces before they are appended to the caller's vector.
+    static constexpr std::size_t kGatheredIds = 4096;
+    std::array<std::uint32_t, kGatheredIds> gathered;
     BoundaryMemo boundaries;
   };
 
@@ -102,6 +105,39 @@ class BpeModel {
       }
       if (state.short_pieces.lookup(piece, out)) return;
     }
+    encode_piece_slow(piece, state, out);
+  }
+  // The fast cases of encode_piece alone, for a loop over many pieces: what they read, fetched
+  // once (the compiler cannot keep the model's fields in registers across the loop's calls out),
+  // writing a piece's ids into a buffer in one copy with no capacity check per id.
+  class PieceMemo {
+   public:
+    // A non-empty piece's ids written at dst (room for ChunkMemo::kMaxIds needed, whatever the
+    // count) and counted in `count`; false when the piece needs encode_piece_missed.
+    [[gnu::always_inline]] bool lookup(const char* p, std::size_t n, std::uint32_t* dst, std::size_t& count) const {
+      if (n > ChunkMemo::kMaxBytes || memo_ == nullptr) return false;
+      if (n == 1 && byte_ids_ != nullptr) {
+        *dst = byte_ids_[static_cast<unsigned char>(*p)];
+        count = 1;
+        return true;
+      }
+      return memo_->lookup_to(std::string_view(p, n), dst, count);
+    }
+
+   private:
+    friend class BpeModel;
+    const std::uint32_t* byte_ids_ = nullptr;  // set when a one-byte piece is its byte's token
+    const ChunkMemo* memo_ = nullptr;          // null when memoising is off
+  };
+  PieceMemo piece_memo(ThreadState& state) const {
+    PieceMemo m;
+    if (!use_cache_) return m;
+    m.memo_ = &state.short_pieces;
+    if (single_byte_ids_) m.byte_ids_ = byte_ids_.data();
+    return m;
+  }
+  // A non-empty piece PieceMemo::lookup declined: encoded (and memoised) by the merge loop.
+  void encode_piece_missed(std::string_view piece, ThreadState& state, std::vector<std::uint32_t>& out) const {
     encode_piece_slow(piece, state, out);
   }
   // This thread's memo tables for this model (created on its first use on the thread).

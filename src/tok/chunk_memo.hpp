@@ -18,6 +18,7 @@ class ChunkMemo {
   static constexpr std::size_t kMaxBytes = 15;
   static constexpr std::size_t kMaxIds = 4;
   static_assert(kMaxBytes <= 15, "pack() covers at most 15 bytes");
+  static_assert(kMaxIds == 4, "lookup_to counts at most four ids");
 
   // `entries` is a power of two, at most 2^24 (the slot comes from 24 bits of the hash).
   explicit ChunkMemo(std::size_t entries = kDefaultEntries) : mask_(entries - 1), entries_(entries) {}
@@ -33,6 +34,21 @@ class ChunkMemo {
     }
     // A few ids: push_back inlines, where a range insert is an out-of-line call per chunk.
     for (std::size_t k = 0; k < kMaxIds && e->ids[k] != kNoId; ++k) out.push_back(e->ids[k]);
+    return true;
+  }
+  // The same, writing all kMaxIds slots of the entry at dst (which must have room for them) and
+  // the count of ids among them in `count`: one copy instead of a push_back per id.
+  [[gnu::always_inline]] bool lookup_to(std::string_view chunk, std::uint32_t* dst, std::size_t& count) const {
+    const Key key = pack(chunk);
+    const std::size_t i = slot(key);
+    const Entry* e = &entries_[i];
+    if (!matches(*e, key)) {
+      e = &entries_[i ^ 1];
+      if (!matches(*e, key)) return false;
+    }
+    std::memcpy(dst, e->ids, sizeof e->ids);
+    // A stored entry has 1..kMaxIds ids, kNoId after the last.
+    count = e->ids[1] == kNoId ? 1 : e->ids[2] == kNoId ? 2 : e->ids[3] == kNoId ? 3 : 4;
     return true;
   }
   void store(std::string_view chunk, const std::uint32_t* ids, std::size_t count) {

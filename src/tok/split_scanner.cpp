@@ -211,20 +211,38 @@ inline std::size_t run_fast(std::string_view s, std::size_t j, std::size_t end, 
 // End of the run of letters from j: eight ASCII bytes at a time while they are all ASCII, then
 // run_fast. A byte b < 0x80 is an ASCII letter when (b | 0x20) is in 'a'..'z'; with every byte
 // below 0x80, the two byte-wise additions below cannot carry into the next byte.
-inline std::size_t letters_fast(std::string_view s, std::size_t j, std::size_t end) {
-  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+
+// The high bit of each of the eight bytes of w (all ASCII) that is not a letter.
+inline std::uint64_t non_letters(std::uint64_t w) {
+  const std::uint64_t x = w | (0x20 * kOnes);
+  const std::uint64_t letter = (x + 0x1F * kOnes) & ~(x + 0x05 * kOnes) & kHigh;
+  return ~letter & kHigh;
+}
+
+[[gnu::noinline]] std::size_t letters_rest(std::string_view s, std::size_t j, std::size_t end) {
   const char* p = s.data();
   while (j + 8 <= end) {
     std::uint64_t w;
     std::memcpy(&w, p + j, 8);
     if (w & kHigh) break;
-    const std::uint64_t x = w | (0x20 * kOnes);
-    const std::uint64_t letter = (x + 0x1F * kOnes) & ~(x + 0x05 * kOnes) & kHigh;
-    if (const std::uint64_t other = ~letter & kHigh) return j + static_cast<std::size_t>(__builtin_ctzll(other) >> 3);
+    if (const std::uint64_t other = non_letters(w)) return j + static_cast<std::size_t>(__builtin_ctzll(other) >> 3);
     j += 8;
   }
   return run_fast(s, j, end, kAsciiLetter, kLetter);
+}
+
+// Inline in the piece loop: most words end within their first eight bytes.
+[[gnu::always_inline]] inline std::size_t letters_fast(std::string_view s, std::size_t j, std::size_t end) {
+  if (j + 8 <= end) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + j, 8);
+    if (!(w & kHigh)) {
+      if (const std::uint64_t other = non_letters(w)) return j + static_cast<std::size_t>(__builtin_ctzll(other) >> 3);
+    }
+  }
+  return letters_rest(s, j, end);
 }
 
 // The cl100k piece at s[i] when s[i] is ASCII (the same alternatives as the generic letters

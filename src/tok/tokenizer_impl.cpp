@@ -92,11 +92,33 @@ void TokenizerImpl::encode_normalized(std::string& buffer, std::size_t begin, st
     thread_local std::vector<Span> spans;
     std::vector<Span>& batch = spans;
     BpeModel::ThreadState& state = model->thread_state();
+    // Memoised pieces' ids are gathered in the thread's buffer and appended a batch at a time;
+    // the others go straight to `out` once what was gathered before them is.
+    const BpeModel::PieceMemo memo = model->piece_memo(state);
+    const char* const text = whole.data();
+    std::uint32_t* const gathered = state.gathered.data();
+    std::size_t filled = 0;
+    const auto flush = [&] {
+      out.insert(out.end(), gathered, gathered + filled);
+      filled = 0;
+    };
     for (std::size_t pos = begin; pos < end;) {
       batch.clear();
       pos = scan(*kind, whole, pos, end, batch, kScanBatch);
-      for (const Span& sp : batch) model->encode_piece(whole.substr(sp.first, sp.second - sp.first), state, out);
+      for (const Span& sp : batch) {
+        const char* const p = text + sp.first;  // the scanner's spans lie within `whole`
+        const std::size_t n = sp.second - sp.first;
+        if (filled + ChunkMemo::kMaxIds > BpeModel::ThreadState::kGatheredIds) flush();
+        std::size_t count;
+        if (memo.lookup(p, n, gathered + filled, count)) {
+          filled += count;
+          continue;
+        }
+        flush();
+        model->encode_piece_missed(std::string_view(p, n), state, out);
+      }
     }
+    flush();
     return;
   }
   thread_local std::vector<Piece> pieces;

@@ -77,6 +77,41 @@ TEST(ScannerTest, Cl100kMatchesPcre2OnEveryAsciiCharacter) {
 }
 TEST(ScannerTest, O200kMatchesPcre2) { expect_same_as_regex(ScannerKind::kO200k); }
 
+// Longer texts than the tests above: runs of letters, digits, spaces, newlines and punctuation
+// from one to 140 characters (the ASCII fast path reads letters eight bytes at a time), cut by
+// contractions and by non-ASCII characters that may or may not continue a run; scanned whole and
+// in parts of a few matches, against PCRE2.
+TEST(ScannerTest, Cl100kMatchesPcre2OnLongRuns) {
+  const Regex reference(scanner_pattern(ScannerKind::kCl100k));
+  const std::vector<std::string> runs_of = {"a", "Z", "7", " ", "\t", "\n", "\r", ".", "'", "-", "\v"};
+  const std::vector<std::string> singles = {"'s", "'LL", "'re", "'ve", "'d", "'x", "\xC5\xBF", "\xC3\xA9", "\xE6\x97\xA5",
+                                            "\xC2\xA0", "\xE3\x80\x80", "\xD9\xA3", "\xE2\x80\x94", "\xC2\xB2", "\r\n"};
+  std::mt19937 rng(20261207);
+  std::uniform_int_distribution<std::size_t> pick_run(0, runs_of.size() - 1), pick_single(0, singles.size() - 1);
+  std::uniform_int_distribution<int> length(1, 9), long_run(60, 140), coin(0, 9), parts(1, 5);
+  std::vector<Span> expected, got;
+  for (int round = 0; round < 6000; ++round) {
+    std::string text;
+    while (text.size() < static_cast<std::size_t>(40 + round % 260)) {
+      const int c = coin(rng);
+      if (c == 0) {
+        text += singles[pick_single(rng)];
+      } else {
+        const std::string& r = runs_of[pick_run(rng)];
+        for (int k = c == 1 ? long_run(rng) : length(rng); k > 0; --k) text += r;
+      }
+    }
+    expected.clear();
+    got.clear();
+    reference.find_all(text, 0, text.size(), expected);
+    scan(ScannerKind::kCl100k, text, 0, text.size(), got);
+    ASSERT_EQ(expected, got) << "text: \"" << text << "\"";
+    got.clear();
+    for (std::size_t pos = 0; pos < text.size();) pos = scan(ScannerKind::kCl100k, text, pos, text.size(), got, parts(rng));
+    ASSERT_EQ(expected, got) << "in parts, text: \"" << text << "\"";
+  }
+}
+
 TEST(ScannerTest, RecognisesOnlyItsExactPatterns) {
   EXPECT_EQ(scanner_for(scanner_pattern(ScannerKind::kCl100k)), ScannerKind::kCl100k);
   EXPECT_EQ(scanner_for(scanner_pattern(ScannerKind::kO200k)), ScannerKind::kO200k);
