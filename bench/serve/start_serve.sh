@@ -9,7 +9,8 @@ start_serve() {
   python3 "$ROOT/bench/serve/mtbench_bodies.py" "$ROOT/data/jmtbench/records.jsonl.gz" "$tokenizer" "$work/bodies.jsonl"
   # --special-tokens-in-content allow: 522 of the 6,784 MT-Bench conversations hold special-token
   # text (models' earlier answers), which the default refuses; the benchmarks replay them all.
-  "$bin" serve --listen 127.0.0.1:0 --tokenizers "$tokenizer" --out "$work" --max-queued 100000 \
+  # $SERVE_CPUS (e.g. 1) pins the gateway to those CPUs, apart from the load generator's.
+  ${SERVE_CPUS:+taskset -c "$SERVE_CPUS"} "$bin" serve --listen 127.0.0.1:0 --tokenizers "$tokenizer" --out "$work" --max-queued 100000 \
     --special-tokens-in-content allow 2>"$work/serve.log" &
   SERVER_PID=$!
   for _ in $(seq 1 600); do

@@ -5,7 +5,10 @@
 #                             stored by the consumer, answered from the reply path
 # and the gateway's stage histograms from /metrics after the chat run (mean per stage).
 # Usage: bash bench/serve/wrk.sh [SECONDS=10] [CONNECTIONS=8] [TOKENIZER=phi-4]
-# Prints wrk's summaries, the stage means and `uptime`. Run from the root of a clone after `make build`.
+# Prints wrk's summaries, the stage means, the gateway's own request time per route (its
+# overhead_http_request_duration_seconds histogram: routing to the answer written, so wrk's share
+# of the shared cores is not in it) and `uptime`. Run from the root of a clone after `make build`.
+# WRK_CPUS=0 SERVE_CPUS=1 pins wrk and the gateway to CPUs of their own (taskset).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SECONDS_RUN=${1:-10}
@@ -29,7 +32,7 @@ head -1 "$WORK/bodies.jsonl" | curl -sf "$URL/v1/tokenize" -H 'content-type: app
 
 for route in /v1/tokenize /v1/chat/completions; do
   echo "== wrk -t$THREADS -c$CONNECTIONS -d${SECONDS_RUN}s --latency POST $route ($TOKENIZER)"
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_RUN}s" --latency -s "$ROOT/bench/serve/wrk_post.lua" "$URL$route" -- "$WORK/bodies.jsonl"
+  ${WRK_CPUS:+taskset -c "$WRK_CPUS"} wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_RUN}s" --latency -s "$ROOT/bench/serve/wrk_post.lua" "$URL$route" -- "$WORK/bodies.jsonl"
 done
 
 echo "== stage means over the chat requests (from /metrics, overhead_stage_duration_seconds)"
@@ -37,4 +40,23 @@ curl -sf "$URL/metrics" | awk '
   /^overhead_stage_duration_seconds_sum/   { match($0, /stage="[a-z]+"/); s = substr($0, RSTART + 7, RLENGTH - 8); sum[s] = $2 }
   /^overhead_stage_duration_seconds_count/ { match($0, /stage="[a-z]+"/); s = substr($0, RSTART + 7, RLENGTH - 8); cnt[s] = $2 }
   END { for (s in sum) if (cnt[s] > 0) printf "  %-8s %9.1f us mean over %d\n", s, 1e6 * sum[s] / cnt[s], cnt[s] }'
+echo "== the gateway's own request time per route (histogram_quantile over its buckets, and the share within 1 ms)"
+curl -sf "$URL/metrics" | awk '
+  /^overhead_http_request_duration_seconds_bucket/ {
+    match($0, /route="[^"]+"/); r = substr($0, RSTART + 7, RLENGTH - 8)
+    match($0, /le="[^"]+"/); le = substr($0, RSTART + 4, RLENGTH - 5)
+    n[r]++; bound[r, n[r]] = (le == "+Inf") ? 1e9 : le + 0; cum[r, n[r]] = $2 }
+  function quantile(r, q,   total, k, lo, below) {
+    total = cum[r, n[r]]; lo = 0; below = 0
+    for (k = 1; k <= n[r]; k++) {
+      if (cum[r, k] >= q * total) {
+        if (bound[r, k] >= 1e9) return lo
+        return lo + (bound[r, k] - lo) * (q * total - below) / (cum[r, k] - below)
+      }
+      lo = bound[r, k]; below = cum[r, k]
+    }
+    return lo }
+  END { for (r in n) { total = cum[r, n[r]]; if (total == 0) continue; within = 0
+          for (k = 1; k <= n[r]; k++) if (bound[r, k] == 0.001) within = cum[r, k]
+          printf "  %-22s p50 %7.3f ms  p99 %7.3f ms  within 1 ms %6.2f%%  (%d requests)\n", r, 1e3 * quantile(r, 0.5), 1e3 * quantile(r, 0.99), 100 * within / total, total } }'
 echo "== uptime: $(uptime)"
