@@ -179,6 +179,29 @@ py::dict encoding(const py::list& ids) {
   return out;
 }
 
+// Encodes a batch in parts of about kBatchPartBytes (256 KB of text: its ids fit a core's cache),
+// each encoded with the GIL released and then turned into Python objects by `take(ids)` while its
+// ids are still in the cache (made after a whole large batch, the lists read every id back from
+// memory).
+constexpr std::size_t kBatchPartBytes = 256 * 1024;
+template <class Take>
+void encode_in_parts(const tok::Tokenizer& tokenizer, const TextViews& texts, bool add_special, unsigned threads,
+                     Take&& take) {
+  const std::size_t n = texts.views.size();
+  for (std::size_t first = 0; first < n;) {
+    std::size_t last = first, bytes = 0;
+    while (last < n && (last == first || bytes < kBatchPartBytes)) bytes += texts.views[last++].size();
+    std::vector<tok::Ids> part;
+    {
+      py::gil_scoped_release unlocked;
+      part = tokenizer.encode_batch(std::span<const std::string_view>(texts.views.data() + first, last - first),
+                                    add_special, threads);
+    }
+    for (const tok::Ids& ids : part) take(ids);
+    first = last;
+  }
+}
+
 }  // namespace
 
 PyTokenizer::PyTokenizer(std::string name_or_path, std::optional<std::string> date)
@@ -229,17 +252,12 @@ void bind_tokenizer(py::module_& m) {
               return encoding(to_list(ids));
             }
             const TextViews texts = texts_of(text);
-            std::vector<tok::Ids> batch;
-            {
-              py::gil_scoped_release unlocked;
-              batch = self.get().encode_batch(std::span<const std::string_view>(texts.views), add_special_tokens,
-                                              texts.bytes >= kParallelBatchBytes ? 0 : 1);
-            }
             py::list ids, masks;
-            for (const auto& b : batch) {
-              ids.append(to_list(b));
-              masks.append(ones(b.size()));
-            }
+            encode_in_parts(self.get(), texts, add_special_tokens, texts.bytes >= kParallelBatchBytes ? 0 : 1,
+                            [&](const tok::Ids& b) {
+                              ids.append(to_list(b));
+                              masks.append(ones(b.size()));
+                            });
             py::dict out;
             out["input_ids"] = ids;
             out["attention_mask"] = masks;
@@ -251,13 +269,8 @@ void bind_tokenizer(py::module_& m) {
           [](const PyTokenizer& self, py::handle texts, bool add_special_tokens, py::handle threads) {
             const unsigned pool = threads_of(threads);
             const TextViews views = texts_of(texts);
-            std::vector<tok::Ids> batch;
-            {
-              py::gil_scoped_release unlocked;
-              batch = self.get().encode_batch(std::span<const std::string_view>(views.views), add_special_tokens, pool);
-            }
             py::list out;
-            for (const auto& b : batch) out.append(to_list(b));
+            encode_in_parts(self.get(), views, add_special_tokens, pool, [&](const tok::Ids& b) { out.append(to_list(b)); });
             return out;
           },
           py::arg("texts"), py::arg("add_special_tokens") = true, py::arg("threads") = 0)
