@@ -2,8 +2,14 @@
 
 #include <utf8proc.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +33,26 @@ void check_within(const std::string& out, std::size_t limit) {
   if (out.size() > limit) too_large(limit);
 }
 
+// How many bytes of `text` are `b`: sixteen compared at once where SSE2 is (every x86-64), their
+// matches summed per lane for up to 255 blocks before the lanes are added up.
+std::size_t count_byte(std::string_view text, char b) {
+  std::size_t n = 0, i = 0;
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(b);
+  while (i + 16 <= text.size()) {
+    __m128i lanes = _mm_setzero_si128();
+    for (int k = 0; k < 255 && i + 16 <= text.size(); ++k, i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+      lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(v, needle));  // a match is -1: subtracting adds 1
+    }
+    const __m128i sums = _mm_sad_epu8(lanes, _mm_setzero_si128());
+    n += static_cast<std::size_t>(_mm_cvtsi128_si32(sums)) + static_cast<std::size_t>(_mm_extract_epi16(sums, 4));
+  }
+#endif
+  for (; i < text.size(); ++i) n += text[i] == b;
+  return n;
+}
+
 }  // namespace
 
 void ReplaceNormalizer::apply(std::string& text, std::size_t limit) const {
@@ -45,6 +71,44 @@ void ReplaceNormalizer::apply(std::string& text, std::size_t limit) const {
       prev = e;
     }
     out.append(view.substr(prev));
+  } else if (literal_.size() == 1) {
+    // One byte replaced (Gemma's space -> U+2581, every fifth byte of English): the output's size
+    // is known after a count, so it is written in one pass, a byte or a replacement at a time,
+    // instead of a find and two appends per match.
+    const char from = literal_[0];
+    const std::size_t matches = count_byte(text, from);
+    if (matches == 0) return;
+    const std::size_t size = text.size() - matches + matches * content_.size();
+    if (size > limit) too_large(limit);
+    const std::size_t with_size = content_.size();
+    if (with_size <= 4) {
+      // The replacement as one 4-byte word, stored whole at each match (the room past `size` is
+      // cut off below): a store instead of a copy of run-time length.
+      std::uint32_t with = 0;
+      std::memcpy(&with, content_.data(), with_size);
+      out.resize(size + 4);
+      char* d = out.data();
+      for (const char c : text) {
+        if (c == from) {
+          std::memcpy(d, &with, 4);
+          d += with_size;
+        } else {
+          *d++ = c;
+        }
+      }
+      out.resize(size);
+    } else {
+      out.resize(size);
+      char* d = out.data();
+      for (const char c : text) {
+        if (c == from) {
+          std::memcpy(d, content_.data(), with_size);
+          d += with_size;
+        } else {
+          *d++ = c;
+        }
+      }
+    }
   } else {
     if (literal_.empty()) return;
     std::size_t prev = 0, hit;
