@@ -65,6 +65,39 @@ def test_encode_batch_is_encode_on_every_thread_count(phi):
     assert phi.encode_batch([]) == []
 
 
+def test_encode_batch_of_many_parts_from_a_generator(phi):
+    # Over 256 KB of text: encoded in parts, each part's lists made while the next one encodes.
+    texts = [m["content"] for r in mtbench_records()[:2000] for m in r["prompt"]]
+    assert sum(len(t.encode()) for t in texts) > 3 * 256 * 1024
+    one_by_one = [phi.encode(t) for t in texts]
+    assert phi.encode_batch((t for t in texts), threads=2) == one_by_one
+    assert phi(texts)["input_ids"] == one_by_one
+
+
+def test_encode_batch_in_a_forked_child(phi):
+    # The tokenizer keeps its batch threads between calls; a child forked after they started has
+    # none of them, and its batches must still finish (on threads of its own), with the same ids.
+    import os
+    import time
+    texts = [m["content"] for r in mtbench_records()[:100] for m in r["prompt"]]
+    expected = phi.encode_batch(texts, threads=2)
+    pid = os.fork()
+    if pid == 0:
+        ok = phi.encode_batch(texts, threads=2) == expected and phi.encode_batch(texts, threads=0) == expected
+        os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("encode_batch in a forked child did not finish in 60 s")
+        time.sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def test_encode_batch_caps_a_huge_thread_count(phi):
     # threads=10**6 for two texts once started 32,222 threads (the host's limit); the pool is now
     # capped at the cores and the texts, and a count beyond any C integer is capped the same way.

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
@@ -63,24 +64,75 @@ std::size_t Tokenizer::count(std::string_view text, bool add_special) const {
   return scratch.size();
 }
 
-std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string_view> texts, bool add_special,
-                                         unsigned threads) const {
-  std::vector<Ids> out(texts.size());
-  const unsigned taking_part = util::ThreadPool::threads_for(threads, texts.size());
-  if (taking_part <= 1) {
-    for (std::size_t i = 0; i < texts.size(); ++i) out[i] = encode(texts[i], add_special);
-    return out;
-  }
-  const std::function<void(std::size_t)> job = [&](std::size_t i) { out[i] = encode(texts[i], add_special); };
-  std::unique_lock kept(batch_pool_mutex_, std::try_to_lock);
-  if (!kept) {
-    util::ThreadPool own(taking_part);
-    own.parallel_for(texts.size(), job);
-    return out;
+util::ThreadPool* Tokenizer::kept_pool() const {
+  // Called with batch_pool_mutex_ held.
+  if (batch_pool_ && !batch_pool_->threads_alive()) {
+    // A forked child's copy: its threads stayed in the parent, and joining them here would wait
+    // forever, so the copy is let go unjoined (a few hundred bytes) and a new pool made.
+    (void)batch_pool_.release();
   }
   if (!batch_pool_) batch_pool_ = std::make_unique<util::ThreadPool>(util::ThreadPool::threads_for(0, SIZE_MAX));
-  batch_pool_->parallel_for(texts.size(), job, taking_part);
-  return out;
+  return batch_pool_.get();
+}
+
+std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string_view> texts, bool add_special,
+                                         unsigned threads) const {
+  return start_batch(texts, add_special, threads).finish();
+}
+
+struct Tokenizer::BackgroundBatch::State {
+  std::vector<Ids> out;
+  std::function<void(std::size_t)> job;
+  std::unique_lock<std::mutex> kept;   // owns the kept pool while the batch runs on it
+  util::ThreadPool* pool = nullptr;    // the pool running the batch; null once finished (or never started)
+  std::unique_ptr<util::ThreadPool> own;  // a pool of this batch's own when the kept one was busy
+};
+
+Tokenizer::BackgroundBatch::BackgroundBatch(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Tokenizer::BackgroundBatch::BackgroundBatch(BackgroundBatch&&) noexcept = default;
+Tokenizer::BackgroundBatch& Tokenizer::BackgroundBatch::operator=(BackgroundBatch&& other) noexcept {
+  if (this != &other) {
+    BackgroundBatch done(std::move(*this));  // waits for the batch this one held
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+Tokenizer::BackgroundBatch::~BackgroundBatch() {
+  if (!state_ || state_->pool == nullptr) return;
+  try {
+    state_->pool->finish();  // the job reads the texts and writes `out`: it may not outlive them
+  } catch (...) {
+    // Nobody asked for the ids; an encoding error has nowhere to go.
+  }
+}
+
+std::vector<Ids> Tokenizer::BackgroundBatch::finish() {
+  if (!state_) return {};
+  if (util::ThreadPool* pool = std::exchange(state_->pool, nullptr)) pool->finish();
+  return std::move(state_->out);
+}
+
+Tokenizer::BackgroundBatch Tokenizer::start_batch(std::span<const std::string_view> texts, bool add_special,
+                                                  unsigned threads) const {
+  auto state = std::make_unique<BackgroundBatch::State>();
+  state->out.resize(texts.size());
+  const unsigned taking_part = util::ThreadPool::threads_for(threads, texts.size());
+  if (taking_part <= 1) {
+    // The caller's own thread, its caches warm: encoded now.
+    for (std::size_t i = 0; i < texts.size(); ++i) state->out[i] = encode(texts[i], add_special);
+    return BackgroundBatch(std::move(state));
+  }
+  std::vector<Ids>* out = &state->out;
+  state->job = [this, texts, add_special, out](std::size_t i) { (*out)[i] = encode(texts[i], add_special); };
+  state->kept = std::unique_lock(batch_pool_mutex_, std::try_to_lock);
+  if (state->kept) {
+    state->pool = kept_pool();
+  } else {
+    state->own = std::make_unique<util::ThreadPool>(taking_part);
+    state->pool = state->own.get();
+  }
+  state->pool->start(texts.size(), state->job, taking_part);
+  return BackgroundBatch(std::move(state));
 }
 
 std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string> texts, bool add_special, unsigned threads) const {

@@ -87,6 +87,27 @@ class Tokenizer {
                                 unsigned threads = 0) const;
   std::vector<Ids> encode_batch(std::span<const std::string> texts, bool add_special = true,
                                 unsigned threads = 0) const;
+  // A batch encoded in the background on the kept pool's threads (`threads` as encode_batch,
+  // the caller counted among them), for a caller with other work meanwhile: the Python binding
+  // turns one part's ids into lists while the next part encodes. finish() waits (the caller
+  // taking what is left) and returns the ids; the destructor waits too. The texts must outlive it.
+  // When the kept pool is busy with another batch, or one thread is asked for, the batch is
+  // encoded at start, on the caller.
+  class BackgroundBatch {
+   public:
+    BackgroundBatch(BackgroundBatch&&) noexcept;
+    BackgroundBatch& operator=(BackgroundBatch&&) noexcept;
+    ~BackgroundBatch();
+    std::vector<Ids> finish();
+
+   private:
+    friend class Tokenizer;
+    struct State;
+    explicit BackgroundBatch(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+  };
+  BackgroundBatch start_batch(std::span<const std::string_view> texts, bool add_special = true,
+                              unsigned threads = 0) const;
   // tokenizer.decode(ids, skip_special_tokens=skip_special). Unknown ids are skipped, as HF does.
   std::string decode(std::span<const TokenId> ids, bool skip_special = false) const;
 
@@ -117,8 +138,11 @@ class Tokenizer {
  private:
   explicit Tokenizer(std::unique_ptr<TokenizerImpl> impl);
   std::unique_ptr<TokenizerImpl> impl_;
+  // The kept pool, made by the first batch of 2+ threads (again in a forked child, whose copy has
+  // no threads), or nullptr.
+  util::ThreadPool* kept_pool() const;
   mutable std::mutex batch_pool_mutex_;  // held by the batch running on batch_pool_
-  mutable std::unique_ptr<util::ThreadPool> batch_pool_;  // made by the first batch of 2+ threads
+  mutable std::unique_ptr<util::ThreadPool> batch_pool_;
 };
 
 }  // namespace overhead::tok

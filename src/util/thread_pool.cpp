@@ -1,8 +1,11 @@
 #include "util/thread_pool.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace overhead::util {
 
@@ -15,7 +18,7 @@ unsigned ThreadPool::threads_for(unsigned requested, std::size_t items) {
   return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(wanted, items)));
 }
 
-ThreadPool::ThreadPool(unsigned threads) {
+ThreadPool::ThreadPool(unsigned threads) : owner_pid_(static_cast<int>(::getpid())) {
   if (threads > kMaxThreads)
     throw std::invalid_argument("thread pool: " + std::to_string(threads) + " threads requested, at most " +
                                 std::to_string(kMaxThreads));
@@ -70,7 +73,11 @@ void ThreadPool::worker_loop(unsigned index) {
 }
 
 void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn, unsigned threads) {
-  if (n == 0) return;
+  start(n, fn, threads);
+  finish();
+}
+
+void ThreadPool::start(std::size_t n, const std::function<void(std::size_t)>& fn, unsigned threads) {
   const unsigned taking_part = threads == 0 ? size() : std::min(threads, size());
   {
     std::lock_guard lock(mutex_);
@@ -79,15 +86,20 @@ void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_
     participants_ = taking_part;
     next_index_ = 0;
     error_ = nullptr;
-    // A job for the caller alone wakes no worker.
-    if (taking_part > 1) ++generation_;
+    // A job for the caller alone (or an empty one) wakes no worker.
+    if (taking_part > 1 && n > 0) ++generation_;
   }
-  if (taking_part > 1) wake_.notify_all();
+  if (taking_part > 1 && n > 0) wake_.notify_all();
+}
+
+void ThreadPool::finish() {
   run_items();
   std::unique_lock lock(mutex_);
   done_.wait(lock, [&] { return next_index_ >= job_size_ && active_ == 0; });
   job_ = nullptr;
-  if (error_) std::rethrow_exception(error_);
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
+
+bool ThreadPool::threads_alive() const { return workers_.empty() || static_cast<int>(::getpid()) == owner_pid_; }
 
 }  // namespace overhead::util

@@ -38,6 +38,16 @@ class ThreadPool {
   // `threads` (0 = all of the pool) bounds how many threads take part, the caller included.
   // Not reentrant: one job at a time per pool.
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn, unsigned threads = 0);
+  // The same in two halves, for a caller with other work meanwhile: start() hands the job to the
+  // pool's workers (up to `threads` - 1 of them; 0 = all) and returns at once; finish() has the
+  // caller take what is left, waits for the rest and rethrows the first exception. `fn` must live
+  // until finish() returns; finish() must be called before the next job starts.
+  void start(std::size_t n, const std::function<void(std::size_t)>& fn, unsigned threads = 0);
+  void finish();
+  // False in a child forked after the pool started its threads: they are not in this process, so
+  // a job would be left to the caller alone (start/finish still end, but nothing runs in the
+  // background). The owner then makes a new pool.
+  [[nodiscard]] bool threads_alive() const;
 
  private:
   void worker_loop(unsigned index);
@@ -55,6 +65,7 @@ class ThreadPool {
   std::size_t active_ = 0;
   std::exception_ptr error_;
   bool stopping_ = false;
+  int owner_pid_;  // the process whose threads these are
 };
 
 }  // namespace overhead::util

@@ -308,5 +308,39 @@ TEST(TokenizerTest, BatchEqualsSequentialAcrossThreads) {
   for (int m : mismatches) EXPECT_EQ(m, 0);
 }
 
+// Batches in the background on the kept pool: the ids of each text whatever else runs meanwhile,
+// several batches at once from several threads (the kept pool busy: the others on pools of their
+// own), and a batch dropped unfinished (its destructor waits; nothing is written after it).
+TEST(TokenizerTest, BackgroundBatchesEqualSequentialEncodes) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < 400; ++i)
+    texts.push_back("line " + std::to_string(i) + " of the batch, with text ever longer" + std::string(static_cast<std::size_t>(i % 29), 'y'));
+  const std::vector<std::string_view> views(texts.begin(), texts.end());
+  const std::span<const std::string_view> all(views);
+  for (const unsigned threads : {0u, 1u, 2u, 8u}) {
+    auto batch = llama().start_batch(all, true, threads);
+    Ids meanwhile = llama().encode("the caller's own work while the batch runs");
+    EXPECT_FALSE(meanwhile.empty());
+    const auto ids = batch.finish();
+    ASSERT_EQ(ids.size(), texts.size());
+    for (std::size_t i = 0; i < texts.size(); ++i) ASSERT_EQ(ids[i], llama().encode(texts[i])) << threads << " " << i;
+  }
+  std::vector<std::thread> callers;
+  std::vector<int> mismatches(3, 0);
+  for (int k = 0; k < 3; ++k) {
+    callers.emplace_back([&, k] {
+      for (int round = 0; round < 5; ++round) {
+        const auto ids = llama().start_batch(all, true, 0).finish();
+        for (std::size_t i = 0; i < texts.size(); ++i)
+          if (ids[i] != llama().encode(texts[i])) ++mismatches[static_cast<std::size_t>(k)];
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
+  { auto dropped = llama().start_batch(all, true, 0); }
+  EXPECT_EQ(llama().encode_batch(all, true, 0).size(), texts.size());
+}
+
 }  // namespace
 }  // namespace overhead::tok

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -81,6 +82,26 @@ TEST(ThreadPoolTest, AJobTakesNoMoreThreadsThanItAsksFor) {
   auto again = threads_running(pool, 200, 0);
   again.insert(all.begin(), all.end());
   EXPECT_LE(again.size(), 4u);
+}
+
+TEST(ThreadPoolTest, AStartedJobRunsWhileTheCallerWorksAndFinishRethrows) {
+  ThreadPool pool(3);
+  std::atomic<int> sum{0};
+  const std::function<void(std::size_t)> add = [&](std::size_t i) { sum += static_cast<int>(i); };
+  pool.start(100, add, 0);
+  pool.finish();  // the caller takes what the workers left
+  EXPECT_EQ(sum.load(), 4950);
+  const std::function<void(std::size_t)> fail = [](std::size_t i) {
+    if (i == 7) throw std::runtime_error("item 7");
+  };
+  pool.start(50, fail, 0);
+  EXPECT_THROW(pool.finish(), std::runtime_error);
+  // The pool goes on after an error, and a job for one thread runs on the caller in finish().
+  sum = 0;
+  pool.start(10, add, 1);
+  pool.finish();
+  EXPECT_EQ(sum.load(), 45);
+  EXPECT_TRUE(pool.threads_alive());
 }
 
 }  // namespace
