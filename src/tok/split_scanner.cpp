@@ -208,19 +208,20 @@ inline std::size_t run_fast(std::string_view s, std::size_t j, std::size_t end, 
   return j;
 }
 
-// End of the run of letters from j: eight ASCII bytes at a time while they are all ASCII, then
-// run_fast. A byte b < 0x80 is an ASCII letter when (b | 0x20) is in 'a'..'z'; with every byte
-// below 0x80, the two byte-wise additions below cannot carry into the next byte.
 constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
 constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
 
-// The high bit of each of the eight bytes of w (all ASCII) that is not a letter.
+// The high bit of each of the eight bytes of w (all ASCII) that is not a letter. A byte b < 0x80
+// is an ASCII letter when (b | 0x20) is in 'a'..'z'; with every byte below 0x80, the two byte-wise
+// additions below cannot carry into the next byte.
 inline std::uint64_t non_letters(std::uint64_t w) {
   const std::uint64_t x = w | (0x20 * kOnes);
   const std::uint64_t letter = (x + 0x1F * kOnes) & ~(x + 0x05 * kOnes) & kHigh;
   return ~letter & kHigh;
 }
 
+// End of the run of letters from j: eight ASCII bytes at a time while they are all ASCII, then
+// run_fast.
 [[gnu::noinline]] std::size_t letters_rest(std::string_view s, std::size_t j, std::size_t end) {
   const char* p = s.data();
   while (j + 8 <= end) {

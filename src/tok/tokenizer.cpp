@@ -65,7 +65,7 @@ std::size_t Tokenizer::count(std::string_view text, bool add_special) const {
 }
 
 util::ThreadPool* Tokenizer::kept_pool() const {
-  // Called with batch_pool_mutex_ held.
+  // Called by the holder of batch_pool_busy_.
   if (batch_pool_ && !batch_pool_->threads_alive()) {
     // A forked child's copy: its threads stayed in the parent, and joining them here would wait
     // forever, so the copy is let go unjoined (a few hundred bytes) and a new pool made.
@@ -83,9 +83,16 @@ std::vector<Ids> Tokenizer::encode_batch(std::span<const std::string_view> texts
 struct Tokenizer::BackgroundBatch::State {
   std::vector<Ids> out;
   std::function<void(std::size_t)> job;
-  std::unique_lock<std::mutex> kept;   // owns the kept pool while the batch runs on it
-  util::ThreadPool* pool = nullptr;    // the pool running the batch; null once finished (or never started)
-  std::unique_ptr<util::ThreadPool> own;  // a pool of this batch's own when the kept one was busy
+  std::atomic<bool>* kept_busy = nullptr;  // the kept pool's flag, set while this batch holds it
+  util::ThreadPool* pool = nullptr;        // the pool running the batch; null once finished (or never started)
+  std::unique_ptr<util::ThreadPool> own;   // a pool of this batch's own when the kept one was busy
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  // Runs once the batch is finished (BackgroundBatch waits before it lets its state go).
+  ~State() {
+    if (kept_busy != nullptr) kept_busy->store(false, std::memory_order_release);
+  }
 };
 
 Tokenizer::BackgroundBatch::BackgroundBatch(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -124,8 +131,9 @@ Tokenizer::BackgroundBatch Tokenizer::start_batch(std::span<const std::string_vi
   }
   std::vector<Ids>* out = &state->out;
   state->job = [this, texts, add_special, out](std::size_t i) { (*out)[i] = encode(texts[i], add_special); };
-  state->kept = std::unique_lock(batch_pool_mutex_, std::try_to_lock);
-  if (state->kept) {
+  bool expected = false;
+  if (batch_pool_busy_.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+    state->kept_busy = &batch_pool_busy_;
     state->pool = kept_pool();
   } else {
     state->own = std::make_unique<util::ThreadPool>(taking_part);

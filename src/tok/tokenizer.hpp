@@ -7,8 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -90,7 +90,8 @@ class Tokenizer {
   // A batch encoded in the background on the kept pool's threads (`threads` as encode_batch,
   // the caller counted among them), for a caller with other work meanwhile: the Python binding
   // turns one part's ids into lists while the next part encodes. finish() waits (the caller
-  // taking what is left) and returns the ids; the destructor waits too. The texts must outlive it.
+  // taking what is left) and returns the ids; the destructor waits too. The texts and the
+  // tokenizer must outlive it.
   // When the kept pool is busy with another batch, or one thread is asked for, the batch is
   // encoded at start, on the caller.
   class BackgroundBatch {
@@ -141,7 +142,9 @@ class Tokenizer {
   // The kept pool, made by the first batch of 2+ threads (again in a forked child, whose copy has
   // no threads), or nullptr.
   util::ThreadPool* kept_pool() const;
-  mutable std::mutex batch_pool_mutex_;  // held by the batch running on batch_pool_
+  // Set by the batch running on batch_pool_ (a flag, not a mutex: a batch may end on another
+  // thread than the one that started it).
+  mutable std::atomic<bool> batch_pool_busy_{false};
   mutable std::unique_ptr<util::ThreadPool> batch_pool_;
 };
 
