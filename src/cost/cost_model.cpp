@@ -159,26 +159,28 @@ CostResult compute_cost(const CostInputs& in, const Workload& w) {
   r.mean_input_tokens = mean(w.input_tokens);
   r.mean_output_tokens = mean(w.output_tokens);
   // The largest request must fit on its own (a refusal names the memory); the steady state runs
-  // at the mean request.
+  // at the mean request, its batch sized by what the draws hold in flight (length_mix: the long
+  // requests hold their slots longer, so they are more of the running batch than of the draws).
   double largest = 0;
   for (std::size_t i = 0; i < w.input_tokens.size(); ++i)
     largest = std::max(largest, w.input_tokens[i] + std::max(1.0, w.output_tokens[i]));
   concurrency_limit(in.gpu, largest);
-  r.batch_limit = concurrency_limit(in.gpu, r.mean_input_tokens + std::max(1.0, r.mean_output_tokens));
-  const SteadyState full = steady_state(in.gpu, r.batch_limit, r.mean_input_tokens, r.mean_output_tokens, true);
+  const LengthMix mix = length_mix(in.gpu, w.input_tokens, w.output_tokens);
+  r.batch_limit = concurrency_limit(in.gpu, mix.held_tokens);
+  const SteadyState full = steady_state(in.gpu, r.batch_limit, mix, true);
   const double replicas = in.replicas;
   SteadyState at;
   switch (in.mode) {
     case LoadMode::utilization:
-      at = steady_state_at_rate(in.gpu, full.requests_per_s * in.utilization, r.mean_input_tokens, r.mean_output_tokens);
+      at = steady_state_at_rate(in.gpu, full.requests_per_s * in.utilization, mix);
       r.utilization = in.utilization;
       break;
     case LoadMode::max_throughput:
-      at = steady_state(in.gpu, r.batch_limit, r.mean_input_tokens, r.mean_output_tokens, false);
+      at = steady_state(in.gpu, r.batch_limit, mix, false);
       r.utilization = 1;
       break;
     case LoadMode::concurrency:
-      at = steady_state(in.gpu, in.concurrency / replicas, r.mean_input_tokens, r.mean_output_tokens, false);
+      at = steady_state(in.gpu, in.concurrency / replicas, mix, false);
       break;
   }
   // The capacity is the most a replica serves: at its batch limit, unless fewer requests at once

@@ -32,6 +32,9 @@ struct EngineParams {
   // CUDA-graph batch (recorded, not modelled: the workloads share no prefix, and no source gives
   // the cost of a step past the graphs).
   bool memory_of_total = false;
+  // The share of a request's output whose KV is reserved at admission (Roofline::output_reserved):
+  // 1 for TensorRT-LLM's GUARANTEED_NO_EVICT, 0 for vLLM's on-demand blocks with preemption.
+  double output_reserved = 1;
   double scheduler_steps = 1;
   bool prefix_caching = false;
   double cuda_graph_max_batch = 0;

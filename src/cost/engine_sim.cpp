@@ -139,16 +139,15 @@ StageResult gpu_stage(const EngineSimConfig& c, const std::vector<EngineReplica>
   }
   s.utilization = r.span_s > 0 ? busy / (c.replicas * r.span_s) : 0;
   s.mean_batch = busy > 0 ? batch_time / busy : 0;
-  // Offered load: the arrival rate over the fleet's capacity at the mean request (the same
-  // steady state `cost` prices).
-  double in = 0, out = 0;
+  // Offered load: the arrival rate over the fleet's capacity in the steady state `cost` prices
+  // (the workload's length mix).
+  std::vector<double> in, out;
   for (const auto& q : c.workload) {
-    in += q.input_tokens;
-    out += std::max(1.0, q.output_tokens);
+    in.push_back(q.input_tokens);
+    out.push_back(q.output_tokens);
   }
-  in /= static_cast<double>(c.workload.size());
-  out /= static_cast<double>(c.workload.size());
-  const auto full = steady_state(c.replica, concurrency_limit(c.replica, in + out), in, out, true);
+  const LengthMix mix = length_mix(c.replica, in, out);
+  const auto full = steady_state(c.replica, concurrency_limit(c.replica, mix.held_tokens), mix, true);
   s.offered_load = (c.closed_loop ? r.requests_per_s : r.arrival_rate) / (full.requests_per_s * c.replicas);
   s.saturated = !c.closed_loop && s.offered_load >= 1;
   s.mean_queue_length = r.span_s > 0 ? tally.gpu_wait_sum / r.span_s : 0;

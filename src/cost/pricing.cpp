@@ -27,24 +27,20 @@ const char* load_name(Load mode) {
 
 namespace {
 
-struct MeanTokens {
-  double in = 0, out = 0;
-};
-MeanTokens mean_tokens(const std::vector<SimRequest>& w) {
-  MeanTokens m;
+// The workload's lengths as the steady state takes them (length_mix: what the running sequences hold).
+LengthMix workload_mix(const Roofline& replica, const std::vector<SimRequest>& w) {
+  std::vector<double> in, out;
   for (const auto& q : w) {
-    m.in += q.input_tokens;
-    m.out += q.output_tokens;
+    in.push_back(q.input_tokens);
+    out.push_back(q.output_tokens);
   }
-  m.in /= static_cast<double>(w.size());
-  m.out /= static_cast<double>(w.size());
-  return m;
+  return length_mix(replica, in, out);
 }
 
 // The fleet's requests/s with every replica at the most sequences that fit.
-double fleet_capacity(const Roofline& replica, int replicas, const MeanTokens& m) {
-  const double limit = concurrency_limit(replica, m.in + std::max(1.0, m.out));
-  return steady_state(replica, limit, m.in, m.out, true).requests_per_s * replicas;
+double fleet_capacity(const Roofline& replica, int replicas, const std::vector<SimRequest>& w) {
+  const LengthMix m = workload_mix(replica, w);
+  return steady_state(replica, concurrency_limit(replica, m.held_tokens), m, true).requests_per_s * replicas;
 }
 
 }  // namespace
@@ -55,7 +51,7 @@ MaxRate find_max_rate(EngineSimConfig c, const LatencyTargets& targets) {
   c.closed_loop = false;
   c.arrivals = Arrivals::poisson;
   MaxRate m;
-  double lo = 0, hi = fleet_capacity(c.replica, c.replicas, mean_tokens(c.workload));
+  double lo = 0, hi = fleet_capacity(c.replica, c.replicas, c.workload);
   for (int i = 0; i < 14; ++i) {
     c.arrival_rate = (lo + hi) / 2;
     const auto r = simulate_engine(c);
@@ -123,7 +119,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
         c.clients_in_step = true;
         c.concurrency = load.concurrency;
         const SimResult run = simulate_engine(c);
-        const double capacity = fleet_capacity(s.replica, s.replicas, mean_tokens(c.workload));
+        const double capacity = fleet_capacity(s.replica, s.replicas, c.workload);
         in.mode = LoadMode::utilization;
         in.utilization = std::clamp(run.requests_per_s / capacity, 1e-9, 1.0);
         p.offline_run = run;
@@ -131,7 +127,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
       break;
     case Load::rate: {
       // Poisson arrivals at a random instant: the open-loop steady state at that share of capacity.
-      const double capacity = fleet_capacity(s.replica, s.replicas, mean_tokens(engine_sim_config(s, w, e, 0, 1, 1).workload));
+      const double capacity = fleet_capacity(s.replica, s.replicas, engine_sim_config(s, w, e, 0, 1, 1).workload);
       if (!(load.rate > 0)) throw CostError("--rate must be > 0 requests/s");
       if (load.rate > capacity * (1 + 1e-12))
         throw CostError("--rate " + std::to_string(load.rate) + " requests/s is above the fleet's capacity of " +
@@ -144,7 +140,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
       c.closed_loop = true;
       c.concurrency = static_cast<double>(load.requests);
       const SimResult run = simulate_engine(c);
-      const double capacity = fleet_capacity(s.replica, s.replicas, mean_tokens(c.workload));
+      const double capacity = fleet_capacity(s.replica, s.replicas, c.workload);
       in.utilization = std::clamp(run.requests_per_s / capacity, 1e-9, 1.0);
       p.offline_run = run;
       break;
@@ -152,8 +148,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
     case Load::max_rate: {
       // Enough workers that E never queues: the fleet's capacity times the largest E, plus one.
       auto c = engine_sim_config(s, w, e, 1, load.requests, load.seed);
-      const MeanTokens m = mean_tokens(c.workload);
-      const double capacity = fleet_capacity(s.replica, s.replicas, m);
+      const double capacity = fleet_capacity(s.replica, s.replicas, c.workload);
       double e_max = 0;
       for (double x : w.input_tokens) e_max = std::max(e_max, e.at(x) / 1e6);
       c.workers = 1 + static_cast<int>(std::ceil(std::min(1e6, capacity * e_max)));

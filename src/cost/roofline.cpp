@@ -54,6 +54,7 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.max_concurrency = model.max_concurrency.value > 0 ? std::min(model.max_concurrency.value, e.max_batch) : e.max_batch;
   r.prefill_chunk_tokens = e.prefill_chunk_tokens;
   r.memory_fraction = e.memory_fraction;
+  r.output_reserved = std::clamp(e.output_reserved, 0.0, 1.0);
   r.reserved_bytes = e.memory_of_total ? 0 : e.runtime_reserve_gb * 1e9 * o.tp;
   r.memory_of_total = e.memory_of_total;
   r.scheduler_steps = std::max(1.0, e.scheduler_steps);
@@ -136,7 +137,71 @@ double concurrency_limit(const Roofline& r, double tokens_per_sequence) {
   return std::min(std::floor(kv_tokens / need), r.max_concurrency);
 }
 
+namespace {
+
+// Prompt lengths a mix keeps apart: enough that a step's max(bytes, FLOPs) over the long prompts
+// is within a percent of the draws' (the steady state runs a step per group).
+constexpr std::size_t kPromptGroups = 32;
+
+// The slot steps of a request: its prefill steps and out - 1 decode steps (steady_state's count).
+double slot_steps(const Roofline& r, double in, double out) { return std::max(1.0, in / r.prefill_chunk_tokens) + out - 1; }
+
+// What a request of `in` and `out` tokens holds over its slot steps, summed: its prompt and the
+// reserved share of its output throughout, and the unreserved rest as it is produced (on average
+// half of it over its decode steps).
+double held_token_steps(const Roofline& r, double in, double out) {
+  const double f = std::clamp(r.output_reserved, 0.0, 1.0);
+  return (in + f * out) * slot_steps(r, in, out) + (1 - f) * out / 2 * (out - 1);
+}
+
+}  // namespace
+
+LengthMix length_mix(const Roofline& r, double in, double out) {
+  LengthMix m = length_mix(r, std::vector<double>{in}, std::vector<double>{out});
+  // Exactly, where the sum over the steps would round: the slot's whole KV when it is reserved.
+  if (r.output_reserved >= 1) m.held_tokens = m.in + m.out;
+  return m;
+}
+
+LengthMix length_mix(const Roofline& r, const std::vector<double>& in, const std::vector<double>& out) {
+  if (in.empty() || in.size() != out.size()) throw CostError("a length mix needs as many inputs as outputs, at least one");
+  double sum_in = 0, sum_out = 0, steps = 0, held = 0, decode_steps = 0, context = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const double x = std::max(0.0, in[i]), y = std::max(1.0, out[i]);
+    sum_in += x;
+    sum_out += y;
+    steps += slot_steps(r, x, y);
+    held += held_token_steps(r, x, y);
+    decode_steps += y - 1;
+    context += (y - 1) * (x + y / 2);
+  }
+  const double n = static_cast<double>(in.size());
+  LengthMix m;
+  m.in = sum_in / n;
+  m.out = sum_out / n;
+  m.held_tokens = held / steps;
+  // The prompts in up to kPromptGroups groups of equal count, each at its mean length.
+  if (in.size() > 1) {
+    std::vector<double> sorted(in.begin(), in.end());
+    for (double& x : sorted) x = std::max(0.0, x);
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t groups = std::min<std::size_t>(kPromptGroups, sorted.size());
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t from = g * sorted.size() / groups, to = (g + 1) * sorted.size() / groups;
+      double sum = 0;
+      for (std::size_t i = from; i < to; ++i) sum += sorted[i];
+      m.prompts.emplace_back(sum / static_cast<double>(to - from), static_cast<double>(to - from) / n);
+    }
+  }
+  m.decode_context = decode_steps > 0 ? context / decode_steps : m.in + m.out / 2;
+  return m;
+}
+
 SteadyState steady_state(const Roofline& r, double sequences, double in, double out, bool open_loop) {
+  return steady_state(r, sequences, length_mix(r, in, out), open_loop);
+}
+
+SteadyState steady_state(const Roofline& r, double sequences, const LengthMix& m, bool open_loop) {
   if (r.request_overhead_s > 0) {
     // A request spends request_overhead_s outside the engine: added to its TTFT, and in a closed
     // loop each client spends that share of its cycle outside, so fewer are in the engine at once
@@ -144,18 +209,18 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
     Roofline engine = r;
     engine.request_overhead_s = 0;
     double in_engine = sequences;
-    SteadyState s = steady_state(engine, in_engine, in, out, open_loop);
+    SteadyState s = steady_state(engine, in_engine, m, open_loop);
     for (int i = 0; i < 50 && !open_loop && sequences > 0; ++i) {
       const double engine_s = std::max(in_engine, s.sequences) / s.requests_per_s;  // Little's law
       in_engine = sequences * engine_s / (engine_s + r.request_overhead_s);
-      s = steady_state(engine, in_engine, in, out, open_loop);
+      s = steady_state(engine, in_engine, m, open_loop);
     }
     s.ttft_s += r.request_overhead_s;
     return s;
   }
-  out = std::max(1.0, out);
-  in = std::max(0.0, in);
-  const double limit = concurrency_limit(r, in + out);
+  const double out = std::max(1.0, m.out);
+  const double in = std::max(0.0, m.in);
+  const double limit = concurrency_limit(r, m.held_tokens);
   SteadyState s;
   s.sequences = std::min(sequences, limit);
   const double budget = r.prefill_chunk_tokens;
@@ -171,12 +236,17 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
   }
   const double c = s.completions_per_step;
   const double decodes = c * (out - 1);
-  const double decode_context = decodes * (in + out / 2);
+  const double decode_context = decodes * m.decode_context;
   // The steps are not alike: a request's prompt rides in its own prefill steps (chunks of the
   // budget) and the other steps only decode. With fewer than one prompt per step, the mean step
   // is that mix; with more, every step carries about c x in prompt tokens. Averaging the loads
   // instead would miss that a compute-bound prefill step is much longer than a decode step.
-  const double chunks = std::ceil(std::max(1.0, in) / budget);
+  // The prompts as the draws give them (a long prompt's step can be compute-bound where the mean
+  // prompt's is not), else every prompt at the mean.
+  const std::vector<std::pair<double, double>> prompts =
+      m.prompts.empty() ? std::vector<std::pair<double, double>>{{in, 1.0}} : m.prompts;
+  double chunks = 0;  // per request, on average
+  for (const auto& [x, share] : prompts) chunks += share * std::ceil(std::max(1.0, x) / budget);
   double mean_step = 0, mean_square = 0, prefill_time = 0;
   // A request's first token comes at the end of its prefill steps, so its TPOT (first token to
   // last) holds only the other requests' prefill steps that fall among its decode steps: with
@@ -186,13 +256,14 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
   double tpot = 0, first_token = 0;
   std::vector<std::pair<double, double>> steps;  // (step, share of the steps): the ITL's distribution
   if (!s.prefill_bound && c * chunks <= 1) {
-    for (double start = 0; start < std::max(1.0, in); start += budget) {
-      const double chunk = std::min(budget, in - start);
-      const double t = step_seconds(r, {decodes, decode_context, std::max(0.0, chunk), std::max(0.0, chunk) * (start + chunk / 2)});
-      prefill_time += t;
-      mean_square += c * t * t;
-      steps.emplace_back(t, c);
-    }
+    for (const auto& [x, share] : prompts)
+      for (double start = 0; start < std::max(1.0, x); start += budget) {
+        const double chunk = std::max(0.0, std::min(budget, x - start));
+        const double t = step_seconds(r, {decodes, decode_context, chunk, chunk * (start + chunk / 2)});
+        prefill_time += share * t;
+        mean_square += c * share * t * t;
+        steps.emplace_back(t, c * share);
+      }
     const double decode_only = step_seconds(r, {decodes, decode_context, 0, 0});
     const double decode_steps = 1 - c * chunks;
     steps.emplace_back(decode_only, decode_steps);
@@ -262,8 +333,12 @@ SteadyState steady_state(const Roofline& r, double sequences, double in, double 
 }
 
 SteadyState steady_state_at_rate(const Roofline& r, double requests_per_s, double in, double out) {
-  const double limit = concurrency_limit(r, in + std::max(1.0, out));
-  const SteadyState full = steady_state(r, limit, in, out, true);
+  return steady_state_at_rate(r, requests_per_s, length_mix(r, in, out));
+}
+
+SteadyState steady_state_at_rate(const Roofline& r, double requests_per_s, const LengthMix& m) {
+  const double limit = concurrency_limit(r, m.held_tokens);
+  const SteadyState full = steady_state(r, limit, m, true);
   if (requests_per_s > full.requests_per_s * (1 + 1e-12))
     throw CostError("the rate " + std::to_string(requests_per_s) + " requests/s is above the replica's capacity of " +
                     std::to_string(full.requests_per_s));
@@ -271,10 +346,10 @@ SteadyState steady_state_at_rate(const Roofline& r, double requests_per_s, doubl
   double lo = 0, hi = limit;
   for (int i = 0; i < 200 && hi - lo > 1e-9 * limit; ++i) {
     const double mid = (lo + hi) / 2;
-    if (steady_state(r, mid, in, out, true).requests_per_s < requests_per_s) lo = mid;
+    if (steady_state(r, mid, m, true).requests_per_s < requests_per_s) lo = mid;
     else hi = mid;
   }
-  return steady_state(r, hi, in, out, true);
+  return steady_state(r, hi, m, true);
 }
 
 }  // namespace overhead::cost

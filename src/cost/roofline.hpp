@@ -3,12 +3,14 @@
 // budget (chunked prefill); its time is a per-step overhead plus the larger of the bytes it moves
 // (the weights once, the KV cache of every active sequence) over the achieved bandwidth and the
 // FLOPs it does over the achieved compute roof, plus two all-reduces per layer across the tp GPUs.
-// Sequences join and leave at step boundaries, each holding KV for its whole input and output.
+// Sequences join and leave at step boundaries, each holding KV for its input and the output it has
+// produced, and reserving at admission the share of the rest its engine reserves (output_reserved).
 // The steady state (steady_state) and the step-by-step simulator (engine_sim.hpp) use the same
 // step_seconds(), so the two commands agree by construction and a test checks it.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cost/engine_params.hpp"
@@ -57,6 +59,11 @@ struct Roofline {
   double max_concurrency = 1;         // the engine's cap on running sequences
   double prefill_chunk_tokens = 8192; // the engine's prefill-token budget per step
   double memory_fraction = 0.9;       // share of the memory the weights leave that holds KV
+  // The share of a request's output whose KV the engine reserves when it admits the request: 1
+  // reserves it whole, so a running sequence never runs out (TensorRT-LLM's GUARANTEED_NO_EVICT);
+  // 0 allocates each token's KV as it is produced and, when the cache is full, preempts the
+  // sequence admitted last, which later computes its prompt and output so far again (vLLM V1).
+  double output_reserved = 1;
   double reserved_bytes = 0;          // the replica's runtime memory beside weights and KV (EngineParams::runtime_reserve_gb)
   bool memory_of_total = false;       // memory_fraction is of the whole memory, weights included
   // Decode steps the engine schedules at once (multi-step scheduling): sequences join only at a
@@ -119,6 +126,22 @@ double kv_capacity_tokens(const Roofline& r);
 // needs and what is available, when it cannot hold even one.
 double concurrency_limit(const Roofline& r, double tokens_per_sequence);
 
+// The lengths a steady state runs. Not only the means: a request holds its slot for its prefill
+// and decode steps, so the sequences in flight at an instant are the long ones more often than the
+// requests are (length-biased), and what the KV cache must hold per running sequence, and what a
+// decode step reads, are the draws' averages weighted by the steps each request runs.
+struct LengthMix {
+  double in = 0, out = 1;       // the requests' mean input and output tokens
+  double held_tokens = 1;       // KV tokens a running sequence holds or has reserved, over its steps
+  double decode_context = 0.5;  // a decoding sequence's context, over its decode steps
+  // The prompts' lengths in groups, (length, share of the requests); empty: every prompt at `in`.
+  std::vector<std::pair<double, double>> prompts;
+};
+// One request of `in` and `out` tokens (every request alike).
+LengthMix length_mix(const Roofline& r, double in, double out);
+// The requests `in[i]`, `out[i]` (equal sizes, at least one).
+LengthMix length_mix(const Roofline& r, const std::vector<double>& in, const std::vector<double>& out);
+
 // The replica's steady state with `sequences` requests of `in` and `out` tokens kept in flight
 // (closed loop; above the concurrency limit the rest wait). `open_loop`: arrivals at random
 // instants wait on average half a step for the next boundary, counted in the TTFT.
@@ -139,9 +162,13 @@ struct SteadyState {
   bool prefill_bound = false;    // the prefill budget, not the slots, limits the rate
 };
 SteadyState steady_state(const Roofline& r, double sequences, double in, double out, bool open_loop);
+// The same over a mix of lengths: the KV limit from what a running sequence holds, a decode
+// step's reads from a decoding sequence's context, the steps at the mean lengths.
+SteadyState steady_state(const Roofline& r, double sequences, const LengthMix& m, bool open_loop);
 
 // The steady state that serves `requests_per_s` (open loop): the fewest sequences in flight that
 // reach that rate. Throws CostError when the rate is above the replica's capacity.
 SteadyState steady_state_at_rate(const Roofline& r, double requests_per_s, double in, double out);
+SteadyState steady_state_at_rate(const Roofline& r, double requests_per_s, const LengthMix& m);
 
 }  // namespace overhead::cost

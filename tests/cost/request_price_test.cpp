@@ -62,21 +62,27 @@ TEST(RequestPrice, DFromAProfileChargesEachRequestItsTokensAtTheMeanRequestsRate
 }
 
 TEST(RequestPrice, AWorkloadSumsToWhatTheCostModelPricesIt) {
-  // Requests of 250/500 and 750/1500 tokens: their mean is 500/1000. Priced as they come (the
-  // mean so far), the last sets the rates; priced at the mean given, the sum is compute_cost's.
+  // Requests of 500/1000 priced at the mean given sum to compute_cost's price of them.
   RequestPrices p;
   p.gpu_usd_per_s = 1;
   p.replica = round_roofline();
   p.reference = std::pair{500.0, 1000.0};
   const RequestPricer pricer(p);
-  const double sum = pricer.price({0, 250, 500, 0, true}).d_usd + pricer.price({0, 750, 1500, 0, true}).d_usd;
+  const double sum = pricer.price({0, 500, 1000, 0, true}).d_usd + pricer.price({0, 500, 1000, 0, true}).d_usd;
   CostInputs in;
   in.gpu = round_roofline();
   in.mode = LoadMode::max_throughput;
   in.gpu_usd_per_hour = 3600;
-  const CostResult r = compute_cost(in, Workload{{250, 750}, {500, 1500}});
+  const CostResult r = compute_cost(in, Workload{{500, 500}, {1000, 1000}});
   EXPECT_NEAR(sum, 2 * r.usd_per_request, 1e-9 * sum);
   EXPECT_NEAR(r.usd_per_request, 2.5, 1e-9);
+  // 250/500 and 750/1500 have the same mean, but the long one holds its slot three times as many
+  // steps, so it is 3/4 of the running batch: a decoding sequence's mean context is
+  // (499 x 500 + 1499 x 1500) / 1998 = 1249.7 tokens, not 1000, and the 10 running read 12.5 GB
+  // of KV a step beside the 15 GB of weights. compute_cost sizes the steady state from the draws:
+  // about 0.0275 s a step, 2.75 s of the replica a request, where the mean request's rates say 2.5.
+  const CostResult mixed = compute_cost(in, Workload{{250, 750}, {500, 1500}});
+  EXPECT_NEAR(mixed.usd_per_request, 2.75, 0.005);
 }
 
 TEST(RequestPrice, TheMeanSoFarConvergesOnTheWorkloadsMean) {
