@@ -35,6 +35,8 @@ struct EngineParams {
   // The share of a request's output whose KV is reserved at admission (Roofline::output_reserved):
   // 1 for TensorRT-LLM's GUARANTEED_NO_EVICT, 0 for vLLM's on-demand blocks with preemption.
   double output_reserved = 1;
+  // The prefill budget counts the step's decodes too (Roofline::decodes_share_budget).
+  bool decodes_share_budget = false;
   double scheduler_steps = 1;
   bool prefix_caching = false;
   double cuda_graph_max_batch = 0;

@@ -83,6 +83,15 @@ EnginePreset apply_engine_preset(const std::string& name_at_version, const std::
     engine.prefix_caching = prefix.at("value").get<bool>();
     const auto& graphs = setting(v, "cuda_graph_max_batch", file);
     engine.cuda_graph_max_batch = resolved(graphs, target);
+    // What the engine reserves of a request's KV at admission, and what its prefill budget counts:
+    // optional, the base model's (the whole output reserved, a budget of prompt tokens) when a
+    // preset does not state them.
+    const nlohmann::json absent = {{"value", 1}, {"source", "not stated in this preset: the base model's (the whole output reserved at admission)"}};
+    const auto& reservation = v.contains("kv_output_reserved") ? setting(v, "kv_output_reserved", file) : absent;
+    engine.output_reserved = std::clamp(resolved(reservation, target), 0.0, 1.0);
+    const nlohmann::json prompts_only = {{"value", false}, {"source", "not stated in this preset: the base model's (the budget is of prompt tokens)"}};
+    const auto& shared = v.contains("decodes_share_budget") ? setting(v, "decodes_share_budget", file) : prompts_only;
+    engine.decodes_share_budget = shared.at("value").get<bool>();
     const auto& policy = setting(v, "chunked_prefill", file);
     p.settings = {
         {"max_batch", engine.max_batch >= kNoBatchCap ? "none (the KV memory's)" : engine.max_batch > 0 ? number_text(engine.max_batch) : "the deployment's (--max-batch)", batch["source"]},
@@ -91,7 +100,9 @@ EnginePreset apply_engine_preset(const std::string& name_at_version, const std::
         {"chunked_prefill", policy.value("policy", ""), policy["source"]},
         {"scheduler_steps", number_text(engine.scheduler_steps), steps["source"]},
         {"prefix_caching", engine.prefix_caching ? "on" : "off", prefix["source"]},
-        {"cuda_graph_max_batch", number_text(engine.cuda_graph_max_batch), graphs["source"]}};
+        {"cuda_graph_max_batch", number_text(engine.cuda_graph_max_batch), graphs["source"]},
+        {"kv_output_reserved", number_text(engine.output_reserved) + (engine.output_reserved >= 1 ? " (the whole output, at admission)" : engine.output_reserved <= 0 ? " (allocated as produced; the last admitted preempted when full)" : " of the output at admission"), reservation["source"]},
+        {"decodes_share_budget", engine.decodes_share_budget ? "yes (decodes and prompt chunks in one token budget)" : "no (the budget is of prompt tokens)", shared["source"]}};
   } catch (const nlohmann::json::exception& e) {
     throw CostError(file.string() + ": version " + p.version + ": " + e.what());
   }

@@ -4,66 +4,157 @@
 
 namespace overhead::cost {
 
-EngineReplica::EngineReplica(std::size_t slots, std::uint64_t scheduler_steps)
-    : slots_(slots), bursts_(std::max<std::uint64_t>(1, scheduler_steps)) {
+EngineReplica::EngineReplica(std::size_t slots, std::uint64_t scheduler_steps, double output_reserved, double admission_budget)
+    : slots_(slots), running_(slots, false), reserve_share_(std::clamp(output_reserved, 0.0, 1.0)), admission_budget_(admission_budget),
+      bursts_(std::max<std::uint64_t>(1, scheduler_steps)) {
   for (std::size_t i = slots_.size(); i-- > 0;) free_slots_.push_back(i);
+}
+
+double EngineReplica::admission_need(const EngineRequest& it, double produced, double reserve_share) {
+  const double out = std::max(1.0, it.out);
+  return it.in + produced + reserve_share * (out - produced);
+}
+
+void EngineReplica::place(Seq s, double t, EngineTally& tally) {
+  const std::size_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  if (!s.started) {
+    s.admitted = t;
+    tally.admitted(s.item, t);
+  }
+  // A preempted sequence computes its prompt and the output it had produced again.
+  s.prefill_left = s.item.in + s.produced;
+  s.prefilled = 0;
+  s.decoding = false;
+  s.order = ++admissions_;
+  s.held = admission_need(s.item, s.produced, reserve_share_);
+  kv_reserved_ += s.held;
+  slots_[slot] = s;
+  running_[slot] = true;
+  ++active_;
+  prefilling_.push_back(slot);
 }
 
 void EngineReplica::admit(EngineSource& source, double t, double kv_tokens, EngineTally& tally) {
   // Multi-step scheduling: a running engine takes new sequences only between bursts.
   if (active_ > 0 && steps_ % bursts_ != 0) return;
+  // No waiting request, preempted or new, joins a step that preempted (vLLM V1 schedules its
+  // waiting queue only when it preempted none); then the preempted go first, at its head.
+  if (preempted_this_step_) {
+    preempted_this_step_ = false;
+    return;
+  }
+  // The running decodes take their next token's KV before a waiting request gets any (vLLM V1
+  // schedules the running requests first).
+  const double growth = (1 - reserve_share_) * static_cast<double>(decoding_count_);
+  while (active_ < slots_.size() && !preempted_.empty()) {
+    const Seq& head = preempted_.front();
+    if (kv_reserved_ + growth + admission_need(head.item, head.produced, reserve_share_) > kv_tokens && active_ > 0) return;
+    place(preempted_.front(), t, tally);
+    preempted_.pop_front();
+  }
+  if (!preempted_.empty()) return;  // nothing passes them
+  // What the next step's budget leaves after its decodes and the prompts already running.
+  double left = admission_budget_ - static_cast<double>(decoding_count_);
+  for (const std::size_t slot : prefilling_) left -= slots_[slot].prefill_left;
   double up = 0;
-  while (active_ < slots_.size() && source.peek(up) && up <= t) {
+  while (active_ < slots_.size() && source.peek(up) && up <= t && (admission_budget_ <= 0 || left > 0)) {
     // The head of the queue waits for KV memory; nothing behind it passes (FIFO).
-    const double need = source.head().in + std::max(1.0, source.head().out);
-    if (kv_reserved_ + need > kv_tokens) break;
-    const EngineRequest it = source.take();
-    const std::size_t slot = free_slots_.back();
-    free_slots_.pop_back();
-    Seq& s = slots_[slot];
-    s = Seq{};
-    s.item = it;
-    s.admitted = t;
-    s.prefill_left = it.in;
-    kv_reserved_ += need;
-    ++active_;
-    prefilling_.push_back(slot);
-    tally.admitted(it, t);
+    if (kv_reserved_ + growth + admission_need(source.head(), 0, reserve_share_) > kv_tokens) break;
+    Seq s;
+    s.item = source.take();
+    left -= s.item.in;
+    place(s, t, tally);
   }
 }
 
+void EngineReplica::preempt_last() {
+  std::size_t last = slots_.size();
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (running_[i] && (last == slots_.size() || slots_[i].order > slots_[last].order)) last = i;
+  Seq& s = slots_[last];
+  kv_reserved_ -= held_now(s);
+  if (s.decoding) {
+    s.produced = s.produced_at_decode + static_cast<double>(steps_ - s.decode_from);
+    decode_context_ -= s.item.in + s.produced;
+    --decoding_count_;
+  } else {
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), last));
+  }
+  running_[last] = false;
+  free_slots_.push_back(last);
+  --active_;
+  ++preemptions_;
+  preempted_this_step_ = true;
+  preempted_.push_front(s);  // the earlier admitted, preempted after it, will stand before it
+}
+
+double EngineReplica::held_now(const Seq& s) const {
+  // A decoding sequence's unreserved KV grew a token a step since it started decoding.
+  return s.held + (s.decoding ? (1 - reserve_share_) * static_cast<double>(steps_ - s.decode_from) : 0);
+}
+
+void EngineReplica::make_room(double kv_tokens) {
+  if (reserve_share_ >= 1) return;  // every sequence's output is reserved: nothing can run out
+  // The step's new tokens: one a decode, one each prefill that ends (its first token), the
+  // unreserved share of them.
+  while (active_ > 1 && kv_reserved_ + (1 - reserve_share_) * static_cast<double>(decoding_count_ + prefilling_.size()) > kv_tokens)
+    preempt_last();
+}
+
 void EngineReplica::complete(std::size_t slot, double t, EngineSource& source, EngineTally& tally) {
-  const Seq& s = slots_[slot];
+  Seq& s = slots_[slot];
   tally.completed(s.item, s.admitted, s.first_token, t);
-  kv_reserved_ -= s.item.in + std::max(1.0, s.item.out);
+  kv_reserved_ -= held_now(s);
+  if (s.decoding) --decoding_count_;
+  s.decoding = false;
+  running_[slot] = false;
   free_slots_.push_back(slot);
   --active_;
   source.completed(t);
 }
 
-void EngineReplica::start_decoding(std::size_t slot, double t, EngineSource& source, EngineTally& tally) {
+void EngineReplica::start_decoding(std::size_t slot, double t, EngineSource& source, EngineTally& tally, double reserve_share) {
   Seq& s = slots_[slot];
-  s.first_token = t;
-  tally.first_token(s.item, t);
-  if (s.item.out <= 1) {
+  if (!s.started) {
+    s.started = true;
+    s.first_token = t;
+    tally.first_token(s.item, t);
+  }
+  // The token this prefill produced: its unreserved KV is allocated now.
+  s.produced += 1;
+  const double grow = (1 - reserve_share);
+  s.held += grow;
+  kv_reserved_ += grow;
+  const double out = std::max(1.0, s.item.out);
+  if (s.produced >= out) {
     complete(slot, t, source, tally);
     return;
   }
-  s.finish_step = steps_ + static_cast<std::uint64_t>(s.item.out - 1);
+  s.decoding = true;
+  ++decoding_count_;
+  s.decode_from = steps_;
+  s.produced_at_decode = s.produced;
+  s.finish_step = steps_ + static_cast<std::uint64_t>(out - s.produced);
   decoding_.push({s.finish_step, slot});
-  decode_context_ += s.item.in + 1;
+  decode_context_ += s.item.in + s.produced;
 }
 
 double EngineReplica::step(const Roofline& model, double t, EngineSource& source, EngineTally& tally) {
+  // Stale entries (a sequence preempted, its slot reused) are skipped where they surface.
+  const auto live = [&](const std::pair<std::uint64_t, std::size_t>& e) {
+    const Seq& s = slots_[e.second];
+    return running_[e.second] && s.decoding && s.finish_step == e.first;
+  };
   // The step: every decode, and the prefill budget over the prefilling sequences in order.
   StepLoad load;
-  load.decodes = static_cast<double>(decoding_.size());
+  load.decodes = static_cast<double>(decoding_count_);
   load.decode_context = decode_context_;
-  double left = model.prefill_chunk_tokens;
+  double left = model.prefill_chunk_tokens - (model.decodes_share_budget ? load.decodes : 0);
   std::size_t finishing_prefills = 0;
   for (std::size_t i = 0; i < prefilling_.size(); ++i) {
     Seq& s = slots_[prefilling_[i]];
-    const double chunk = std::min(s.prefill_left, left);
+    const double chunk = std::min(s.prefill_left, std::max(0.0, left));
     if (s.prefill_left > 0 && chunk <= 0) break;
     load.prefill_tokens += chunk;
     load.prefill_context += chunk * (s.prefilled + chunk / 2);
@@ -93,19 +184,23 @@ double EngineReplica::step(const Roofline& model, double t, EngineSource& source
       burst_s_ = burst_tokens_ = 0;
     }
   }
-  // Every decode produced a token: the context grows; the finished ones leave.
+  // Every decode produced a token: the context grows, and the KV of its unreserved share; the
+  // finished ones leave.
   decode_context_ += load.decodes;
+  kv_reserved_ += (1 - reserve_share_) * load.decodes;
   while (!decoding_.empty() && decoding_.top().first <= steps_) {
-    const std::size_t slot = decoding_.top().second;
+    const auto top = decoding_.top();
     decoding_.pop();
-    decode_context_ -= slots_[slot].item.in + slots_[slot].item.out;
-    complete(slot, end, source, tally);
+    if (!live(top)) continue;
+    Seq& s = slots_[top.second];
+    decode_context_ -= s.item.in + std::max(1.0, s.item.out);
+    complete(top.second, end, source, tally);
   }
-  // The prefills that ended emit their first token.
+  // The prefills that ended emit their first token (or, preempted before, their next).
   for (std::size_t i = 0; i < finishing_prefills; ++i) {
     const std::size_t slot = prefilling_.front();
     prefilling_.pop_front();
-    start_decoding(slot, end, source, tally);
+    start_decoding(slot, end, source, tally, reserve_share_);
   }
   return end;
 }

@@ -44,6 +44,7 @@ void run_steps(const EngineSimConfig& c, EngineSource& source, std::vector<Engin
     events.pop();
     if (t == kNever) break;
     EngineReplica& rep = replicas[k];
+    rep.make_room(kv_tokens);
     rep.admit(source, t, kv_tokens, tally);
     double up = 0;
     if (rep.idle()) {
@@ -164,7 +165,9 @@ SimResult simulate_engine(const EngineSimConfig& c) {
   std::mt19937_64 rng(c.seed);
   EngineSource source(c, rng);
   std::vector<EngineReplica> replicas(static_cast<std::size_t>(c.replicas), EngineReplica(std::min<std::size_t>(cap, 1u << 16),
-                                           static_cast<std::uint64_t>(std::max(1.0, c.replica.scheduler_steps))));
+                                           static_cast<std::uint64_t>(std::max(1.0, c.replica.scheduler_steps)),
+                                                                                  c.replica.output_reserved,
+                                                                                  c.replica.decodes_share_budget ? c.replica.prefill_chunk_tokens : 0));
   EngineTally tally(c.requests);
   run_steps(c, source, replicas, tally);
 

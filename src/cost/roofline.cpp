@@ -55,6 +55,7 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.prefill_chunk_tokens = e.prefill_chunk_tokens;
   r.memory_fraction = e.memory_fraction;
   r.output_reserved = std::clamp(e.output_reserved, 0.0, 1.0);
+  r.decodes_share_budget = e.decodes_share_budget;
   r.reserved_bytes = e.memory_of_total ? 0 : e.runtime_reserve_gb * 1e9 * o.tp;
   r.memory_of_total = e.memory_of_total;
   r.scheduler_steps = std::max(1.0, e.scheduler_steps);
@@ -230,12 +231,15 @@ SteadyState steady_state(const Roofline& r, double sequences, const LengthMix& m
   // prefill budget cannot take that many prompts.
   const double slot_steps = s.prefill_steps + out - 1;
   s.completions_per_step = s.sequences / slot_steps;
-  if (in > 0 && s.completions_per_step * in > budget) {
-    s.completions_per_step = budget / in;
+  // An engine whose decodes share the budget (vLLM V1) leaves the prompts what its decodes do not take.
+  const double per_request = in + (r.decodes_share_budget ? out - 1 : 0);
+  if (in > 0 && s.completions_per_step * per_request > budget) {
+    s.completions_per_step = budget / per_request;
     s.prefill_bound = true;
   }
   const double c = s.completions_per_step;
   const double decodes = c * (out - 1);
+  const double prompt_budget = r.decodes_share_budget ? std::max(1.0, budget - decodes) : budget;
   const double decode_context = decodes * m.decode_context;
   // The steps are not alike: a request's prompt rides in its own prefill steps (chunks of the
   // budget) and the other steps only decode. With fewer than one prompt per step, the mean step
@@ -246,7 +250,7 @@ SteadyState steady_state(const Roofline& r, double sequences, const LengthMix& m
   const std::vector<std::pair<double, double>> prompts =
       m.prompts.empty() ? std::vector<std::pair<double, double>>{{in, 1.0}} : m.prompts;
   double chunks = 0;  // per request, on average
-  for (const auto& [x, share] : prompts) chunks += share * std::ceil(std::max(1.0, x) / budget);
+  for (const auto& [x, share] : prompts) chunks += share * std::ceil(std::max(1.0, x) / prompt_budget);
   double mean_step = 0, mean_square = 0, prefill_time = 0;
   // A request's first token comes at the end of its prefill steps, so its TPOT (first token to
   // last) holds only the other requests' prefill steps that fall among its decode steps: with
@@ -257,8 +261,8 @@ SteadyState steady_state(const Roofline& r, double sequences, const LengthMix& m
   std::vector<std::pair<double, double>> steps;  // (step, share of the steps): the ITL's distribution
   if (!s.prefill_bound && c * chunks <= 1) {
     for (const auto& [x, share] : prompts)
-      for (double start = 0; start < std::max(1.0, x); start += budget) {
-        const double chunk = std::max(0.0, std::min(budget, x - start));
+      for (double start = 0; start < std::max(1.0, x); start += prompt_budget) {
+        const double chunk = std::max(0.0, std::min(prompt_budget, x - start));
         const double t = step_seconds(r, {decodes, decode_context, chunk, chunk * (start + chunk / 2)});
         prefill_time += share * t;
         mean_square += c * share * t * t;

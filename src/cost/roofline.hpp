@@ -64,6 +64,9 @@ struct Roofline {
   // 0 allocates each token's KV as it is produced and, when the cache is full, preempts the
   // sequence admitted last, which later computes its prompt and output so far again (vLLM V1).
   double output_reserved = 1;
+  // The prefill budget is of every token a step runs, the decodes' included (vLLM V1's one token
+  // budget a step), not of the prompt tokens alone.
+  bool decodes_share_budget = false;
   double reserved_bytes = 0;          // the replica's runtime memory beside weights and KV (EngineParams::runtime_reserve_gb)
   bool memory_of_total = false;       // memory_fraction is of the whole memory, weights included
   // Decode steps the engine schedules at once (multi-step scheduling): sequences join only at a

@@ -37,7 +37,7 @@ TEST(EnginePreset, EveryShippedSettingCitesItsSource) {
     const auto p = apply_engine_preset(name, kEngines, {"h100-sxm", 80, 1}, e);
     EXPECT_FALSE(p.version.empty());
     EXPECT_FALSE(p.note.empty());
-    ASSERT_EQ(p.settings.size(), 7u);
+    ASSERT_EQ(p.settings.size(), 9u);
     for (const auto& s : p.settings) EXPECT_FALSE(s.source.empty()) << s.name;
     EXPECT_EQ(e.preset, name + "@" + p.version);
   }
@@ -56,8 +56,16 @@ TEST(EnginePreset, VllmOnAnH100CapsAt1024AndCountsItsFractionOfTheWholeMemory) {
   EXPECT_GT(trt.replica.reserved_bytes, 0);
   EXPECT_NEAR(kv_capacity_tokens(trt.replica) * trt.replica.kv_bytes_per_token,
               0.9 * (81559.0 * 1024 * 1024 - trt.replica.reserved_bytes - trt.replica.weight_bytes), 1);
-  // Other GPUs: the 2048-token budget of vLLM's OpenAI server.
-  EXPECT_EQ(deployment("a100-80g", "llama-3.1-8b", 1, "vllm").replica.prefill_chunk_tokens, 2048);
+  // Other GPUs (the A100 by name): the 2048-token budget of vLLM's OpenAI server and 256 sequences.
+  const auto a100 = deployment("a100-80g", "llama-3.1-8b", 1, "vllm");
+  EXPECT_EQ(a100.replica.prefill_chunk_tokens, 2048);
+  EXPECT_EQ(a100.replica.max_concurrency, 256);
+  // V1's KV: allocated as tokens are computed (the last admitted preempted when the cache is
+  // full), one token budget for decodes and prompt chunks; TensorRT-LLM reserves the whole output.
+  EXPECT_EQ(s.replica.output_reserved, 0);
+  EXPECT_TRUE(s.replica.decodes_share_budget);
+  EXPECT_EQ(trt.replica.output_reserved, 1);
+  EXPECT_FALSE(trt.replica.decodes_share_budget);
 }
 
 TEST(EnginePreset, SglangMemoryFractionFollowsTheTensorParallelism) {
@@ -73,7 +81,7 @@ TEST(EnginePreset, UnknownNamesAndVersionsAreRefusedWithTheKnownOnes) {
     apply_engine_preset("vllm@0.1", kEngines, {}, e);
     ADD_FAILURE() << "an unknown version was accepted";
   } catch (const CostError& ex) {
-    EXPECT_NE(std::string(ex.what()).find("known: v1"), std::string::npos) << ex.what();
+    EXPECT_NE(std::string(ex.what()).find("known: 0.11, v1"), std::string::npos) << ex.what();
   }
   EXPECT_THROW(apply_engine_preset("tgi", kEngines, {}, e), CostError);
   // llama.cpp's slots are the deployment's: --max-batch is asked for.

@@ -109,6 +109,33 @@ TEST(EngineSim, OneRequestAloneTakesItsStepsByHand) {
   EXPECT_EQ(sim.steps, 5u);
 }
 
+// KV for 25 tokens and two requests of 10 in and 10 out. Reserving the whole output (20 tokens
+// each) runs them one after the other: 2 x (1 prefill + 9 decode) steps. Reserving none (vLLM
+// V1: blocks as tokens are computed) admits both on their prompts; after two decode steps their
+// 24 tokens leave no room for the next two, so the last admitted is preempted and waits until its
+// prompt and its 2 tokens fit beside the other's growing KV (when that one leaves), then computes
+// them again and goes on: 18 steps, every token produced, its first token where it first came.
+TEST(EngineSim, AnEngineThatReservesNoOutputPreemptsTheLastAdmittedAndRecomputesIt) {
+  Roofline r;
+  r.flops_per_s = 1e15;
+  r.bytes_per_s = 1e12;
+  r.memory_bytes = 10e9 + 25e6;
+  r.weight_bytes = 10e9;
+  r.memory_fraction = 1;
+  r.active_parameters = 1e6;
+  r.kv_bytes_per_token = 1e6;
+  r.max_concurrency = 4;
+  r.prefill_chunk_tokens = 100;
+  const auto whole = simulate_engine(closed(r, 2, 10, 10, 2));
+  EXPECT_EQ(whole.steps, 20u);
+  r.output_reserved = 0;
+  const auto on_demand = simulate_engine(closed(r, 2, 10, 10, 2));
+  EXPECT_EQ(on_demand.requests, 2u);
+  EXPECT_NEAR(on_demand.total_output_tokens_per_s * on_demand.span_s, 20, 1e-9);
+  EXPECT_EQ(on_demand.steps, 18u);  // A: 1 + 9; B readmitted when A leaves: 1 (12 tokens) + 7
+  EXPECT_NEAR(on_demand.ttft_s.mean, (10e9 + 20e6) / 1e12, 1e-12);  // both first tokens at step 1's end
+}
+
 TEST(EngineSim, BelowCapacityTheRateIsServedAndNothingSaturates) {
   const auto r = shipped("h100-sxm", "llama-3.1-8b", 1, "fp8");
   EngineSimConfig c;
