@@ -169,25 +169,32 @@ CostResult compute_cost(const CostInputs& in, const Workload& w) {
   r.batch_limit = concurrency_limit(in.gpu, mix.held_tokens);
   const SteadyState full = steady_state(in.gpu, r.batch_limit, mix, true);
   const double replicas = in.replicas;
+  // The most one replica serves: the steady state's at the batch limit, unless a preempting
+  // engine's simulated capacity is less (CostInputs::replica_capacity_requests_per_s).
+  const bool capped = in.replica_capacity_requests_per_s && *in.replica_capacity_requests_per_s < full.requests_per_s;
+  const double full_rate = capped ? *in.replica_capacity_requests_per_s : full.requests_per_s;
   SteadyState at;
   switch (in.mode) {
     case LoadMode::utilization:
-      at = steady_state_at_rate(in.gpu, full.requests_per_s * in.utilization, mix);
+      at = steady_state_at_rate(in.gpu, full_rate * in.utilization, mix);
       r.utilization = in.utilization;
       break;
     case LoadMode::max_throughput:
-      at = steady_state(in.gpu, r.batch_limit, mix, false);
+      at = capped ? steady_state_at_rate(in.gpu, full_rate, mix) : steady_state(in.gpu, r.batch_limit, mix, false);
       r.utilization = 1;
       break;
     case LoadMode::concurrency:
       at = steady_state(in.gpu, in.concurrency / replicas, mix, false);
+      // Past what the KV holds the engine preempts; below it, it runs as the steady state says.
+      if (capped && in.concurrency / replicas > r.batch_limit && at.requests_per_s > full_rate)
+        at = steady_state_at_rate(in.gpu, full_rate, mix);
       break;
   }
   // The capacity is the most a replica serves: at its batch limit, unless fewer requests at once
   // serve more (on a measured CPU engine one client with 768-token prompts out-ran eight, whose
   // long prompts' attention does not batch). It was the batch limit's alone, and a concurrency
   // above it was priced, and its rate printed, at the limit's.
-  const double capacity = std::max(full.requests_per_s, at.requests_per_s);  // one replica
+  const double capacity = std::max(full_rate, at.requests_per_s);  // one replica
   r.capacity_requests_per_s = capacity * replicas;
   if (in.mode == LoadMode::concurrency) r.utilization = at.requests_per_s / capacity;
   r.batch = at.sequences;

@@ -72,6 +72,11 @@ struct CostInputs {
   double gpu_usd_per_hour = 0;  // per GPU
   double cpu_usd_per_hour = 0;  // per CPU worker
   double utilization = 0.5;     // with LoadMode::utilization: share of the fleet's capacity in use, (0, 1]
+  // One replica's capacity, requests/s, where the steady state over-counts it: an engine that
+  // reserves less than its requests' output preempts at its KV limit and computes the preempted
+  // again, work the steady state does not see (pricing.cpp gives the step simulation's). Caps
+  // every operating point; empty: the steady state's.
+  std::optional<double> replica_capacity_requests_per_s;
   std::optional<std::pair<double, double>> api_usd_per_1m;  // input, output
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -37,10 +38,29 @@ LengthMix workload_mix(const Roofline& replica, const std::vector<SimRequest>& w
   return length_mix(replica, in, out);
 }
 
-// The fleet's requests/s with every replica at the most sequences that fit.
-double fleet_capacity(const Roofline& replica, int replicas, const std::vector<SimRequest>& w) {
+// The fleet's requests/s with every replica at the most sequences that fit (at most `replica_cap`).
+double fleet_capacity(const Roofline& replica, int replicas, const std::vector<SimRequest>& w,
+                      const std::optional<double>& replica_cap) {
   const LengthMix m = workload_mix(replica, w);
-  return steady_state(replica, concurrency_limit(replica, m.held_tokens), m, true).requests_per_s * replicas;
+  const double steady = steady_state(replica, concurrency_limit(replica, m.held_tokens), m, true).requests_per_s;
+  return (replica_cap ? std::min(*replica_cap, steady) : steady) * replicas;
+}
+
+// An engine that reserves less than its requests' output (vLLM V1) admits past what its KV holds
+// at their end and, when the cache is full, preempts and computes the preempted again: work the
+// steady state does not count. Where its KV, not its batch cap, bounds the batch, one replica's
+// capacity is a saturated closed loop of the step simulation (twice the sequences that fit), as
+// `simulate` runs it; elsewhere the steady state's stands.
+std::optional<double> preempting_capacity(const Scenario& s, const Workload& w, const ELinear& e, std::uint64_t seed) {
+  const Roofline& r = s.replica;
+  if (r.output_reserved >= 1) return std::nullopt;
+  const LengthMix m = length_mix(r, w.input_tokens, w.output_tokens);
+  const double limit = concurrency_limit(r, m.held_tokens);
+  if (limit >= r.max_concurrency) return std::nullopt;
+  auto c = engine_sim_config(s, w, e, 0, 20000, seed);
+  c.closed_loop = true;
+  c.concurrency = 2 * limit * s.replicas;
+  return simulate_engine(c).requests_per_s / s.replicas;
 }
 
 }  // namespace
@@ -51,7 +71,7 @@ MaxRate find_max_rate(EngineSimConfig c, const LatencyTargets& targets) {
   c.closed_loop = false;
   c.arrivals = Arrivals::poisson;
   MaxRate m;
-  double lo = 0, hi = fleet_capacity(c.replica, c.replicas, c.workload);
+  double lo = 0, hi = fleet_capacity(c.replica, c.replicas, c.workload, std::nullopt);
   for (int i = 0; i < 14; ++i) {
     c.arrival_rate = (lo + hi) / 2;
     const auto r = simulate_engine(c);
@@ -107,6 +127,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
   in.gpu_usd_per_hour = s.gpu_usd_per_hour;
   in.cpu_usd_per_hour = s.cpu_usd_per_hour;
   in.utilization = load.utilization;
+  in.replica_capacity_requests_per_s = preempting_capacity(s, w, e, load.seed);
   switch (load.mode) {
     case Load::utilization: break;
     case Load::max_throughput: in.mode = LoadMode::max_throughput; break;
@@ -119,7 +140,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
         c.clients_in_step = true;
         c.concurrency = load.concurrency;
         const SimResult run = simulate_engine(c);
-        const double capacity = fleet_capacity(s.replica, s.replicas, c.workload);
+        const double capacity = fleet_capacity(s.replica, s.replicas, c.workload, in.replica_capacity_requests_per_s);
         in.mode = LoadMode::utilization;
         in.utilization = std::clamp(run.requests_per_s / capacity, 1e-9, 1.0);
         p.offline_run = run;
@@ -127,7 +148,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
       break;
     case Load::rate: {
       // Poisson arrivals at a random instant: the open-loop steady state at that share of capacity.
-      const double capacity = fleet_capacity(s.replica, s.replicas, engine_sim_config(s, w, e, 0, 1, 1).workload);
+      const double capacity = fleet_capacity(s.replica, s.replicas, engine_sim_config(s, w, e, 0, 1, 1).workload, in.replica_capacity_requests_per_s);
       if (!(load.rate > 0)) throw CostError("--rate must be > 0 requests/s");
       if (load.rate > capacity * (1 + 1e-12))
         throw CostError("--rate " + std::to_string(load.rate) + " requests/s is above the fleet's capacity of " +
@@ -140,7 +161,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
       c.closed_loop = true;
       c.concurrency = static_cast<double>(load.requests);
       const SimResult run = simulate_engine(c);
-      const double capacity = fleet_capacity(s.replica, s.replicas, c.workload);
+      const double capacity = fleet_capacity(s.replica, s.replicas, c.workload, in.replica_capacity_requests_per_s);
       in.utilization = std::clamp(run.requests_per_s / capacity, 1e-9, 1.0);
       p.offline_run = run;
       break;
@@ -148,7 +169,7 @@ PricedLoad price_load(const Scenario& s, const LoadSpec& load, const ELinear& e,
     case Load::max_rate: {
       // Enough workers that E never queues: the fleet's capacity times the largest E, plus one.
       auto c = engine_sim_config(s, w, e, 1, load.requests, load.seed);
-      const double capacity = fleet_capacity(s.replica, s.replicas, c.workload);
+      const double capacity = fleet_capacity(s.replica, s.replicas, c.workload, in.replica_capacity_requests_per_s);
       double e_max = 0;
       for (double x : w.input_tokens) e_max = std::max(e_max, e.at(x) / 1e6);
       c.workers = 1 + static_cast<int>(std::ceil(std::min(1e6, capacity * e_max)));
