@@ -35,6 +35,11 @@ struct EngineParams {
   // The share of a request's output whose KV is reserved at admission (Roofline::output_reserved):
   // 1 for TensorRT-LLM's GUARANTEED_NO_EVICT, 0 for vLLM's on-demand blocks with preemption.
   double output_reserved = 1;
+  // SGLang: the share adapts (new_token_ratio), from output_reserved down to reserve_floor over
+  // reserve_decay_steps steps, and after a retraction to what the running have produced plus
+  // retract_headroom_steps tokens each, of their maximum.
+  bool reserve_adapts = false;
+  double reserve_floor = 0, reserve_decay_steps = 1, retract_headroom_steps = 0;
   // The prefill budget counts the step's decodes too (Roofline::decodes_share_budget).
   bool decodes_share_budget = false;
   double scheduler_steps = 1;

@@ -89,6 +89,14 @@ EnginePreset apply_engine_preset(const std::string& name_at_version, const std::
     const nlohmann::json absent = {{"value", 1}, {"source", "not stated in this preset: the base model's (the whole output reserved at admission)"}};
     const auto& reservation = v.contains("kv_output_reserved") ? setting(v, "kv_output_reserved", file) : absent;
     engine.output_reserved = std::clamp(resolved(reservation, target), 0.0, 1.0);
+    // SGLang's share adapts: {"floor", "decay_steps", "headroom_steps"}.
+    engine.reserve_adapts = reservation.contains("adapts");
+    if (engine.reserve_adapts) {
+      const auto& a = reservation["adapts"];
+      engine.reserve_floor = a.at("floor").get<double>();
+      engine.reserve_decay_steps = a.at("decay_steps").get<double>();
+      engine.retract_headroom_steps = a.at("headroom_steps").get<double>();
+    }
     const nlohmann::json prompts_only = {{"value", false}, {"source", "not stated in this preset: the base model's (the budget is of prompt tokens)"}};
     const auto& shared = v.contains("decodes_share_budget") ? setting(v, "decodes_share_budget", file) : prompts_only;
     engine.decodes_share_budget = shared.at("value").get<bool>();
@@ -101,7 +109,7 @@ EnginePreset apply_engine_preset(const std::string& name_at_version, const std::
         {"scheduler_steps", number_text(engine.scheduler_steps), steps["source"]},
         {"prefix_caching", engine.prefix_caching ? "on" : "off", prefix["source"]},
         {"cuda_graph_max_batch", number_text(engine.cuda_graph_max_batch), graphs["source"]},
-        {"kv_output_reserved", number_text(engine.output_reserved) + (engine.output_reserved >= 1 ? " (the whole output, at admission)" : engine.output_reserved <= 0 ? " (allocated as produced; the last admitted preempted when full)" : " of the output at admission"), reservation["source"]},
+        {"kv_output_reserved", number_text(engine.output_reserved) + (engine.reserve_adapts ? " of the output at first, falling to " + number_text(engine.reserve_floor) + "; raised after a retraction" : engine.output_reserved >= 1 ? " (the whole output, at admission)" : engine.output_reserved <= 0 ? " (allocated as produced; the last admitted preempted when full)" : " of the output at admission"), reservation["source"]},
         {"decodes_share_budget", engine.decodes_share_budget ? "yes (decodes and prompt chunks in one token budget)" : "no (the budget is of prompt tokens)", shared["source"]}};
   } catch (const nlohmann::json::exception& e) {
     throw CostError(file.string() + ": version " + p.version + ": " + e.what());

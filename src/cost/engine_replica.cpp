@@ -4,9 +4,10 @@
 
 namespace overhead::cost {
 
-EngineReplica::EngineReplica(std::size_t slots, std::uint64_t scheduler_steps, double output_reserved, double admission_budget)
+EngineReplica::EngineReplica(std::size_t slots, std::uint64_t scheduler_steps, double output_reserved, double admission_budget,
+                             const AdaptiveReserve& adapts)
     : slots_(slots), running_(slots, false), reserve_share_(std::clamp(output_reserved, 0.0, 1.0)), admission_budget_(admission_budget),
-      bursts_(std::max<std::uint64_t>(1, scheduler_steps)) {
+      adapts_(adapts), bursts_(std::max<std::uint64_t>(1, scheduler_steps)) {
   for (std::size_t i = slots_.size(); i-- > 0;) free_slots_.push_back(i);
 }
 
@@ -27,8 +28,8 @@ void EngineReplica::place(Seq s, double t, EngineTally& tally) {
   s.prefilled = 0;
   s.decoding = false;
   s.order = ++admissions_;
-  s.held = admission_need(s.item, s.produced, reserve_share_);
-  kv_reserved_ += s.held;
+  computed_ += s.item.in + s.produced;
+  remaining_ += std::max(1.0, s.item.out) - s.produced;
   slots_[slot] = s;
   running_[slot] = true;
   ++active_;
@@ -47,20 +48,28 @@ void EngineReplica::admit(EngineSource& source, double t, double kv_tokens, Engi
   // The running decodes take their next token's KV before a waiting request gets any (vLLM V1
   // schedules the running requests first).
   const double growth = (1 - reserve_share_) * static_cast<double>(decoding_count_);
-  while (active_ < slots_.size() && !preempted_.empty()) {
-    const Seq& head = preempted_.front();
-    if (kv_reserved_ + growth + admission_need(head.item, head.produced, reserve_share_) > kv_tokens && active_ > 0) return;
-    place(preempted_.front(), t, tally);
-    preempted_.pop_front();
-  }
-  if (!preempted_.empty()) return;  // nothing passes them
+  const auto fits = [&](const EngineRequest& it, double produced) {
+    return computed_ + reserve_share_ * remaining_ + growth + admission_need(it, produced, reserve_share_) <= kv_tokens;
+  };
   // What the next step's budget leaves after its decodes and the prompts already running.
   double left = admission_budget_ - static_cast<double>(decoding_count_);
   for (const std::size_t slot : prefilling_) left -= slots_[slot].prefill_left;
   double up = 0;
-  while (active_ < slots_.size() && source.peek(up) && up <= t && (admission_budget_ <= 0 || left > 0)) {
+  while (active_ < slots_.size()) {
+    const bool fresh = source.peek(up) && up <= t;
+    // The preempted stand at the head of the queue (vLLM prepends them); SGLang's retracted join
+    // its tail, behind the requests that were waiting when they were retracted.
+    const bool preempted = !preempted_.empty() && (!adapts_.on || !fresh || preempted_.front().requeued_at < up);
+    if (preempted) {
+      const Seq& head = preempted_.front();
+      if (!fits(head.item, head.produced) && active_ > 0) return;  // nothing passes it (FIFO)
+      place(preempted_.front(), t, tally);
+      preempted_.pop_front();
+      continue;
+    }
+    if (!fresh || (admission_budget_ > 0 && left <= 0)) return;
     // The head of the queue waits for KV memory; nothing behind it passes (FIFO).
-    if (kv_reserved_ + growth + admission_need(source.head(), 0, reserve_share_) > kv_tokens) break;
+    if (!fits(source.head(), 0)) return;
     Seq s;
     s.item = source.take();
     left -= s.item.in;
@@ -68,44 +77,85 @@ void EngineReplica::admit(EngineSource& source, double t, double kv_tokens, Engi
   }
 }
 
-void EngineReplica::preempt_last() {
-  std::size_t last = slots_.size();
-  for (std::size_t i = 0; i < slots_.size(); ++i)
-    if (running_[i] && (last == slots_.size() || slots_[i].order > slots_[last].order)) last = i;
-  Seq& s = slots_[last];
-  kv_reserved_ -= held_now(s);
+void EngineReplica::preempt(std::size_t slot, double t) {
+  Seq& s = slots_[slot];
   if (s.decoding) {
     s.produced = s.produced_at_decode + static_cast<double>(steps_ - s.decode_from);
     decode_context_ -= s.item.in + s.produced;
     --decoding_count_;
   } else {
-    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), last));
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
   }
-  running_[last] = false;
-  free_slots_.push_back(last);
+  computed_ -= s.item.in + s.produced;
+  remaining_ -= std::max(1.0, s.item.out) - s.produced;
+  s.decoding = false;
+  running_[slot] = false;
+  free_slots_.push_back(slot);
   --active_;
   ++preemptions_;
-  preempted_this_step_ = true;
-  preempted_.push_front(s);  // the earlier admitted, preempted after it, will stand before it
+  s.requeued_at = t;
+  if (adapts_.on) {
+    preempted_.push_back(s);  // SGLang: waiting_queue.extend(retracted_reqs)
+  } else {
+    preempted_this_step_ = true;
+    preempted_.push_front(s);  // vLLM: the earlier admitted, preempted after it, stand before it
+  }
 }
 
-double EngineReplica::held_now(const Seq& s) const {
-  // A decoding sequence's unreserved KV grew a token a step since it started decoding.
-  return s.held + (s.decoding ? (1 - reserve_share_) * static_cast<double>(steps_ - s.decode_from) : 0);
+std::size_t EngineReplica::victim() const {
+  // vLLM: the last admitted (`self.running.pop()`). SGLang (retract_decode): the fewest output
+  // tokens, and of those the longest prompt.
+  std::size_t v = slots_.size();
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!running_[i]) continue;
+    if (v == slots_.size()) {
+      v = i;
+      continue;
+    }
+    const Seq &a = slots_[i], &b = slots_[v];
+    // SGLang sorts by (output tokens, -prompt) descending and pops the end: among equals, the
+    // later in its batch.
+    const bool before = adapts_.on ? (produced_now(a) != produced_now(b) ? produced_now(a) < produced_now(b)
+                                      : a.item.in != b.item.in        ? a.item.in > b.item.in
+                                                                      : a.order > b.order)
+                                   : a.order > b.order;
+    if (before) v = i;
+  }
+  return v;
 }
 
-void EngineReplica::make_room(double kv_tokens) {
-  if (reserve_share_ >= 1) return;  // every sequence's output is reserved: nothing can run out
-  // The step's new tokens: one a decode, one each prefill that ends (its first token), the
-  // unreserved share of them.
-  while (active_ > 1 && kv_reserved_ + (1 - reserve_share_) * static_cast<double>(decoding_count_ + prefilling_.size()) > kv_tokens)
-    preempt_last();
+double EngineReplica::produced_now(const Seq& s) const {
+  return s.decoding ? s.produced_at_decode + static_cast<double>(steps_ - s.decode_from) : s.produced;
+}
+
+void EngineReplica::make_room(double kv_tokens, double t) {
+  if (reserve_share_ >= 1 && !adapts_.on) return;  // every output reserved: nothing can run out
+  // The step's new tokens: one a decode, one each prefill that ends (its first token).
+  const auto need = [&] { return computed_ + static_cast<double>(decoding_count_ + prefilling_.size()); };
+  if (!adapts_.on) {
+    while (active_ > 1 && need() + reserve_share_ * remaining_ - reserve_share_ * static_cast<double>(decoding_count_ + prefilling_.size()) > kv_tokens)
+      preempt(victim(), t);
+    return;
+  }
+  // SGLang: the share decays a step towards its floor; when the next decode does not fit, it
+  // retracts until the rest have room for `headroom_steps` more tokens each, and sets the share to
+  // what those have produced (plus that headroom) of their maximum.
+  reserve_share_ = std::max(adapts_.floor, reserve_share_ - adapts_.decay);
+  if (active_ <= 1 || need() <= kv_tokens) return;
+  while (active_ > 1 && computed_ + adapts_.headroom_steps * static_cast<double>(active_) > kv_tokens) preempt(victim(), t);
+  double produced = 0, most = 0;
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (running_[i]) {
+      produced += produced_now(slots_[i]);
+      most += std::max(1.0, slots_[i].item.out);
+    }
+  reserve_share_ = std::min(1.0, (produced + adapts_.headroom_steps * static_cast<double>(active_)) / std::max(1.0, most));
 }
 
 void EngineReplica::complete(std::size_t slot, double t, EngineSource& source, EngineTally& tally) {
   Seq& s = slots_[slot];
   tally.completed(s.item, s.admitted, s.first_token, t);
-  kv_reserved_ -= held_now(s);
+  computed_ -= s.item.in + std::max(1.0, s.item.out);
   if (s.decoding) --decoding_count_;
   s.decoding = false;
   running_[slot] = false;
@@ -114,18 +164,17 @@ void EngineReplica::complete(std::size_t slot, double t, EngineSource& source, E
   source.completed(t);
 }
 
-void EngineReplica::start_decoding(std::size_t slot, double t, EngineSource& source, EngineTally& tally, double reserve_share) {
+void EngineReplica::start_decoding(std::size_t slot, double t, EngineSource& source, EngineTally& tally) {
   Seq& s = slots_[slot];
   if (!s.started) {
     s.started = true;
     s.first_token = t;
     tally.first_token(s.item, t);
   }
-  // The token this prefill produced: its unreserved KV is allocated now.
+  // The token this prefill produced: its KV is computed now.
   s.produced += 1;
-  const double grow = (1 - reserve_share);
-  s.held += grow;
-  kv_reserved_ += grow;
+  computed_ += 1;
+  remaining_ -= 1;
   const double out = std::max(1.0, s.item.out);
   if (s.produced >= out) {
     complete(slot, t, source, tally);
@@ -187,7 +236,8 @@ double EngineReplica::step(const Roofline& model, double t, EngineSource& source
   // Every decode produced a token: the context grows, and the KV of its unreserved share; the
   // finished ones leave.
   decode_context_ += load.decodes;
-  kv_reserved_ += (1 - reserve_share_) * load.decodes;
+  computed_ += load.decodes;
+  remaining_ -= load.decodes;
   while (!decoding_.empty() && decoding_.top().first <= steps_) {
     const auto top = decoding_.top();
     decoding_.pop();
@@ -200,7 +250,7 @@ double EngineReplica::step(const Roofline& model, double t, EngineSource& source
   for (std::size_t i = 0; i < finishing_prefills; ++i) {
     const std::size_t slot = prefilling_.front();
     prefilling_.pop_front();
-    start_decoding(slot, end, source, tally, reserve_share_);
+    start_decoding(slot, end, source, tally);
   }
   return end;
 }

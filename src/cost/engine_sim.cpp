@@ -44,7 +44,7 @@ void run_steps(const EngineSimConfig& c, EngineSource& source, std::vector<Engin
     events.pop();
     if (t == kNever) break;
     EngineReplica& rep = replicas[k];
-    rep.make_room(kv_tokens);
+    rep.make_room(kv_tokens, t);
     rep.admit(source, t, kv_tokens, tally);
     double up = 0;
     if (rep.idle()) {
@@ -167,7 +167,9 @@ SimResult simulate_engine(const EngineSimConfig& c) {
   std::vector<EngineReplica> replicas(static_cast<std::size_t>(c.replicas), EngineReplica(std::min<std::size_t>(cap, 1u << 16),
                                            static_cast<std::uint64_t>(std::max(1.0, c.replica.scheduler_steps)),
                                                                                   c.replica.output_reserved,
-                                                                                  c.replica.decodes_share_budget ? c.replica.prefill_chunk_tokens : 0));
+                                                                                  c.replica.decodes_share_budget ? c.replica.prefill_chunk_tokens : 0,
+                                                                                  AdaptiveReserve{c.replica.reserve_adapts, c.replica.reserve_floor,
+                                                                                                  c.replica.reserve_decay, c.replica.retract_headroom_steps}));
   EngineTally tally(c.requests);
   run_steps(c, source, replicas, tally);
 

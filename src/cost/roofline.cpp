@@ -56,6 +56,10 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.memory_fraction = e.memory_fraction;
   r.output_reserved = std::clamp(e.output_reserved, 0.0, 1.0);
   r.decodes_share_budget = e.decodes_share_budget;
+  r.reserve_adapts = e.reserve_adapts;
+  r.reserve_floor = std::clamp(e.reserve_floor, 0.0, 1.0);
+  r.reserve_decay = e.reserve_adapts ? std::max(0.0, r.output_reserved - r.reserve_floor) / std::max(1.0, e.reserve_decay_steps) : 0;
+  r.retract_headroom_steps = std::max(0.0, e.retract_headroom_steps);
   r.reserved_bytes = e.memory_of_total ? 0 : e.runtime_reserve_gb * 1e9 * o.tp;
   r.memory_of_total = e.memory_of_total;
   r.scheduler_steps = std::max(1.0, e.scheduler_steps);
@@ -151,7 +155,8 @@ double slot_steps(const Roofline& r, double in, double out) { return std::max(1.
 // reserved share of its output throughout, and the unreserved rest as it is produced (on average
 // half of it over its decode steps).
 double held_token_steps(const Roofline& r, double in, double out) {
-  const double f = std::clamp(r.output_reserved, 0.0, 1.0);
+  // SGLang's share adapts; a long run sits at its floor between retractions.
+  const double f = std::clamp(r.reserve_adapts ? r.reserve_floor : r.output_reserved, 0.0, 1.0);
   return (in + f * out) * slot_steps(r, in, out) + (1 - f) * out / 2 * (out - 1);
 }
 
@@ -160,7 +165,7 @@ double held_token_steps(const Roofline& r, double in, double out) {
 LengthMix length_mix(const Roofline& r, double in, double out) {
   LengthMix m = length_mix(r, std::vector<double>{in}, std::vector<double>{out});
   // Exactly, where the sum over the steps would round: the slot's whole KV when it is reserved.
-  if (r.output_reserved >= 1) m.held_tokens = m.in + m.out;
+  if (r.output_reserved >= 1 && !r.reserve_adapts) m.held_tokens = m.in + m.out;
   return m;
 }
 

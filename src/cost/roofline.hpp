@@ -67,6 +67,11 @@ struct Roofline {
   // The prefill budget is of every token a step runs, the decodes' included (vLLM V1's one token
   // budget a step), not of the prompt tokens alone.
   bool decodes_share_budget = false;
+  // SGLang's share adapts (EngineParams::reserve_adapts): from output_reserved down to
+  // reserve_floor by reserve_decay a step; after a retraction, what the running sequences have
+  // produced plus retract_headroom_steps tokens each, of their maximum.
+  bool reserve_adapts = false;
+  double reserve_floor = 0, reserve_decay = 0, retract_headroom_steps = 0;
   double reserved_bytes = 0;          // the replica's runtime memory beside weights and KV (EngineParams::runtime_reserve_gb)
   bool memory_of_total = false;       // memory_fraction is of the whole memory, weights included
   // Decode steps the engine schedules at once (multi-step scheduling): sequences join only at a

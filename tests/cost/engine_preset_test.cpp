@@ -70,6 +70,13 @@ TEST(EnginePreset, VllmOnAnH100CapsAt1024AndCountsItsFractionOfTheWholeMemory) {
 
 TEST(EnginePreset, SglangMemoryFractionFollowsTheTensorParallelism) {
   EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.1-8b", 1, "sglang").replica.memory_fraction, 0.88);
+  // Its reserved share of the output is new_token_ratio: 0.7, falling over 600 steps to 0.098.
+  const auto r = deployment("h100-sxm", "llama-3.1-8b", 1, "sglang").replica;
+  EXPECT_TRUE(r.reserve_adapts);
+  EXPECT_DOUBLE_EQ(r.output_reserved, 0.7);
+  EXPECT_DOUBLE_EQ(r.reserve_floor, 0.098);
+  EXPECT_NEAR(r.reserve_decay, (0.7 - 0.098) / 600, 1e-15);
+  EXPECT_DOUBLE_EQ(r.retract_headroom_steps, 20);
   EXPECT_EQ(deployment("h100-sxm", "llama-3.1-8b", 1, "sglang").replica.reserved_bytes, 0);
   EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.3-70b", 2, "sglang").replica.memory_fraction, 0.87);
   EXPECT_DOUBLE_EQ(deployment("h100-sxm", "llama-3.1-405b", 8, "sglang").replica.memory_fraction, 0.81);

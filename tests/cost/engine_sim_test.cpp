@@ -136,6 +136,34 @@ TEST(EngineSim, AnEngineThatReservesNoOutputPreemptsTheLastAdmittedAndRecomputes
   EXPECT_NEAR(on_demand.ttft_s.mean, (10e9 + 20e6) / 1e12, 1e-12);  // both first tokens at step 1's end
 }
 
+// SGLang's reservation adapts: with its share already at 0 both requests are admitted on their
+// prompts; when the next decode does not fit it retracts (the fewest output tokens, the later
+// admitted among equals) until the other has room for 2 more tokens (the headroom here), sets the
+// share to (2 produced + 2) / 10 = 0.4 and puts the retracted at the queue's tail; it runs again
+// when its prompt and its 2 tokens fit: the same 18 steps as vLLM's preemption on this pair.
+TEST(EngineSim, SglangRetractsTheFewestOutputTokensAndRaisesItsShare) {
+  Roofline r;
+  r.flops_per_s = 1e15;
+  r.bytes_per_s = 1e12;
+  r.memory_bytes = 10e9 + 25e6;
+  r.weight_bytes = 10e9;
+  r.memory_fraction = 1;
+  r.active_parameters = 1e6;
+  r.kv_bytes_per_token = 1e6;
+  r.max_concurrency = 4;
+  r.prefill_chunk_tokens = 100;
+  r.output_reserved = 0.7;
+  r.reserve_adapts = true;
+  r.reserve_floor = 0;
+  r.reserve_decay = 0.7;  // at its floor after one step
+  r.retract_headroom_steps = 2;
+  const auto run = simulate_engine(closed(r, 2, 10, 10, 2));
+  EXPECT_EQ(run.requests, 2u);
+  EXPECT_NEAR(run.total_output_tokens_per_s * run.span_s, 20, 1e-9);
+  EXPECT_EQ(run.steps, 18u);
+  EXPECT_NEAR(run.ttft_s.mean, (10e9 + 20e6) / 1e12, 1e-12);
+}
+
 TEST(EngineSim, BelowCapacityTheRateIsServedAndNothingSaturates) {
   const auto r = shipped("h100-sxm", "llama-3.1-8b", 1, "fp8");
   EngineSimConfig c;
