@@ -25,13 +25,8 @@ class ChunkMemo {
 
   // Appends the memoised ids of `chunk` (at most kMaxBytes) and returns true, or returns false.
   [[gnu::always_inline]] bool lookup(std::string_view chunk, std::vector<std::uint32_t>& out) const {
-    const Key key = pack(chunk);
-    const std::size_t i = slot(key);
-    const Entry* e = &entries_[i];
-    if (!matches(*e, key)) {
-      e = &entries_[i ^ 1];
-      if (!matches(*e, key)) return false;
-    }
+    const Entry* e = find(chunk);
+    if (e == nullptr) return false;
     // A few ids: push_back inlines, where a range insert is an out-of-line call per chunk.
     for (std::size_t k = 0; k < kMaxIds && e->ids[k] != kNoId; ++k) out.push_back(e->ids[k]);
     return true;
@@ -39,13 +34,8 @@ class ChunkMemo {
   // The same, writing all kMaxIds slots of the entry at dst (which must have room for them) and
   // the count of ids among them in `count`: one copy instead of a push_back per id.
   [[gnu::always_inline]] bool lookup_to(std::string_view chunk, std::uint32_t* dst, std::size_t& count) const {
-    const Key key = pack(chunk);
-    const std::size_t i = slot(key);
-    const Entry* e = &entries_[i];
-    if (!matches(*e, key)) {
-      e = &entries_[i ^ 1];
-      if (!matches(*e, key)) return false;
-    }
+    const Entry* e = find(chunk);
+    if (e == nullptr) return false;
     std::memcpy(dst, e->ids, sizeof e->ids);
     // A stored entry has 1..kMaxIds ids, kNoId after the last.
     count = e->ids[1] == kNoId ? 1 : e->ids[2] == kNoId ? 2 : e->ids[3] == kNoId ? 3 : 4;
@@ -84,6 +74,15 @@ class ChunkMemo {
     std::uint32_t ids[kMaxIds];  // kNoId after the last
   };
   static_assert(sizeof(Entry) == 32, "two entries a cache line");
+  // The entry holding `chunk`: the newer way of its slot's pair, else the older, else nullptr.
+  [[gnu::always_inline]] const Entry* find(std::string_view chunk) const {
+    const Key key = pack(chunk);
+    const std::size_t i = slot(key);
+    const Entry* e = &entries_[i];
+    if (matches(*e, key)) return e;
+    e = &entries_[i ^ 1];
+    return matches(*e, key) ? e : nullptr;
+  }
   static bool matches(const Entry& e, const Key& key) { return e.key.low == key.low && e.key.high == key.high; }
   static std::uint64_t load(const char* p, std::size_t n) {
     std::uint64_t w = 0;
