@@ -109,13 +109,9 @@ TEST(EngineSim, OneRequestAloneTakesItsStepsByHand) {
   EXPECT_EQ(sim.steps, 5u);
 }
 
-// KV for 25 tokens and two requests of 10 in and 10 out. Reserving the whole output (20 tokens
-// each) runs them one after the other: 2 x (1 prefill + 9 decode) steps. Reserving none (vLLM
-// V1: blocks as tokens are computed) admits both on their prompts; after two decode steps their
-// 24 tokens leave no room for the next two, so the last admitted is preempted and waits until its
-// prompt and its 2 tokens fit beside the other's growing KV (when that one leaves), then computes
-// them again and goes on: 18 steps, every token produced, its first token where it first came.
-TEST(EngineSim, AnEngineThatReservesNoOutputPreemptsTheLastAdmittedAndRecomputesIt) {
+// A replica whose KV holds 25 tokens (1 MB a token beside 10 GB of weights), up to 4 sequences,
+// prompts in chunks of 100: the two retraction and preemption cases below.
+Roofline kv_for_25_tokens() {
   Roofline r;
   r.flops_per_s = 1e15;
   r.bytes_per_s = 1e12;
@@ -126,6 +122,17 @@ TEST(EngineSim, AnEngineThatReservesNoOutputPreemptsTheLastAdmittedAndRecomputes
   r.kv_bytes_per_token = 1e6;
   r.max_concurrency = 4;
   r.prefill_chunk_tokens = 100;
+  return r;
+}
+
+// KV for 25 tokens and two requests of 10 in and 10 out. Reserving the whole output (20 tokens
+// each) runs them one after the other: 2 x (1 prefill + 9 decode) steps. Reserving none (vLLM
+// V1: blocks as tokens are computed) admits both on their prompts; after two decode steps their
+// 24 tokens leave no room for the next two, so the last admitted is preempted and waits until its
+// prompt and its 2 tokens fit beside the other's growing KV (when that one leaves), then computes
+// them again and goes on: 18 steps, every token produced, its first token where it first came.
+TEST(EngineSim, AnEngineThatReservesNoOutputPreemptsTheLastAdmittedAndRecomputesIt) {
+  Roofline r = kv_for_25_tokens();
   const auto whole = simulate_engine(closed(r, 2, 10, 10, 2));
   EXPECT_EQ(whole.steps, 20u);
   r.output_reserved = 0;
@@ -142,16 +149,7 @@ TEST(EngineSim, AnEngineThatReservesNoOutputPreemptsTheLastAdmittedAndRecomputes
 // share to (2 produced + 2) / 10 = 0.4 and puts the retracted at the queue's tail; it runs again
 // when its prompt and its 2 tokens fit: the same 18 steps as vLLM's preemption on this pair.
 TEST(EngineSim, SglangRetractsTheFewestOutputTokensAndRaisesItsShare) {
-  Roofline r;
-  r.flops_per_s = 1e15;
-  r.bytes_per_s = 1e12;
-  r.memory_bytes = 10e9 + 25e6;
-  r.weight_bytes = 10e9;
-  r.memory_fraction = 1;
-  r.active_parameters = 1e6;
-  r.kv_bytes_per_token = 1e6;
-  r.max_concurrency = 4;
-  r.prefill_chunk_tokens = 100;
+  Roofline r = kv_for_25_tokens();
   r.output_reserved = 0.7;
   r.reserve_adapts = true;
   r.reserve_floor = 0;
