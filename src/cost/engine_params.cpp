@@ -26,6 +26,7 @@ EngineParams load_engine_params(const std::filesystem::path& file) {
   p.step_overhead_s = field(j, "step_overhead_ms", file, 0, 1000) / 1000;
   p.sequence_overhead_s = j.contains("sequence_overhead_us") ? field(j, "sequence_overhead_us", file, 0, 1e6) / 1e6 : 0;
   p.allreduce_latency_s = j.contains("allreduce_latency_us") ? field(j, "allreduce_latency_us", file, 0, 1e6) / 1e6 : 0;
+  p.matmul_reference_share = j.contains("matmul_reference_share") ? field(j, "matmul_reference_share", file, 0.01, 1) : 0;
   p.memory_fraction = field(j, "memory_fraction", file, 0.01, 1);
   p.runtime_reserve_gb = j.contains("runtime_reserve_gb") ? field(j, "runtime_reserve_gb", file, 0, 1e3) : 0;
   p.max_batch = field(j, "max_batch", file, 1, 1e6);

@@ -17,6 +17,12 @@ struct EngineParams {
   double step_overhead_s = 0.004;
   double sequence_overhead_s = 0;  // per decoding sequence per step: sampling, scheduling
   double allreduce_latency_s = 0;  // one all-reduce across the replica's GPUs; 0: the GPU profile's
+  // The matmul share of peak (GpuProfile::matmul_achievable_share) of the GPUs the efficiencies
+  // were fitted on; 0: none, every GPU's compute at compute_efficiency of its peak.
+  double matmul_reference_share = 0;
+  // The largest all-reduce the engine runs with its own one- or two-shot kernel on a full mesh
+  // (Roofline::custom_allreduce_max_bytes); 0: every all-reduce a ring (the base fit's).
+  double custom_allreduce_max_bytes = 0;
   double memory_fraction = 0.9;
   // GB each GPU's runtime holds beside the weights and the KV cache (the CUDA context, a prefill
   // chunk's activations, CUDA graphs, communication buffers), when memory_fraction is of what
@@ -50,7 +56,7 @@ struct EngineParams {
 };
 
 // Reads a file with the figures bandwidth_efficiency, compute_efficiency, step_overhead_ms,
-// sequence_overhead_us and allreduce_latency_us (optional, 0 when absent),
+// sequence_overhead_us, allreduce_latency_us and matmul_reference_share (optional, 0 when absent),
 // memory_fraction, runtime_reserve_gb (optional, 0 when absent), max_batch and prefill_chunk_tokens. Errors name the file and field.
 EngineParams load_engine_params(const std::filesystem::path& file);
 

@@ -101,6 +101,9 @@ EnginePreset apply_engine_preset(const std::string& name_at_version, const std::
     const auto& shared = v.contains("decodes_share_budget") ? setting(v, "decodes_share_budget", file) : prompts_only;
     engine.decodes_share_budget = shared.at("value").get<bool>();
     const auto& policy = setting(v, "chunked_prefill", file);
+    const nlohmann::json ring_only = {{"value", 0}, {"source", "not stated in this preset: the base model's (every all-reduce a ring)"}};
+    const auto& allreduce = v.contains("custom_allreduce_max_mib") ? setting(v, "custom_allreduce_max_mib", file) : ring_only;
+    engine.custom_allreduce_max_bytes = allreduce.at("value").get<double>() * 1024 * 1024;
     p.settings = {
         {"max_batch", engine.max_batch >= kNoBatchCap ? "none (the KV memory's)" : engine.max_batch > 0 ? number_text(engine.max_batch) : "the deployment's (--max-batch)", batch["source"]},
         {"memory_fraction", number_text(engine.memory_fraction) + (engine.memory_of_total ? " of the whole memory" : " of what the weights leave"), memory["source"]},
@@ -110,12 +113,13 @@ EnginePreset apply_engine_preset(const std::string& name_at_version, const std::
         {"prefix_caching", engine.prefix_caching ? "on" : "off", prefix["source"]},
         {"cuda_graph_max_batch", number_text(engine.cuda_graph_max_batch), graphs["source"]},
         {"kv_output_reserved", number_text(engine.output_reserved) + (engine.reserve_adapts ? " of the output at first, falling to " + number_text(engine.reserve_floor) + "; raised after a retraction" : engine.output_reserved >= 1 ? " (the whole output, at admission)" : engine.output_reserved <= 0 ? " (allocated as produced; the last admitted preempted when full)" : " of the output at admission"), reservation["source"]},
-        {"decodes_share_budget", engine.decodes_share_budget ? "yes (decodes and prompt chunks in one token budget)" : "no (the budget is of prompt tokens)", shared["source"]}};
+        {"decodes_share_budget", engine.decodes_share_budget ? "yes (decodes and prompt chunks in one token budget)" : "no (the budget is of prompt tokens)", shared["source"]},
+        {"custom_allreduce", engine.custom_allreduce_max_bytes > 0 ? "up to " + number_text(engine.custom_allreduce_max_bytes / (1024 * 1024)) + " MiB on a full mesh of 2, 4, 6 or 8 GPUs (one- or two-shot), a ring past it" : "none (every all-reduce a ring)", allreduce["source"]}};
   } catch (const nlohmann::json::exception& e) {
     throw CostError(file.string() + ": version " + p.version + ": " + e.what());
   }
   if (!(engine.memory_fraction > 0 && engine.memory_fraction <= 1) || !(engine.prefill_chunk_tokens >= 1) ||
-      !(engine.max_batch >= 0))
+      !(engine.max_batch >= 0) || !(engine.custom_allreduce_max_bytes >= 0))
     throw CostError(file.string() + ": version " + p.version + ": a value out of range");
   engine.preset = p.name + "@" + p.version;
   engine.origin += ", engine preset " + engine.preset + " (" + file.string() + ")";

@@ -41,6 +41,8 @@ constexpr FigureRange kFigureRanges[] = {
     {"peak_dense_fp4_tflops", 0.01, 1e7},
     {"interconnect_gb_per_s", 0.01, 1e6},
     {"allreduce_latency_us", 0.001, 1e7},
+    {"interconnect_full_mesh", 0, 1},
+    {"matmul_achievable_share", 0.01, 1},
     {"compute_efficiency", 1e-3, 1},
     {"bandwidth_efficiency", 1e-3, 1},
     {"parameters", 1e3, 1e15},
@@ -213,6 +215,8 @@ GpuProfile load_gpu(const std::string& name_or_file, const std::filesystem::path
   g.peak_fp4_tflops = optional_figure(j, "peak_dense_fp4_tflops", file);
   g.interconnect_gb_per_s = optional_figure(j, "interconnect_gb_per_s", file);
   g.allreduce_latency_us = optional_figure(j, "allreduce_latency_us", file);
+  g.interconnect_full_mesh = optional_figure(j, "interconnect_full_mesh", file);
+  g.matmul_achievable_share = optional_figure(j, "matmul_achievable_share", file);
   g.compute_efficiency = optional_figure(j, "compute_efficiency", file);
   g.bandwidth_efficiency = optional_figure(j, "bandwidth_efficiency", file);
   if (g.compute_efficiency.value > 1 || g.bandwidth_efficiency.value > 1)

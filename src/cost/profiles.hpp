@@ -37,6 +37,15 @@ struct GpuProfile {
   // The GPU-to-GPU link one tensor-parallel all-reduce crosses: bandwidth per direction, and the
   // latency of one all-reduce. Value 0 when the profile gives none (then --tp 1 only).
   Figure interconnect_gb_per_s, allreduce_latency_us;
+  // Whether every GPU of the node reaches every other over its own links (NVSwitch, AMD's
+  // Infinity Fabric mesh): value 1, and the engines' one- and two-shot all-reduce kernels replace
+  // the ring for small payloads (Roofline::full_mesh); 0 when absent (PCIe cards: the ring).
+  Figure interconnect_full_mesh;
+  // The share of the dense BF16 peak a measured large matmul reaches on this GPU and its software
+  // (the Maximum Achievable Matmul FLOPS over the peak); value 0 when no measurement is cited.
+  // The calibrated compute efficiency is of the fitted GPUs' share (EngineParams), so a GPU that
+  // reaches less of its peak runs compute at that much less (make_roofline).
+  Figure matmul_achievable_share;
   // Optional per-GPU overrides of the calibrated efficiencies (data/calibration/engine.json);
   // value 0 when absent.
   Figure compute_efficiency, bandwidth_efficiency;

@@ -27,7 +27,13 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   if (o.kv_dtype == "fp4") throw CostError("--kv-dtype must be bf16 or fp8, got \"fp4\"");
   const auto& a = model.arch;
   const EngineParams& e = o.engine;
-  const double compute_eff = gpu.compute_efficiency.value > 0 ? gpu.compute_efficiency.value : e.compute_efficiency;
+  // A GPU whose measured matmuls reach a smaller share of its peak than the fitted GPUs' runs the
+  // fitted efficiency at that much less (and more where they reach more): the fit is of the
+  // engine's share of what the hardware and its libraries can do, not of the datasheet's peak.
+  const double matmul_scale = gpu.matmul_achievable_share.value > 0 && e.matmul_reference_share > 0
+                                  ? gpu.matmul_achievable_share.value / e.matmul_reference_share
+                                  : 1;
+  const double compute_eff = gpu.compute_efficiency.value > 0 ? gpu.compute_efficiency.value : std::min(1.0, e.compute_efficiency * matmul_scale);
   const double bandwidth_eff = gpu.bandwidth_efficiency.value > 0 ? gpu.bandwidth_efficiency.value : e.bandwidth_efficiency;
   Roofline r;
   r.gpus = o.tp;
@@ -69,6 +75,8 @@ Roofline make_roofline(const GpuProfile& gpu, const ModelProfile& model, const S
   r.hidden_size = a.hidden_size;
   r.allreduce_latency_s = e.allreduce_latency_s > 0 ? e.allreduce_latency_s : gpu.allreduce_latency_us.value / 1e6;
   r.link_bytes_per_s = gpu.interconnect_gb_per_s.value * 1e9;
+  r.full_mesh = gpu.interconnect_full_mesh.value > 0;
+  r.custom_allreduce_max_bytes = e.custom_allreduce_max_bytes;
   return r;
 }
 
@@ -99,12 +107,27 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
                            attention_flops / (r.attention_flops_per_s > 0 ? r.attention_flops_per_s : r.flops_per_s);
   double comm = 0;
   if (r.gpus > 1 && tokens > 0 && r.layers > 0 && r.link_bytes_per_s > 0) {
-    // Two ring all-reduces per layer (after attention and after the MLP) of the step's
-    // activations in BF16: 2 (g - 1) hops, each paying the link's latency, and each GPU sends and
-    // receives 2 (g - 1) / g of the payload (the alpha-beta model of a ring all-reduce).
+    // Two all-reduces per layer (after attention and after the MLP) of the step's activations in
+    // BF16. An engine with its own kernels (vLLM: csrc/custom_all_reduce.cuh, up to 8 MiB on 2,
+    // 4, 6 or 8 fully connected GPUs) runs one-shot (every GPU reads the whole payload from each
+    // peer at once: one latency) on 2 GPUs, under 512 KiB on up to 4 and under 256 KiB on up to
+    // 8; two-shot otherwise (a reduce-scatter and an all-gather, each one exchange with all
+    // peers: two latencies, 2 (g - 1) / g of the payload). Otherwise (the base fit, PCIe cards,
+    // larger payloads) a ring: 2 (g - 1) hops, each paying the latency, and 2 (g - 1) / g of the
+    // payload (the alpha-beta model of a ring all-reduce).
     const double payload = tokens * r.hidden_size * 2;
-    const double hops = 2 * (r.gpus - 1);
-    comm = 2 * r.layers * (hops * r.allreduce_latency_s + hops / r.gpus * payload / r.link_bytes_per_s);
+    const double g = r.gpus;
+    const bool custom = r.full_mesh && payload <= r.custom_allreduce_max_bytes && (g == 2 || g == 4 || g == 6 || g == 8);
+    double one = 0;
+    if (custom && (g == 2 || (g <= 4 && payload < 512.0 * 1024) || payload < 256.0 * 1024)) {
+      one = r.allreduce_latency_s + (g - 1) * payload / r.link_bytes_per_s;
+    } else if (custom) {
+      one = 2 * r.allreduce_latency_s + 2 * (g - 1) / g * payload / r.link_bytes_per_s;
+    } else {
+      const double hops = 2 * (g - 1);
+      one = hops * r.allreduce_latency_s + hops / g * payload / r.link_bytes_per_s;
+    }
+    comm = 2 * r.layers * one;
   }
   const double decodes_s = measured_decodes
                                ? r.decode_steps.seconds(s.decodes, s.decodes > 0 ? s.decode_context / s.decodes : 0)

@@ -103,6 +103,12 @@ struct Roofline {
   double layers = 0, hidden_size = 0;
   double allreduce_latency_s = 0;     // one all-reduce
   double link_bytes_per_s = 0;        // per direction, per GPU
+  // Every GPU linked to every other (GpuProfile::interconnect_full_mesh), and an engine that runs
+  // its own all-reduce kernels there up to this many bytes (EngineParams; 0: none): such an
+  // all-reduce on 2, 4, 6 or 8 GPUs is one exchange with all peers at once (one-shot) or two
+  // (two-shot), not a ring of 2 (g - 1) hops (step_seconds).
+  bool full_mesh = false;
+  double custom_allreduce_max_bytes = 0;
 };
 
 // How the replica is configured: the flags of `cost` and `simulate`.

@@ -37,10 +37,25 @@ TEST(EnginePreset, EveryShippedSettingCitesItsSource) {
     const auto p = apply_engine_preset(name, kEngines, {"h100-sxm", 80, 1}, e);
     EXPECT_FALSE(p.version.empty());
     EXPECT_FALSE(p.note.empty());
-    ASSERT_EQ(p.settings.size(), 9u);
+    ASSERT_EQ(p.settings.size(), 10u);
     for (const auto& s : p.settings) EXPECT_FALSE(s.source.empty()) << s.name;
     EXPECT_EQ(e.preset, name + "@" + p.version);
   }
+}
+
+TEST(EnginePreset, VllmRunsItsOwnAllReduceOnAFullMeshAndTheBaseARing) {
+  // vLLM 0.11's custom all-reduce (8 MiB) on 8 MI300X of one Infinity Fabric mesh; TensorRT-LLM's
+  // preset keeps the base fit's ring (its latency was fitted as one).
+  const auto v = deployment("mi300x", "llama-3.3-70b", 8, "vllm");
+  EXPECT_TRUE(v.replica.full_mesh);
+  EXPECT_EQ(v.replica.custom_allreduce_max_bytes, 8.0 * 1024 * 1024);
+  const auto t = deployment("mi300x", "llama-3.3-70b", 8, "trtllm");
+  EXPECT_EQ(t.replica.custom_allreduce_max_bytes, 0);
+  // A decode of one sequence: 2 x 80 all-reduces of 16 KiB, one-shot (one latency each) against
+  // the ring's 14 hops each, the rest of the step alike.
+  const double lat = v.replica.allreduce_latency_s;
+  EXPECT_NEAR(step_seconds(t.replica, {1, 128, 0, 0}) - step_seconds(v.replica, {1, 128, 0, 0}),
+              160 * (13 * lat + (14.0 / 8 - 7) * 16384 / v.replica.link_bytes_per_s), 1e-9);
 }
 
 TEST(EnginePreset, VllmOnAnH100CapsAt1024AndCountsItsFractionOfTheWholeMemory) {

@@ -39,6 +39,31 @@ std::vector<std::string> split_csv(const std::string& line) {
   return out;
 }
 
+// "max_batch=3200;prefill_chunk_tokens=16384" into its names and values; `where` names the line.
+std::map<std::string, double> parse_settings(const std::string& text, const std::string& where) {
+  std::map<std::string, double> out;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const std::size_t end = std::min(text.find(';', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    begin = end + 1;
+    const std::size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    if (name != "max_batch" && name != "prefill_chunk_tokens" && name != "memory_fraction")
+      throw CostError(where + ": settings: \"" + item + "\" is not max_batch=, prefill_chunk_tokens= or memory_fraction=");
+    try {
+      std::size_t used = 0;
+      const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+      const double v = std::stod(value, &used);
+      if (used != value.size() || !(v > 0)) throw std::invalid_argument(item);
+      out[name] = v;
+    } catch (const std::exception&) {
+      throw CostError(where + ": settings: \"" + item + "\" has no positive number after =");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<CalibrationRow> load_calibration(const std::filesystem::path& file) {
@@ -117,6 +142,7 @@ std::vector<CalibrationRow> load_calibration(const std::filesystem::path& file) 
     if (!get("ttft_ms").empty()) r.ttft_ms = number_of("ttft_ms");
     if (!get("tpot_ms").empty()) r.tpot_ms = number_of("tpot_ms");
     if (has("lengths")) r.lengths = get("lengths");
+    if (has("settings")) r.settings = parse_settings(get("settings"), file.string() + ":" + std::to_string(number));
     if (r.source.empty()) throw CostError(file.string() + ":" + std::to_string(number) + ": no source");
     if (r.split != "fit" && r.split != "held_out")
       throw CostError(file.string() + ":" + std::to_string(number) + ": split must be fit or held_out");
@@ -194,12 +220,17 @@ std::map<std::string, double> load_engine_factors(const std::filesystem::path& f
 
 EngineParams engine_for_row(const CalibrationRow& row, const EngineParams& base, double factor, const std::filesystem::path& data_dir) {
   const std::string family = engine_family(row);
-  if (family.empty()) return base;
   EngineParams e = base;
-  if (std::filesystem::exists(data_dir / "engines" / (family + ".json"))) {
+  if (!family.empty() && std::filesystem::exists(data_dir / "engines" / (family + ".json"))) {
     const auto gpu = load_gpu(row.gpu, data_dir / "profiles");
     apply_engine_preset(family, data_dir / "engines", {gpu.name, gpu.memory_gb.value, row.tp}, e);
   }
+  for (const auto& [name, value] : row.settings) {
+    if (name == "max_batch") e.max_batch = value;
+    if (name == "prefill_chunk_tokens") e.prefill_chunk_tokens = value;
+    if (name == "memory_fraction") e.memory_fraction = value;
+  }
+  if (family.empty()) return e;
   e.bandwidth_efficiency = std::min(1.0, e.bandwidth_efficiency * factor);
   e.compute_efficiency = std::min(1.0, e.compute_efficiency * factor);
   return e;

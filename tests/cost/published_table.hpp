@@ -31,6 +31,9 @@ struct CalibrationRow {
   std::string lengths;                      // "" : every request at the stated means; a named length
                                             // distribution (data/workloads/, e.g. "sharegpt"): its
                                             // law at the stated means, one draw a request
+  // What the row's run set against its engine's defaults (column "settings", ";"-separated:
+  // "max_batch=3200"; max_batch, prefill_chunk_tokens, memory_fraction), applied after the preset.
+  std::map<std::string, double> settings;
 };
 
 // Throws CostError naming the file, line and field of a malformed row.
@@ -54,8 +57,8 @@ std::string engine_family(const CalibrationRow& row);
 std::map<std::string, double> load_engine_factors(const std::filesystem::path& file);
 
 // The base fit with the row's engine preset (at the row's GPU and TP; an engine without one keeps
-// the base settings) and `factor` applied: the bandwidth and compute efficiencies times `factor`,
-// at most 1. A row of the base family gets `base` unchanged. `data_dir` holds profiles/ and engines/.
+// the base settings), the row's own settings, and `factor` applied: the bandwidth and compute
+// efficiencies times `factor`, at most 1. A row of the base family gets `base` with its settings. `data_dir` holds profiles/ and engines/.
 EngineParams engine_for_row(const CalibrationRow& row, const EngineParams& base, double factor, const std::filesystem::path& data_dir);
 
 }  // namespace overhead::cost

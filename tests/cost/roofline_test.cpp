@@ -63,6 +63,65 @@ TEST(ServerModel, TensorParallelStepPaysTwoAllReducesPerLayer) {
   EXPECT_NEAR(step_seconds(r, {100, 0, 0, 0}), plain + 2 * 32 * one, 1e-12);
 }
 
+TEST(ServerModel, AFullMeshRunsSmallAllReducesInOneOrTwoExchanges) {
+  // 8 GPUs each linked to every other and an engine with vLLM's custom all-reduce up to 8 MiB:
+  // one-shot under 256 KiB, two-shot above it; the ring past 8 MiB, on a GPU count it has no
+  // kernel for, without the mesh, and for an engine without the kernels. 32 layers x 2
+  // all-reduces a step.
+  auto mesh = example();
+  mesh.gpus = 8;
+  mesh.layers = 32;
+  mesh.hidden_size = 4096;
+  mesh.allreduce_latency_s = 8e-6;
+  mesh.link_bytes_per_s = 450e9;
+  mesh.full_mesh = true;
+  mesh.custom_allreduce_max_bytes = 8 * 1024 * 1024;
+  auto ring = mesh;
+  ring.full_mesh = false;
+  auto base = mesh;  // an engine without its own kernels (the base fit's)
+  base.custom_allreduce_max_bytes = 0;
+  const auto comm = [](const Roofline& r, double tokens) {
+    return step_seconds(r, {tokens, 0, 0, 0}) - step_seconds(example(), {tokens, 0, 0, 0});
+  };
+  const auto ring_one = [](double payload) { return 14 * 8e-6 + 14.0 / 8 * payload / 450e9; };
+  // 10 tokens: 81920 B, one-shot: one latency, every peer's whole payload read.
+  EXPECT_NEAR(comm(mesh, 10), 64 * (8e-6 + 7 * 81920.0 / 450e9), 1e-12);
+  // 100 tokens: 819200 B, two-shot: two latencies, 2 x 7/8 of the payload.
+  EXPECT_NEAR(comm(mesh, 100), 64 * (2 * 8e-6 + 2 * 7.0 / 8 * 819200 / 450e9), 1e-12);
+  // 2000 tokens: 16.4 MB, past 8 MiB: the ring, as without the mesh.
+  EXPECT_NEAR(comm(mesh, 2000), 64 * ring_one(2000 * 8192.0), 1e-12);
+  EXPECT_NEAR(comm(ring, 10), 64 * ring_one(81920), 1e-12);
+  EXPECT_NEAR(comm(base, 10), 64 * ring_one(81920), 1e-12);
+  // A batch of one decode on 8 GPUs: 2 x 32 latencies, not 2 x 32 x 14.
+  EXPECT_LT(comm(mesh, 1), comm(ring, 1) / 10);
+  // 3 GPUs: no custom kernel (2, 4, 6 or 8 only): the ring's 4 hops.
+  mesh.gpus = 3;
+  EXPECT_NEAR(comm(mesh, 10), 64 * (4 * 8e-6 + 4.0 / 3 * 81920 / 450e9), 1e-12);
+}
+
+TEST(ServerModel, AGpuThatReachesLessOfItsPeakComputesSlower) {
+  // The fitted compute efficiency is of the fitted GPU's measured matmul share (0.803 of the
+  // H100's peak); the MI300X's matmuls reach 0.511 of its own, so it computes at 0.511 / 0.803
+  // of the efficiency, and a GPU with no measurement keeps it.
+  ServingOptions o;
+  o.tp = 8;
+  o.precision = "fp8";
+  o.kv_dtype = "fp8";
+  o.engine.compute_efficiency = 0.5;
+  o.engine.matmul_reference_share = 0.803;
+  const auto model = load_model("llama-3.3-70b", kProfiles);
+  const auto mi300x = make_roofline(load_gpu("mi300x", kProfiles), model, o);
+  EXPECT_NEAR(mi300x.flops_per_s, 2614.9e12 * 0.5 * 0.511 / 0.803 * 8, 1e6);
+  EXPECT_TRUE(mi300x.full_mesh);
+  const auto h100 = make_roofline(load_gpu("h100-sxm", kProfiles), model, o);
+  EXPECT_NEAR(h100.flops_per_s, 1979e12 * 0.5 * 8, 1e6);
+  const auto b200 = make_roofline(load_gpu("b200", kProfiles), model, o);
+  EXPECT_NEAR(b200.flops_per_s, load_gpu("b200", kProfiles).peak_for("fp8") * 1e12 * 0.5 * 8, 1e6);
+  // Without a reference share (an engine file that gives none) every GPU keeps the efficiency.
+  o.engine.matmul_reference_share = 0;
+  EXPECT_NEAR(make_roofline(load_gpu("mi300x", kProfiles), model, o).flops_per_s, 2614.9e12 * 0.5 * 8, 1e6);
+}
+
 TEST(ServerModel, MoeStepReadsOnlyTheExpertsItsTokensRoute) {
   auto r = example();
   r.experts = 8;
