@@ -110,6 +110,7 @@ nlohmann::json engine_json(const cost::EngineParams& e, const cost::Roofline& re
           {"cuda_graph_max_batch", e.cuda_graph_max_batch},
           {"bandwidth_efficiency", e.bandwidth_efficiency},
           {"compute_efficiency", e.compute_efficiency},
+          {"efficiency_factor", e.efficiency_factor},
           {"step_overhead_s", e.step_overhead_s},
           {"sequence_overhead_s", e.sequence_overhead_s},
           {"allreduce_latency_s", replica.allreduce_latency_s},

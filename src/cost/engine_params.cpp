@@ -1,5 +1,8 @@
 #include "cost/engine_params.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "cost/json_file.hpp"
@@ -37,6 +40,31 @@ EngineParams load_engine_params(const std::filesystem::path& file) {
 
 std::filesystem::path default_engine_file(const std::filesystem::path& profiles_dir) {
   return data_dir_beside(profiles_dir, "calibration") / "engine.json";
+}
+
+std::map<std::string, double> load_engine_factors(const std::filesystem::path& file) {
+  const auto j = read_json_file(file);
+  std::map<std::string, double> factors;
+  for (const auto& [name, entry] : j.items()) {
+    if (!entry.is_object()) continue;  // "note"
+    if (!entry.contains("value") || !entry["value"].is_number() || !(entry["value"].get<double>() > 0))
+      throw CostError(file.string() + ": " + name + ".value must be a positive number");
+    factors[name] = entry["value"].get<double>();
+  }
+  return factors;
+}
+
+std::filesystem::path default_engine_factors_file(const std::filesystem::path& profiles_dir) {
+  return data_dir_beside(profiles_dir, "calibration") / "engine_factors.json";
+}
+
+void apply_engine_factor(EngineParams& engine, double factor, const std::string& file) {
+  engine.bandwidth_efficiency = std::min(1.0, engine.bandwidth_efficiency * factor);
+  engine.compute_efficiency = std::min(1.0, engine.compute_efficiency * factor);
+  engine.efficiency_factor = factor;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", factor);
+  engine.origin += ", efficiency factor " + std::string(text) + " (" + file + ")";
 }
 
 }  // namespace overhead::cost

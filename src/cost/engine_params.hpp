@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "cost/profiles.hpp"
@@ -52,6 +53,9 @@ struct EngineParams {
   bool prefix_caching = false;
   double cuda_graph_max_batch = 0;
   std::string preset;  // "vllm@v1"; empty: none
+  // The engine's efficiency factor (data/calibration/engine_factors.json) the efficiencies were
+  // multiplied by with the preset (apply_engine_factor); 1: none.
+  double efficiency_factor = 1;
   std::string origin = "built-in defaults";
 };
 
@@ -62,5 +66,14 @@ EngineParams load_engine_params(const std::filesystem::path& file);
 
 // data/calibration/engine.json beside a profiles folder (DATA/profiles -> DATA/calibration).
 std::filesystem::path default_engine_file(const std::filesystem::path& profiles_dir);
+
+// Per-engine efficiency factors, fitted on each engine's published rows beside the base fit:
+// {"vllm": {"value": F, ...}, ...}. Throws CostError naming the file.
+std::map<std::string, double> load_engine_factors(const std::filesystem::path& file);
+// data/calibration/engine_factors.json beside a profiles folder.
+std::filesystem::path default_engine_factors_file(const std::filesystem::path& profiles_dir);
+// The bandwidth and compute efficiencies times `factor` (each at most 1), recorded in
+// efficiency_factor and origin (`file` names where it was read).
+void apply_engine_factor(EngineParams& engine, double factor, const std::string& file);
 
 }  // namespace overhead::cost

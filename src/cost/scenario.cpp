@@ -92,9 +92,18 @@ Scenario make_scenario(const ScenarioSpec& spec) {
                                                     : std::filesystem::path(spec.engine_file);
   s.serving.engine = std::filesystem::exists(engine_file) || !spec.engine_file.empty() ? load_engine_params(engine_file)
                                                                                          : EngineParams{};
-  if (!spec.engine_preset.empty())
+  if (!spec.engine_preset.empty()) {
     s.preset = apply_engine_preset(spec.engine_preset, default_engines_dir(spec.profiles_dir),
                                    {s.gpu.name, s.gpu.memory_gb.value * 1.0, tp}, s.serving.engine);
+    // The preset's engine at the efficiency its own published results were fitted to (the factor
+    // the calibration checks it with), on the shipped base fit only: an --engine file is one's own.
+    const auto factors_file = default_engine_factors_file(spec.profiles_dir);
+    if (spec.engine_file.empty() && std::filesystem::exists(factors_file)) {
+      const auto factors = load_engine_factors(factors_file);
+      if (const auto f = factors.find(s.preset.name); f != factors.end())
+        apply_engine_factor(s.serving.engine, f->second, factors_file.string());
+    }
+  }
   if (spec.max_batch > 0) s.serving.engine.max_batch = spec.max_batch;
   if (spec.prefill_chunk_tokens > 0) s.serving.engine.prefill_chunk_tokens = spec.prefill_chunk_tokens;
   if (spec.memory_fraction > 0) s.serving.engine.memory_fraction = spec.memory_fraction;

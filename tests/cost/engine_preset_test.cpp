@@ -53,9 +53,38 @@ TEST(EnginePreset, VllmRunsItsOwnAllReduceOnAFullMeshAndTheBaseARing) {
   EXPECT_EQ(t.replica.custom_allreduce_max_bytes, 0);
   // A decode of one sequence: 2 x 80 all-reduces of 16 KiB, one-shot (one latency each) against
   // the ring's 14 hops each, the rest of the step alike.
+  auto ring = v.replica;
+  ring.custom_allreduce_max_bytes = 0;
   const double lat = v.replica.allreduce_latency_s;
-  EXPECT_NEAR(step_seconds(t.replica, {1, 128, 0, 0}) - step_seconds(v.replica, {1, 128, 0, 0}),
+  EXPECT_NEAR(step_seconds(ring, {1, 128, 0, 0}) - step_seconds(v.replica, {1, 128, 0, 0}),
               160 * (13 * lat + (14.0 / 8 - 7) * 16384 / v.replica.link_bytes_per_s), 1e-9);
+}
+
+TEST(EnginePreset, APresetRunsAtTheEfficiencyItsEnginesResultsWereFittedTo) {
+  // vLLM's and SGLang's presets multiply the base fit's efficiencies by the factor fitted on
+  // their own published rows (data/calibration/engine_factors.json), as the calibration checks
+  // them; TensorRT-LLM's is the base fit, and an --engine file of one's own takes no factor.
+  const auto factors = load_engine_factors(kEngines.parent_path() / "calibration" / "engine_factors.json");
+  const auto base = load_engine_params(kEngines.parent_path() / "calibration" / "engine.json");
+  for (const std::string engine : {"vllm", "sglang"}) {
+    SCOPED_TRACE(engine);
+    const auto s = deployment("h100-sxm", "llama-3.1-8b", 1, engine);
+    EXPECT_DOUBLE_EQ(s.serving.engine.efficiency_factor, factors.at(engine));
+    EXPECT_NEAR(s.serving.engine.bandwidth_efficiency, base.bandwidth_efficiency * factors.at(engine), 1e-12);
+    EXPECT_NEAR(s.serving.engine.compute_efficiency, base.compute_efficiency * factors.at(engine), 1e-12);
+    EXPECT_NE(s.serving.engine.origin.find("efficiency factor"), std::string::npos) << s.serving.engine.origin;
+  }
+  EXPECT_EQ(deployment("h100-sxm", "llama-3.1-8b", 1, "trtllm").serving.engine.efficiency_factor, 1);
+  ScenarioSpec own;
+  own.profiles_dir = kProfiles;
+  own.gpu = "h100-sxm";
+  own.model = "llama-3.1-8b";
+  own.precision = "fp8";
+  own.engine_preset = "vllm";
+  own.engine_file = (kEngines.parent_path() / "calibration" / "engine.json").string();
+  own.gpu_usd_per_hour = 1;
+  own.cpu_usd_per_hour = 1;
+  EXPECT_EQ(make_scenario(own).serving.engine.efficiency_factor, 1);
 }
 
 TEST(EnginePreset, VllmOnAnH100CapsAt1024AndCountsItsFractionOfTheWholeMemory) {

@@ -206,18 +206,6 @@ std::string engine_family(const CalibrationRow& row) {
   return "";
 }
 
-std::map<std::string, double> load_engine_factors(const std::filesystem::path& file) {
-  const auto j = read_json_file(file);
-  std::map<std::string, double> factors;
-  for (const auto& [name, entry] : j.items()) {
-    if (!entry.is_object()) continue;  // "note"
-    if (!entry.contains("value") || !entry["value"].is_number() || !(entry["value"].get<double>() > 0))
-      throw CostError(file.string() + ": " + name + ".value must be a positive number");
-    factors[name] = entry["value"].get<double>();
-  }
-  return factors;
-}
-
 EngineParams engine_for_row(const CalibrationRow& row, const EngineParams& base, double factor, const std::filesystem::path& data_dir) {
   const std::string family = engine_family(row);
   EngineParams e = base;
@@ -231,8 +219,7 @@ EngineParams engine_for_row(const CalibrationRow& row, const EngineParams& base,
     if (name == "memory_fraction") e.memory_fraction = value;
   }
   if (family.empty()) return e;
-  e.bandwidth_efficiency = std::min(1.0, e.bandwidth_efficiency * factor);
-  e.compute_efficiency = std::min(1.0, e.compute_efficiency * factor);
+  apply_engine_factor(e, factor, "the factor fitted or checked");
   return e;
 }
 

@@ -53,9 +53,6 @@ Prediction predict(const CalibrationRow& row, const EngineParams& engine, const 
 // the row's engine, "" for the rest (TensorRT-LLM and NIM: the base fit, data/calibration/engine.json).
 std::string engine_family(const CalibrationRow& row);
 
-// Per-engine efficiency factors: {"vllm": {"value": F, ...}, ...}. Throws CostError naming the file.
-std::map<std::string, double> load_engine_factors(const std::filesystem::path& file);
-
 // The base fit with the row's engine preset (at the row's GPU and TP; an engine without one keeps
 // the base settings), the row's own settings, and `factor` applied: the bandwidth and compute
 // efficiencies times `factor`, at most 1. A row of the base family gets `base` with its settings. `data_dir` holds profiles/ and engines/.
