@@ -117,7 +117,7 @@ double step_seconds(const Roofline& r, const StepLoad& s) {
     // payload (the alpha-beta model of a ring all-reduce).
     const double payload = tokens * r.hidden_size * 2;
     const double g = r.gpus;
-    const bool custom = r.full_mesh && payload <= r.custom_allreduce_max_bytes && (g == 2 || g == 4 || g == 6 || g == 8);
+    const bool custom = r.full_mesh && payload < r.custom_allreduce_max_bytes && (g == 2 || g == 4 || g == 6 || g == 8);
     double one = 0;
     if (custom && (g == 2 || (g <= 4 && payload < 512.0 * 1024) || payload < 256.0 * 1024)) {
       one = r.allreduce_latency_s + (g - 1) * payload / r.link_bytes_per_s;
