@@ -208,9 +208,9 @@ TEST(Calibration, HeldOutRowsOfSglangAsTheyStand) {
 }
 
 TEST(Calibration, HeldOutRowsOfLmdeployAsTheyStand) {
-  // LMDeploy 0.1's fixed batches (Llama 2 7B, 13B, InternLM 20B, Llama 2 70B on A100, FP16): the throughput's and the
-  // per-token latency's medians meet their targets; the first-token latency of a batch whose
-  // prompts wait for the KV of the others does not.
+  // LMDeploy 0.1's fixed batches (Llama 2 7B, 13B, InternLM 20B, Llama 2 70B on A100, FP16):
+  // the throughput's and the per-token latency's medians meet their targets; the first-token
+  // latency of a batch whose prompts wait for the KV of the others does not.
   const EngineFigures f = engine_figures("lmdeploy");
   EXPECT_EQ(f.fit, 40);
   EXPECT_EQ(f.held_out, 40);
