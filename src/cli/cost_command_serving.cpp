@@ -22,8 +22,9 @@ void add_serving_flags(CLI::App& cmd, cost::ScenarioSpec& f) {
                  "replicas; price from --gpu-usd-per-hour or --instance)");
   cmd.add_option("--engine-preset", f.engine_preset,
                  "The serving engine's own defaults: vllm, sglang, trtllm or llamacpp, optionally @VERSION (vllm@v1, "
-                 "sglang@v0.4, trtllm@1.0, llamacpp@server; data/engines/, each value with its source); --max-batch, "
-                 "--prefill-chunk, --memory-fraction and --scheduler-steps override it");
+                 "sglang@v0.4, trtllm@1.0, llamacpp@server; data/engines/, each value with its source), at the efficiency "
+                 "factor fitted on that engine's published results (data/calibration/engine_factors.json; none with --engine); "
+                 "--max-batch, --prefill-chunk, --memory-fraction and --scheduler-steps override it");
   cmd.add_option("--scheduler-steps", f.scheduler_steps,
                  "Decode steps scheduled at once (vLLM's --num-scheduler-steps): tokens reach the client in bursts")
       ->check(number_in(1, 1024));
