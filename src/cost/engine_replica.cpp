@@ -80,7 +80,7 @@ void EngineReplica::admit(EngineSource& source, double t, double kv_tokens, Engi
 void EngineReplica::preempt(std::size_t slot, double t) {
   Seq& s = slots_[slot];
   if (s.decoding) {
-    s.produced = s.produced_at_decode + static_cast<double>(steps_ - s.decode_from);
+    s.produced = produced_now(s);
     decode_context_ -= s.item.in + s.produced;
     --decoding_count_;
   } else {

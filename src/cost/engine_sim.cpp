@@ -142,12 +142,7 @@ StageResult gpu_stage(const EngineSimConfig& c, const std::vector<EngineReplica>
   s.mean_batch = busy > 0 ? batch_time / busy : 0;
   // Offered load: the arrival rate over the fleet's capacity in the steady state `cost` prices
   // (the workload's length mix).
-  std::vector<double> in, out;
-  for (const auto& q : c.workload) {
-    in.push_back(q.input_tokens);
-    out.push_back(q.output_tokens);
-  }
-  const LengthMix mix = length_mix(c.replica, in, out);
+  const LengthMix mix = workload_mix(c.replica, c.workload);
   const auto full = steady_state(c.replica, concurrency_limit(c.replica, mix.held_tokens), mix, true);
   s.offered_load = (c.closed_loop ? r.requests_per_s : r.arrival_rate) / (full.requests_per_s * c.replicas);
   s.saturated = !c.closed_loop && s.offered_load >= 1;
@@ -158,6 +153,17 @@ StageResult gpu_stage(const EngineSimConfig& c, const std::vector<EngineReplica>
 }
 
 }  // namespace
+
+LengthMix workload_mix(const Roofline& replica, const std::vector<SimRequest>& workload) {
+  std::vector<double> in, out;
+  in.reserve(workload.size());
+  out.reserve(workload.size());
+  for (const auto& q : workload) {
+    in.push_back(q.input_tokens);
+    out.push_back(q.output_tokens);
+  }
+  return length_mix(replica, in, out);
+}
 
 SimResult simulate_engine(const EngineSimConfig& c) {
   check_config(c);

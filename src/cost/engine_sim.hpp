@@ -47,4 +47,8 @@ struct EngineSimConfig {
 // run, or a request whose KV cannot fit (concurrency_limit's message).
 SimResult simulate_engine(const EngineSimConfig& config);
 
+// The workload's lengths as the steady state takes them (length_mix over its requests): what the
+// simulation's offered load and `cost`'s capacity are measured against.
+LengthMix workload_mix(const Roofline& replica, const std::vector<SimRequest>& workload);
+
 }  // namespace overhead::cost

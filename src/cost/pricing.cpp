@@ -28,16 +28,6 @@ const char* load_name(Load mode) {
 
 namespace {
 
-// The workload's lengths as the steady state takes them (length_mix: what the running sequences hold).
-LengthMix workload_mix(const Roofline& replica, const std::vector<SimRequest>& w) {
-  std::vector<double> in, out;
-  for (const auto& q : w) {
-    in.push_back(q.input_tokens);
-    out.push_back(q.output_tokens);
-  }
-  return length_mix(replica, in, out);
-}
-
 // The fleet's requests/s with every replica at the most sequences that fit (at most `replica_cap`).
 double fleet_capacity(const Roofline& replica, int replicas, const std::vector<SimRequest>& w,
                       const std::optional<double>& replica_cap) {

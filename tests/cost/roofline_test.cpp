@@ -49,13 +49,19 @@ TEST(ServerModel, PrefillInTheStepTurnsItComputeBound) {
   EXPECT_NEAR(step_seconds(a, {0, 0, 4000, 4000.0 * 2000}), 0.128 + 524288.0 * 8e6 / 5e14, 1e-12);
 }
 
-TEST(ServerModel, TensorParallelStepPaysTwoAllReducesPerLayer) {
+// The example on `gpus` GPUs: 32 layers of hidden size 4096, links of 450 GB/s and 8 us.
+Roofline tensor_parallel_example(int gpus) {
   auto r = example();
-  r.gpus = 2;
+  r.gpus = gpus;
   r.layers = 32;
   r.hidden_size = 4096;
   r.allreduce_latency_s = 8e-6;
   r.link_bytes_per_s = 450e9;
+  return r;
+}
+
+TEST(ServerModel, TensorParallelStepPaysTwoAllReducesPerLayer) {
+  const auto r = tensor_parallel_example(2);
   // 100 tokens: payload 100 x 4096 x 2 = 819200 B; one ring all-reduce over 2 GPUs: 2 hops of
   // 8e-6 s latency, each GPU moving 2 x 1/2 of the payload: 2 x 8e-6 + 819200 / 450e9.
   const double one = 2 * 8e-6 + 819200.0 / 450e9;
@@ -68,12 +74,7 @@ TEST(ServerModel, AFullMeshRunsSmallAllReducesInOneOrTwoExchanges) {
   // one-shot under 256 KiB, two-shot above it; the ring past 8 MiB, on a GPU count it has no
   // kernel for, without the mesh, and for an engine without the kernels. 32 layers x 2
   // all-reduces a step.
-  auto mesh = example();
-  mesh.gpus = 8;
-  mesh.layers = 32;
-  mesh.hidden_size = 4096;
-  mesh.allreduce_latency_s = 8e-6;
-  mesh.link_bytes_per_s = 450e9;
+  auto mesh = tensor_parallel_example(8);
   mesh.full_mesh = true;
   mesh.custom_allreduce_max_bytes = 8 * 1024 * 1024;
   auto ring = mesh;
